@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { DECLARATION, type Declaration } from './semconv.js';
+
+/**
+ * Extension identifiers follow the `_meta` key rules with a mandatory prefix:
+ * dot-separated labels (letter first, letter/digit last, hyphens inside), a slash, then a name that starts
+ * and ends alphanumeric with `-`, `_`, `.` allowed inside.
+ */
+const LABEL = '[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
+const NAME = '[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?';
+const EXTENSION_ID = new RegExp(`^${LABEL}(?:\\.${LABEL})*/${NAME}$`);
+
+export function isValidExtensionId(id: string, maxLength: number): boolean {
+  return id.length <= maxLength && EXTENSION_ID.test(id);
+}
+
+export interface ExtensionMapLimits {
+  maxIds: number;
+  maxIdLength: number;
+}
+
+/** What one side declared, reduced to what may leave the process: valid ids and a count of the rest. */
+export interface DeclaredExtensions {
+  declaration: Declaration;
+  /** Valid ids in declaration order, at most `maxIds`. */
+  ids: string[];
+  /** The raw settings objects, index-aligned with `ids`; read only to fingerprint (or, opted in, export). */
+  settings: unknown[];
+  invalid: number;
+  dropped: number;
+}
+
+export const UNKNOWN_DECLARATION: DeclaredExtensions = Object.freeze({
+  declaration: DECLARATION.unknown,
+  ids: [],
+  settings: [],
+  invalid: 0,
+  dropped: 0,
+}) as DeclaredExtensions;
+
+const NONE_DECLARATION: DeclaredExtensions = Object.freeze({
+  declaration: DECLARATION.none,
+  ids: [],
+  settings: [],
+  invalid: 0,
+  dropped: 0,
+}) as DeclaredExtensions;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Reads `capabilities.extensions` from an untrusted capabilities value.
+ * `undefined`/non-object capabilities mean nothing was received (`unknown`); an absent or empty map is `none`.
+ * A map whose keys are all invalid is still `declared`: the client did declare something, we just cannot
+ * name it (it is counted in the invalid bucket).
+ */
+export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
+  if (!isPlainObject(capabilities)) return UNKNOWN_DECLARATION;
+  const map = capabilities['extensions'];
+  if (!isPlainObject(map)) return NONE_DECLARATION;
+  const ids: string[] = [];
+  const settings: unknown[] = [];
+  let invalid = 0;
+  let dropped = 0;
+  for (const id in map) {
+    if (!Object.prototype.hasOwnProperty.call(map, id)) continue;
+    if (ids.length >= limits.maxIds) dropped++;
+    else if (!isValidExtensionId(id, limits.maxIdLength)) invalid++;
+    else {
+      ids.push(id);
+      settings.push(map[id]);
+    }
+  }
+  if (ids.length === 0 && invalid === 0 && dropped === 0) return NONE_DECLARATION;
+  return { declaration: DECLARATION.declared, ids, settings, invalid, dropped };
+}
+
+/** Keys of `error.data.requiredCapabilities.extensions` in a -32021 answer. */
+export function readRequiredExtensionIds(errorData: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
+  if (!isPlainObject(errorData)) return UNKNOWN_DECLARATION;
+  return readDeclaredExtensions(errorData['requiredCapabilities'], limits);
+}
+
+const MAX_FINGERPRINT_NODES = 10_000;
+const MAX_FINGERPRINT_DEPTH = 32;
+
+/**
+ * Canonical JSON (object keys sorted, recursively) so the same settings always give the same fingerprint.
+ * Bounded: hostile settings (deep or huge) are cut off and marked, never walked without limit.
+ */
+export function canonicalJson(value: unknown): string {
+  let budget = MAX_FINGERPRINT_NODES;
+  const walk = (node: unknown, depth: number): string => {
+    if (--budget < 0 || depth > MAX_FINGERPRINT_DEPTH) return '"\u2026truncated"';
+    if (node === null || typeof node !== 'object') {
+      const json = JSON.stringify(node);
+      return json === undefined ? 'null' : json;
+    }
+    if (Array.isArray(node)) return `[${node.map((item) => walk(item, depth + 1)).join(',')}]`;
+    const record = node as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${walk(record[key], depth + 1)}`).join(',')}}`;
+  };
+  return walk(value, 0);
+}
+
+/** A short, stable fingerprint of a settings object: 16 hex digits of SHA-256 over its canonical JSON. */
+export function fingerprint(settings: unknown): string {
+  return createHash('sha256').update(canonicalJson(settings)).digest('hex').slice(0, 16);
+}
+
+/** Ids present in both maps, in the client's declaration order. */
+export function intersect(clientIds: readonly string[], serverIds: ReadonlySet<string>): string[] {
+  const negotiated: string[] = [];
+  for (const id of clientIds) if (serverIds.has(id)) negotiated.push(id);
+  return negotiated;
+}

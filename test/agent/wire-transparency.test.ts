@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
+import { agentEnv, fixture, rawStdioExchange } from '../support/processes.js';
+
+const ENVELOPE = (extensions: Record<string, unknown>) => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-client', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': { extensions },
+});
+
+const hostileExtensions = Object.fromEntries([
+  ['not an id', {}],
+  ['__proto__', {}],
+  [`com.example/${'x'.repeat(5000)}`, {}],
+  ...Array.from({ length: 100 }, (_, i) => [`com.junk/id-${i}`, { i }]),
+]);
+
+/** Successes and errors of the 2026-07-28 era, one connection. */
+const MODERN_CORPUS = [
+  { jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } },
+  { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fails', arguments: {}, _meta: ENVELOPE({}) } },
+  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'missing', arguments: {}, _meta: ENVELOPE({}) } },
+  { jsonrpc: '2.0', id: 4, method: 'no/such/method', params: { _meta: ENVELOPE({}) } },
+  { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { text: 'no envelope' } } },
+  { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo', arguments: { text: 42 }, _meta: ENVELOPE({}) } },
+  { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: ENVELOPE(hostileExtensions) } },
+  { jsonrpc: '2.0', id: 'traced', method: 'tools/call', params: { name: 'echo', arguments: { text: 't' }, _meta: { ...ENVELOPE({}), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } } },
+];
+
+/** The 2025 era: initialize, then requests without envelopes. */
+const LEGACY_CORPUS = [
+  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {}, 'com.example/replay': { maxAttempts: 3 } } }, clientInfo: { name: 'raw-legacy', version: '0.1.0' } } },
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
+  { jsonrpc: '2.0', id: 2, method: 'ping' },
+  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fails', arguments: {} } },
+  { jsonrpc: '2.0', id: 4, method: 'no/such/method', params: {} },
+  { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} },
+  { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo' } },
+];
+
+let sink: OtlpSink;
+beforeAll(async () => {
+  sink = await startOtlpSink();
+});
+afterAll(() => sink.close());
+
+const cases = [
+  { script: 'v2-stdio.mjs', corpus: MODERN_CORPUS, era: 'modern' },
+  { script: 'v2-stdio.cjs', corpus: LEGACY_CORPUS, era: 'legacy' },
+  { script: 'v1-stdio.mjs', corpus: LEGACY_CORPUS, era: 'legacy' },
+  { script: 'v1-stdio.cjs', corpus: LEGACY_CORPUS, era: 'legacy' },
+] as const;
+
+describe('wire transparency: the same bytes on stdout with and without the agent', () => {
+  for (const { script, corpus, era } of cases) {
+    it(`${script}, ${era} corpus`, async () => {
+      const env = agentEnv(sink.url);
+      const plain = await rawStdioExchange(fixture(script), corpus, false, env);
+      const instrumented = await rawStdioExchange(fixture(script), corpus, true, env);
+      const answers = corpus.filter((line) => 'id' in line).length;
+
+      expect(plain.code).toBe(0);
+      expect(instrumented.code).toBe(0);
+      const lines = instrumented.stdout.toString('utf8').trimEnd().split('\n');
+      expect(lines).toHaveLength(answers);
+      for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+      expect(instrumented.stdout.equals(plain.stdout)).toBe(true);
+      expect(instrumented.stderr).toBe(plain.stderr);
+
+      // And the agent did see them: every answered request is counted once.
+      const server = script.startsWith('v1') ? `fixture-v1-${script.endsWith('.mjs') ? 'esm' : 'cjs'}` : `fixture-v2-${script.endsWith('.mjs') ? 'esm' : 'cjs'}`;
+      await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }), { timeout: 10_000 }).toBe(answers);
+    });
+  }
+});

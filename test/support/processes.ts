@@ -1,0 +1,78 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+
+/** `node --import extscope/register <fixture>` (or plain `node <fixture>`), run from the repository root. */
+export function nodeArgs(script: string, agent: boolean): string[] {
+  return agent ? ['--import', 'extscope/register', script] : [script];
+}
+
+/** Environment for a child exporting to `endpoint` quickly, so tests need not wait a minute for an export. */
+export function agentEnv(endpoint: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_')) env[key] = value;
+  }
+  return {
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+    ...extra,
+  };
+}
+
+export interface Exchange {
+  stdout: Buffer;
+  stderr: string;
+  code: number | null;
+}
+
+/**
+ * Speaks raw JSON-RPC over a child's stdio: writes each line, and for requests waits for the answer before the
+ * next, so the byte stream is deterministic. Closes stdin at the end and waits for the process to exit.
+ */
+export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>): Promise<Exchange> {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, nodeArgs(script, agent), { cwd: ROOT, env });
+  const stdout: Buffer[] = [];
+  let stderr = '';
+  let answers = 0;
+  let waiting: (() => void) | undefined;
+  let pending = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout.push(chunk);
+    pending += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      pending = pending.slice(newline + 1);
+      answers++;
+      waiting?.();
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  for (const line of lines) {
+    const expectsAnswer = 'id' in line;
+    const target = answers + 1;
+    const answered = expectsAnswer
+      ? new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no answer to ${JSON.stringify(line)}; stderr: ${stderr}`)), 10_000);
+          waiting = () => {
+            if (answers >= target) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+        })
+      : Promise.resolve();
+    child.stdin.write(`${JSON.stringify(line)}\n`);
+    await answered;
+  }
+  child.stdin.end();
+  const code = await exited;
+  return { stdout: Buffer.concat(stdout), stderr, code };
+}
