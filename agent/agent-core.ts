@@ -36,9 +36,10 @@ export class AgentCore {
   attach(server: ServerLike, transport: unknown): void {
     try {
       if (typeof transport !== 'object' || transport === null || this.tapped.has(transport)) return;
+      // Marked first: McpServer.connect and Server.connect both call here, and a failure is not retried.
+      this.tapped.add(transport);
       const view = this.views.read(server);
       tapTransport(transport, new Connection(this, server, view, transport as { sessionId?: unknown }));
-      this.tapped.add(transport);
       this.connectedServers++;
       this.recorder.advertise(view);
       if (!this.firstServerSeen) {

@@ -106,9 +106,23 @@ export function canonicalJson(value: unknown): string {
   return walk(value, 0);
 }
 
+const FINGERPRINT_MEMO_SIZE = 4096;
+const MAX_MEMO_KEY_LENGTH = 1024;
+const fingerprintMemo = new Map<string, string>();
+
 /** A short, stable fingerprint of a settings object: 16 hex digits of SHA-256 over its canonical JSON. */
 export function fingerprint(settings: unknown): string {
-  return createHash('sha256').update(canonicalJson(settings)).digest('hex').slice(0, 16);
+  // Clients repeat the same few settings on every request: hash each distinct canonical form once.
+  const canonical = canonicalJson(settings);
+  let digest = fingerprintMemo.get(canonical);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+    if (canonical.length <= MAX_MEMO_KEY_LENGTH) {
+      if (fingerprintMemo.size >= FINGERPRINT_MEMO_SIZE) fingerprintMemo.clear();
+      fingerprintMemo.set(canonical, digest);
+    }
+  }
+  return digest;
 }
 
 /** Ids present in both maps, in the client's declaration order. */

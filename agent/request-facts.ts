@@ -74,39 +74,13 @@ export function isRequest(message: unknown): message is JsonRpcRequest {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 }
 
-function readClientInfo(value: unknown): { clientName?: string; clientVersion?: string } {
-  const info = asRecord(value);
-  if (info === undefined) return {};
-  return { clientName: asString(info['name']), clientVersion: asString(info['version']) };
-}
-
-function readTarget(method: string, params: Record<string, unknown> | undefined): Pick<RequestFacts, 'targetKind' | 'target'> {
-  if (params === undefined) return {};
-  switch (method) {
-    case 'tools/call': {
-      const name = asString(params['name']);
-      return name === undefined ? {} : { targetKind: 'tool', target: name };
-    }
-    case 'prompts/get': {
-      const name = asString(params['name']);
-      return name === undefined ? {} : { targetKind: 'prompt', target: name };
-    }
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe': {
-      const uri = asString(params['uri']);
-      return uri === undefined ? {} : { targetKind: 'resource', target: uri };
-    }
-    default:
-      return {};
-  }
-}
-
 /**
  * Reads one inbound request. A request carrying the 2026-07-28 envelope (`_meta` with a protocol version) is
  * `modern` and its declaration is its own `clientCapabilities`, nothing else. Anything else is `legacy`: an
  * `initialize` declares for itself; a later request inherits the `initialize` seen on the same server
  * instance, or is `unknown` when that instance never saw one.
+ *
+ * This runs for every request: it builds one object of a fixed shape and no intermediate ones.
  */
 export function readRequest(
   message: JsonRpcRequest,
@@ -115,38 +89,65 @@ export function readRequest(
   protocolVersionHint: () => string | undefined = () => undefined,
 ): RequestFacts {
   const params = asRecord(message.params);
-  const meta = asRecord(params?.['_meta']);
-  const base = { method: message.method, id: message.id, ...readTarget(message.method, params), meta };
+  const meta = params === undefined ? undefined : asRecord(params['_meta']);
+  const facts: RequestFacts = {
+    method: message.method,
+    id: message.id,
+    targetKind: undefined,
+    target: undefined,
+    era: ERA.legacy,
+    protocolVersion: undefined,
+    clientName: undefined,
+    clientVersion: undefined,
+    client: UNKNOWN_DECLARATION,
+    meta,
+  };
+  if (params !== undefined) readTarget(facts, params);
   const envelopeVersion = meta === undefined ? undefined : asString(meta[META_PROTOCOL_VERSION]);
   if (envelopeVersion !== undefined) {
-    return {
-      ...base,
-      era: ERA.modern,
-      protocolVersion: envelopeVersion,
-      ...readClientInfo(meta?.[META_CLIENT_INFO]),
-      client: readDeclaredExtensions(meta?.[META_CLIENT_CAPABILITIES], limits),
-    };
+    facts.era = ERA.modern;
+    facts.protocolVersion = envelopeVersion;
+    readClientInfo(facts, meta![META_CLIENT_INFO]);
+    facts.client = readDeclaredExtensions(meta![META_CLIENT_CAPABILITIES], limits);
+  } else if (message.method === 'initialize') {
+    facts.protocolVersion = asString(params?.['protocolVersion']);
+    readClientInfo(facts, params?.['clientInfo']);
+    facts.client = readDeclaredExtensions(params?.['capabilities'], limits);
+  } else if (legacy !== undefined) {
+    facts.protocolVersion = legacy.protocolVersion ?? protocolVersionHint();
+    facts.clientName = legacy.clientName;
+    facts.clientVersion = legacy.clientVersion;
+    facts.client = legacy.client;
+  } else {
+    facts.protocolVersion = protocolVersionHint();
   }
-  if (message.method === 'initialize') {
-    return {
-      ...base,
-      era: ERA.legacy,
-      protocolVersion: asString(params?.['protocolVersion']),
-      ...readClientInfo(params?.['clientInfo']),
-      client: readDeclaredExtensions(params?.['capabilities'], limits),
-    };
+  return facts;
+}
+
+function readClientInfo(facts: RequestFacts, value: unknown): void {
+  const info = asRecord(value);
+  if (info === undefined) return;
+  facts.clientName = asString(info['name']);
+  facts.clientVersion = asString(info['version']);
+}
+
+function readTarget(facts: RequestFacts, params: Record<string, unknown>): void {
+  switch (facts.method) {
+    case 'tools/call':
+      facts.target = asString(params['name']);
+      facts.targetKind = facts.target === undefined ? undefined : 'tool';
+      return;
+    case 'prompts/get':
+      facts.target = asString(params['name']);
+      facts.targetKind = facts.target === undefined ? undefined : 'prompt';
+      return;
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      facts.target = asString(params['uri']);
+      facts.targetKind = facts.target === undefined ? undefined : 'resource';
+      return;
   }
-  if (legacy !== undefined) {
-    return {
-      ...base,
-      era: ERA.legacy,
-      protocolVersion: legacy.protocolVersion ?? protocolVersionHint(),
-      clientName: legacy.clientName,
-      clientVersion: legacy.clientVersion,
-      client: legacy.client,
-    };
-  }
-  return { ...base, era: ERA.legacy, protocolVersion: protocolVersionHint(), client: UNKNOWN_DECLARATION };
 }
 
 /** Classifies the answer to a request: a JSON-RPC error, a tool error, or the result's type. */

@@ -92,6 +92,10 @@ export function startRequestSpan(tracer: Tracer, facts: RequestFacts, startTime?
 }
 
 export function finishRequestSpan(span: Span, record: RequestRecord, sessionId: string | undefined, captureSettings: boolean): void {
+  if (!span.isRecording()) {
+    span.end();
+    return;
+  }
   const { facts, server, outcome } = record;
   const attributes: Attributes = {
     [ATTR_ERA]: facts.era,

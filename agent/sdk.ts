@@ -43,6 +43,16 @@ export interface AgentSdk {
 }
 
 export const DEFAULT_SHUTDOWN_DEADLINE_MS = 1500;
+/**
+ * The spec's 10 s export timeout, with its retries on ref'd timers, keeps a finished process (a stdio server
+ * whose client went away) alive for 10 s when the collector is down. Exports here are small aggregates.
+ */
+const DEFAULT_EXPORT_TIMEOUT_MS = 2000;
+
+function exportTimeout(signal: 'METRICS' | 'TRACES'): { timeoutMillis?: number } {
+  const configured = getNumberFromEnv(`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`) ?? getNumberFromEnv('OTEL_EXPORTER_OTLP_TIMEOUT');
+  return configured === undefined ? { timeoutMillis: DEFAULT_EXPORT_TIMEOUT_MS } : {};
+}
 /** Room above the agent's own per-attribute caps, so the SDK never merges our streams into its overflow. */
 const SDK_CARDINALITY_LIMIT = 100_000;
 
@@ -96,7 +106,10 @@ export function startAgentSdk(server: ServerIdentity): AgentSdk {
 
   if (exporterEnabled('OTEL_METRICS_EXPORTER')) {
     const temporalityFromEnv = getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE');
-    const options = temporalityFromEnv === undefined ? { temporalityPreference: AggregationTemporalityPreference.DELTA } : {};
+    const options = {
+      ...exportTimeout('METRICS'),
+      ...(temporalityFromEnv === undefined && { temporalityPreference: AggregationTemporalityPreference.DELTA }),
+    };
     const exporter = exporterProtocol('METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
     const interval = getNumberFromEnv('OTEL_METRIC_EXPORT_INTERVAL') ?? 60_000;
     meterProvider = new MeterProvider({
@@ -114,7 +127,8 @@ export function startAgentSdk(server: ServerIdentity): AgentSdk {
   }
 
   if (exporterEnabled('OTEL_TRACES_EXPORTER')) {
-    const exporter = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter() : new ProtoTraceExporter();
+    const options = exportTimeout('TRACES');
+    const exporter = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options);
     tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
     trace.setGlobalTracerProvider(tracerProvider);
   }

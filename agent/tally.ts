@@ -2,44 +2,60 @@ import type { Attributes, ObservableResult } from '@opentelemetry/api';
 
 const OVERFLOW_KEY = '\u0000overflow';
 
+interface Entry {
+  attributes: Attributes;
+  value: number;
+}
+
 /**
- * In-process cumulative counts keyed by a cheap string key, reported through an observable instrument.
+ * In-process cumulative counts keyed by strings, reported through an observable instrument.
  *
  * Why not `Counter.add`: the SDK hashes the attribute object on every call, which on the hot path of every MCP
- * request costs more than the rest of the agent together. Keying by joined attribute values is one string
- * concat and one Map lookup; attribute objects are built once per distinct key. Reported as a monotonic sum,
- * the exporter's temporality (delta by default) applies exactly as it would to a Counter. Counts made before
- * an SDK is attached are kept and reported at its first collection.
+ * request costs more than the rest of the agent together. Here a request costs a few Map lookups; attribute
+ * objects are built once per distinct key. Keys are two-level (`outer`, `inner`) so a caller that reuses one
+ * `outer` string (whose hash V8 caches) only hashes the short `inner` part. Reported as a monotonic sum, the
+ * exporter's temporality (delta by default) applies exactly as it would to a Counter. Counts made before an
+ * SDK is attached are kept and reported at its first collection.
  */
 export class Tally {
-  private readonly entries = new Map<string, { attributes: Attributes; value: number }>();
+  private readonly entries = new Map<string, Map<string, Entry>>();
+  private streams = 0;
 
   /** Past `maxStreams` distinct keys, new keys are counted in one overflow stream, as the OTel SDK does. */
   constructor(private readonly maxStreams = Number.POSITIVE_INFINITY) {}
 
-  add(key: string, attributes: () => Attributes, amount = 1): void {
-    const entry = this.entries.get(key);
-    if (entry !== undefined) entry.value += amount;
-    else if (this.entries.size < this.maxStreams || key === OVERFLOW_KEY) this.entries.set(key, { attributes: attributes(), value: amount });
-    else this.add(OVERFLOW_KEY, () => ({ 'otel.metric.overflow': true }), amount);
+  add(outer: string, inner: string, attributes: () => Attributes, amount = 1): void {
+    let level = this.entries.get(outer);
+    const entry = level?.get(inner);
+    if (entry !== undefined) {
+      entry.value += amount;
+      return;
+    }
+    if (this.streams >= this.maxStreams && outer !== OVERFLOW_KEY) {
+      this.add(OVERFLOW_KEY, '', () => ({ 'otel.metric.overflow': true }), amount);
+      return;
+    }
+    if (level === undefined) {
+      level = new Map();
+      this.entries.set(outer, level);
+    }
+    level.set(inner, { attributes: attributes(), value: amount });
+    this.streams++;
   }
 
   observe(result: ObservableResult): void {
-    for (const { attributes, value } of this.entries.values()) result.observe(value, attributes);
-  }
-
-  /** Current total for one key (tests and the startup self-check read this). */
-  get(key: string): number {
-    return this.entries.get(key)?.value ?? 0;
+    for (const level of this.entries.values()) {
+      for (const { attributes, value } of level.values()) result.observe(value, attributes);
+    }
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.streams;
   }
 
   total(): number {
     let sum = 0;
-    for (const { value } of this.entries.values()) sum += value;
+    for (const level of this.entries.values()) for (const { value } of level.values()) sum += value;
     return sum;
   }
 }

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { readDeclaredExtensions } from '../../agent/extension-map.js';
+import { cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from '../../agent/request-facts.js';
+
+const limits = { maxIds: 64, maxIdLength: 128 };
+const envelope = (meta: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: meta } });
+
+describe('reading a request', () => {
+  it('a 2026-07-28 request declares in its own envelope', () => {
+    const facts = readRequest(
+      envelope({
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': { extensions: { 'a/b': {} } },
+      }),
+      // Even with a legacy handshake on the instance, the envelope alone counts.
+      { client: readDeclaredExtensions({ extensions: { 'x/y': {} } }, limits), clientName: 'old' },
+      limits,
+    );
+    expect(facts).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', clientName: 'c', clientVersion: '1', targetKind: 'tool', target: 'echo' });
+    expect(facts.client.ids).toEqual(['a/b']);
+  });
+
+  it('an envelope without clientCapabilities is unknown, not none', () => {
+    const facts = readRequest(envelope({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }), undefined, limits);
+    expect(facts.client.declaration).toBe('unknown');
+  });
+
+  it('a legacy request inherits the initialize of its instance, or is unknown', () => {
+    const request = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const handshake = { client: readDeclaredExtensions({ extensions: { 'a/b': {} } }, limits), clientName: 'c', protocolVersion: '2025-11-25' };
+    expect(readRequest(request, handshake, limits)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
+    expect(readRequest(request, handshake, limits).client.ids).toEqual(['a/b']);
+    const orphan = readRequest(request, undefined, limits, () => '2025-06-18');
+    expect(orphan).toMatchObject({ era: 'legacy', protocolVersion: '2025-06-18' });
+    expect(orphan.client.declaration).toBe('unknown');
+  });
+
+  it('initialize declares for itself', () => {
+    const facts = readRequest(
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '2' } } },
+      undefined,
+      limits,
+    );
+    expect(facts).toMatchObject({ era: 'legacy', clientName: 'c', clientVersion: '2' });
+    expect(facts.client.declaration).toBe('none');
+  });
+
+  it('targets: prompt name and resource URI', () => {
+    expect(readRequest({ id: 1, method: 'prompts/get', params: { name: 'p' } }, undefined, limits)).toMatchObject({ targetKind: 'prompt', target: 'p' });
+    expect(readRequest({ id: 1, method: 'resources/read', params: { uri: 'file:///x' } }, undefined, limits)).toMatchObject({ targetKind: 'resource', target: 'file:///x' });
+  });
+
+  it('tells requests, responses and cancellations apart', () => {
+    expect(isRequest({ id: 1, method: 'x' })).toBe(true);
+    expect(isRequest({ id: null, method: 'x' })).toBe(false);
+    expect(isRequest({ method: 'notifications/initialized' })).toBe(false);
+    expect(isRequest({ id: Number.NaN, method: 'x' })).toBe(false);
+    expect(isResponse({ id: 1, result: {} })).toBe(true);
+    expect(isResponse({ id: 1, method: 'x' })).toBe(false);
+    expect(cancelledRequestId({ method: 'notifications/cancelled', params: { requestId: 'r1' } })).toBe('r1');
+    expect(cancelledRequestId({ method: 'notifications/cancelled', params: {} })).toBeUndefined();
+  });
+});
+
+describe('reading an outcome', () => {
+  it.each([
+    [{ result: { content: [] } }, 'complete'],
+    [{ result: { resultType: 'complete', content: [] } }, 'complete'],
+    [{ result: { resultType: 'input_required', inputRequests: {} } }, 'input_required'],
+    [{ result: { resultType: 'task', task: {} } }, 'task'],
+    [{ result: { task: { taskId: 't' } } }, 'task'],
+    [{ result: { resultType: 'complete', isError: true, content: [] } }, 'tool_error'],
+    [{ error: { code: -32601, message: 'Method not found' } }, 'error'],
+  ])('%j → %s', (response, outcome) => {
+    expect(readOutcome({ jsonrpc: '2.0', id: 1, ...response }, limits).outcome).toBe(outcome);
+  });
+
+  it('keeps the error code, and the ids a -32021 names', () => {
+    const outcome = readOutcome(
+      { id: 1, error: { code: -32021, message: 'Missing', data: { requiredCapabilities: { extensions: { 'com.example/replay': {}, 'bad id': {} } } } } },
+      limits,
+    );
+    expect(outcome).toMatchObject({ outcome: 'error', errorCode: -32021 });
+    expect(outcome.required?.ids).toEqual(['com.example/replay']);
+    expect(outcome.required?.invalid).toBe(1);
+  });
+
+  it('takes the negotiated version from an initialize result', () => {
+    expect(readOutcome({ id: 0, result: { protocolVersion: '2025-06-18', capabilities: {} } }, limits).protocolVersion).toBe('2025-06-18');
+  });
+});

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { type TransportObserver, tapTransport } from '../../agent/transport-tap.js';
+import { Recorder } from '../../agent/recorder.js';
+import { Tally } from '../../agent/tally.js';
+import { DEFAULT_CONFIG } from '../../agent/types.js';
+import { ValueGuard } from '../../agent/value-guard.js';
+
+function recordingObserver() {
+  const seen: unknown[] = [];
+  const sent: unknown[] = [];
+  let closed = 0;
+  const observer: TransportObserver = {
+    inbound: (message, _extra, dispatch) => {
+      seen.push(message);
+      return dispatch();
+    },
+    outbound: (message) => sent.push(message),
+    closed: () => {
+      closed++;
+    },
+  };
+  return { observer, seen, sent, closed: () => closed };
+}
+
+/** Like the Node streamable HTTP transport: onmessage is a prototype accessor forwarding to an inner object. */
+class ForwardingTransport {
+  inner: { onmessage?: (message: unknown) => void; onclose?: () => void } = {};
+  get onmessage() {
+    return this.inner.onmessage;
+  }
+  set onmessage(handler) {
+    this.inner.onmessage = handler;
+  }
+  get onclose() {
+    return this.inner.onclose;
+  }
+  set onclose(handler) {
+    this.inner.onclose = handler;
+  }
+  async send(_message: unknown): Promise<void> {}
+  deliver(message: unknown) {
+    this.inner.onmessage?.(message);
+  }
+}
+
+describe('tapping a transport', () => {
+  it('delegates to inherited accessors, so delivery through the inner transport keeps working', () => {
+    const transport = new ForwardingTransport();
+    const { observer, seen } = recordingObserver();
+    tapTransport(transport, observer);
+    const delivered: unknown[] = [];
+    transport.onmessage = (message) => delivered.push(message);
+    transport.deliver({ id: 1, method: 'ping' });
+    expect(delivered).toEqual([{ id: 1, method: 'ping' }]);
+    expect(seen).toEqual([{ id: 1, method: 'ping' }]);
+  });
+
+  it('observes a message once when a pre-existing callback is chained inside the new one', () => {
+    const transport = { onmessage: undefined as undefined | ((m: unknown) => void), send: async () => {} };
+    const { observer, seen } = recordingObserver();
+    tapTransport(transport, observer);
+    const user: unknown[] = [];
+    transport.onmessage = (message) => user.push(message);
+    const previous = transport.onmessage;
+    transport.onmessage = (message) => {
+      previous?.(message);
+    };
+    transport.onmessage?.({ id: 2, method: 'x' });
+    expect(user).toHaveLength(1);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('passes send arguments and return values through untouched', async () => {
+    const calls: unknown[][] = [];
+    const transport = {
+      onmessage: undefined,
+      send(...args: unknown[]) {
+        calls.push(args);
+        return Promise.resolve('sent');
+      },
+    };
+    const { observer, sent } = recordingObserver();
+    tapTransport(transport, observer);
+    const message = { id: 1, result: {} };
+    expect(await transport.send(message)).toBe('sent');
+    expect(calls).toEqual([[message]]);
+    expect(calls[0]?.[0]).toBe(message);
+    expect(sent).toEqual([message]);
+  });
+
+  it('refuses, changing nothing, a transport it cannot observe', () => {
+    const frozen = Object.freeze({ onmessage: undefined, send: async () => {} });
+    expect(() => tapTransport(frozen, recordingObserver().observer)).toThrow();
+    const sealed: Record<string, unknown> = {};
+    Object.defineProperty(sealed, 'send', { value: async () => {}, configurable: false, writable: false });
+    expect(() => tapTransport(sealed, recordingObserver().observer)).toThrow(/not configurable/);
+    expect(Object.getOwnPropertyDescriptor(sealed, 'onmessage')).toBeUndefined();
+  });
+});
+
+describe('bounded memory', () => {
+  it('a value guard admits `limit` values, then folds the rest into _OTHER and counts them', () => {
+    const overflowed: string[] = [];
+    const guard = new ValueGuard('attr', 3, 10, (attribute) => overflowed.push(attribute));
+    expect(['a', 'b', 'c', 'a'].map((value) => guard.admit(value))).toEqual(['a', 'b', 'c', 'a']);
+    expect(guard.admit('d')).toBe('_OTHER');
+    expect(guard.admit('x'.repeat(50))).toBe('_OTHER');
+    expect(overflowed).toEqual(['attr', 'attr']);
+    expect(guard.size).toBe(3);
+  });
+
+  it('a tally keeps at most maxStreams keys, and counts the rest in one overflow stream', () => {
+    const tally = new Tally(2);
+    for (const key of ['a', 'b', 'c', 'd', 'a']) tally.add(key, '', () => ({ key }));
+    tally.add('a', 'inner', () => ({ key: 'a/inner' }));
+    expect(tally.size).toBe(3); // a, b, and the overflow stream
+    expect(tally.total()).toBe(6);
+  });
+
+  it('the recorder stays within its caps under 10,000 distinct junk ids', () => {
+    const recorder = new Recorder({ ...DEFAULT_CONFIG, cardinalityLimit: 100, maxStreams: 500 });
+    for (let i = 0; i < 10_000; i++) {
+      recorder.record({
+        facts: {
+          method: `junk/${i}`,
+          id: i,
+          era: 'modern',
+          clientName: `client-${i}`,
+          client: { declaration: 'declared', ids: [`com.junk/id-${i}`], settings: [{}], invalid: 1, dropped: 0 },
+        },
+        server: undefined,
+        outcome: { outcome: 'complete' },
+      });
+    }
+    expect(recorder.requests.size).toBeLessThanOrEqual(501);
+    expect(recorder.extensionRequests.size).toBeLessThanOrEqual(501);
+    expect(recorder.requests.total()).toBe(10_000);
+    expect(recorder.rejectedIds.total()).toBe(10_000);
+    expect(recorder.overflow.total()).toBeGreaterThan(0);
+  });
+});

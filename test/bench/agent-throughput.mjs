@@ -1,0 +1,33 @@
+// Agent overhead, side by side in one run: the same McpServer uninstrumented, with the agent (metrics only),
+// with the agent (metrics + spans), and with a hand-written span-per-request wrapper. Variants run in separate
+// processes, interleaved over several rounds; the median of each is reported with its ratio to the bare server.
+//   node test/bench/agent-throughput.mjs [rounds=5] [requests=20000] [concurrency=16]
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const worker = fileURLToPath(new URL('./agent-worker.mjs', import.meta.url));
+const [rounds = 5, requests = 20_000, concurrency = 16] = process.argv.slice(2).map(Number);
+const variants = ['bare', 'metrics', 'spans', 'wrapper'];
+const run = (args) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', worker, ...args.map(String)], { encoding: 'utf8' }));
+
+const samples = Object.fromEntries(variants.map((variant) => [variant, []]));
+for (let round = 0; round < rounds; round++) {
+  for (const variant of variants) samples[variant].push(run([variant, requests, concurrency]).rps);
+}
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const bare = median(samples.bare);
+console.log(`agent throughput: ${rounds} rounds × ${requests} tools/call requests, ${concurrency} in flight, in-memory wire, 2026-07-28 client`);
+console.log('variant                      median req/s   vs bare   min..max');
+const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
+for (const variant of variants) {
+  const values = samples[variant];
+  console.log(`${labels[variant].padEnd(30)} ${median(values).toFixed(0).padStart(10)}   ${((median(values) / bare) * 100).toFixed(1).padStart(6)}%   ${Math.min(...values).toFixed(0)}..${Math.max(...values).toFixed(0)}`);
+}
+console.log(`agent with spans vs plain wrapper: ${((median(samples.spans) / median(samples.wrapper)) * 100).toFixed(1)}%`);
+
+const junk = { requests: 100_000, ids: 10_000 };
+const bareMemory = run(['bare', junk.requests, concurrency, junk.ids]);
+const agentMemory = run(['spans', junk.requests, concurrency, junk.ids]);
+console.log(`\nmemory after ${junk.requests} requests carrying ${junk.ids} distinct junk extension ids (heap after GC):`);
+console.log(`  uninstrumented:         ${bareMemory.heapUsedMB.toFixed(1)} MiB`);
+console.log(`  agent (metrics + spans): ${agentMemory.heapUsedMB.toFixed(1)} MiB (+${(agentMemory.heapUsedMB - bareMemory.heapUsedMB).toFixed(1)} MiB); metric streams: ${agentMemory.streams.requests} request, ${agentMemory.streams.extensions} extension (cap 10000); requests counted: ${agentMemory.counted}`);

@@ -1,0 +1,96 @@
+// One benchmark variant in its own process (patching is process-wide): serves a trivial echo tool from one
+// McpServer over an in-memory wire to a 2026-07-28 client, and prints {rps, heapUsedMB, ...} as JSON.
+//   node agent-worker.mjs <variant> <requests> <concurrency> [distinctJunkIds]
+// variants: bare | metrics | spans | wrapper
+import { createRequire } from 'node:module';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { ExtscopeInstrumentation } from 'extscope';
+
+const [variant, requestsArg, concurrencyArg, junkArg] = process.argv.slice(2);
+const requests = Number(requestsArg ?? 20_000);
+const concurrency = Number(concurrencyArg ?? 16);
+const junkIds = Number(junkArg ?? 0);
+
+// Exporters that accept and discard: the benchmark measures the request path, not a network.
+const discardMetrics = { export: (_m, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {}, selectAggregationTemporality: () => AggregationTemporality.DELTA };
+const discardSpans = { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} };
+
+let tracer;
+if (variant !== 'bare') {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: discardMetrics, exportIntervalMillis: 1000 })] });
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discardSpans)] });
+  trace.setGlobalTracerProvider(tracerProvider);
+  tracer = tracerProvider.getTracer('user-wrapper');
+  if (variant === 'metrics' || variant === 'spans') {
+    const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans' });
+    instrumentation.setMeterProvider(meterProvider);
+    instrumentation.setTracerProvider(tracerProvider);
+    globalThis.extscopeInstrumentation = instrumentation;
+  }
+}
+
+const require = createRequire(import.meta.url);
+const { McpServer, InMemoryTransport } = require('@modelcontextprotocol/server');
+const { serveStdio } = require('@modelcontextprotocol/server/stdio');
+const { Client } = await import('@modelcontextprotocol/client');
+const { z } = await import('zod');
+
+const echo = async ({ text }) => ({ content: [{ type: 'text', text }] });
+// What a user writes by hand: one span per tool call around the handler.
+const wrapped = (handler) => (args, ctx) =>
+  tracer.startActiveSpan('tools/call echo', { kind: 1, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo' } }, async (span) => {
+    try {
+      return await handler(args, ctx);
+    } finally {
+      span.end();
+    }
+  });
+
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+serveStdio(() => {
+  const server = new McpServer({ name: 'bench', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, variant === 'wrapper' ? wrapped(echo) : echo);
+  return server;
+}, { transport: serverSide });
+const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } }, versionNegotiation: { mode: 'auto' } });
+await client.connect(clientSide);
+
+const CAPS = 'io.modelcontextprotocol/clientCapabilities';
+let sent = 0;
+function call() {
+  const i = sent++;
+  const params = { name: 'echo', arguments: { text: 'hi' } };
+  if (junkIds > 0) params._meta = { [CAPS]: { extensions: { 'io.modelcontextprotocol/tasks': {}, [`com.junk${i % junkIds}/id-${i % junkIds}`]: { i } } } };
+  return client.callTool(params);
+}
+async function drive(total) {
+  const target = sent + total;
+  const lanes = Array.from({ length: concurrency }, async () => {
+    while (sent < target) await call();
+  });
+  await Promise.all(lanes);
+}
+
+await drive(Math.min(2000, requests)); // warm-up: JIT, schemas, caches
+globalThis.gc?.();
+const heapBefore = process.memoryUsage().heapUsed;
+const started = process.hrtime.bigint();
+await drive(requests);
+const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+globalThis.gc?.();
+const recorder = globalThis.extscopeInstrumentation?.core.recorder;
+process.stdout.write(`${JSON.stringify({
+  variant,
+  requests,
+  rps: requests / seconds,
+  heapUsedMB: process.memoryUsage().heapUsed / 2 ** 20,
+  heapGrowthMB: (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20,
+  streams: recorder ? { requests: recorder.requests.size, extensions: recorder.extensionRequests.size } : undefined,
+  counted: recorder?.requests.total(),
+})}\n`);
+await client.close();
+process.exit(0);
