@@ -2,7 +2,7 @@ import { type Context, type Span, type Tracer, diag } from '@opentelemetry/api';
 import { Connection } from './connection.js';
 import type { ExtensionMapLimits } from './extension-map.js';
 import { Recorder, type RequestRecord } from './recorder.js';
-import type { LegacyHandshake, RequestFacts } from './request-facts.js';
+import { type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from './request-facts.js';
 import { finishRequestSpan, startRequestSpan } from './request-span.js';
 import { type ServerLike, ServerViews } from './server-view.js';
 import { tapTransport } from './transport-tap.js';
@@ -16,6 +16,8 @@ export class AgentCore {
   readonly limits: ExtensionMapLimits;
   readonly recorder: Recorder;
   readonly legacy = new WeakMap<object, LegacyHandshake>();
+  /** Requests some server instance received; entries record only the answers they gave themselves. */
+  readonly reached = new WeakSet<object>();
   private readonly views: ServerViews;
   private readonly tapped = new WeakSet<object>();
   private readonly reportedStages = new Set<string>();
@@ -59,6 +61,13 @@ export class AgentCore {
   record(record: RequestRecord, span: Span | undefined, sessionId: string | undefined): void {
     this.recorder.record(record);
     if (span !== undefined) finishRequestSpan(span, record, sessionId, this.config.captureSettings);
+  }
+
+  /** Records a request an entry (HTTP handler, stdio entry) answered before any server instance saw it. */
+  recordUnreached(message: unknown, outcome: Outcome, startTime: number): void {
+    if (!isRequest(message)) return;
+    const facts = readRequest(message, undefined, this.limits);
+    this.record({ facts, server: undefined, outcome }, this.startSpan(facts, startTime)?.span, undefined);
   }
 
   /** Counts an internal error; logs the first one of each stage through the OTel diag logger. */

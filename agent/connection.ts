@@ -80,6 +80,7 @@ export class Connection implements TransportObserver {
       return undefined;
     }
     markReached();
+    this.core.reached.add(message);
     const facts = readRequest(message, this.core.legacy.get(this.server), this.core.limits, () => protocolVersionHeader(extra));
     if (this.size >= MAX_PENDING) {
       this.core.fail('pending_overflow', undefined);

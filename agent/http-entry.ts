@@ -1,6 +1,6 @@
 import type { AgentCore } from './agent-core.js';
 import { type EntryExchange, runExchange } from './entry-exchange.js';
-import { type Outcome, isRequest, readOutcome, readRequest } from './request-facts.js';
+import { type Outcome, isRequest, readOutcome } from './request-facts.js';
 import { OUTCOME } from './semconv.js';
 
 type Fetch = (this: unknown, request: Request, options?: { parsedBody?: unknown }) => Promise<Response>;
@@ -69,10 +69,7 @@ async function recordEntryAnswer(
     }
   }
   if (!isRequest(message)) return;
-  const facts = readRequest(message, undefined, core.limits);
-  const outcome = await readEntryOutcome(core, response, answer, message.id);
-  const started = core.startSpan(facts, startTime);
-  core.record({ facts, server: undefined, outcome }, started?.span, undefined);
+  core.recordUnreached(message, await readEntryOutcome(core, response, answer, message.id), startTime);
 }
 
 function isSmallJson(response: Response): boolean {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Hook as RequireHook } from 'require-in-the-middle';
 import { AgentCore } from './agent-core.js';
 import { wrapMcpHandlerFactory } from './http-entry.js';
+import { wrapServeStdio } from './stdio-entry.js';
 import { DEFAULT_CONFIG, type ExtscopeInstrumentationConfig, type ResolvedConfig } from './types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
 
@@ -113,6 +114,18 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
           this.unpatchClass(exports['McpServer']);
           if (typeof exports['createMcpHandler'] === 'function') this._unwrap(exports, 'createMcpHandler');
         },
+        ['dist/stdio.mjs', 'dist/stdio.cjs'].map(
+          (path) =>
+            new InstrumentationNodeModuleFile(
+              `${V2_SERVER}/${path}`,
+              ['*'],
+              ((exports: Record<string, unknown>, version?: string) =>
+                this.whenSupported(V2_SERVER, version, exports, () => this.patchServeStdio(exports))) as never,
+              ((exports: Record<string, unknown>) => {
+                if (typeof exports['serveStdio'] === 'function') this._unwrap(exports, 'serveStdio');
+              }) as never,
+            ),
+        ),
       ),
       // ESM files only: the CJS ones are hooked in enable(), see there.
       new InstrumentationNodeModuleDefinition(V1_SDK, ['*'], undefined, undefined, [
@@ -204,6 +217,12 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
     if (typeof candidate !== 'function') return;
     const prototype = (candidate as ServerClass).prototype;
     if ((prototype?.connect as unknown as Record<symbol, unknown> | undefined)?.[PATCHED]) this._unwrap(prototype, 'connect');
+  }
+
+  private patchServeStdio(exports: Record<string, unknown>): void {
+    if (typeof exports['serveStdio'] !== 'function') return;
+    const transportClass = exports['StdioServerTransport'];
+    this._wrap(exports, 'serveStdio', (original) => wrapServeStdio(original as never, transportClass, this.core) as never);
   }
 
   private patchHandlerFactory(exports: Record<string, unknown>): void {

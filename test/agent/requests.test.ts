@@ -233,3 +233,47 @@ describe('trace context', () => {
     expect(handlerTraceId).toBe(span?.spanContext().traceId);
   });
 });
+
+describe('answers serveStdio gives itself, before any server instance', () => {
+  /** Raw JSON-RPC on the client end of an in-memory wire, collecting whatever comes back. */
+  async function rawWire(options: Record<string, unknown>) {
+    const [clientSide, serverSide] = v2.InMemoryTransport.createLinkedPair();
+    const received: Record<string, unknown>[] = [];
+    clientSide.onmessage = (message) => {
+      received.push(message as Record<string, unknown>);
+    };
+    await clientSide.start();
+    const handle = v2stdio.serveStdio(() => serverWith({ [TASKS]: {} }, 'entry-server'), { transport: serverSide, ...options });
+    return { clientSide, received, close: () => handle.close() };
+  }
+  const envelope = (name: string) => ({
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name, version: '1' },
+    [CAPS]: { extensions: { [TASKS]: {} } },
+  });
+
+  it('a 2025-era initialize on a modern-only connection is refused by the entry, and recorded', async () => {
+    const { clientSide, received, close } = await rawWire({ legacy: 'reject' });
+    await clientSide.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [REPLAY]: {} } }, clientInfo: { name: 'refused-legacy', version: '1' } } });
+    await eventually(() => received.length, (n) => n === 1);
+    await close();
+    expect(received[0]).toMatchObject({ id: 0, error: { code: expect.any(Number) } });
+    const code = String((received[0]!['error'] as { code: number }).code);
+    expect(await requestCount('refused-legacy', { 'mcp.method.name': 'initialize', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': code })).toBe(1);
+    expect(await extensionCount('refused-legacy', REPLAY, { 'extscope.extension.client_declared': true, 'extscope.extension.server_declared': false })).toBe(1);
+  });
+
+  it('subscriptions/listen is acknowledged by the entry with a notification, and recorded once', async () => {
+    const { clientSide, received, close } = await rawWire({});
+    await clientSide.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope('listener') } });
+    await eventually(() => received.length, (n) => n === 1);
+    await clientSide.send({ jsonrpc: '2.0', id: 'listen-1', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: envelope('listener') } });
+    await eventually(() => received.length, (n) => n === 2);
+    await close();
+    expect(received[1]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });
+    expect(await requestCount('listener', { 'mcp.method.name': 'subscriptions/listen', 'extscope.outcome': 'complete', 'extscope.server.declaration': 'unknown' })).toBe(1);
+    // The discover probe reached the pinned instance: recorded there, once, with the server's declaration.
+    expect(await requestCount('listener', { 'mcp.method.name': 'server/discover' })).toBe(1);
+    expect(await requestCount('listener', { 'mcp.method.name': 'server/discover', 'extscope.server.declaration': 'declared' })).toBe(1);
+  });
+});
