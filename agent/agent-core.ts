@@ -22,7 +22,6 @@ export class AgentCore {
   private readonly tapped = new WeakSet<object>();
   private readonly reportedStages = new Set<string>();
   private firstServerSeen = false;
-  connectedServers = 0;
 
   constructor(
     readonly config: ResolvedConfig,
@@ -42,7 +41,6 @@ export class AgentCore {
       this.tapped.add(transport);
       const view = this.views.read(server);
       tapTransport(transport, new Connection(this, server, view, transport as { sessionId?: unknown }));
-      this.connectedServers++;
       this.recorder.advertise(view);
       if (!this.firstServerSeen) {
         this.firstServerSeen = true;

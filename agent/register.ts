@@ -62,7 +62,7 @@ function start(): void {
   setActiveAgent({ instrumentation, shutdown: (deadlineMs) => sdk?.shutdown(deadlineMs) ?? Promise.resolve() });
 
   const timer = setTimeout(() => {
-    const message = selfCheckMessage(instrumentation.status, instrumentation.core.connectedServers);
+    const message = selfCheckMessage(instrumentation.status);
     if (message !== undefined) process.stderr.write(`${message}\n`);
   }, SELF_CHECK_DELAY_MS);
   timer.unref();

@@ -94,6 +94,18 @@ describe('zero-code entry, other situations', () => {
     expect(sink.exports).toBe(exportsBefore);
   });
 
+  it('says once on stderr when the MCP SDK was loaded before extscope/register', async () => {
+    const { stdout, stderr } = await run(process.execPath, [fixture('late-register.cjs')], {
+      cwd: ROOT,
+      env: agentEnv(sink.url, { EXTSCOPE_SELF_CHECK_MS: '200' }),
+      timeout: 30_000,
+    });
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toEqual([
+      "extscope: @modelcontextprotocol/server was loaded where extscope's hooks could not see it (before extscope/register?); its requests are not recorded.",
+    ]);
+  });
+
   it('says once on stderr when the loaded MCP SDK is a major it does not support', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'extscope-selfcheck-'));
     try {
