@@ -1,5 +1,6 @@
 import { type Context, type Span, type Tracer, diag } from '@opentelemetry/api';
 import { Connection } from './connection.js';
+import type { EntryExchange } from './entry-exchange.js';
 import type { ExtensionMapLimits } from './extension-map.js';
 import { Recorder, type RequestRecord } from './recorder.js';
 import { type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from './request-facts.js';
@@ -16,8 +17,11 @@ export class AgentCore {
   readonly limits: ExtensionMapLimits;
   readonly recorder: Recorder;
   readonly legacy = new WeakMap<object, LegacyHandshake>();
-  /** Requests some server instance received; entries record only the answers they gave themselves. */
-  readonly reached = new WeakSet<object>();
+  /**
+   * Requests a stdio entry received and has not answered yet, by message object: when a server instance
+   * receives one, it marks it, and the entry then leaves the recording to that instance.
+   */
+  readonly entryRequests = new Map<object, EntryExchange>();
   private readonly views: ServerViews;
   private readonly tapped = new WeakSet<object>();
   private readonly reportedStages = new Set<string>();

@@ -29,9 +29,9 @@ function protocolVersionHeader(extra: unknown): string | undefined {
  * only per transport (every per-request HTTP instance starts at 0), so this state is per connection.
  */
 export class Connection implements TransportObserver {
-  // Ids a client reuses while the first is still in flight queue up behind it (answered in order).
-  private readonly pending = new Map<string | number, Pending[]>();
-  private size = 0;
+  private readonly pending = new Map<string | number, Pending>();
+  // A client may reuse an id while the first request with it is still in flight; those wait here, in order.
+  private readonly reused = new Map<string | number, Pending[]>();
 
   constructor(
     private readonly core: AgentCore,
@@ -62,9 +62,10 @@ export class Connection implements TransportObserver {
 
   closed(): void {
     try {
-      for (const queue of this.pending.values()) for (const entry of queue) this.finish(entry, { outcome: OUTCOME.cancelled });
+      for (const entry of this.pending.values()) this.finish(entry, { outcome: OUTCOME.cancelled });
+      for (const queue of this.reused.values()) for (const entry of queue) this.finish(entry, { outcome: OUTCOME.cancelled });
       this.pending.clear();
-      this.size = 0;
+      this.reused.clear();
     } catch (error) {
       this.core.fail('close', error);
     }
@@ -80,27 +81,37 @@ export class Connection implements TransportObserver {
       return undefined;
     }
     markReached();
-    this.core.reached.add(message);
+    const entries = this.core.entryRequests;
+    if (entries.size > 0) {
+      const exchange = entries.get(message);
+      if (exchange !== undefined) exchange.reached = true;
+    }
     const facts = readRequest(message, this.core.legacy.get(this.server), this.core.limits, () => protocolVersionHeader(extra));
-    if (this.size >= MAX_PENDING) {
+    if (this.pending.size >= MAX_PENDING) {
       this.core.fail('pending_overflow', undefined);
       return undefined;
     }
     const started = this.core.startSpan(facts);
-    const queue = this.pending.get(facts.id);
-    const entry = { facts, span: started?.span };
-    if (queue === undefined) this.pending.set(facts.id, [entry]);
-    else queue.push(entry);
-    this.size++;
+    const entry: Pending = { facts, span: started?.span };
+    if (!this.pending.has(facts.id)) this.pending.set(facts.id, entry);
+    else {
+      const queue = this.reused.get(facts.id);
+      if (queue === undefined) this.reused.set(facts.id, [entry]);
+      else queue.push(entry);
+    }
     return started?.context;
   }
 
   private take(id: string | number): Pending | undefined {
-    const queue = this.pending.get(id);
-    if (queue === undefined) return undefined;
-    const entry = queue.shift();
-    if (queue.length === 0) this.pending.delete(id);
-    this.size--;
+    const entry = this.pending.get(id);
+    if (entry === undefined) return undefined;
+    const queue = this.reused.get(id);
+    const next = queue?.shift();
+    if (next === undefined) this.pending.delete(id);
+    else {
+      this.pending.set(id, next);
+      if (queue!.length === 0) this.reused.delete(id);
+    }
     return entry;
   }
 

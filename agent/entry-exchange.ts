@@ -10,12 +10,16 @@ export interface EntryExchange {
 }
 
 const exchanges = new AsyncLocalStorage<EntryExchange>();
+// Until an HTTP entry runs, no request can be inside an exchange: skip the storage lookup on the hot path.
+let anyExchange = false;
 
 export function runExchange<T>(exchange: EntryExchange, fn: () => T): T {
+  anyExchange = true;
   return exchanges.run(exchange, fn);
 }
 
 export function markReached(): void {
+  if (!anyExchange) return;
   const exchange = exchanges.getStore();
   if (exchange !== undefined) exchange.reached = true;
 }

@@ -32,18 +32,28 @@ export function wrapServeStdio(original: ServeStdio, StdioServerTransport: unkno
   };
 }
 
+interface EntryRequest {
+  message: object;
+  startTime: number;
+  reached: boolean;
+}
+
 class EntryWire implements TransportObserver {
-  private readonly pending = new Map<string | number, { message: object; startTime: number }>();
+  private readonly pending = new Map<string | number, EntryRequest>();
 
   constructor(private readonly core: AgentCore) {}
 
   inbound(message: unknown, _extra: unknown, dispatch: () => unknown): unknown {
     try {
       if (isRequest(message)) {
-        if (this.pending.size < MAX_PENDING) this.pending.set(message.id, { message, startTime: Date.now() });
+        if (this.pending.size < MAX_PENDING) {
+          const entry = { message, startTime: Date.now(), reached: false };
+          this.pending.set(message.id, entry);
+          this.core.entryRequests.set(message, entry);
+        }
       } else {
         const cancelled = cancelledRequestId(message);
-        if (cancelled !== undefined) this.pending.delete(cancelled);
+        if (cancelled !== undefined) this.forget(cancelled);
       }
     } catch (error) {
       this.core.fail('stdio_entry', error);
@@ -69,13 +79,19 @@ class EntryWire implements TransportObserver {
   }
 
   closed(): void {
-    this.pending.clear();
+    for (const id of [...this.pending.keys()]) this.forget(id);
   }
 
   private settle(id: string | number, outcome: () => ReturnType<typeof readOutcome>): void {
+    const entry = this.forget(id);
+    if (entry !== undefined && !entry.reached) this.core.recordUnreached(entry.message, outcome(), entry.startTime);
+  }
+
+  private forget(id: string | number): EntryRequest | undefined {
     const entry = this.pending.get(id);
-    if (entry === undefined) return;
+    if (entry === undefined) return undefined;
     this.pending.delete(id);
-    if (!this.core.reached.has(entry.message)) this.core.recordUnreached(entry.message, outcome(), entry.startTime);
+    this.core.entryRequests.delete(entry.message);
+    return entry;
   }
 }

@@ -1,4 +1,6 @@
+import { trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
+import { AgentCore } from '../../agent/agent-core.js';
 import { type TransportObserver, tapTransport } from '../../agent/transport-tap.js';
 import { Recorder } from '../../agent/recorder.js';
 import { Tally } from '../../agent/tally.js';
@@ -137,5 +139,38 @@ describe('bounded memory', () => {
     expect(recorder.requests.total()).toBe(10_000);
     expect(recorder.rejectedIds.total()).toBe(10_000);
     expect(recorder.overflow.total()).toBeGreaterThan(0);
+  });
+});
+
+describe('pairing requests with answers on one connection', () => {
+  function connection() {
+    const core = new AgentCore(DEFAULT_CONFIG, () => trace.getTracer('unused'), undefined);
+    const transport = { onmessage: undefined as undefined | ((m: unknown) => void), onclose: undefined as undefined | (() => void), send: async (_m: unknown) => {} };
+    core.attach({ getCapabilities: () => ({}), _serverInfo: { name: 's', version: '1' } }, transport);
+    transport.onmessage = () => {};
+    transport.onclose = () => {};
+    const request = (id: number | string, name: string) =>
+      transport.onmessage!({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name } } } });
+    return { core, transport, request };
+  }
+
+  it('a reused id while the first is in flight: both are counted, answered in order', async () => {
+    const { core, transport, request } = connection();
+    request(1, 'first');
+    request(1, 'second');
+    await transport.send({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    await transport.send({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'x' } });
+    await transport.send({ jsonrpc: '2.0', id: 1, result: {} }); // a third answer matches nothing
+    expect(core.recorder.requests.total()).toBe(2);
+  });
+
+  it('ids are per connection and typed: 1 and "1" are different requests', async () => {
+    const { core, transport, request } = connection();
+    request(1, 'number');
+    request('1', 'string');
+    await transport.send({ jsonrpc: '2.0', id: '1', result: {} });
+    expect(core.recorder.requests.total()).toBe(1);
+    transport.onclose!(); // the number-id request never got an answer: cancelled on close
+    expect(core.recorder.requests.total()).toBe(2);
   });
 });
