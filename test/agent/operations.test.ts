@@ -94,14 +94,15 @@ describe('zero-code entry, other situations', () => {
     expect(sink.exports).toBe(exportsBefore);
   });
 
-  it('says once on stderr when the MCP SDK was loaded before extscope/register', async () => {
-    const { stdout, stderr } = await run(process.execPath, [fixture('late-register.cjs')], {
-      cwd: ROOT,
-      env: agentEnv(sink.url, { EXTSCOPE_SELF_CHECK_MS: '200' }),
-      timeout: 30_000,
-    });
+  /** Runs a node command with a short self-check delay; expects nothing on stdout and returns stderr's lines. */
+  async function selfCheckLines(args: string[], cwd: string): Promise<string[]> {
+    const { stdout, stderr } = await run(process.execPath, args, { cwd, env: agentEnv(sink.url, { EXTSCOPE_SELF_CHECK_MS: '200' }), timeout: 30_000 });
     expect(stdout).toBe('');
-    expect(stderr.trim().split('\n')).toEqual([
+    return stderr.trim().split('\n');
+  }
+
+  it('says once on stderr when the MCP SDK was loaded before extscope/register', async () => {
+    expect(await selfCheckLines([fixture('late-register.cjs')], ROOT)).toEqual([
       "extscope: @modelcontextprotocol/server was loaded where extscope's hooks could not see it (before extscope/register?); its requests are not recorded.",
     ]);
   });
@@ -115,13 +116,7 @@ describe('zero-code entry, other situations', () => {
       await writeFile(join(pkg, 'index.js'), 'export class Server { async connect() {} }\nexport class McpServer { async connect() {} }\n');
       await writeFile(join(dir, 'app.mjs'), "import { McpServer } from '@modelcontextprotocol/server';\nawait new McpServer().connect({});\nsetTimeout(() => {}, 600);\n");
       const register = pathToFileURL(join(ROOT, 'dist', 'agent', 'register.js')).href;
-      const { stdout, stderr } = await run(process.execPath, ['--import', register, join(dir, 'app.mjs')], {
-        cwd: dir,
-        env: agentEnv(sink.url, { EXTSCOPE_SELF_CHECK_MS: '200' }),
-        timeout: 30_000,
-      });
-      expect(stdout).toBe('');
-      expect(stderr.trim().split('\n')).toEqual([
+      expect(await selfCheckLines(['--import', register, join(dir, 'app.mjs')], dir)).toEqual([
         'extscope: @modelcontextprotocol/server@9.0.0 is loaded but not supported (supported: @modelcontextprotocol/server 2.x, @modelcontextprotocol/sdk 1.x); its requests are not recorded.',
       ]);
     } finally {

@@ -11,17 +11,23 @@ const variants = ['bare', 'metrics', 'spans', 'wrapper'];
 const run = (args) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', worker, ...args.map(String)], { encoding: 'utf8' }));
 
 const samples = Object.fromEntries(variants.map((variant) => [variant, []]));
+const cpu = Object.fromEntries(variants.map((variant) => [variant, []]));
 for (let round = 0; round < rounds; round++) {
-  for (const variant of variants) samples[variant].push(run([variant, requests, concurrency]).rps);
+  for (const variant of variants) {
+    const result = run([variant, requests, concurrency]);
+    samples[variant].push(result.rps);
+    cpu[variant].push(result.cpuMicrosPerRequest);
+  }
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const bare = median(samples.bare);
 console.log(`agent throughput: ${rounds} rounds × ${requests} tools/call requests, ${concurrency} in flight, in-memory wire, 2026-07-28 client`);
-console.log('variant                      median req/s   vs bare   min..max');
+console.log('variant                         median req/s   vs bare   min..max         CPU µs/request');
 const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
 for (const variant of variants) {
   const values = samples[variant];
-  console.log(`${labels[variant].padEnd(30)} ${median(values).toFixed(0).padStart(10)}   ${((median(values) / bare) * 100).toFixed(1).padStart(6)}%   ${Math.min(...values).toFixed(0)}..${Math.max(...values).toFixed(0)}`);
+  const range = `${Math.min(...values).toFixed(0)}..${Math.max(...values).toFixed(0)}`;
+  console.log(`${labels[variant].padEnd(30)} ${median(values).toFixed(0).padStart(10)}   ${((median(values) / bare) * 100).toFixed(1).padStart(6)}%   ${range.padEnd(16)} ${median(cpu[variant]).toFixed(1).padStart(6)}`);
 }
 console.log(`agent with spans vs plain wrapper: ${((median(samples.spans) / median(samples.wrapper)) * 100).toFixed(1)}%`);
 

@@ -1,0 +1,25 @@
+# The extscope collector (and, later, its dashboard). Build: docker build -t extscope .
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 compiles its native addon at install time.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json ./
+COPY agent ./agent
+COPY collector ./collector
+COPY bin ./bin
+COPY migrations ./migrations
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/migrations ./migrations
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 4318
+# Listening beyond loopback requires EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN (the collector refuses otherwise).
+CMD ["node", "dist/bin/extscope.js", "collector", "--host", "0.0.0.0", "--port", "4318", "--db", "/data/extscope.db"]
