@@ -1,0 +1,77 @@
+/**
+ * OTLP/JSON is the proto3 JSON mapping with a few OTLP-specific rules: trace and span ids are hex (not base64),
+ * 64-bit integers may be strings or numbers, enums are integers. protobufjs' `fromObject` knows the proto3
+ * mapping but is lenient where we must not be ("abc" as a timestamp silently becomes 0), so this pass checks
+ * the scalar fields extscope relies on and rewrites hex ids into what `fromObject` expects, in place.
+ */
+
+export class JsonMappingError extends Error {
+  override readonly name = 'JsonMappingError';
+}
+
+const INT64_FIELDS = new Set(['timeUnixNano', 'startTimeUnixNano', 'endTimeUnixNano', 'asInt', 'intValue']);
+const DOUBLE_FIELDS = new Set(['asDouble', 'doubleValue']);
+const HEX_ID_BYTES: Record<string, number> = { traceId: 16, spanId: 8, parentSpanId: 8 };
+const MAX_DEPTH = 64;
+const INTEGER_STRING = /^-?\d{1,20}$/;
+const HEX = /^[0-9a-fA-F]*$/;
+
+function fail(path: string, message: string): never {
+  throw new JsonMappingError(`${path}: ${message}`);
+}
+
+function checkInt64(value: unknown, path: string): void {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) fail(path, 'a 64-bit integer must be a whole number (as a string when beyond 2^53)');
+    return;
+  }
+  if (typeof value !== 'string' || !INTEGER_STRING.test(value)) fail(path, 'expected a 64-bit integer as a decimal string or number');
+}
+
+function checkDouble(value: unknown, path: string): void {
+  if (typeof value === 'number') return;
+  // proto3 JSON spells the non-finite doubles as strings; they are accepted here and refused later as values.
+  if (value === 'NaN' || value === 'Infinity' || value === '-Infinity') return;
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return;
+  fail(path, 'expected a number');
+}
+
+function hexToBase64(value: unknown, bytes: number, path: string): string {
+  if (typeof value !== 'string' || !HEX.test(value) || (value.length !== 0 && value.length !== bytes * 2)) {
+    fail(path, `expected ${bytes * 2} hex digits`);
+  }
+  return Buffer.from(value, 'hex').toString('base64');
+}
+
+function walk(node: unknown, depth: number, path: string): void {
+  if (depth > MAX_DEPTH) fail(path, 'nested too deeply');
+  if (Array.isArray(node)) {
+    for (let index = 0; index < node.length; index++) walk(node[index], depth + 1, `${path}[${index}]`);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const record = node as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const value = record[key];
+    if (value === null || value === undefined) continue;
+    if (INT64_FIELDS.has(key)) checkInt64(value, `${path}.${key}`);
+    else if (DOUBLE_FIELDS.has(key)) checkDouble(value, `${path}.${key}`);
+    else if (key in HEX_ID_BYTES) record[key] = hexToBase64(value, HEX_ID_BYTES[key] ?? 0, `${path}.${key}`);
+    else if (typeof value === 'object') walk(value, depth + 1, `${path}.${key}`);
+  }
+}
+
+/** Parses an OTLP/JSON body into a plain object ready for the generated `fromObject`. */
+export function parseOtlpJson(text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new JsonMappingError(`invalid JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new JsonMappingError('the body must be a JSON object (an OTLP export request)');
+  }
+  walk(parsed, 0, '$');
+  return parsed as Record<string, unknown>;
+}

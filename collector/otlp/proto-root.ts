@@ -1,0 +1,51 @@
+import { createRequire } from 'node:module';
+
+/**
+ * The official OTLP message definitions, as protobufjs-generated code. Newer `@opentelemetry/otlp-transformer`
+ * releases only encode (a hand-written writer); 0.57.x still ships this generated root with `decode`, so the
+ * project pins it for decoding (see DESIGN.md §3).
+ */
+
+interface Writer {
+  uint32(value: number): Writer;
+  int32(value: number): Writer;
+  string(value: string): Writer;
+  finish(): Uint8Array;
+}
+
+export interface MessageType<T> {
+  decode(reader: Uint8Array): T;
+  encode(message: unknown): { finish(): Uint8Array };
+  fromObject(object: Record<string, unknown>): T;
+  toObject(message: T, options?: Record<string, unknown>): Record<string, unknown>;
+}
+
+interface GeneratedRoot {
+  opentelemetry: {
+    proto: {
+      collector: {
+        metrics: { v1: { ExportMetricsServiceRequest: MessageType<unknown>; ExportMetricsServiceResponse: MessageType<unknown> } };
+        trace: { v1: { ExportTraceServiceRequest: MessageType<unknown>; ExportTraceServiceResponse: MessageType<unknown> } };
+      };
+    };
+  };
+}
+
+const requireFromHere = createRequire(import.meta.url);
+const root = requireFromHere('@opentelemetry/otlp-transformer/build/src/generated/root.js') as GeneratedRoot;
+// protobufjs as the generated code resolves it, so both use one copy (and one Long).
+const requireFromTransformer = createRequire(requireFromHere.resolve('@opentelemetry/otlp-transformer'));
+const protobuf = requireFromTransformer('protobufjs/minimal') as { Writer: { create(): Writer } };
+
+export const MetricsRequest = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+export const MetricsResponse = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
+export const TraceRequest = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+export const TraceResponse = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+
+/**
+ * `google.rpc.Status` (code = 1, message = 2), the body OTLP/HTTP requires on 4xx/5xx. The generated root does
+ * not include it, so it is written with protobufjs' own Writer.
+ */
+export function encodeStatus(code: number, message: string): Uint8Array {
+  return protobuf.Writer.create().uint32(8).int32(code).uint32(18).string(message).finish();
+}

@@ -1,0 +1,193 @@
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { RetentionConfig, Synchronous } from '../config.js';
+import type { ApplyResult, MetricsBatch, SpanBatch, SpanExample } from '../processing/points.js';
+import { MS_PER_DAY, MS_PER_HOUR } from './sqlite/bucket-plan.js';
+import { Folder } from './sqlite/fold.js';
+import { InstancesReader } from './sqlite/instances-reader.js';
+import { MatrixReader } from './sqlite/matrix-reader.js';
+import { MetricsWriter } from './sqlite/metrics-writer.js';
+import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './sqlite/migrate.js';
+import { Retention } from './sqlite/retention.js';
+import { SpanExamples } from './sqlite/span-examples.js';
+import { TimeseriesReader } from './sqlite/timeseries-reader.js';
+import {
+  type ExamplesQuery,
+  type InstanceRecord,
+  type InstancesQuery,
+  type MatrixQuery,
+  type MatrixResult,
+  type Store,
+  type StoreHealth,
+  StoreUnavailableError,
+  type TimeseriesQuery,
+  type TimeseriesResult,
+} from './store.js';
+
+export interface SqliteStoreOptions {
+  path: string;
+  clock: () => number;
+  retention: RetentionConfig;
+  synchronous: Synchronous;
+  maxExtensionIdsPerInstanceHour: number;
+  examplesPerCell: number;
+  migrationsDir?: string;
+}
+
+/** SQLite failures that say nothing about the data: the sender should retry later. */
+const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
+
+function asTransient(error: unknown): unknown {
+  if (error instanceof Database.SqliteError && TRANSIENT.test(error.code)) return new StoreUnavailableError(`database: ${error.message}`);
+  return error;
+}
+
+/** A matrix over more than two days is answered in whole hours (see README, query API). */
+const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
+
+/**
+ * The single-node store: better-sqlite3 in WAL mode, one connection, held exclusively (a second collector on
+ * the same file is refused instead of corrupting the exactly-once bookkeeping). All work is synchronous; one
+ * export is one transaction, and `applyMetrics` resolves after its commit.
+ */
+export class SqliteStore implements Store {
+  readonly latestSchemaVersion: number;
+  private readonly db: Database.Database;
+  private readonly writer: MetricsWriter;
+  private readonly folder: Folder;
+  private readonly retention: Retention;
+  private readonly matrixReader: MatrixReader;
+  private readonly timeseriesReader: TimeseriesReader;
+  private readonly instancesReader: InstancesReader;
+  private readonly spanExamples: SpanExamples;
+  private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
+  private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
+  private readonly probe: Database.Statement;
+  private closed = false;
+
+  constructor(private readonly options: SqliteStoreOptions) {
+    const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir());
+    this.latestSchemaVersion = migrations.at(-1)?.version ?? 0;
+    mkdirSync(dirname(options.path), { recursive: true });
+    // Only this connection ever uses the file (exclusive lock), so waiting for a lock only delays the refusal.
+    this.db = new Database(options.path, { timeout: 500 });
+    try {
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.pragma('journal_mode = WAL');
+      // NORMAL in WAL mode: a commit is in the WAL (the OS has it) before we answer, which survives the process
+      // being killed; FULL also fsyncs each commit, which survives power loss. See README, "Durability".
+      this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      this.db.pragma('temp_store = MEMORY');
+      this.db.pragma('cache_size = -65536');
+      // Take the exclusive lock now, so a second collector on this file fails at start, not at its first write.
+      this.db.exec('BEGIN IMMEDIATE; COMMIT');
+      migrate(this.db, migrations);
+    } catch (error) {
+      this.db.close();
+      if (error instanceof Error && /database is locked/i.test(error.message)) {
+        throw new Error(`the database ${options.path} is in use by another process (another collector?)`);
+      }
+      throw error;
+    }
+    this.writer = new MetricsWriter(this.db, options.clock, options.maxExtensionIdsPerInstanceHour);
+    this.folder = new Folder(this.db);
+    this.retention = new Retention(this.db, options.clock, options.retention, () => this.writer.forget());
+    this.matrixReader = new MatrixReader(this.db, () => ({
+      minuteHorizonMs: options.clock() - options.retention.minuteDays * MS_PER_DAY + MS_PER_HOUR,
+      hourlyAboveMs: HOURLY_ABOVE_MS,
+    }));
+    this.timeseriesReader = new TimeseriesReader(this.db);
+    this.instancesReader = new InstancesReader(this.db);
+    this.spanExamples = new SpanExamples(this.db, options.examplesPerCell);
+    this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
+    this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.spanExamples.write(examples));
+    this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  }
+
+  async applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
+    try {
+      const result = this.applyTransaction(batch);
+      this.writer.commit();
+      return result;
+    } catch (error) {
+      this.writer.rollback();
+      throw asTransient(error);
+    }
+  }
+
+  async applySpans(batch: SpanBatch): Promise<number> {
+    if (batch.examples.length === 0) return 0;
+    try {
+      return this.spansTransaction(batch.examples);
+    } catch (error) {
+      throw asTransient(error);
+    }
+  }
+
+  async matrix(query: MatrixQuery): Promise<MatrixResult> {
+    this.foldPending();
+    return this.matrixReader.read(query);
+  }
+
+  async timeseries(query: TimeseriesQuery): Promise<TimeseriesResult> {
+    this.foldPending();
+    return this.timeseriesReader.read(query);
+  }
+
+  async instances(query: InstancesQuery): Promise<InstanceRecord[]> {
+    return this.instancesReader.read(query);
+  }
+
+  async examples(query: ExamplesQuery): Promise<SpanExample[]> {
+    return this.spanExamples.read(query);
+  }
+
+  async health(): Promise<StoreHealth> {
+    const health: StoreHealth = { writable: false, schemaVersion: 0, latestSchemaVersion: this.latestSchemaVersion };
+    try {
+      health.schemaVersion = schemaVersion(this.db);
+      this.probe.run(String(this.options.clock()));
+      health.writable = true;
+    } catch (error) {
+      health.error = (error as Error).message;
+    }
+    return health;
+  }
+
+  async sizeBytes(): Promise<number> {
+    let total = 0;
+    for (const suffix of ['', '-wal']) {
+      try {
+        total += statSync(`${this.options.path}${suffix}`).size;
+      } catch {
+        // A WAL that does not exist (yet) weighs nothing.
+      }
+    }
+    return total;
+  }
+
+  async flush(): Promise<void> {
+    this.foldPending();
+  }
+
+  async maintain(): Promise<void> {
+    this.foldPending();
+    await this.retention.run();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.retention.stop();
+    this.foldPending();
+    this.closed = true;
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.close();
+  }
+
+  private foldPending(): void {
+    if (!this.writer.pendingRows || this.closed) return;
+    this.folder.fold();
+    this.writer.pendingRows = false;
+  }
+}

@@ -1,0 +1,294 @@
+// Ingest throughput: data points per second through POST /v1/metrics (protobuf, one export per instance and
+// minute, as the agent sends them, from many instances at once), measured side by side with a raw
+// better-sqlite3 upsert loop of the same rollup rows in the same run (the limit).
+//
+//   npm run build && node test/bench/collector-ingest.mjs
+//   env: BENCH_PROFILE_DIR (CPU profile of the collector), BENCH_INSTANCES (500), BENCH_ROUNDS (12), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
+//   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards)
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
+import { fleet, rng } from './fleet.mjs';
+
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const SYNC = process.env.BENCH_SYNC ?? 'normal';
+const BATCH = Number(process.env.BENCH_BATCH ?? 1);
+const CLI = fileURLToPath(new URL('../../dist/bin/extscope.js', import.meta.url));
+
+const kv = (key, value) => ({ key, value: typeof value === 'boolean' ? { boolValue: value } : { stringValue: value } });
+
+/** One agent collection of one instance for one minute: its active streams with non-zero increments. */
+function collection(instance, round, random, rows, streamIds, cellIds) {
+  const endMs = Date.now() - (ROUNDS + 1 - round) * 60_000;
+  const start = String(BigInt(endMs - 60_000) * 1_000_000n);
+  const time = String(BigInt(endMs) * 1_000_000n);
+  const minute = Math.floor(endMs / 60_000);
+  const requests = [];
+  const extensions = [];
+  let total = 0;
+  const add = (list, attributes, count, cell) => {
+    list.push({ attributes, startTimeUnixNano: start, timeUnixNano: time, asInt: String(count) });
+    const key = `${instance.instanceId}|${list === requests ? 'r' : 'e'}|${JSON.stringify(attributes)}`;
+    let id = streamIds.get(key);
+    if (id === undefined) streamIds.set(key, (id = streamIds.size + 1));
+    const cellId = (key) => {
+      let value = cellIds.get(key);
+      if (value === undefined) cellIds.set(key, (value = cellIds.size + 1));
+      return value;
+    };
+    rows.push([id, cellId(`${instance.service}|${cell}`), minute, count, BigInt(time), BigInt(start), cellId(`*|${cell}`)]);
+  };
+  // About six of the instance's ten client versions are active in a given minute (all of them, with errors
+  // too, in the warm-up round, so that it creates every stream the instance will ever report).
+  const warmup = round === 0;
+  for (const client of instance.clients) {
+    if (!warmup && random() < 0.4) continue;
+    const base = [
+      kv('extscope.server.name', instance.serverName),
+      kv('extscope.server.version', '2.3.1'),
+      kv('mcp.method.name', 'tools/call'),
+      kv('extscope.era', 'modern'),
+      kv('mcp.protocol.version', '2026-07-28'),
+      kv('extscope.client.name', client.name),
+      kv('extscope.client.version', client.version),
+      kv('extscope.client.declaration', 'declared'),
+      kv('extscope.server.declaration', 'declared'),
+    ];
+    const calls = 1 + Math.floor(random() * 40);
+    const errors = warmup || random() < 0.3 ? 1 + Math.floor(random() * 3) : 0;
+    const who = `${client.name}|${client.version}`;
+    add(requests, [...base, kv('extscope.outcome', 'complete')], calls, `${who}|declared`);
+    if (errors > 0) add(requests, [...base, kv('extscope.outcome', 'tool_error')], errors, `${who}|declared`);
+    total += calls + errors;
+    const advertised = new Set(instance.advertised);
+    const ids = new Set([...client.declared, ...instance.advertised]);
+    for (const id of ids) {
+      const clientDeclared = client.declared.includes(id);
+      const serverDeclared = advertised.has(id);
+      add(
+        extensions,
+        [
+          ...base,
+          kv('extscope.outcome', 'complete'),
+          kv('extscope.extension.id', id),
+          kv('extscope.extension.client_declared', clientDeclared),
+          kv('extscope.extension.server_declared', serverDeclared),
+          kv('extscope.extension.negotiated', clientDeclared && serverDeclared),
+          kv('extscope.extension.required', false),
+        ],
+        calls + errors,
+        `${who}|${id}|${clientDeclared}|${serverDeclared}`,
+      );
+    }
+  }
+  const gaugeTime = time;
+  const advertisedPoints = instance.advertised.map((id, index) => ({
+    attributes: [kv('extscope.server.name', instance.serverName), kv('extscope.server.version', '2.3.1'), kv('extscope.extension.id', id), kv('extscope.extension.fingerprint', `f${index}a4c9e0d71b2f3`)],
+    timeUnixNano: gaugeTime,
+    asInt: '1',
+  }));
+  return {
+    total,
+    counterPoints: requests.length + extensions.length,
+    gaugePoints: advertisedPoints.length + 1,
+    resourceMetrics: {
+      resource: {
+        attributes: [
+          kv('service.name', instance.service),
+          kv('service.version', '2.3.1'),
+          kv('service.instance.id', instance.instanceId),
+          kv('host.name', instance.host),
+          kv('extscope.server.name', instance.serverName),
+          kv('extscope.server.version', '2.3.1'),
+          kv('telemetry.sdk.language', 'nodejs'),
+          kv('telemetry.sdk.name', 'opentelemetry'),
+          kv('telemetry.sdk.version', '2.12.0'),
+          kv('process.runtime.name', 'nodejs'),
+        ],
+      },
+      scopeMetrics: [
+        {
+          scope: { name: 'extscope', version: '0.1.0' },
+          metrics: [
+            { name: 'extscope.requests', unit: '{request}', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: requests } },
+            { name: 'extscope.extension.requests', unit: '{request}', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: extensions } },
+            { name: 'extscope.server.extension.advertised', unit: '{extension}', gauge: { dataPoints: advertisedPoints } },
+            {
+              name: 'extscope.server.extensions',
+              unit: '{extension}',
+              gauge: { dataPoints: [{ attributes: [kv('extscope.server.name', instance.serverName), kv('extscope.server.version', '2.3.1')], timeUnixNano: gaugeTime, asInt: String(advertisedPoints.length) }] },
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+function build() {
+  const { instances } = fleet({ services: Math.max(1, Math.round(INSTANCES / 25)), perService: Math.min(25, INSTANCES) });
+  const random = rng(7);
+  const streamIds = new Map();
+  const cellIds = new Map();
+  const bodies = [];
+  const rowBatches = [];
+  let counterPoints = 0;
+  let gaugePoints = 0;
+  let requestsSent = 0;
+  let warmup;
+  // Round 0 is the warm-up: the first export of every stream creates its series (a one-time cost per stream,
+  // reported separately); rounds 1.. are the steady state of a running fleet.
+  for (let round = 0; round <= ROUNDS; round++) {
+    if (round === 1) {
+      warmup = { bodies: bodies.splice(0), rowBatches: rowBatches.splice(0), counterPoints, gaugePoints, requestsSent };
+      counterPoints = 0;
+      gaugePoints = 0;
+      requestsSent = 0;
+    }
+    for (let first = 0; first < instances.length; first += BATCH) {
+      const rows = [];
+      const resources = [];
+      for (const instance of instances.slice(first, first + BATCH)) {
+        const export_ = collection(instance, round, random, rows, streamIds, cellIds);
+        counterPoints += export_.counterPoints;
+        gaugePoints += export_.gaugePoints;
+        requestsSent += export_.total;
+        resources.push(export_.resourceMetrics);
+      }
+      bodies.push(Buffer.from(MetricsRequest.encode(MetricsRequest.fromObject({ resourceMetrics: resources })).finish()));
+      rowBatches.push(rows);
+    }
+  }
+  return { warmup, bodies, rowBatches, counterPoints, gaugePoints, requestsSent, streams: streamIds.size };
+}
+
+function startChild(dbPath) {
+  const profile = process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`];
+  const child = spawn(process.execPath, [...profile, CLI, 'collector', '--port', '0', '--db', dbPath], {
+    env: { ...process.env, EXTSCOPE_LOG_LEVEL: 'info', EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`collector exited ${code}: ${output}`)));
+  });
+}
+
+function post(agent, url, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/v1/metrics`, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function sendAll(agent, url, bodies) {
+  let next = 0;
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < bodies.length) {
+        const status = await post(agent, url, bodies[next++]);
+        if (status !== 200) failures++;
+      }
+    }),
+  );
+  return failures;
+}
+
+async function throughCollector(data) {
+  const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-'));
+  const { child, url } = await startChild(join(dir, 'bench.db'));
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const visible = async () => (await (await fetch(`${url}/api/v1/matrix?from=-1d`)).json()).rows.reduce((sum, row) => sum + row.requests, 0);
+  try {
+    let started = performance.now();
+    let failures = await sendAll(agent, url, data.warmup.bodies);
+    await visible();
+    const warmupSeconds = (performance.now() - started) / 1000;
+    started = performance.now();
+    failures += await sendAll(agent, url, data.bodies);
+    // Everything visible to queries (what is pending folded into the rollups) is part of the measured time.
+    const counted = await visible();
+    const seconds = (performance.now() - started) / 1000;
+    return { warmupSeconds, seconds, failures, counted };
+  } finally {
+    agent.destroy();
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The limit, as plain better-sqlite3 loops over precomputed rows, one transaction per export, same pragmas:
+ * `minimal` upserts each counter point into a per-minute table (what any store must at least do);
+ * `equivalent` does the writes the collector's store does for it (dedup key; minute and hour rollups per
+ * series; minute, hour and day rollups per matrix cell, per service and over all services), row by row.
+ */
+function rawLoop(data, kind) {
+  const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-raw-'));
+  const db = new Database(join(dir, 'raw.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${SYNC === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma('cache_size = -65536');
+    const tables =
+      kind === 'minimal'
+        ? [['series_minute', 0, 1]]
+        : [['series_minute', 0, 1], ['series_hour', 0, 60], ['cell_minute', 1, 1], ['cell_hour', 1, 60], ['cell_day', 1, 1440], ['cell_minute', 6, 1], ['cell_hour', 6, 60], ['cell_day', 6, 1440]];
+    for (const table of new Set(tables.map(([name]) => name))) db.exec(`CREATE TABLE ${table} (owner INTEGER NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (owner, bucket)) WITHOUT ROWID`);
+    db.exec('CREATE TABLE applied_points (end_ns INTEGER NOT NULL, stream_id INTEGER NOT NULL, start_ns INTEGER NOT NULL, PRIMARY KEY (end_ns, stream_id, start_ns)) WITHOUT ROWID');
+    const upserts = tables.map(([table, owner, unit]) => [db.prepare(`INSERT INTO ${table} (owner, bucket, count) VALUES (?, ?, ?) ON CONFLICT (owner, bucket) DO UPDATE SET count = count + excluded.count`), owner, unit]);
+    const dedup = db.prepare('INSERT OR IGNORE INTO applied_points (end_ns, stream_id, start_ns) VALUES (?, ?, ?)');
+    const apply = db.transaction((rows) => {
+      for (const row of rows) {
+        if (kind !== 'minimal' && dedup.run(row[4], row[0], row[5]).changes === 0) continue;
+        for (const [statement, owner, unit] of upserts) statement.run(row[owner], Math.floor(row[2] / unit), row[3]);
+      }
+    });
+    for (const rows of data.warmup.rowBatches) apply(rows);
+    const started = performance.now();
+    for (const rows of data.rowBatches) apply(rows);
+    return { seconds: (performance.now() - started) / 1000 };
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const data = build();
+const bytes = data.bodies.reduce((sum, body) => sum + body.length, 0);
+const rate = (points, seconds) => Math.round(points / seconds).toLocaleString('en');
+console.log(
+  `ingest: ${INSTANCES} instances, ${data.streams} streams; warm-up round (first export of every stream) + ${ROUNDS} one-minute rounds = ` +
+    `${data.bodies.length} requests (${BATCH} resource(s) each), ${data.counterPoints} counter points + ${data.gaugePoints} gauge points, ` +
+    `${(bytes / 1e6).toFixed(1)} MB protobuf; ${CONCURRENCY} concurrent senders; synchronous=${SYNC}`,
+);
+const minimal = rawLoop(data, 'minimal');
+const equivalent = rawLoop(data, 'equivalent');
+const collector = await throughCollector(data);
+const collectorRate = data.counterPoints / collector.seconds;
+console.log(`collector   POST /v1/metrics → committed and queryable: ${collector.seconds.toFixed(2)} s, ${rate(data.counterPoints, collector.seconds)} counter points/s (${rate(data.counterPoints + data.gaugePoints, collector.seconds)} points/s with gauges), ${Math.round(data.bodies.length / collector.seconds)} requests/s`);
+console.log(`            warm-up round (creates ${data.streams} streams): ${rate(data.warmup.counterPoints, collector.warmupSeconds)} counter points/s`);
+console.log(`raw loop    minimal (one minute-rollup upsert per point):  ${minimal.seconds.toFixed(2)} s, ${rate(data.counterPoints, minimal.seconds)} rows/s`);
+console.log(`raw loop    equivalent (dedup key + 8 rollup upserts):     ${equivalent.seconds.toFixed(2)} s, ${rate(data.counterPoints, equivalent.seconds)} points/s`);
+console.log(`ratio       collector / minimal raw loop    = ${((100 * collectorRate * minimal.seconds) / data.counterPoints).toFixed(1)} % (target ≥ 50 %)`);
+console.log(`ratio       collector / equivalent raw loop = ${((100 * collectorRate * equivalent.seconds) / data.counterPoints).toFixed(1)} %`);
+console.log(`exactness   requests sent ${data.warmup.requestsSent + data.requestsSent}, in the matrix ${collector.counted}, failed requests ${collector.failures}: ${collector.counted === data.warmup.requestsSent + data.requestsSent && collector.failures === 0 ? 'exact' : 'MISMATCH'}`);
