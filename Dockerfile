@@ -8,7 +8,7 @@ COPY agent ./agent
 COPY collector ./collector
 COPY bin ./bin
 COPY migrations ./migrations
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+RUN npm install --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
