@@ -1,6 +1,5 @@
 import { type Context, type Span, type Tracer, diag } from '@opentelemetry/api';
 import { Connection } from './connection.js';
-import type { EntryExchange } from './entry-exchange.js';
 import type { ExtensionMapLimits } from './extension-map.js';
 import { Recorder, type RequestRecord } from './recorder.js';
 import { type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from './request-facts.js';
@@ -18,10 +17,10 @@ export class AgentCore {
   readonly recorder: Recorder;
   readonly legacy = new WeakMap<object, LegacyHandshake>();
   /**
-   * Requests a stdio entry received and has not answered yet, by message object: when a server instance
-   * receives one, it marks it, and the entry then leaves the recording to that instance.
+   * The last answer a server instance sent for a request it recorded. A stdio entry's channel hands that same
+   * object to the entry's wire synchronously, so the entry can tell the answers it must not record again.
    */
-  readonly entryRequests = new Map<object, EntryExchange>();
+  lastRecordedAnswer: object | undefined;
   private readonly views: ServerViews;
   private readonly tapped = new WeakSet<object>();
   private readonly reportedStages = new Set<string>();

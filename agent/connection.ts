@@ -54,7 +54,9 @@ export class Connection implements TransportObserver {
     try {
       if (!isResponse(message)) return;
       const entry = this.take(message.id);
-      if (entry !== undefined) this.finish(entry, readOutcome(message, this.core.limits));
+      if (entry === undefined) return;
+      this.core.lastRecordedAnswer = message;
+      this.finish(entry, readOutcome(message, this.core.limits));
     } catch (error) {
       this.core.fail('outbound', error);
     }
@@ -81,11 +83,6 @@ export class Connection implements TransportObserver {
       return undefined;
     }
     markReached();
-    const entries = this.core.entryRequests;
-    if (entries.size > 0) {
-      const exchange = entries.get(message);
-      if (exchange !== undefined) exchange.reached = true;
-    }
     const facts = readRequest(message, this.core.legacy.get(this.server), this.core.limits, () => protocolVersionHeader(extra));
     if (this.pending.size >= MAX_PENDING) {
       this.core.fail('pending_overflow', undefined);

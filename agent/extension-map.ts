@@ -10,8 +10,19 @@ const LABEL = '[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
 const NAME = '[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?';
 const EXTENSION_ID = new RegExp(`^${LABEL}(?:\\.${LABEL})*/${NAME}$`);
 
+const VALIDITY_MEMO_SIZE = 4096;
+const validityMemo = new Map<string, boolean>();
+
 export function isValidExtensionId(id: string, maxLength: number): boolean {
-  return id.length <= maxLength && EXTENSION_ID.test(id);
+  if (id.length > maxLength) return false;
+  // The same few ids arrive on every request: test each distinct one once (bounded: junk ids churn it).
+  let valid = validityMemo.get(id);
+  if (valid === undefined) {
+    valid = EXTENSION_ID.test(id);
+    if (validityMemo.size >= VALIDITY_MEMO_SIZE) validityMemo.clear();
+    validityMemo.set(id, valid);
+  }
+  return valid;
 }
 
 export interface ExtensionMapLimits {

@@ -38,12 +38,8 @@ import {
   ATTR_OUTCOME,
   ATTR_REQUIRED_EXTENSIONS,
   ATTR_RPC_RESPONSE_STATUS_CODE,
-  ATTR_SERVER_DECLARATION,
   ATTR_SERVER_EXTENSIONS,
   ATTR_SERVER_EXTENSION_FINGERPRINTS,
-  ATTR_SERVER_NAME,
-  ATTR_SERVER_VERSION,
-  DECLARATION,
   OUTCOME,
 } from './semconv.js';
 import { capLength } from './value-guard.js';
@@ -100,7 +96,6 @@ export function finishRequestSpan(span: Span, record: RequestRecord, sessionId: 
   const attributes: Attributes = {
     [ATTR_ERA]: facts.era,
     [ATTR_CLIENT_DECLARATION]: facts.client.declaration,
-    [ATTR_SERVER_DECLARATION]: server?.extensions.declaration ?? DECLARATION.unknown,
     [ATTR_OUTCOME]: capLength(outcome.outcome, MAX_NAME_LENGTH),
     [ATTR_CLIENT_EXTENSIONS]: facts.client.ids,
     [ATTR_CLIENT_EXTENSION_FINGERPRINTS]: facts.client.settings.map((settings) => fingerprint(settings)),
@@ -112,8 +107,6 @@ export function finishRequestSpan(span: Span, record: RequestRecord, sessionId: 
   set(ATTR_MCP_SESSION_ID, sessionId);
   set(ATTR_CLIENT_NAME, facts.clientName);
   set(ATTR_CLIENT_VERSION, facts.clientVersion);
-  set(ATTR_SERVER_NAME, server?.identity.name);
-  set(ATTR_SERVER_VERSION, server?.identity.version);
   if (facts.targetKind === 'tool') {
     set(ATTR_GEN_AI_TOOL_NAME, facts.target);
     attributes[ATTR_GEN_AI_OPERATION_NAME] = 'execute_tool';

@@ -12,7 +12,7 @@ const MAX_PENDING = 100_000;
 /**
  * Wraps `serveStdio` so the answers its entry gives itself — opening-message rejections, legacy requests on a
  * modern-only connection, `subscriptions/listen` — are recorded too. Requests the entry passes on to the pinned
- * server instance are recorded by that instance's connection, not here. When the app passes no transport, the
+ * server instance are recorded by that instance's connection, not here (see `AgentCore.lastRecordedAnswer`). When the app passes no transport, the
  * same default the SDK would build (`new StdioServerTransport()`) is built here so it can be observed.
  */
 export function wrapServeStdio(original: ServeStdio, StdioServerTransport: unknown, core: AgentCore): ServeStdio {
@@ -35,7 +35,6 @@ export function wrapServeStdio(original: ServeStdio, StdioServerTransport: unkno
 interface EntryRequest {
   message: object;
   startTime: number;
-  reached: boolean;
 }
 
 class EntryWire implements TransportObserver {
@@ -46,14 +45,10 @@ class EntryWire implements TransportObserver {
   inbound(message: unknown, _extra: unknown, dispatch: () => unknown): unknown {
     try {
       if (isRequest(message)) {
-        if (this.pending.size < MAX_PENDING) {
-          const entry = { message, startTime: Date.now(), reached: false };
-          this.pending.set(message.id, entry);
-          this.core.entryRequests.set(message, entry);
-        }
+        if (this.pending.size < MAX_PENDING) this.pending.set(message.id, { message, startTime: Date.now() });
       } else {
         const cancelled = cancelledRequestId(message);
-        if (cancelled !== undefined) this.forget(cancelled);
+        if (cancelled !== undefined) this.pending.delete(cancelled);
       }
     } catch (error) {
       this.core.fail('stdio_entry', error);
@@ -64,14 +59,18 @@ class EntryWire implements TransportObserver {
   outbound(message: unknown): void {
     try {
       if (isResponse(message)) {
-        this.settle(message.id, () => readOutcome(message, this.core.limits));
+        // An answer from the pinned instance was recorded there, just before the channel passed it on.
+        const recorded = message === this.core.lastRecordedAnswer;
+        const entry = this.settle(message.id);
+        if (entry !== undefined && !recorded) this.core.recordUnreached(entry.message, readOutcome(message, this.core.limits), entry.startTime);
         return;
       }
       // `subscriptions/listen` is acknowledged by a notification carrying the request id, not by a response.
       const record = message as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
       if (record.method === 'notifications/subscriptions/acknowledged') {
         const id = record.params?._meta?.[SUBSCRIPTION_ID];
-        if (typeof id === 'string' || typeof id === 'number') this.settle(id, () => ({ outcome: OUTCOME.complete }));
+        const entry = typeof id === 'string' || typeof id === 'number' ? this.settle(id) : undefined;
+        if (entry !== undefined) this.core.recordUnreached(entry.message, { outcome: OUTCOME.complete }, entry.startTime);
       }
     } catch (error) {
       this.core.fail('stdio_entry', error);
@@ -79,19 +78,12 @@ class EntryWire implements TransportObserver {
   }
 
   closed(): void {
-    for (const id of [...this.pending.keys()]) this.forget(id);
+    this.pending.clear();
   }
 
-  private settle(id: string | number, outcome: () => ReturnType<typeof readOutcome>): void {
-    const entry = this.forget(id);
-    if (entry !== undefined && !entry.reached) this.core.recordUnreached(entry.message, outcome(), entry.startTime);
-  }
-
-  private forget(id: string | number): EntryRequest | undefined {
+  private settle(id: string | number): EntryRequest | undefined {
     const entry = this.pending.get(id);
-    if (entry === undefined) return undefined;
-    this.pending.delete(id);
-    this.core.entryRequests.delete(entry.message);
+    if (entry !== undefined) this.pending.delete(id);
     return entry;
   }
 }

@@ -72,14 +72,15 @@ export function tapTransport(transport: object, observer: TransportObserver): vo
   let dispatching: unknown;
   let depth = 0;
   interceptAssignment(transport, 'onmessage', (callback) =>
-    function observedOnMessage(this: unknown, ...args: unknown[]) {
-      const message = args[0];
-      if (depth > 0 && dispatching === message) return callback.apply(this, args);
+    function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
+      // `arguments`, not (message, extra): whatever the transport passes reaches the callback unchanged.
+      const args = arguments;
+      if (depth > 0 && dispatching === message) return callback.apply(this, args as unknown as unknown[]);
       const previous = dispatching;
       dispatching = message;
       depth++;
       try {
-        return observer.inbound(message, args[1], () => callback.apply(this, args));
+        return observer.inbound(message, extra, () => callback.apply(this, args as unknown as unknown[]));
       } finally {
         depth--;
         dispatching = previous;
@@ -96,9 +97,9 @@ export function tapTransport(transport: object, observer: TransportObserver): vo
     configurable: true,
     writable: true,
     enumerable: false,
-    value: function observedSend(this: unknown, ...args: unknown[]) {
-      observer.outbound(args[0]);
-      return (send as Callback).apply(this, args);
+    value: function observedSend(this: unknown, message: unknown) {
+      observer.outbound(message);
+      return (send as Callback).apply(this, arguments as unknown as unknown[]);
     },
   });
 }
