@@ -2,7 +2,7 @@ import { type Context, type Span, type Tracer, diag } from '@opentelemetry/api';
 import { Connection } from './connection.js';
 import type { ExtensionMapLimits } from './extension-map.js';
 import { Recorder, type RequestRecord } from './recorder.js';
-import { type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from './request-facts.js';
+import { type JsonRpcRequest, type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from './request-facts.js';
 import { finishRequestSpan, startRequestSpan } from './request-span.js';
 import { type ServerLike, ServerViews } from './server-view.js';
 import { tapTransport } from './transport-tap.js';
@@ -54,9 +54,9 @@ export class AgentCore {
     }
   }
 
-  startSpan(facts: RequestFacts, startTime?: number): { span: Span; context: Context } | undefined {
+  startSpan(facts: RequestFacts, message: JsonRpcRequest, startTime?: number): { span: Span; context: Context } | undefined {
     if (!this.config.spans) return undefined;
-    return startRequestSpan(this.tracer(), facts, startTime);
+    return startRequestSpan(this.tracer(), facts, message, startTime);
   }
 
   record(record: RequestRecord, span: Span | undefined, sessionId: string | undefined): void {
@@ -68,7 +68,7 @@ export class AgentCore {
   recordUnreached(message: unknown, outcome: Outcome, startTime: number): void {
     if (!isRequest(message)) return;
     const facts = readRequest(message, undefined, this.limits);
-    this.record({ facts, server: undefined, outcome }, this.startSpan(facts, startTime)?.span, undefined);
+    this.record({ facts, server: undefined, outcome }, this.startSpan(facts, message, startTime)?.span, undefined);
   }
 
   /** Counts an internal error; logs the first one of each stage through the OTel diag logger. */

@@ -1,4 +1,4 @@
-import { type Context, type Span, context } from '@opentelemetry/api';
+import type { Context, Span } from '@opentelemetry/api';
 import type { AgentCore } from './agent-core.js';
 import { markReached } from './entry-exchange.js';
 import { type RequestFacts, cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from './request-facts.js';
@@ -40,14 +40,13 @@ export class Connection implements TransportObserver {
     private readonly transport: { sessionId?: unknown },
   ) {}
 
-  inbound(message: unknown, extra: unknown, dispatch: () => unknown): unknown {
-    let scope: Context | undefined;
+  inbound(message: unknown, extra: unknown): Context | undefined {
     try {
-      scope = this.onInbound(message, extra);
+      return this.onInbound(message, extra);
     } catch (error) {
       this.core.fail('inbound', error);
+      return undefined;
     }
-    return scope === undefined ? dispatch() : context.with(scope, dispatch);
   }
 
   outbound(message: unknown): void {
@@ -88,7 +87,7 @@ export class Connection implements TransportObserver {
       this.core.fail('pending_overflow', undefined);
       return undefined;
     }
-    const started = this.core.startSpan(facts);
+    const started = this.core.startSpan(facts, message);
     const entry: Pending = { facts, span: started?.span };
     if (!this.pending.has(facts.id)) this.pending.set(facts.id, entry);
     else {

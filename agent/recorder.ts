@@ -44,6 +44,30 @@ const MAX_ADVERTISED_VARIANTS = 256;
 const NO_IDS: readonly string[] = [];
 const FLAG_SUFFIX = Array.from({ length: 16 }, (_, flags) => `${SEP}${flags.toString(16)}`);
 
+/** The per-request attributes, in the order {@link Recorder.record} fills its values. */
+const REQUEST_ATTRIBUTES = [
+  ATTR_SERVER_NAME,
+  ATTR_SERVER_VERSION,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_ERA,
+  ATTR_MCP_PROTOCOL_VERSION,
+  ATTR_CLIENT_NAME,
+  ATTR_CLIENT_VERSION,
+  ATTR_CLIENT_DECLARATION,
+  ATTR_SERVER_DECLARATION,
+  ATTR_OUTCOME,
+  ATTR_RPC_RESPONSE_STATUS_CODE,
+] as const;
+
+function requestAttributes(values: readonly (string | undefined)[]): Attributes {
+  const attributes: Attributes = {};
+  REQUEST_ATTRIBUTES.forEach((name, index) => {
+    const value = values[index];
+    if (value !== undefined) attributes[name] = value;
+  });
+  return attributes;
+}
+
 /**
  * Builds the string key of a request's attribute values, reusing the previous key when the values repeat
  * (steady traffic): the reused string's hash is cached by V8, a freshly joined one must be hashed again.
@@ -52,7 +76,7 @@ class KeyMemo {
   private readonly last: (string | undefined)[] = [];
   private lastKey = '';
 
-  key(...values: (string | undefined)[]): string {
+  key(values: readonly (string | undefined)[]): string {
     const last = this.last;
     let same = last.length === values.length;
     for (let i = 0; same && i < values.length; i++) same = last[i] === values[i];
@@ -90,13 +114,14 @@ export class Recorder {
   readonly errors = new Tally();
   private readonly advertised = new Map<string, AdvertisedVariant>();
   private readonly keys = new KeyMemo();
+  private readonly values: (string | undefined)[] = new Array(REQUEST_ATTRIBUTES.length).fill(undefined);
   private readonly guards: Record<'server' | 'method' | 'protocol' | 'client' | 'clientVersion' | 'extension' | 'outcome' | 'code', ValueGuard>;
 
   constructor(config: ResolvedConfig) {
     this.requests = new Tally(config.maxStreams);
     this.extensionRequests = new Tally(config.maxStreams);
     const onOverflow = (attribute: string): void =>
-      this.overflow.add(attribute, '', () => ({ [ATTR_AGENT_ATTRIBUTE]: attribute }));
+      this.overflow.add(attribute, '', { [ATTR_AGENT_ATTRIBUTE]: attribute });
     const guard = (attribute: string, limit = config.cardinalityLimit): ValueGuard =>
       new ValueGuard(attribute, limit, MAX_VALUE_LENGTH, onOverflow);
     this.guards = {
@@ -152,7 +177,7 @@ export class Recorder {
   }
 
   countError(stage: string): void {
-    this.errors.add(stage, '', () => ({ [ATTR_AGENT_STAGE]: stage }));
+    this.errors.add(stage, '', { [ATTR_AGENT_STAGE]: stage });
   }
 
   /** Remembers what a connecting server advertises, for the gauges. */
@@ -169,7 +194,7 @@ export class Recorder {
     const key = [name ?? ABSENT, version ?? ABSENT, ...points.map((point) => `${point.id}=${point.fingerprint}`)].join(SEP);
     if (this.advertised.has(key)) return;
     if (this.advertised.size >= MAX_ADVERTISED_VARIANTS) {
-      this.overflow.add(METRIC_SERVER_EXTENSION_ADVERTISED, '', () => ({ [ATTR_AGENT_ATTRIBUTE]: METRIC_SERVER_EXTENSION_ADVERTISED }));
+      this.overflow.add(METRIC_SERVER_EXTENSION_ADVERTISED, '', { [ATTR_AGENT_ATTRIBUTE]: METRIC_SERVER_EXTENSION_ADVERTISED });
       return;
     }
     this.advertised.set(key, { server: serverAttributes, points });
@@ -177,86 +202,59 @@ export class Recorder {
 
   record({ facts, server, outcome }: RequestRecord): void {
     const g = this.guards;
-    const serverName = server?.identity.name === undefined ? undefined : g.server.admit(server.identity.name);
-    const serverVersion = server?.identity.version === undefined ? undefined : g.server.admit(server.identity.version);
-    const method = g.method.admit(facts.method);
-    const protocol = facts.protocolVersion === undefined ? undefined : g.protocol.admit(facts.protocolVersion);
-    const client = facts.clientName === undefined ? undefined : g.client.admit(facts.clientName);
-    const clientVersion = facts.clientVersion === undefined ? undefined : g.clientVersion.admit(facts.clientVersion);
-    const serverDeclaration = server === undefined ? DECLARATION.unknown : server.extensions.declaration;
-    const outcomeClass = g.outcome.admit(outcome.outcome);
-    const code = outcome.errorCode === undefined ? undefined : g.code.admit(String(outcome.errorCode));
-    const requestKey = this.keys.key(serverName, serverVersion, method, facts.era, protocol, client, clientVersion, facts.client.declaration, serverDeclaration, outcomeClass, code);
-    const requestAttributes = (): Attributes => {
-      const attributes: Attributes = {
-        [ATTR_MCP_METHOD_NAME]: method,
-        [ATTR_ERA]: facts.era,
-        [ATTR_CLIENT_DECLARATION]: facts.client.declaration,
-        [ATTR_SERVER_DECLARATION]: serverDeclaration,
-        [ATTR_OUTCOME]: outcomeClass,
-      };
-      if (serverName !== undefined) attributes[ATTR_SERVER_NAME] = serverName;
-      if (serverVersion !== undefined) attributes[ATTR_SERVER_VERSION] = serverVersion;
-      if (protocol !== undefined) attributes[ATTR_MCP_PROTOCOL_VERSION] = protocol;
-      if (client !== undefined) attributes[ATTR_CLIENT_NAME] = client;
-      if (clientVersion !== undefined) attributes[ATTR_CLIENT_VERSION] = clientVersion;
-      if (code !== undefined) attributes[ATTR_RPC_RESPONSE_STATUS_CODE] = code;
-      return attributes;
-    };
-    this.requests.add(requestKey, '', requestAttributes);
-    this.recordExtensions(requestKey, requestAttributes, facts.client, server, outcome.required);
+    // Filled in place, in REQUEST_ATTRIBUTES order: the hot path allocates nothing for a known stream.
+    const values = this.values;
+    values[0] = server?.identity.name === undefined ? undefined : g.server.admit(server.identity.name);
+    values[1] = server?.identity.version === undefined ? undefined : g.server.admit(server.identity.version);
+    values[2] = g.method.admit(facts.method);
+    values[3] = facts.era;
+    values[4] = facts.protocolVersion === undefined ? undefined : g.protocol.admit(facts.protocolVersion);
+    values[5] = facts.clientName === undefined ? undefined : g.client.admit(facts.clientName);
+    values[6] = facts.clientVersion === undefined ? undefined : g.clientVersion.admit(facts.clientVersion);
+    values[7] = facts.client.declaration;
+    values[8] = server === undefined ? DECLARATION.unknown : server.extensions.declaration;
+    values[9] = g.outcome.admit(outcome.outcome);
+    values[10] = outcome.errorCode === undefined ? undefined : g.code.admit(String(outcome.errorCode));
+    const key = this.keys.key(values);
+    if (!this.requests.increment(key, '')) this.requests.create(key, '', requestAttributes(values));
+    this.recordExtensions(key, facts.client, server, outcome.required);
   }
 
   /** One point per id in the union of client, server and required ids (id lists are short: `includes`). */
-  private recordExtensions(
-    requestKey: string,
-    requestAttributes: () => Attributes,
-    client: DeclaredExtensions,
-    server: ServerView | undefined,
-    required: DeclaredExtensions | undefined,
-  ): void {
+  private recordExtensions(key: string, client: DeclaredExtensions, server: ServerView | undefined, required: DeclaredExtensions | undefined): void {
     const requiredIds = required?.ids ?? NO_IDS;
     const serverIds = server?.extensions.ids ?? NO_IDS;
-    for (const id of client.ids) {
-      this.point(requestKey, requestAttributes, id, true, server?.ids.has(id) ?? false, requiredIds.includes(id));
-    }
+    for (const id of client.ids) this.point(key, id, true, server?.ids.has(id) ?? false, requiredIds.includes(id));
     for (const id of serverIds) {
-      if (!client.ids.includes(id)) this.point(requestKey, requestAttributes, id, false, true, requiredIds.includes(id));
+      if (!client.ids.includes(id)) this.point(key, id, false, true, requiredIds.includes(id));
     }
     for (const id of requiredIds) {
-      if (!client.ids.includes(id) && !serverIds.includes(id)) this.point(requestKey, requestAttributes, id, false, false, true);
+      if (!client.ids.includes(id) && !serverIds.includes(id)) this.point(key, id, false, false, true);
     }
     const serverInvalid = (server?.extensions.invalid ?? 0) > 0;
-    if (client.invalid > 0 || serverInvalid) {
-      this.point(requestKey, requestAttributes, INVALID_EXTENSION_ID, client.invalid > 0, serverInvalid, false);
-    }
+    if (client.invalid > 0 || serverInvalid) this.point(key, INVALID_EXTENSION_ID, client.invalid > 0, serverInvalid, false);
     this.countRejected(client);
   }
 
-  private point(
-    requestKey: string,
-    requestAttributes: () => Attributes,
-    id: string,
-    clientDeclared: boolean,
-    serverDeclared: boolean,
-    required: boolean,
-  ): void {
+  private point(key: string, id: string, clientDeclared: boolean, serverDeclared: boolean, required: boolean): void {
     const admitted = id === INVALID_EXTENSION_ID ? id : this.guards.extension.admit(id);
     const negotiated = clientDeclared && serverDeclared && admitted !== INVALID_EXTENSION_ID;
     const flags = (clientDeclared ? 8 : 0) | (serverDeclared ? 4 : 0) | (negotiated ? 2 : 0) | (required ? 1 : 0);
-    this.extensionRequests.add(requestKey, admitted + FLAG_SUFFIX[flags], () => ({
-      ...requestAttributes(),
+    const inner = admitted + FLAG_SUFFIX[flags];
+    if (this.extensionRequests.increment(key, inner)) return;
+    this.extensionRequests.create(key, inner, {
+      ...requestAttributes(this.values),
       [ATTR_EXTENSION_ID]: admitted,
       [ATTR_EXTENSION_CLIENT_DECLARED]: clientDeclared,
       [ATTR_EXTENSION_SERVER_DECLARED]: serverDeclared,
       [ATTR_EXTENSION_NEGOTIATED]: negotiated,
       [ATTR_EXTENSION_REQUIRED]: required,
-    }));
+    });
   }
 
   private countRejected(client: DeclaredExtensions): void {
-    if (client.invalid > 0) this.rejectedIds.add('invalid', '', () => ({ [ATTR_AGENT_REASON]: 'invalid' }), client.invalid);
-    if (client.dropped > 0) this.rejectedIds.add('too_many', '', () => ({ [ATTR_AGENT_REASON]: 'too_many' }), client.dropped);
+    if (client.invalid > 0) this.rejectedIds.add('invalid', '', { [ATTR_AGENT_REASON]: 'invalid' }, client.invalid);
+    if (client.dropped > 0) this.rejectedIds.add('too_many', '', { [ATTR_AGENT_REASON]: 'too_many' }, client.dropped);
   }
 }
 

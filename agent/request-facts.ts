@@ -23,21 +23,15 @@ export interface LegacyHandshake {
   protocolVersion?: string;
 }
 
-export type TargetKind = 'tool' | 'prompt' | 'resource';
-
 /** Everything read from one inbound request, before its answer. All strings are untrusted client input. */
 export interface RequestFacts {
   method: string;
   id: string | number;
-  targetKind?: TargetKind;
-  target?: string;
   era: Era;
   protocolVersion?: string;
   clientName?: string;
   clientVersion?: string;
   client: DeclaredExtensions;
-  /** Raw `params._meta`, kept only to extract trace context from. */
-  meta?: Record<string, unknown>;
 }
 
 export interface Outcome {
@@ -57,13 +51,13 @@ export interface JsonRpcRequest {
   params?: unknown;
 }
 
-function asRecord(value: unknown): Record<string, unknown> | undefined {
+export function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined;
 }
 
-function asString(value: unknown): string | undefined {
+export function asString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
@@ -93,16 +87,12 @@ export function readRequest(
   const facts: RequestFacts = {
     method: message.method,
     id: message.id,
-    targetKind: undefined,
-    target: undefined,
     era: ERA.legacy,
     protocolVersion: undefined,
     clientName: undefined,
     clientVersion: undefined,
     client: UNKNOWN_DECLARATION,
-    meta,
   };
-  if (params !== undefined) readTarget(facts, params);
   const envelopeVersion = meta === undefined ? undefined : asString(meta[META_PROTOCOL_VERSION]);
   if (envelopeVersion !== undefined) {
     facts.era = ERA.modern;
@@ -129,25 +119,6 @@ function readClientInfo(facts: RequestFacts, value: unknown): void {
   if (info === undefined) return;
   facts.clientName = asString(info['name']);
   facts.clientVersion = asString(info['version']);
-}
-
-function readTarget(facts: RequestFacts, params: Record<string, unknown>): void {
-  switch (facts.method) {
-    case 'tools/call':
-      facts.target = asString(params['name']);
-      facts.targetKind = facts.target === undefined ? undefined : 'tool';
-      return;
-    case 'prompts/get':
-      facts.target = asString(params['name']);
-      facts.targetKind = facts.target === undefined ? undefined : 'prompt';
-      return;
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe':
-      facts.target = asString(params['uri']);
-      facts.targetKind = facts.target === undefined ? undefined : 'resource';
-      return;
-  }
 }
 
 /** Classifies the answer to a request: a JSON-RPC error, a tool error, or the result's type. */

@@ -14,7 +14,7 @@ import {
 } from '@opentelemetry/api';
 import { fingerprint } from './extension-map.js';
 import type { RequestRecord } from './recorder.js';
-import type { RequestFacts } from './request-facts.js';
+import { type JsonRpcRequest, type RequestFacts, asRecord, asString } from './request-facts.js';
 import {
   ATTR_CLIENT_DECLARATION,
   ATTR_CLIENT_EXTENSIONS,
@@ -55,16 +55,42 @@ const META_GETTER: TextMapGetter<Record<string, unknown>> = {
   },
 };
 
+/** The attribute naming what a request targets (tool, prompt, resource), after the MCP semantic conventions. */
+function target(method: string, params: Record<string, unknown> | undefined): { attribute: string; value: string } | undefined {
+  if (params === undefined) return undefined;
+  let attribute: string;
+  let value: unknown;
+  switch (method) {
+    case 'tools/call':
+      [attribute, value] = [ATTR_GEN_AI_TOOL_NAME, params['name']];
+      break;
+    case 'prompts/get':
+      [attribute, value] = [ATTR_GEN_AI_PROMPT_NAME, params['name']];
+      break;
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      [attribute, value] = [ATTR_MCP_RESOURCE_URI, params['uri']];
+      break;
+    default:
+      return undefined;
+  }
+  const text = asString(value);
+  return text === undefined ? undefined : { attribute, value: capLength(text, MAX_NAME_LENGTH) };
+}
+
 /**
- * The SERVER span of one MCP request, after the OTel MCP semantic conventions: the client's trace context in
- * `params._meta` is the parent, and the ambient (e.g. HTTP) span becomes a link.
+ * The SERVER span of one MCP request, after the OTel MCP semantic conventions: named `{method} {tool or prompt}`,
+ * the client's trace context in `params._meta` is the parent, and the ambient (e.g. HTTP) span becomes a link.
  */
-export function startRequestSpan(tracer: Tracer, facts: RequestFacts, startTime?: number): { span: Span; context: Context } {
+export function startRequestSpan(tracer: Tracer, facts: RequestFacts, message: JsonRpcRequest, startTime?: number): { span: Span; context: Context } {
+  const params = asRecord(message.params);
+  const meta = params === undefined ? undefined : asRecord(params['_meta']);
   const ambient = context.active();
   let parent = ambient;
   let links: Link[] | undefined;
-  if (facts.meta !== undefined && typeof facts.meta['traceparent'] === 'string') {
-    const extracted = propagation.extract(ROOT_CONTEXT, facts.meta, META_GETTER);
+  if (meta !== undefined && typeof meta['traceparent'] === 'string') {
+    const extracted = propagation.extract(ROOT_CONTEXT, meta, META_GETTER);
     if (trace.getSpanContext(extracted) !== undefined) {
       parent = extracted;
       const ambientSpan = trace.getSpanContext(ambient);
@@ -72,13 +98,17 @@ export function startRequestSpan(tracer: Tracer, facts: RequestFacts, startTime?
     }
   }
   const method = capLength(facts.method, MAX_NAME_LENGTH);
-  const named = facts.targetKind === 'tool' || facts.targetKind === 'prompt';
-  const name = named && facts.target !== undefined ? `${method} ${capLength(facts.target, MAX_NAME_LENGTH)}` : method;
+  const attributes: Attributes = { [ATTR_MCP_METHOD_NAME]: method, [ATTR_JSONRPC_REQUEST_ID]: capLength(String(facts.id), MAX_NAME_LENGTH) };
+  const targeted = target(facts.method, params);
+  if (targeted !== undefined) attributes[targeted.attribute] = targeted.value;
+  if (facts.method === 'tools/call') attributes[ATTR_GEN_AI_OPERATION_NAME] = 'execute_tool';
+  // Resource URIs are high-cardinality: they stay out of the span name, as the conventions ask.
+  const named = targeted !== undefined && targeted.attribute !== ATTR_MCP_RESOURCE_URI;
   const span = tracer.startSpan(
-    name,
+    named ? `${method} ${targeted.value}` : method,
     {
       kind: SpanKind.SERVER,
-      attributes: { [ATTR_MCP_METHOD_NAME]: method, [ATTR_JSONRPC_REQUEST_ID]: capLength(String(facts.id), MAX_NAME_LENGTH) },
+      attributes,
       ...(links !== undefined && { links }),
       ...(startTime !== undefined && { startTime }),
     },
@@ -107,11 +137,6 @@ export function finishRequestSpan(span: Span, record: RequestRecord, sessionId: 
   set(ATTR_MCP_SESSION_ID, sessionId);
   set(ATTR_CLIENT_NAME, facts.clientName);
   set(ATTR_CLIENT_VERSION, facts.clientVersion);
-  if (facts.targetKind === 'tool') {
-    set(ATTR_GEN_AI_TOOL_NAME, facts.target);
-    attributes[ATTR_GEN_AI_OPERATION_NAME] = 'execute_tool';
-  } else if (facts.targetKind === 'prompt') set(ATTR_GEN_AI_PROMPT_NAME, facts.target);
-  else if (facts.targetKind === 'resource') set(ATTR_MCP_RESOURCE_URI, facts.target);
   if (captureSettings) {
     attributes[ATTR_CLIENT_EXTENSION_SETTINGS] = facts.client.settings.map((settings) =>
       capLength(JSON.stringify(settings) ?? 'null', MAX_SETTINGS_LENGTH),

@@ -7,6 +7,8 @@ type ServeStdio = (this: unknown, factory: unknown, options?: Record<string, unk
 type TransportClass = new () => object;
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+/** Method recorded for an entry answer whose request was not tracked (after the connection was pinned). */
+const UNTRACKED_METHOD = '(unknown)';
 const MAX_PENDING = 100_000;
 
 /**
@@ -37,15 +39,22 @@ interface EntryRequest {
   startTime: number;
 }
 
+/** Requests the entry may still answer itself once an instance serves the connection. */
+const ENTRY_METHODS = new Set(['initialize', 'subscriptions/listen']);
+
 class EntryWire implements TransportObserver {
   private readonly pending = new Map<string | number, EntryRequest>();
+  // Until an instance has answered, the entry may answer anything; after that, only ENTRY_METHODS. Tracking
+  // just those keeps the wire's per-request cost at a Set lookup.
+  private instanceServing = false;
 
   constructor(private readonly core: AgentCore) {}
 
-  inbound(message: unknown, _extra: unknown, dispatch: () => unknown): unknown {
+  inbound(message: unknown): undefined {
     try {
       if (isRequest(message)) {
-        if (this.pending.size < MAX_PENDING) this.pending.set(message.id, { message, startTime: Date.now() });
+        const track = !this.instanceServing || ENTRY_METHODS.has(message.method);
+        if (track && this.pending.size < MAX_PENDING) this.pending.set(message.id, { message, startTime: Date.now() });
       } else {
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.pending.delete(cancelled);
@@ -53,7 +62,7 @@ class EntryWire implements TransportObserver {
     } catch (error) {
       this.core.fail('stdio_entry', error);
     }
-    return dispatch();
+    return undefined;
   }
 
   outbound(message: unknown): void {
@@ -62,7 +71,10 @@ class EntryWire implements TransportObserver {
         // An answer from the pinned instance was recorded there, just before the channel passed it on.
         const recorded = message === this.core.lastRecordedAnswer;
         const entry = this.settle(message.id);
-        if (entry !== undefined && !recorded) this.core.recordUnreached(entry.message, readOutcome(message, this.core.limits), entry.startTime);
+        if (recorded) this.instanceServing = true;
+        else if (entry !== undefined) this.core.recordUnreached(entry.message, readOutcome(message, this.core.limits), entry.startTime);
+        // An entry answer to a request not tracked is still counted, as far as the answer tells.
+        else this.core.recordUnreached({ jsonrpc: '2.0', id: message.id, method: UNTRACKED_METHOD }, readOutcome(message, this.core.limits), Date.now());
         return;
       }
       // `subscriptions/listen` is acknowledged by a notification carrying the request id, not by a response.

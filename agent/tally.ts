@@ -11,8 +11,8 @@ interface Entry {
  * In-process cumulative counts keyed by strings, reported through an observable instrument.
  *
  * Why not `Counter.add`: the SDK hashes the attribute object on every call, which on the hot path of every MCP
- * request costs more than the rest of the agent together. Here a request costs a few Map lookups; attribute
- * objects are built once per distinct key. Keys are two-level (`outer`, `inner`) so a caller that reuses one
+ * request costs more than the rest of the agent together. Here a request costs a few Map lookups; callers build
+ * attribute objects only when {@link Tally.increment} finds no stream yet. Keys are two-level (`outer`, `inner`) so a caller that reuses one
  * `outer` string (whose hash V8 caches) only hashes the short `inner` part. Reported as a monotonic sum, the
  * exporter's temporality (delta by default) applies exactly as it would to a Counter. Counts made before an
  * SDK is attached are kept and reported at its first collection.
@@ -24,23 +24,31 @@ export class Tally {
   /** Past `maxStreams` distinct keys, new keys are counted in one overflow stream, as the OTel SDK does. */
   constructor(private readonly maxStreams = Number.POSITIVE_INFINITY) {}
 
-  add(outer: string, inner: string, attributes: () => Attributes, amount = 1): void {
-    let level = this.entries.get(outer);
-    const entry = level?.get(inner);
-    if (entry !== undefined) {
-      entry.value += amount;
-      return;
-    }
+  /** Adds to an existing stream; `false` when there is none yet (then call {@link create}). */
+  increment(outer: string, inner: string, amount = 1): boolean {
+    const entry = this.entries.get(outer)?.get(inner);
+    if (entry === undefined) return false;
+    entry.value += amount;
+    return true;
+  }
+
+  create(outer: string, inner: string, attributes: Attributes, amount = 1): void {
     if (this.streams >= this.maxStreams && outer !== OVERFLOW_KEY) {
-      this.add(OVERFLOW_KEY, '', () => ({ 'otel.metric.overflow': true }), amount);
+      this.add(OVERFLOW_KEY, '', { 'otel.metric.overflow': true }, amount);
       return;
     }
+    let level = this.entries.get(outer);
     if (level === undefined) {
       level = new Map();
       this.entries.set(outer, level);
     }
-    level.set(inner, { attributes: attributes(), value: amount });
+    level.set(inner, { attributes, value: amount });
     this.streams++;
+  }
+
+  /** For rare counts, where building `attributes` every time does not matter. */
+  add(outer: string, inner: string, attributes: Attributes, amount = 1): void {
+    if (!this.increment(outer, inner, amount)) this.create(outer, inner, attributes, amount);
   }
 
   observe(result: ObservableResult): void {

@@ -1,3 +1,5 @@
+import { type Context, context } from '@opentelemetry/api';
+
 /**
  * Observes a transport's traffic without changing it: every inbound message through the `onmessage` callback
  * the SDK installs, every outbound one through `send`, and the close through `onclose`.
@@ -8,8 +10,11 @@
  * accessor is delegated to, never replaced.
  */
 export interface TransportObserver {
-  /** Must call `dispatch` exactly once and return its result; observation errors are its own to catch. */
-  inbound(message: unknown, extra: unknown, dispatch: () => unknown): unknown;
+  /**
+   * Sees an inbound message before it is dispatched; may return the context to dispatch it in (the request's
+   * span). Must not throw: observation errors are its own to catch.
+   */
+  inbound(message: unknown, extra: unknown): Context | undefined;
   outbound(message: unknown): void;
   closed(): void;
 }
@@ -80,7 +85,10 @@ export function tapTransport(transport: object, observer: TransportObserver): vo
       dispatching = message;
       depth++;
       try {
-        return observer.inbound(message, extra, () => callback.apply(this, args as unknown as unknown[]));
+        const scope = observer.inbound(message, extra);
+        return scope === undefined
+          ? callback.apply(this, args as unknown as unknown[])
+          : context.with(scope, callback, this, ...(args as unknown as unknown[]));
       } finally {
         depth--;
         dispatching = previous;

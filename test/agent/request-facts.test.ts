@@ -17,7 +17,7 @@ describe('reading a request', () => {
       { client: readDeclaredExtensions({ extensions: { 'x/y': {} } }, limits), clientName: 'old' },
       limits,
     );
-    expect(facts).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', clientName: 'c', clientVersion: '1', targetKind: 'tool', target: 'echo' });
+    expect(facts).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', clientName: 'c', clientVersion: '1' });
     expect(facts.client.ids).toEqual(['a/b']);
   });
 
@@ -44,11 +44,6 @@ describe('reading a request', () => {
     );
     expect(facts).toMatchObject({ era: 'legacy', clientName: 'c', clientVersion: '2' });
     expect(facts.client.declaration).toBe('none');
-  });
-
-  it('targets: prompt name and resource URI', () => {
-    expect(readRequest({ id: 1, method: 'prompts/get', params: { name: 'p' } }, undefined, limits)).toMatchObject({ targetKind: 'prompt', target: 'p' });
-    expect(readRequest({ id: 1, method: 'resources/read', params: { uri: 'file:///x' } }, undefined, limits)).toMatchObject({ targetKind: 'resource', target: 'file:///x' });
   });
 
   it('tells requests, responses and cancellations apart', () => {

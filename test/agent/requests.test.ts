@@ -210,6 +210,27 @@ describe('trace context', () => {
     expect(span?.attributes['gen_ai.operation.name']).toBe('execute_tool');
   });
 
+  it('names resources by attribute only (URIs are high-cardinality), prompts in the span name', async () => {
+    const factory = () => {
+      const server = serverWith({});
+      server.registerResource('notes', 'file:///notes.txt', {}, async (uri) => ({ contents: [{ uri: uri.href, text: 'n' }] }));
+      server.registerPrompt('greet', {}, async () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }));
+      return server;
+    };
+    const { client, close } = await connectModern(factory, 'targets-client', {});
+    await client.readResource({ uri: 'file:///notes.txt' });
+    await client.getPrompt({ name: 'greet' });
+    const spans = await eventually(() => spansOf('targets-client').filter((s) => s.name !== 'server/discover'), (s) => s.length === 2);
+    await close();
+    const read = spans.find((span) => span.attributes['mcp.method.name'] === 'resources/read');
+    expect(read?.name).toBe('resources/read');
+    expect(read?.attributes['mcp.resource.uri']).toBe('file:///notes.txt');
+    const prompt = spans.find((span) => span.attributes['mcp.method.name'] === 'prompts/get');
+    expect(prompt?.name).toBe('prompts/get greet');
+    expect(prompt?.attributes['gen_ai.prompt.name']).toBe('greet');
+    expect(prompt?.attributes['gen_ai.operation.name']).toBeUndefined();
+  });
+
   it('runs the tool handler inside the MCP span, so its own spans are children', async () => {
     const { trace } = await import('@opentelemetry/api');
     let handlerTraceId: string | undefined;

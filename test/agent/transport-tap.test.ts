@@ -12,9 +12,9 @@ function recordingObserver() {
   const sent: unknown[] = [];
   let closed = 0;
   const observer: TransportObserver = {
-    inbound: (message, _extra, dispatch) => {
+    inbound: (message) => {
       seen.push(message);
-      return dispatch();
+      return undefined;
     },
     outbound: (message) => sent.push(message),
     closed: () => {
