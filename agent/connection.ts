@@ -61,6 +61,10 @@ export class Connection implements TransportObserver {
     }
   }
 
+  failed(error: unknown): void {
+    this.core.fail('tap', error);
+  }
+
   closed(): void {
     try {
       for (const entry of this.pending.values()) this.finish(entry, { outcome: OUTCOME.cancelled });

@@ -31,6 +31,7 @@ import {
   METRIC_REQUESTS,
   METRIC_SERVER_EXTENSIONS,
   METRIC_SERVER_EXTENSION_ADVERTISED,
+  OVERFLOW_VALUE,
 } from './semconv.js';
 import type { ServerView } from './server-view.js';
 import { Tally } from './tally.js';
@@ -68,27 +69,6 @@ function requestAttributes(values: readonly (string | undefined)[]): Attributes 
   return attributes;
 }
 
-/**
- * Builds the string key of a request's attribute values, reusing the previous key when the values repeat
- * (steady traffic): the reused string's hash is cached by V8, a freshly joined one must be hashed again.
- */
-class KeyMemo {
-  private readonly last: (string | undefined)[] = [];
-  private lastKey = '';
-
-  key(values: readonly (string | undefined)[]): string {
-    const last = this.last;
-    let same = last.length === values.length;
-    for (let i = 0; same && i < values.length; i++) same = last[i] === values[i];
-    if (same) return this.lastKey;
-    for (let i = 0; i < values.length; i++) last[i] = values[i];
-    last.length = values.length;
-    // Joined by a control character; ABSENT stands for a missing attribute.
-    this.lastKey = values.map((value) => value ?? ABSENT).join(SEP);
-    return this.lastKey;
-  }
-}
-
 /** One request as the metrics see it: facts, the server it reached (if any), and its outcome. */
 export interface RequestRecord {
   facts: RequestFacts;
@@ -113,8 +93,15 @@ export class Recorder {
   readonly overflow = new Tally();
   readonly errors = new Tally();
   private readonly advertised = new Map<string, AdvertisedVariant>();
-  private readonly keys = new KeyMemo();
+  // The last request's raw attribute inputs, and what they became: steady traffic repeats them, and a repeat
+  // reuses the key string (whose hash V8 has cached) without re-admitting or re-joining anything.
+  private readonly raw: (string | number | undefined)[] = new Array(REQUEST_ATTRIBUTES.length).fill(undefined);
+  private readonly lastRaw: (string | number | undefined)[] = new Array(REQUEST_ATTRIBUTES.length).fill(ABSENT);
   private readonly values: (string | undefined)[] = new Array(REQUEST_ATTRIBUTES.length).fill(undefined);
+  private key = '';
+  private folded: string[] = [];
+  // Inner keys per extension id and flag combination, built once (cached strings hash once).
+  private readonly innerKeys = new Map<string, string[]>();
   private readonly guards: Record<'server' | 'method' | 'protocol' | 'client' | 'clientVersion' | 'extension' | 'outcome' | 'code', ValueGuard>;
 
   constructor(config: ResolvedConfig) {
@@ -201,23 +188,57 @@ export class Recorder {
   }
 
   record({ facts, server, outcome }: RequestRecord): void {
-    const g = this.guards;
-    // Filled in place, in REQUEST_ATTRIBUTES order: the hot path allocates nothing for a known stream.
-    const values = this.values;
-    values[0] = server?.identity.name === undefined ? undefined : g.server.admit(server.identity.name);
-    values[1] = server?.identity.version === undefined ? undefined : g.server.admit(server.identity.version);
-    values[2] = g.method.admit(facts.method);
-    values[3] = facts.era;
-    values[4] = facts.protocolVersion === undefined ? undefined : g.protocol.admit(facts.protocolVersion);
-    values[5] = facts.clientName === undefined ? undefined : g.client.admit(facts.clientName);
-    values[6] = facts.clientVersion === undefined ? undefined : g.clientVersion.admit(facts.clientVersion);
-    values[7] = facts.client.declaration;
-    values[8] = server === undefined ? DECLARATION.unknown : server.extensions.declaration;
-    values[9] = g.outcome.admit(outcome.outcome);
-    values[10] = outcome.errorCode === undefined ? undefined : g.code.admit(String(outcome.errorCode));
-    const key = this.keys.key(values);
-    if (!this.requests.increment(key, '')) this.requests.create(key, '', requestAttributes(values));
+    const raw = this.raw;
+    raw[0] = server?.identity.name;
+    raw[1] = server?.identity.version;
+    raw[2] = facts.method;
+    raw[3] = facts.era;
+    raw[4] = facts.protocolVersion;
+    raw[5] = facts.clientName;
+    raw[6] = facts.clientVersion;
+    raw[7] = facts.client.declaration;
+    raw[8] = server === undefined ? DECLARATION.unknown : server.extensions.declaration;
+    raw[9] = outcome.outcome;
+    raw[10] = outcome.errorCode;
+    if (this.repeatsLast()) {
+      for (const attribute of this.folded) this.overflow.add(attribute, '', { [ATTR_AGENT_ATTRIBUTE]: attribute });
+    } else {
+      this.admit();
+    }
+    const key = this.key;
+    if (!this.requests.increment(key, '')) this.requests.create(key, '', requestAttributes(this.values));
     this.recordExtensions(key, facts.client, server, outcome.required);
+  }
+
+  private repeatsLast(): boolean {
+    const { raw, lastRaw } = this;
+    for (let i = 0; i < raw.length; i++) if (raw[i] !== lastRaw[i]) return false;
+    return true;
+  }
+
+  /** Runs the raw inputs through the cardinality guards into `values` and the joined `key`. */
+  private admit(): void {
+    const { raw, values, guards: g } = this;
+    const guarded = (guard: ValueGuard, value: string | number | undefined): string | undefined =>
+      value === undefined ? undefined : guard.admit(String(value));
+    values[0] = guarded(g.server, raw[0]);
+    values[1] = guarded(g.server, raw[1]);
+    values[2] = guarded(g.method, raw[2]);
+    values[3] = raw[3] as string;
+    values[4] = guarded(g.protocol, raw[4]);
+    values[5] = guarded(g.client, raw[5]);
+    values[6] = guarded(g.clientVersion, raw[6]);
+    values[7] = raw[7] as string;
+    values[8] = raw[8] as string;
+    values[9] = guarded(g.outcome, raw[9]);
+    values[10] = guarded(g.code, raw[10]);
+    this.folded = [];
+    values.forEach((value, index) => {
+      if (value === OVERFLOW_VALUE && raw[index] !== OVERFLOW_VALUE) this.folded.push(REQUEST_ATTRIBUTES[index]!);
+    });
+    // Joined by a control character; ABSENT stands for a missing attribute.
+    this.key = values.map((value) => value ?? ABSENT).join(SEP);
+    for (let i = 0; i < raw.length; i++) this.lastRaw[i] = raw[i];
   }
 
   /** One point per id in the union of client, server and required ids (id lists are short: `includes`). */
@@ -240,7 +261,12 @@ export class Recorder {
     const admitted = id === INVALID_EXTENSION_ID ? id : this.guards.extension.admit(id);
     const negotiated = clientDeclared && serverDeclared && admitted !== INVALID_EXTENSION_ID;
     const flags = (clientDeclared ? 8 : 0) | (serverDeclared ? 4 : 0) | (negotiated ? 2 : 0) | (required ? 1 : 0);
-    const inner = admitted + FLAG_SUFFIX[flags];
+    let inners = this.innerKeys.get(admitted);
+    if (inners === undefined) {
+      inners = FLAG_SUFFIX.map((suffix) => admitted + suffix);
+      this.innerKeys.set(admitted, inners);
+    }
+    const inner = inners[flags]!;
     if (this.extensionRequests.increment(key, inner)) return;
     this.extensionRequests.create(key, inner, {
       ...requestAttributes(this.values),

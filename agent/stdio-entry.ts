@@ -93,6 +93,10 @@ class EntryWire implements TransportObserver {
     this.pending.clear();
   }
 
+  failed(error: unknown): void {
+    this.core.fail('stdio_entry', error);
+  }
+
   private settle(id: string | number): EntryRequest | undefined {
     const entry = this.pending.get(id);
     if (entry !== undefined) this.pending.delete(id);

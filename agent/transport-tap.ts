@@ -4,10 +4,12 @@ import { type Context, context } from '@opentelemetry/api';
  * Observes a transport's traffic without changing it: every inbound message through the `onmessage` callback
  * the SDK installs, every outbound one through `send`, and the close through `onclose`.
  *
- * `Protocol.connect` installs its dispatcher by assigning `transport.onmessage`, so the callback is wrapped on
- * assignment. Some transports (Node's streamable HTTP one) forward `onmessage` through prototype accessors to
- * an inner transport; shadowing them with a plain property would silently stop delivery, so an inherited
- * accessor is delegated to, never replaced.
+ * `Protocol.connect` (v1 and v2) assigns `onmessage`/`onclose` and then calls `transport.start()`, which is
+ * when messages may start to flow (an in-memory transport delivers what was queued right inside `start`). So
+ * the callbacks are wrapped when `start` is called, by reading and re-assigning them: a transport that forwards
+ * `onmessage` through prototype accessors to an inner transport (Node's streamable HTTP one) keeps doing so.
+ * Only plain assignments are used, never `defineProperty` over an existing property: that would turn the
+ * transport into a dictionary-mode object and slow down every property access the SDK makes on it.
  */
 export interface TransportObserver {
   /**
@@ -17,97 +19,59 @@ export interface TransportObserver {
   inbound(message: unknown, extra: unknown): Context | undefined;
   outbound(message: unknown): void;
   closed(): void;
+  /** The callbacks could not be wrapped at start; the transport runs unobserved. */
+  failed(error: unknown): void;
 }
 
 type Callback = (this: unknown, ...args: unknown[]) => unknown;
-
-function findDescriptor(target: object, property: string): { descriptor: PropertyDescriptor; own: boolean } | undefined {
-  for (let object: object | null = target; object !== null; object = Object.getPrototypeOf(object)) {
-    const descriptor = Object.getOwnPropertyDescriptor(object, property);
-    if (descriptor !== undefined) return { descriptor, own: object === target };
-  }
-  return undefined;
+interface Tappable {
+  onmessage?: unknown;
+  onclose?: unknown;
+  send: Callback;
+  start: Callback;
 }
 
-/** Makes every function assigned to `target[property]` pass through `wrap`. */
-function interceptAssignment(target: object, property: string, wrap: (callback: Callback) => Callback): void {
-  const found = findDescriptor(target, property);
-  const accessor = found !== undefined && (found.descriptor.get !== undefined || found.descriptor.set !== undefined)
-    ? found.descriptor
-    : undefined;
-  const wrapIfFunction = (value: unknown): unknown => (typeof value === 'function' ? wrap(value as Callback) : value);
-  if (accessor !== undefined) {
-    Object.defineProperty(target, property, {
-      configurable: true,
-      enumerable: accessor.enumerable ?? false,
-      get(this: unknown) {
-        return accessor.get?.call(this);
-      },
-      set(this: unknown, value: unknown) {
-        accessor.set?.call(this, wrapIfFunction(value));
-      },
-    });
-    return;
-  }
-  let stored = found?.own ? found.descriptor.value : undefined;
-  Object.defineProperty(target, property, {
-    configurable: true,
-    enumerable: found?.descriptor.enumerable ?? true,
-    get: () => stored,
-    set: (value: unknown) => {
-      stored = wrapIfFunction(value);
-    },
-  });
+function assertAssignable(target: object, property: string): void {
+  const own = Object.getOwnPropertyDescriptor(target, property);
+  if (own !== undefined && own.writable === false && own.set === undefined) throw new Error(`transport.${property} is read-only`);
 }
 
-function assertConfigurable(target: object, property: string): void {
-  if (Object.getOwnPropertyDescriptor(target, property)?.configurable === false) {
-    throw new Error(`transport.${property} is not configurable`);
+function observeCallbacks(transport: Tappable, observer: TransportObserver): void {
+  const onmessage = transport.onmessage;
+  if (typeof onmessage === 'function') {
+    transport.onmessage = function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
+      const scope = observer.inbound(message, extra);
+      // `arguments`, not (message, extra): whatever the transport passes reaches the callback unchanged.
+      const args = arguments as unknown as unknown[];
+      return scope === undefined ? (onmessage as Callback).apply(this, args) : context.with(scope, onmessage as Callback, this, ...args);
+    };
+  }
+  const onclose = transport.onclose;
+  if (typeof onclose === 'function') {
+    transport.onclose = function observedOnClose(this: unknown) {
+      observer.closed();
+      return (onclose as Callback).apply(this, arguments as unknown as unknown[]);
+    };
   }
 }
 
 /** Throws, having changed nothing, when the transport cannot be observed. */
 export function tapTransport(transport: object, observer: TransportObserver): void {
-  const send = (transport as { send?: unknown }).send;
-  if (typeof send !== 'function') throw new Error('transport has no send()');
+  const target = transport as Tappable;
+  const { send, start } = target;
+  if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
   if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');
-  for (const property of ['onmessage', 'onclose', 'send']) assertConfigurable(transport, property);
-  // A callback installed before connect gets chained inside the SDK's dispatcher, and would be wrapped too:
-  // the message currently being dispatched is observed once, by the outermost wrapper.
-  let dispatching: unknown;
-  let depth = 0;
-  interceptAssignment(transport, 'onmessage', (callback) =>
-    function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
-      // `arguments`, not (message, extra): whatever the transport passes reaches the callback unchanged.
-      const args = arguments;
-      if (depth > 0 && dispatching === message) return callback.apply(this, args as unknown as unknown[]);
-      const previous = dispatching;
-      dispatching = message;
-      depth++;
-      try {
-        const scope = observer.inbound(message, extra);
-        return scope === undefined
-          ? callback.apply(this, args as unknown as unknown[])
-          : context.with(scope, callback, this, ...(args as unknown as unknown[]));
-      } finally {
-        depth--;
-        dispatching = previous;
-      }
-    },
-  );
-  interceptAssignment(transport, 'onclose', (callback) =>
-    function observedOnClose(this: unknown, ...args: unknown[]) {
-      observer.closed();
-      return callback.apply(this, args);
-    },
-  );
-  Object.defineProperty(transport, 'send', {
-    configurable: true,
-    writable: true,
-    enumerable: false,
-    value: function observedSend(this: unknown, message: unknown) {
-      observer.outbound(message);
-      return (send as Callback).apply(this, arguments as unknown as unknown[]);
-    },
-  });
+  for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
+  target.start = function observedStart(this: unknown) {
+    try {
+      observeCallbacks(target, observer);
+    } catch (error) {
+      observer.failed(error);
+    }
+    return start.apply(this, arguments as unknown as unknown[]);
+  };
+  target.send = function observedSend(this: unknown, message: unknown) {
+    observer.outbound(message);
+    return send.apply(this, arguments as unknown as unknown[]);
+  };
 }

@@ -10,6 +10,7 @@ import { ValueGuard } from '../../agent/value-guard.js';
 function recordingObserver() {
   const seen: unknown[] = [];
   const sent: unknown[] = [];
+  const failures: unknown[] = [];
   let closed = 0;
   const observer: TransportObserver = {
     inbound: (message) => {
@@ -20,8 +21,9 @@ function recordingObserver() {
     closed: () => {
       closed++;
     },
+    failed: (error) => failures.push(error),
   };
-  return { observer, seen, sent, closed: () => closed };
+  return { observer, seen, sent, failures, closed: () => closed };
 }
 
 /** Like the Node streamable HTTP transport: onmessage is a prototype accessor forwarding to an inner object. */
@@ -39,34 +41,58 @@ class ForwardingTransport {
   set onclose(handler) {
     this.inner.onclose = handler;
   }
+  async start(): Promise<void> {}
   async send(_message: unknown): Promise<void> {}
   deliver(message: unknown) {
     this.inner.onmessage?.(message);
   }
 }
 
+/** Like the SDK's in-memory transport: messages queued before start are delivered inside start. */
+class QueueingTransport {
+  onmessage?: (message: unknown) => void;
+  queue: unknown[] = [{ id: 'early', method: 'ping' }];
+  async start(): Promise<void> {
+    for (const message of this.queue.splice(0)) this.onmessage?.(message);
+  }
+  async send(_message: unknown): Promise<void> {}
+}
+
 describe('tapping a transport', () => {
-  it('delegates to inherited accessors, so delivery through the inner transport keeps working', () => {
+  it('delegates to inherited accessors, so delivery through the inner transport keeps working', async () => {
     const transport = new ForwardingTransport();
     const { observer, seen } = recordingObserver();
     tapTransport(transport, observer);
     const delivered: unknown[] = [];
     transport.onmessage = (message) => delivered.push(message);
+    await transport.start();
+    expect(Object.getOwnPropertyDescriptor(transport, 'onmessage')).toBeUndefined();
     transport.deliver({ id: 1, method: 'ping' });
     expect(delivered).toEqual([{ id: 1, method: 'ping' }]);
     expect(seen).toEqual([{ id: 1, method: 'ping' }]);
   });
 
-  it('observes a message once when a pre-existing callback is chained inside the new one', () => {
-    const transport = { onmessage: undefined as undefined | ((m: unknown) => void), send: async () => {} };
+  it('sees messages an in-memory transport delivers inside start()', async () => {
+    const transport = new QueueingTransport();
     const { observer, seen } = recordingObserver();
     tapTransport(transport, observer);
+    const delivered: unknown[] = [];
+    transport.onmessage = (message) => delivered.push(message);
+    await transport.start();
+    expect(delivered).toEqual([{ id: 'early', method: 'ping' }]);
+    expect(seen).toEqual(delivered);
+  });
+
+  it('observes a message once when a pre-existing callback is chained inside the new one (as connect does)', async () => {
+    const transport = new QueueingTransport();
+    transport.queue = [];
+    const { observer, seen } = recordingObserver();
     const user: unknown[] = [];
     transport.onmessage = (message) => user.push(message);
+    tapTransport(transport, observer);
     const previous = transport.onmessage;
-    transport.onmessage = (message) => {
-      previous?.(message);
-    };
+    transport.onmessage = (message) => previous?.(message);
+    await transport.start();
     transport.onmessage?.({ id: 2, method: 'x' });
     expect(user).toHaveLength(1);
     expect(seen).toHaveLength(1);
@@ -76,6 +102,7 @@ describe('tapping a transport', () => {
     const calls: unknown[][] = [];
     const transport = {
       onmessage: undefined,
+      start: async () => {},
       send(...args: unknown[]) {
         calls.push(args);
         return Promise.resolve('sent');
@@ -84,19 +111,40 @@ describe('tapping a transport', () => {
     const { observer, sent } = recordingObserver();
     tapTransport(transport, observer);
     const message = { id: 1, result: {} };
-    expect(await transport.send(message)).toBe('sent');
-    expect(calls).toEqual([[message]]);
+    expect(await transport.send(message, { relatedRequestId: 1 })).toBe('sent');
+    expect(calls).toEqual([[message, { relatedRequestId: 1 }]]);
     expect(calls[0]?.[0]).toBe(message);
     expect(sent).toEqual([message]);
   });
 
   it('refuses, changing nothing, a transport it cannot observe', () => {
-    const frozen = Object.freeze({ onmessage: undefined, send: async () => {} });
+    const frozen = Object.freeze({ onmessage: undefined, start: async () => {}, send: async () => {} });
     expect(() => tapTransport(frozen, recordingObserver().observer)).toThrow();
-    const sealed: Record<string, unknown> = {};
+    const sealed: Record<string, unknown> = { start: async () => {} };
     Object.defineProperty(sealed, 'send', { value: async () => {}, configurable: false, writable: false });
-    expect(() => tapTransport(sealed, recordingObserver().observer)).toThrow(/not configurable/);
-    expect(Object.getOwnPropertyDescriptor(sealed, 'onmessage')).toBeUndefined();
+    expect(() => tapTransport(sealed, recordingObserver().observer)).toThrow(/read-only/);
+    expect(Object.keys(sealed)).toEqual(['start']);
+  });
+
+  it('a callback that cannot be wrapped is reported, and start still runs', async () => {
+    let started = false;
+    const transport = {
+      get onmessage() {
+        return () => {};
+      },
+      set onmessage(_value) {
+        throw new Error('no');
+      },
+      start: async () => {
+        started = true;
+      },
+      send: async () => {},
+    };
+    const { observer, failures } = recordingObserver();
+    tapTransport(transport, observer);
+    await transport.start();
+    expect(started).toBe(true);
+    expect(failures).toHaveLength(1);
   });
 });
 
@@ -145,10 +193,11 @@ describe('bounded memory', () => {
 describe('pairing requests with answers on one connection', () => {
   function connection() {
     const core = new AgentCore(DEFAULT_CONFIG, () => trace.getTracer('unused'), undefined);
-    const transport = { onmessage: undefined as undefined | ((m: unknown) => void), onclose: undefined as undefined | (() => void), send: async (_m: unknown) => {} };
+    const transport = { onmessage: undefined as undefined | ((m: unknown) => void), onclose: undefined as undefined | (() => void), start: async () => {}, send: async (_m: unknown) => {} };
     core.attach({ getCapabilities: () => ({}), _serverInfo: { name: 's', version: '1' } }, transport);
     transport.onmessage = () => {};
     transport.onclose = () => {};
+    void transport.start();
     const request = (id: number | string, name: string) =>
       transport.onmessage!({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name } } } });
     return { core, transport, request };
