@@ -105,7 +105,7 @@ export class Connection implements TransportObserver {
   private take(id: string | number): Pending | undefined {
     const entry = this.pending.get(id);
     if (entry === undefined) return undefined;
-    const queue = this.reused.get(id);
+    const queue = this.reused.size === 0 ? undefined : this.reused.get(id);
     const next = queue?.shift();
     if (next === undefined) this.pending.delete(id);
     else {

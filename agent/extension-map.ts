@@ -117,12 +117,20 @@ export function canonicalJson(value: unknown): string {
   return walk(value, 0);
 }
 
+function isEmpty(record: Record<string, unknown>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+
+/** `{}` — "supported, no settings" — is by far the most common value. */
+const EMPTY_FINGERPRINT = createHash('sha256').update('{}').digest('hex').slice(0, 16);
 const FINGERPRINT_MEMO_SIZE = 4096;
 const MAX_MEMO_KEY_LENGTH = 1024;
 const fingerprintMemo = new Map<string, string>();
 
 /** A short, stable fingerprint of a settings object: 16 hex digits of SHA-256 over its canonical JSON. */
 export function fingerprint(settings: unknown): string {
+  if (isPlainObject(settings) && isEmpty(settings)) return EMPTY_FINGERPRINT;
   // Clients repeat the same few settings on every request: hash each distinct canonical form once.
   const canonical = canonicalJson(settings);
   let digest = fingerprintMemo.get(canonical);
