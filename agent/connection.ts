@@ -86,7 +86,7 @@ export class Connection implements TransportObserver {
       return undefined;
     }
     markReached();
-    const facts = readRequest(message, this.core.legacy.get(this.server), this.core.limits, () => protocolVersionHeader(extra));
+    const facts = readRequest(message, this.core.legacy.get(this.server), this.core.limits, protocolVersionHeader, extra);
     if (this.pending.size >= MAX_PENDING) {
       this.core.fail('pending_overflow', undefined);
       return undefined;

@@ -80,7 +80,8 @@ export function readRequest(
   message: JsonRpcRequest,
   legacy: LegacyHandshake | undefined,
   limits: ExtensionMapLimits,
-  protocolVersionHint: () => string | undefined = () => undefined,
+  protocolVersionHint: (extra: unknown) => string | undefined = () => undefined,
+  extra?: unknown,
 ): RequestFacts {
   const params = asRecord(message.params);
   const meta = params === undefined ? undefined : asRecord(params['_meta']);
@@ -104,12 +105,12 @@ export function readRequest(
     readClientInfo(facts, params?.['clientInfo']);
     facts.client = readDeclaredExtensions(params?.['capabilities'], limits);
   } else if (legacy !== undefined) {
-    facts.protocolVersion = legacy.protocolVersion ?? protocolVersionHint();
+    facts.protocolVersion = legacy.protocolVersion ?? protocolVersionHint(extra);
     facts.clientName = legacy.clientName;
     facts.clientVersion = legacy.clientVersion;
     facts.client = legacy.client;
   } else {
-    facts.protocolVersion = protocolVersionHint();
+    facts.protocolVersion = protocolVersionHint(extra);
   }
   return facts;
 }

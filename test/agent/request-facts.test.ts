@@ -31,7 +31,7 @@ describe('reading a request', () => {
     const handshake = { client: readDeclaredExtensions({ extensions: { 'a/b': {} } }, limits), clientName: 'c', protocolVersion: '2025-11-25' };
     expect(readRequest(request, handshake, limits)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
     expect(readRequest(request, handshake, limits).client.ids).toEqual(['a/b']);
-    const orphan = readRequest(request, undefined, limits, () => '2025-06-18');
+    const orphan = readRequest(request, undefined, limits, (extra) => (extra as { version: string }).version, { version: '2025-06-18' });
     expect(orphan).toMatchObject({ era: 'legacy', protocolVersion: '2025-06-18' });
     expect(orphan.client.declaration).toBe('unknown');
   });
