@@ -3,14 +3,18 @@
  * kept string already length-checked. Nothing here refers to protobuf or HTTP.
  */
 
-/** Who sent the points: the resource attributes we keep, and a canonical form of all of them. */
-export interface ResourceIdentity {
+/** The resource attributes that identify an instance (`service.*`, `host.name`, the MCP server's serverInfo). */
+export interface InstanceIdentity {
   service: string | null;
   instanceId: string | null;
   serviceVersion: string | null;
   host: string | null;
   serverName: string | null;
   serverVersion: string | null;
+}
+
+/** Who sent the points: the resource attributes we keep, and a canonical form of all of them. */
+export interface ResourceIdentity extends InstanceIdentity {
   /** Canonical text of every resource attribute. */
   canonical: string;
   /** A short stable hash of `canonical`: the resource part of each stream's identity. */

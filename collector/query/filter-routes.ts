@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { QueryContext } from './context.js';
 import { buildMatrixView, clientLabel } from './matrix-view.js';
-import { iso, nameSchema, nullableString, parseRange, rangeProperties } from './params.js';
+import { extensionCountsSchema, iso, nameSchema, nullableString, parseRange, rangeProperties } from './params.js';
 
 interface FilterQuerystring {
   from?: string;
@@ -46,19 +46,7 @@ const extensionsSchema = {
       properties: {
         from: { type: 'string' },
         to: { type: 'string' },
-        extensions: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated'],
-            properties: {
-              id: { type: 'string' },
-              clientDeclared: { type: 'integer' },
-              serverAdvertised: { type: 'integer' },
-              negotiated: { type: 'integer' },
-            },
-          },
-        },
+        extensions: extensionCountsSchema,
       },
     },
   },

@@ -1,3 +1,4 @@
+import type { InstanceIdentity } from '../processing/points.js';
 import type { InstanceRecord } from '../store/store.js';
 import { iso } from './params.js';
 
@@ -9,13 +10,7 @@ export interface AdvertisedServer {
   extensions: { id: string; fingerprint: string | null }[];
 }
 
-export interface InstanceView {
-  service: string | null;
-  instanceId: string | null;
-  serviceVersion: string | null;
-  host: string | null;
-  serverName: string | null;
-  serverVersion: string | null;
+export interface InstanceView extends InstanceIdentity {
   firstSeen: string;
   lastSeen: string;
   stale: boolean;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { QueryContext } from './context.js';
 import { matrixCsv } from './matrix-csv.js';
 import { type Grouping, buildMatrixView } from './matrix-view.js';
-import { iso, nameSchema, nullableString, parseRange, rangeProperties } from './params.js';
+import { extensionCountsSchema, iso, nameSchema, nullableString, parseRange, rangeProperties } from './params.js';
 
 interface MatrixQuerystring {
   from?: string;
@@ -52,19 +52,7 @@ const schema = {
               version: nullableString,
               requests: { type: 'integer' },
               declaration: counts,
-              extensions: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated'],
-                  properties: {
-                    id: { type: 'string' },
-                    clientDeclared: { type: 'integer' },
-                    serverAdvertised: { type: 'integer' },
-                    negotiated: { type: 'integer' },
-                  },
-                },
-              },
+              extensions: extensionCountsSchema,
             },
           },
         },

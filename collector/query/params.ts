@@ -70,3 +70,18 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The JSON schema of nullable strings in responses. */
 export const nullableString = { type: ['string', 'null'] } as const;
+
+/** Per extension id: requests where the client declared it, the server advertised it, and both. */
+export const extensionCountsSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated'],
+    properties: {
+      id: { type: 'string' },
+      clientDeclared: { type: 'integer' },
+      serverAdvertised: { type: 'integer' },
+      negotiated: { type: 'integer' },
+    },
+  },
+} as const;

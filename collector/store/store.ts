@@ -1,4 +1,4 @@
-import type { ApplyResult, MetricsBatch, SpanBatch, SpanExample } from '../processing/points.js';
+import type { ApplyResult, InstanceIdentity, MetricsBatch, SpanBatch, SpanExample } from '../processing/points.js';
 
 /**
  * The storage boundary. Ingest hands in validated batches; the query API reads aggregates. Every method is
@@ -106,13 +106,7 @@ export interface AdvertisedCountRecord {
   current: boolean;
 }
 
-export interface InstanceRecord {
-  service: string | null;
-  instanceId: string | null;
-  serviceVersion: string | null;
-  host: string | null;
-  serverName: string | null;
-  serverVersion: string | null;
+export interface InstanceRecord extends InstanceIdentity {
   firstSeenMs: number;
   lastSeenMs: number;
   advertisedMs: number | null;
