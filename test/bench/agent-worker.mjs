@@ -1,7 +1,7 @@
 // One benchmark variant in its own process (patching is process-wide): serves a trivial echo tool from one
 // McpServer over an in-memory wire to a 2026-07-28 client, and prints {rps, heapUsedMB, ...} as JSON.
 //   node agent-worker.mjs <variant> <requests> <concurrency> [distinctJunkIds]
-// variants: bare | metrics | spans | wrapper
+// variants: bare | otel (SDK set up, no agent) | metrics | spans | wrapper
 import { createRequire } from 'node:module';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';

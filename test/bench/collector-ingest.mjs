@@ -6,22 +6,20 @@
 //   env: BENCH_PROFILE_DIR (CPU profile of the collector), BENCH_INSTANCES (500), BENCH_ROUNDS (12), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
 //   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards)
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { fleet, rng } from './fleet.mjs';
+import { startCollectorChild } from './collector-child.mjs';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SYNC = process.env.BENCH_SYNC ?? 'normal';
 const BATCH = Number(process.env.BENCH_BATCH ?? 1);
-const CLI = fileURLToPath(new URL('../../dist/bin/extscope.js', import.meta.url));
 
 const kv = (key, value) => ({ key, value: typeof value === 'boolean' ? { boolValue: value } : { stringValue: value } });
 
@@ -170,22 +168,6 @@ function build() {
   return { warmup, bodies, rowBatches, counterPoints, gaugePoints, requestsSent, streams: streamIds.size };
 }
 
-function startChild(dbPath) {
-  const profile = process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`];
-  const child = spawn(process.execPath, [...profile, CLI, 'collector', '--port', '0', '--db', dbPath], {
-    env: { ...process.env, EXTSCOPE_LOG_LEVEL: 'info', EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`collector exited ${code}: ${output}`)));
-  });
-}
 
 function post(agent, url, body) {
   return new Promise((resolve, reject) => {
@@ -214,7 +196,10 @@ async function sendAll(agent, url, bodies) {
 
 async function throughCollector(data) {
   const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-'));
-  const { child, url } = await startChild(join(dir, 'bench.db'));
+  const { child, url } = await startCollectorChild(join(dir, 'bench.db'), {
+    env: { EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
+    nodeArgs: process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`],
+  });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const visible = async () => (await (await fetch(`${url}/api/v1/matrix?from=-1d`)).json()).rows.reduce((sum, row) => sum + row.requests, 0);
   try {

@@ -8,24 +8,22 @@
 // The seven days are loaded through the store's own write path below the HTTP layer: increments are written to
 // `point_log` as an export would, and folded into the rollups by the collector's Folder (a day at a time).
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
 import { SqliteStore } from '../../dist/collector/store/sqlite-store.js';
 import { Folder } from '../../dist/collector/store/sqlite/fold.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/identity.js';
 import { fleet, rng } from './fleet.mjs';
+import { startCollectorChild } from './collector-child.mjs';
 
 const STRIDE = Number(process.env.BENCH_STRIDE ?? 5);
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);
 const CLIENTS_PER_SERVICE = Number(process.env.BENCH_CLIENTS_PER_SERVICE ?? 10);
 const DAYS = 7;
-const CLI = fileURLToPath(new URL('../../dist/bin/extscope.js', import.meta.url));
 
 function seriesDims(client, outcome, extension) {
   return {
@@ -137,18 +135,6 @@ async function load(dbPath) {
   return { points, requests, counts, clients: clients.length, instances: instances.length };
 }
 
-function startChild(dbPath) {
-  const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', '--db', dbPath], { env: { ...process.env, EXTSCOPE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`collector exited ${code}: ${output}`)));
-  });
-}
 
 function get(agent, url) {
   return new Promise((resolve, reject) => {
@@ -177,7 +163,7 @@ try {
   );
   console.log(`        rows: ${Object.entries(loaded.counts).map(([table, count]) => `${table} ${count.toLocaleString('en')}`).join(', ')}; database ${(size / 1e6).toFixed(0)} MB; loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
-  const { child, url } = await startChild(dbPath);
+  const { child, url } = await startCollectorChild(dbPath);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
     // Let the start-up retention pass finish (it walks every series once).
