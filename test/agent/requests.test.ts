@@ -210,6 +210,29 @@ describe('trace context', () => {
     expect(span?.attributes['gen_ai.operation.name']).toBe('execute_tool');
   });
 
+  it('links the ambient (transport) span when _meta carries the parent, and is its child when it does not', async () => {
+    const { context, trace } = await import('@opentelemetry/api');
+    const factory = () => {
+      const server = serverWith({});
+      server.registerTool('ambient', { inputSchema: z.object({}) }, async () => ({ content: [] }));
+      return server;
+    };
+    const { client, close } = await connectModern(factory, 'ambient-client', {});
+    const ambient = trace.getTracer('http').startSpan('POST /mcp');
+    const inAmbient = <T>(fn: () => Promise<T>) => context.with(trace.setSpan(context.active(), ambient), fn);
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    await inAmbient(() => client.callTool({ name: 'ambient', arguments: {}, _meta: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } }));
+    await inAmbient(() => client.callTool({ name: 'ambient', arguments: {} }));
+    ambient.end();
+    const spans = await eventually(() => spansOf('ambient-client').filter((s) => s.name === 'tools/call ambient'), (s) => s.length === 2);
+    await close();
+    const [continued, local] = spans;
+    expect(continued?.spanContext().traceId).toBe(traceId);
+    expect(continued?.links.map((link) => link.context.spanId)).toEqual([ambient.spanContext().spanId]);
+    expect(local?.parentSpanContext?.spanId).toBe(ambient.spanContext().spanId);
+    expect(local?.links).toEqual([]);
+  });
+
   it('names resources by attribute only (URIs are high-cardinality), prompts in the span name', async () => {
     const factory = () => {
       const server = serverWith({});

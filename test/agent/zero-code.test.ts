@@ -94,6 +94,33 @@ describe('node --import extscope/register, stdio', () => {
   }
 });
 
+describe('settings values', () => {
+  it('leave the process only when EXTSCOPE_CAPTURE_SETTINGS=true', async () => {
+    for (const capture of [false, true]) {
+      const clientName = `settings-client-${capture}`;
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: nodeArgs(fixture('v2-stdio.mjs'), true),
+        cwd: ROOT,
+        env: agentEnv(sink.url, capture ? { EXTSCOPE_CAPTURE_SETTINGS: 'true' } : {}),
+        stderr: 'pipe',
+      });
+      const client = modernClient(clientName);
+      await client.connect(transport);
+      await client.callTool({ name: 'echo', arguments: { text: 's' }, _meta: { [CAPS]: { extensions: { [REPLAY]: { maxAttempts: 3, token: 'secret-value' } } } } });
+      await client.close();
+      const find = () => sink.spans.find((found) => found.attributes['extscope.client.name'] === clientName && found.name === 'tools/call echo');
+      await expect.poll(find, { timeout: 10_000 }).toBeDefined();
+      const span = find()!;
+      expect(span.attributes['extscope.client.extensions']).toEqual([REPLAY]);
+      expect((span.attributes['extscope.client.extension.fingerprints'] as string[])[0]).toMatch(/^[0-9a-f]{16}$/);
+      const everything = JSON.stringify([...sink.spans, ...sink.points].filter((item) => JSON.stringify(item).includes(clientName)));
+      if (capture) expect(span.attributes['extscope.client.extension.settings']).toEqual(['{"maxAttempts":3,"token":"secret-value"}']);
+      else expect(everything).not.toContain('secret-value');
+    }
+  });
+});
+
 describe('node --import extscope/register, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
   for (const [script, server] of [['v2-http.mjs', 'fixture-v2-http-esm'], ['v2-http.cjs', 'fixture-v2-http-cjs']] as const) {
     it(`${script}: per-request instances, legacy fallback, and answers given before any instance`, async () => {
