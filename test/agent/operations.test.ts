@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { type Server, type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -71,6 +72,20 @@ describe('an unreachable collector', () => {
 });
 
 describe('zero-code entry, other situations', () => {
+  it('on SIGTERM with no handler of the app, flushes what was counted, then still dies of the signal', async () => {
+    // A long export interval: only the flush on the signal can deliver these counts.
+    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '600000' }) });
+    const [line] = (await once(child.stdout, 'data')) as [Buffer];
+    expect(line.toString('utf8')).toBe('ready\n');
+    expect(sink.sum('extscope.requests', { 'extscope.server.name': 'idle-server' })).toBe(0);
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    child.kill('SIGTERM');
+    const [code, signal] = await exited;
+    expect([code, signal]).toEqual([null, 'SIGTERM']);
+    await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': 'idle-server' }), { timeout: 5_000 }).toBe(2);
+  });
+
+
   it('uses the application’s own OpenTelemetry SDK instead of starting a second one', async () => {
     const { stdout } = await run(process.execPath, nodeArgs(fixture('own-sdk.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url), timeout: 30_000 });
     const { names, requests } = JSON.parse(stdout) as { names: string[]; requests: number };
