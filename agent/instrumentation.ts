@@ -84,19 +84,21 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
     this.core.recorder.bind(this.meter);
   }
 
-  private patchV1Server = (exports: Record<string, unknown>, version?: string): Record<string, unknown> =>
-    this.whenSupported(V1_SDK, version, exports, () => this.patchServer(exports['Server'], `${V1_SDK} Server`));
+  private patchV1Server(exports: Record<string, unknown>, version?: string): Record<string, unknown> {
+    return this.whenSupported(V1_SDK, version, exports, () => this.patchServer(exports['Server'], `${V1_SDK} Server`));
+  }
 
-  private patchV1McpServer = (exports: Record<string, unknown>, version?: string): Record<string, unknown> =>
-    this.whenSupported(V1_SDK, version, exports, () => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`));
+  private patchV1McpServer(exports: Record<string, unknown>, version?: string): Record<string, unknown> {
+    return this.whenSupported(V1_SDK, version, exports, () => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`));
+  }
 
   protected init(): InstrumentationNodeModuleDefinition[] {
-    // Arrow properties are not initialised yet while the base constructor runs init(): refer to them lazily.
-    const v1File = (path: string, patch: () => (exports: Record<string, unknown>, version?: string) => unknown, exportName: string) =>
+    type Patch = (exports: Record<string, unknown>, version?: string) => unknown;
+    const v1File = (path: string, patch: Patch, exportName: string) =>
       new InstrumentationNodeModuleFile(
         `${V1_SDK}/${path}`,
         ['*'],
-        ((exports: Record<string, unknown>, version?: string) => patch()(exports, version)) as never,
+        patch.bind(this) as never,
         ((exports: Record<string, unknown>) => this.unpatchClass(exports[exportName])) as never,
       );
     return [
@@ -129,8 +131,8 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
       ),
       // ESM files only: the CJS ones are hooked in enable(), see there.
       new InstrumentationNodeModuleDefinition(V1_SDK, ['*'], undefined, undefined, [
-        v1File('dist/esm/server/index.js', () => this.patchV1Server, 'Server'),
-        v1File('dist/esm/server/mcp.js', () => this.patchV1McpServer, 'McpServer'),
+        v1File('dist/esm/server/index.js', this.patchV1Server, 'Server'),
+        v1File('dist/esm/server/mcp.js', this.patchV1McpServer, 'McpServer'),
       ]),
     ];
   }
