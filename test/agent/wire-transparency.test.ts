@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
-import { agentEnv, fixture, rawStdioExchange } from '../support/processes.js';
+import { ROOT, agentEnv, fixture, nodeArgs, rawStdioExchange } from '../support/processes.js';
 
 const ENVELOPE = (extensions: Record<string, unknown>) => ({
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -74,4 +76,51 @@ describe('wire transparency: the same bytes on stdout with and without the agent
       await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }), { timeout: 10_000 }).toBe(answers);
     });
   }
+});
+
+/** Raw HTTP requests to createMcpHandler: answers from server instances and from the entry itself. */
+const HTTP_CORPUS: { headers?: Record<string, string>; body: string; contentType?: string }[] = [
+  // No Mcp-Method header: refused by the entry for the header/body mismatch.
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } }), headers: { 'mcp-protocol-version': '2026-07-28' } },
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: ENVELOPE({}) } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' } },
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fails', arguments: {}, _meta: ENVELOPE({}) } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fails' } },
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { ...ENVELOPE({}), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }), headers: { 'mcp-protocol-version': '2099-01-01' } },
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: ENVELOPE(hostileExtensions) } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) },
+  { body: '{ not json', headers: {} },
+  { body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }), contentType: 'text/plain' },
+];
+
+async function httpExchange(agent: boolean): Promise<string[]> {
+  const child = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), agent), { cwd: ROOT, env: agentEnv(sink.url) });
+  const exited = once(child, 'exit');
+  try {
+    const [line] = (await once(child.stdout, 'data')) as [Buffer];
+    const url = `http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}/mcp`;
+    const answers: string[] = [];
+    for (const request of HTTP_CORPUS) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': request.contentType ?? 'application/json', accept: 'application/json, text/event-stream', ...request.headers },
+        body: request.body,
+      });
+      answers.push(`${response.status} ${response.headers.get('content-type')} ${await response.text()}`);
+    }
+    return answers;
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+describe('wire transparency over HTTP (createMcpHandler)', () => {
+  it('gives the same status, content type and body with and without the agent', async () => {
+    const plain = await httpExchange(false);
+    const instrumented = await httpExchange(true);
+    expect(instrumented).toEqual(plain);
+    // From instances: 200s. From the entry: header/body mismatch (-32020), unsupported revision (-32022), parse error, 415.
+    expect(plain.map((answer) => answer.slice(0, 3))).toEqual(['400', '200', '200', '400', '200', '200', '400', '415']);
+    expect(plain[0]).toContain('-32020');
+    expect(plain[3]).toContain('-32022');
+  });
 });
