@@ -17,11 +17,3 @@ export function setActiveAgent(agent: ActiveAgent): void {
 export function getActiveAgent(): ActiveAgent | undefined {
   return (globalThis as Record<symbol, unknown>)[KEY] as ActiveAgent | undefined;
 }
-
-/** Reads a boolean environment variable: `true`/`false` (any case), anything else is the default. */
-export function envFlag(name: string, fallback: boolean): boolean {
-  const value = process.env[name]?.trim().toLowerCase();
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  return fallback;
-}

@@ -81,9 +81,9 @@ function isSmallJson(response: Response): boolean {
 async function readEntryOutcome(core: AgentCore, response: Response, answer: Response | undefined, id: string | number): Promise<Outcome> {
   if (answer !== undefined) {
     try {
-      const body = (await answer.json()) as Record<string, unknown>;
-      if (body !== null && typeof body === 'object' && body['id'] === id) return readOutcome(body, core.limits);
-      if (body !== null && typeof body === 'object' && 'error' in body) return readOutcome(body, core.limits);
+      const body = (await answer.json()) as Record<string, unknown> | null;
+      // Entry errors often answer `id: null` (the request could not be read): an error body still classifies.
+      if (body !== null && typeof body === 'object' && (body['id'] === id || 'error' in body)) return readOutcome(body, core.limits);
     } catch {
       // fall through to the HTTP status
     }

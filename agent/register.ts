@@ -9,11 +9,19 @@ import { register as registerLoader } from 'node:module';
 import { metrics, trace } from '@opentelemetry/api';
 import { getNumberFromEnv, getStringListFromEnv } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { envFlag, setActiveAgent } from './active-agent.js';
+import { setActiveAgent } from './active-agent.js';
 import { ExtscopeInstrumentation } from './instrumentation.js';
 import { type AgentSdk, appHasOpenTelemetry, installStderrDiagLogger, startAgentSdk } from './sdk.js';
 import { selfCheckMessage } from './self-check.js';
 import type { ServerIdentity } from './types.js';
+
+/** A boolean environment variable: `true`/`false` (any case); anything else is the default. */
+function envFlag(name: string, fallback: boolean): boolean {
+  const value = process.env[name]?.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return fallback;
+}
 
 const SELF_CHECK_DELAY_MS = getNumberFromEnv('EXTSCOPE_SELF_CHECK_MS') ?? 5000;
 

@@ -12,7 +12,7 @@ import {
   propagation,
   trace,
 } from '@opentelemetry/api';
-import { fingerprint } from './extension-map.js';
+import { fingerprint, intersect } from './extension-map.js';
 import type { RequestRecord } from './recorder.js';
 import { type JsonRpcRequest, type RequestFacts, asRecord, asString } from './request-facts.js';
 import {
@@ -145,7 +145,7 @@ export function finishRequestSpan(span: Span, record: RequestRecord, sessionId: 
   if (server !== undefined) {
     attributes[ATTR_SERVER_EXTENSIONS] = server.extensions.ids;
     attributes[ATTR_SERVER_EXTENSION_FINGERPRINTS] = server.fingerprints as string[];
-    attributes[ATTR_NEGOTIATED_EXTENSIONS] = facts.client.ids.filter((id) => server.ids.has(id));
+    attributes[ATTR_NEGOTIATED_EXTENSIONS] = intersect(facts.client.ids, server.ids);
   }
   if (outcome.required !== undefined) attributes[ATTR_REQUIRED_EXTENSIONS] = outcome.required.ids;
   if (facts.client.invalid > 0) attributes[ATTR_INVALID_EXTENSION_COUNT] = facts.client.invalid;

@@ -42,7 +42,7 @@ export interface AgentSdk {
   shutdown(deadlineMs?: number): Promise<void>;
 }
 
-export const DEFAULT_SHUTDOWN_DEADLINE_MS = 1500;
+const DEFAULT_SHUTDOWN_DEADLINE_MS = 1500;
 /**
  * The spec's 10 s export timeout, with its retries on ref'd timers, keeps a finished process (a stdio server
  * whose client went away) alive for 10 s when the collector is down. Exports here are small aggregates.

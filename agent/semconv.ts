@@ -110,6 +110,5 @@ export const OVERFLOW_VALUE = '_OTHER';
 export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
