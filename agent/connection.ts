@@ -2,7 +2,7 @@ import type { Context, Span } from '@opentelemetry/api';
 import type { AgentCore } from './agent-core.js';
 import { markReached } from './entry-exchange.js';
 import { type RequestFacts, cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from './request-facts.js';
-import { ERA, OUTCOME } from './semconv.js';
+import { ERA, OUTCOME } from '../contract/index.js';
 import type { ServerLike, ServerView } from './server-view.js';
 import type { TransportObserver } from './transport-tap.js';
 

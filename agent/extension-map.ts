@@ -1,29 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DECLARATION, type Declaration } from './semconv.js';
-
-/**
- * Extension identifiers follow the `_meta` key rules with a mandatory prefix:
- * dot-separated labels (letter first, letter/digit last, hyphens inside), a slash, then a name that starts
- * and ends alphanumeric with `-`, `_`, `.` allowed inside.
- */
-const LABEL = '[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
-const NAME = '[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?';
-const EXTENSION_ID = new RegExp(`^${LABEL}(?:\\.${LABEL})*/${NAME}$`);
-
-const VALIDITY_MEMO_SIZE = 4096;
-const validityMemo = new Map<string, boolean>();
-
-export function isValidExtensionId(id: string, maxLength: number): boolean {
-  if (id.length > maxLength) return false;
-  // The same few ids arrive on every request: test each distinct one once (bounded: junk ids churn it).
-  let valid = validityMemo.get(id);
-  if (valid === undefined) {
-    valid = EXTENSION_ID.test(id);
-    if (validityMemo.size >= VALIDITY_MEMO_SIZE) validityMemo.clear();
-    validityMemo.set(id, valid);
-  }
-  return valid;
-}
+import { DECLARATION, type Declaration, isValidExtensionId } from '../contract/index.js';
 
 export interface ExtensionMapLimits {
   maxIds: number;
@@ -142,11 +118,4 @@ export function fingerprint(settings: unknown): string {
     }
   }
   return digest;
-}
-
-/** Ids present in both maps, in the client's declaration order. */
-export function intersect(clientIds: readonly string[], serverIds: ReadonlySet<string>): string[] {
-  const negotiated: string[] = [];
-  for (const id of clientIds) if (serverIds.has(id)) negotiated.push(id);
-  return negotiated;
 }

@@ -1,6 +1,6 @@
 export { ExtscopeInstrumentation, type PatchStatus } from './instrumentation.js';
 export type { ExtscopeInstrumentationConfig, ServerIdentity } from './types.js';
-export * as semconv from './semconv.js';
+export * as contract from '../contract/index.js';
 import { getActiveAgent } from './active-agent.js';
 
 /**

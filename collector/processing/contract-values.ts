@@ -1,22 +1,9 @@
 import { createHash } from 'node:crypto';
-import { isValidExtensionId } from '../../agent/extension-map.js';
-import {
-  ATTR_HOST_NAME,
-  ATTR_SERVER_NAME,
-  ATTR_SERVER_VERSION,
-  ATTR_SERVICE_INSTANCE_ID,
-  ATTR_SERVICE_NAME,
-  ATTR_SERVICE_VERSION,
-  INVALID_EXTENSION_ID,
-  OVERFLOW_VALUE,
-} from '../../agent/semconv.js';
+import { ATTR_HOST_NAME, ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, INVALID_EXTENSION_ID, OVERFLOW_VALUE, isValidExtensionId } from '../../contract/index.js';
 import type { KeyValue } from '../otlp/messages.js';
 import { canonicalAttributes, scalarString } from './otlp-values.js';
 import type { ResourceIdentity } from './points.js';
 import { ExportRejection } from './rejection.js';
-
-/** The agent's own cap: longer ids are counted as invalid there too. */
-export const MAX_EXTENSION_ID_LENGTH = 128;
 
 /** Checks the values of the contract that are client- or sender-controlled before anything keeps them. */
 export class ContractValues {
@@ -41,7 +28,7 @@ export class ContractValues {
    */
   extensionId(id: string): string {
     if (this.validIds.has(id)) return id;
-    if (id === INVALID_EXTENSION_ID || id === OVERFLOW_VALUE || isValidExtensionId(id, MAX_EXTENSION_ID_LENGTH)) {
+    if (id === INVALID_EXTENSION_ID || id === OVERFLOW_VALUE || isValidExtensionId(id)) {
       if (this.validIds.size > 100_000) this.validIds.clear();
       this.validIds.add(id);
       return id;

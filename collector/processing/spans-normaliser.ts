@@ -1,15 +1,4 @@
-import {
-  ATTR_CLIENT_DECLARATION,
-  ATTR_CLIENT_EXTENSIONS,
-  ATTR_CLIENT_NAME,
-  ATTR_CLIENT_VERSION,
-  ATTR_MCP_METHOD_NAME,
-  ATTR_NEGOTIATED_EXTENSIONS,
-  ATTR_OUTCOME,
-  ATTR_REQUIRED_EXTENSIONS,
-  ATTR_RPC_RESPONSE_STATUS_CODE,
-  ATTR_SERVER_EXTENSIONS,
-} from '../../agent/semconv.js';
+import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_EXTENSIONS, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_MCP_METHOD_NAME, ATTR_NEGOTIATED_EXTENSIONS, ATTR_OUTCOME, ATTR_REQUIRED_EXTENSIONS, ATTR_RPC_RESPONSE_STATUS_CODE, ATTR_SERVER_EXTENSIONS } from '../../contract/index.js';
 import { type AnyValue, type ExportTraceServiceRequest, SPAN_KIND_SERVER, type Span } from '../otlp/messages.js';
 import { ContractValues } from './contract-values.js';
 import { nanosToMs, scalarString, stringArray, unsignedNanos } from './otlp-values.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { MAX_EXTENSION_ID_LENGTH } from '../processing/contract-values.js';
+import { MAX_EXTENSION_ID_LENGTH } from '../../contract/index.js';
 import type { QueryContext } from './context.js';
 import { iso, nameSchema, nullableString } from './params.js';
 

@@ -1,4 +1,4 @@
-import { INVALID_EXTENSION_ID, OVERFLOW_VALUE } from '../../agent/semconv.js';
+import { INVALID_EXTENSION_ID, OVERFLOW_VALUE } from '../../contract/index.js';
 import type { ExtensionCounts, MatrixClient, MatrixResult } from '../store/store.js';
 
 export type Grouping = 'client' | 'client_version';

@@ -33,7 +33,7 @@ async function connectModern(factory: Factory, clientName: string, capabilities:
   };
 }
 
-function serverWith(extensions: Record<string, object>, name = 'test-server') {
+function serverWith(extensions: Record<string, Record<string, string | number | boolean>>, name = 'test-server') {
   return new v2.McpServer({ name, version: '3.1.0' }, { capabilities: { extensions, prompts: {} } });
 }
 

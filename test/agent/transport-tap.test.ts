@@ -161,8 +161,8 @@ describe('bounded memory', () => {
 
   it('a tally keeps at most maxStreams keys, and counts the rest in one overflow stream', () => {
     const tally = new Tally(2);
-    for (const key of ['a', 'b', 'c', 'd', 'a']) tally.add(key, '', () => ({ key }));
-    tally.add('a', 'inner', () => ({ key: 'a/inner' }));
+    for (const key of ['a', 'b', 'c', 'd', 'a']) tally.add(key, '', { key });
+    tally.add('a', 'inner', { key: 'a/inner' });
     expect(tally.size).toBe(3); // a, b, and the overflow stream
     expect(tally.total()).toBe(6);
   });

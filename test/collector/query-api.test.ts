@@ -1,14 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ATTR_CLIENT_DECLARATION,
-  ATTR_CLIENT_EXTENSIONS,
-  ATTR_CLIENT_NAME,
-  ATTR_CLIENT_VERSION,
-  ATTR_MCP_METHOD_NAME,
-  ATTR_NEGOTIATED_EXTENSIONS,
-  ATTR_OUTCOME,
-  ATTR_SERVER_EXTENSIONS,
-} from '../../agent/semconv.js';
+import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_EXTENSIONS, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_MCP_METHOD_NAME, ATTR_NEGOTIATED_EXTENSIONS, ATTR_OUTCOME, ATTR_SERVER_EXTENSIONS } from '../../contract/index.js';
 import { type MatrixJson, type TestCollector, getJson, matrix, startTestCollector, tempDir } from './helpers/collector.js';
 import {
   type Json,

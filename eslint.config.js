@@ -1,0 +1,40 @@
+// Lint, and the import boundaries that keep data flowing one way:
+//   contract/ imports nothing of the project; agent/ and collector/ import only contract/ of each other;
+//   inside collector/, stages import model/ and otlp/ freely, and never a stage further down the pipeline.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+const forbid = (group, message) => ({ group, message });
+const forbidRegex = (regex, message) => ({ regex, message });
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'dashboard/dist/**', 'coverage/**', 'scratch/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: globals.node },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+      // The agent forwards a callback's `arguments` unchanged on purpose (whatever the transport passes).
+      'prefer-rest-params': 'off',
+    },
+  },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
+
+  restrict(['contract/**'], [forbidRegex('^(?!\\./)', 'contract/ is dependency-free: it imports only its own files.')]),
+  restrict(['agent/**'], [forbid(['**/collector/**', '**/bin/**', '**/dashboard/**'], 'agent/ may import only contract/ of the project.')]),
+  restrict(['bin/**'], [forbid(['**/agent/**'], 'the CLI runs the collector; the agent is loaded by --import, not imported.')]),
+  restrict(['collector/**'], [forbid(['**/agent/**', '**/dashboard/**'], 'collector/ may import only contract/ of the project.')]),
+  restrict(['collector/model/**', 'collector/otlp/**'], [
+    forbid(['**/receiver/**', '**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*', '**/config*'], 'model/ and otlp/ are the shared vocabulary: they import no stage.'),
+  ]),
+  restrict(['collector/receiver/**'], [forbid(['**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a receiver only hands batches to the next consumer (model/).')]),
+  restrict(['collector/processor/**'], [forbid(['**/receiver/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a processor only knows the next consumer (model/).')]),
+  restrict(['collector/store/**'], [forbid(['**/receiver/**', '**/processor/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'the store is downstream of every stage.')]),
+  restrict(['collector/analysis/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'], 'analysis/ is pure: it reads store records, never a backend or a route.')]),
+  restrict(['collector/http/**', 'collector/ops/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'], 'routes read through the store interface and analysis/.')]),
+);
