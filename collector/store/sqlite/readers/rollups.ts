@@ -1,0 +1,105 @@
+import type Database from 'better-sqlite3';
+import type { SeriesKind } from '../../../model/batches.js';
+import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js';
+import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
+import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
+import type { CellQuery, StepQuery } from '../../store.js';
+import { CELL_COLUMNS, type DimColumn, unbound } from '../columns.js';
+
+const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
+  `(SELECT coalesce(sum(count), 0) FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
+
+const STEP_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const LEVELS = [
+  { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
+  { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
+  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
+] as const;
+
+/** Row → record over the given columns (the rest of the record's fields are the caller's). */
+function dims(columns: readonly DimColumn[], row: Record<string, unknown>): Record<string, string | boolean | null> {
+  const out: Record<string, string | boolean | null> = {};
+  for (const column of columns) out[column.key] = unbound(column, row[column.column]);
+  return out;
+}
+
+/**
+ * The rollup reads: totals per matrix cell over a range, and per step. Without an instance filter the cell
+ * rollups are read (no instance dimension, a daily level for long ranges): the all-services cells, or one
+ * service's. With an instance filter, that instance's series. Either way one seek per bucket range per cell or
+ * series, so the cost follows their number, not the range's length.
+ */
+export class RollupsReader {
+  private readonly byCell: Database.Statement;
+  private readonly bySeries: Database.Statement;
+  private readonly steps: Map<string, Database.Statement>;
+
+  constructor(
+    db: Database.Database,
+    private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
+  ) {
+    const columns = CELL_COLUMNS.map((column) => column.column).join(', ');
+    this.byCell = db.prepare(`
+      SELECT kind, ${columns}, n FROM (
+        SELECT c.*,
+          ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
+          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h0', 'h1')}
+          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h2', 'h3')}
+          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm0', 'm1')}
+          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm2', 'm3')} AS n
+        FROM cells c
+        WHERE (@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service)
+      ) WHERE n > 0`);
+    // A series has every cell column (and more); extension series keep their declaration state, which a
+    // cell of theirs does not: it is left out here too.
+    this.bySeries = db.prepare(`
+      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.column}` : column.column)).join(', ')}, n FROM (
+        SELECT s.*,
+          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        FROM instances i JOIN series s ON s.instance_ref = i.id
+        WHERE i.instance_id = @instance AND (@service IS NULL OR i.service = @service)
+      ) WHERE n > 0`);
+    const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
+    this.steps = new Map(
+      LEVELS.map((level) => [
+        level.table,
+        db.prepare(`
+          SELECT (b.${level.bucket} * ${level.minutes} - @m0) / @step AS slot, c.kind, ${flags}, sum(b.count) AS n
+          FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
+          WHERE (c.kind = 0 OR c.extension_id = @extension)
+            AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))
+            AND (@client IS NULL OR c.client_name = @client)
+          GROUP BY slot, c.kind, ${flags}`),
+      ]),
+    );
+  }
+
+  cellTotals(query: CellQuery): CellTotals {
+    const byInstance = query.instance !== undefined;
+    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
+    const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
+    const rows = (byInstance ? this.bySeries : this.byCell).all(parameters) as Record<string, unknown>[];
+    const cells = rows.map((row) => ({ kind: row['kind'] as SeriesKind, ...dims(CELL_COLUMNS, row), count: row['n'] as number }) as CellTotal);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
+  }
+
+  /** From the coarsest cell rollup the step allows; `fromMs` and `toMs` are whole steps since the epoch. */
+  stepTotals(query: StepQuery): StepTotal[] {
+    const step = query.stepMinutes;
+    const level = LEVELS.find((candidate) => step % candidate.minutes === 0) ?? LEVELS[2];
+    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
+    const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
+    const rows = this.steps.get(level.table)?.all({
+      m0,
+      step,
+      b0: Math.floor(m0 / level.minutes),
+      b1: Math.ceil(m1 / level.minutes),
+      extension: query.extensionId,
+      service: query.service ?? null,
+      client: query.clientName ?? null,
+    }) as Record<string, unknown>[];
+    return rows.map((row) => ({ tMs: (m0 + (row['slot'] as number) * step) * MS_PER_MINUTE, kind: row['kind'] as SeriesKind, ...dims(STEP_COLUMNS, row), count: row['n'] as number }) as StepTotal);
+  }
+}
