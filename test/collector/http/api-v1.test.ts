@@ -222,6 +222,15 @@ describe('query API', () => {
     expect(hourly.body.points.reduce((total, point) => total + point.negotiated, 0)).toBe(10);
   });
 
+  it('timeseries: a step of several minutes counts every minute inside it', async () => {
+    const { body } = await getJson<{ stepMinutes: number; points: { requests: number; negotiated: number }[] }>(
+      `${collector.url}/api/v1/timeseries?extension=${encodeURIComponent(TASKS)}&from=-1h&step=5m&service=api`,
+    );
+    expect(body.stepMinutes).toBe(5);
+    expect(body.points.reduce((total, point) => total + point.requests, 0)).toBe(5 + 3 + 4);
+    expect(body.points.reduce((total, point) => total + point.negotiated, 0)).toBe(4 + 2 + 3);
+  });
+
   it('clients and extensions list what was seen', async () => {
     const clients = await getJson<{ clients: { client: string; requests: number }[] }>(`${collector.url}/api/v1/clients?from=-7d`);
     expect(clients.body.clients.map((c) => [c.client, c.requests])).toEqual([

@@ -66,7 +66,7 @@ export class RollupsReader {
       LEVELS.map((level) => [
         level.table,
         db.prepare(`
-          SELECT (b.${level.bucket} * ${level.minutes} - @m0) / @step AS slot, c.kind, ${flags}, sum(b.count) AS n
+          SELECT CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot, c.kind, ${flags}, sum(b.count) AS n
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
           WHERE (c.kind = 0 OR c.extension_id = @extension)
             AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))
