@@ -148,7 +148,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   }
   if (options.dbPath === '') throw new ConfigError('dbPath must not be empty');
   const synchronous = options.synchronous ?? DEFAULT_SYNCHRONOUS;
-  if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${String(synchronous)})`);
+  if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
   return {
     host,
     port,

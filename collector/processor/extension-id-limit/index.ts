@@ -42,14 +42,9 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
     this.maxRemembered = config.maxRememberedIds ?? DEFAULT_REMEMBERED_IDS;
   }
 
-  consumeMetrics(batch: MetricsBatch): Promise<MetricsOutcome> {
+  async consumeMetrics(batch: MetricsBatch): Promise<MetricsOutcome> {
     this.admit(batch);
     return this.next.consumeMetrics(batch);
-  }
-
-  /** Ids remembered now, over all (instance, hour) sets. */
-  get rememberedIds(): number {
-    return this.remembered;
   }
 
   private admit(batch: MetricsBatch): void {

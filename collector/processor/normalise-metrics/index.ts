@@ -61,7 +61,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
     return { ...outcome, ignored: batch.ignored, rejected: outcome.rejected + batch.rejected, rejectedReason: batch.rejectedReason ?? outcome.rejectedReason };
   }
 
-  normalise(request: ExportMetricsServiceRequest): MetricsBatch {
+  private normalise(request: ExportMetricsServiceRequest): MetricsBatch {
     const batch: MetricsBatch = { resources: [], ignored: new Map(), rejected: 0, rejectedReason: undefined };
     const window: PointWindow = { now: this.config.clock(), maxFutureSkewMs: this.config.maxFutureSkewMs, dedupWindowMs: this.config.dedupWindowMs };
     const context = new PointContext(window, batch);

@@ -48,7 +48,7 @@ export class NormaliseSpans implements TracesConsumer<ExportTraceServiceRequest>
     return { ...outcome, ignored: outcome.ignored + batch.ignored, rejected: outcome.rejected + batch.rejected, rejectedReason: batch.rejectedReason ?? outcome.rejectedReason };
   }
 
-  normalise(request: ExportTraceServiceRequest): SpanBatch {
+  private normalise(request: ExportTraceServiceRequest): SpanBatch {
     const batch: SpanBatch = { examples: [], ignored: 0, rejected: 0, rejectedReason: undefined };
     const maxEndNs = msToNanos(this.config.clock() + this.config.maxFutureSkewMs);
     for (const rs of request.resourceSpans ?? []) {
