@@ -105,8 +105,11 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 
   const app = createApp({ logger: config.logger });
   const log = app.log;
+  // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
+    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
+    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics });
@@ -131,8 +134,6 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         clearTimeout(forced);
       },
     },
-    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
-    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
   ]);
 
   try {
