@@ -5,8 +5,8 @@ import type { CellTotal } from '../model/records.js';
 export type Grouping = 'client' | 'client_version';
 
 /** Requests whose client sent no clientInfo name form their own row, labelled so. */
-export const UNKNOWN_CLIENT = '(unknown client)';
-export const UNKNOWN_VERSION = '(unknown version)';
+const UNKNOWN_CLIENT = '(unknown client)';
+const UNKNOWN_VERSION = '(unknown version)';
 
 /** Per extension id: requests where the client declared it, the server advertised it, and both. */
 export interface ExtensionCounts {
@@ -45,11 +45,11 @@ export interface MatrixView {
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Ids in order, the contract's pseudo-ids (invalid ids, overflow) after every real one. */
-export function compareExtensionIds(a: string, b: string): number {
+function compareExtensionIds(a: string, b: string): number {
   return Number(isPseudoExtensionId(a)) - Number(isPseudoExtensionId(b)) || byText(a, b);
 }
 
-export function clientLabel(name: string | null, version: string | null, group: Grouping): string {
+function clientLabel(name: string | null, version: string | null, group: Grouping): string {
   const base = name ?? UNKNOWN_CLIENT;
   return group === 'client' ? base : `${base}@${version ?? UNKNOWN_VERSION}`;
 }
@@ -90,7 +90,17 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping): Matri
     if (cell.negotiated === true) counts.negotiated += cell.count;
   }
   const extensions = [...ids].sort(compareExtensionIds);
-  const view = [...rows.values()].map(({ row, counts }) => ({ ...row, extensions: extensions.map((id) => ({ id, ...(counts.get(id) ?? zero()) })) }));
+  const view = [...rows.values()].map(({ row, counts }) => ({
+    client: row.client,
+    name: row.name,
+    version: row.version,
+    requests: row.requests,
+    declaration: row.declaration,
+    extensions: extensions.map((id) => {
+      const cell = counts.get(id);
+      return { id, clientDeclared: cell?.clientDeclared ?? 0, serverAdvertised: cell?.serverAdvertised ?? 0, negotiated: cell?.negotiated ?? 0 };
+    }),
+  }));
   view.sort((a, b) => b.requests - a.requests || byText(a.client, b.client));
   return { extensions, rows: view };
 }

@@ -34,7 +34,7 @@ function calendarValid(value: string): boolean {
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour < 24 && minute < 60 && second < 60;
 }
 
-export const DEFAULT_RANGE_MS = MS_PER_DAY;
+const DEFAULT_RANGE_MS = MS_PER_DAY;
 
 /**
  * `from`/`to` with defaults: from 24 hours before now, to the newest data there can be, i.e. now plus the clock

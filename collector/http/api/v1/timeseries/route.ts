@@ -24,7 +24,14 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
       from: iso(series.fromMs),
       to: iso(series.toMs),
       stepMinutes: series.stepMinutes,
-      points: series.points.map(({ tMs, ...point }) => ({ t: iso(tMs), ...point })),
+      points: series.points.map((point) => ({
+        t: iso(point.tMs),
+        requests: point.requests,
+        clientDeclared: point.clientDeclared,
+        serverAdvertised: point.serverAdvertised,
+        negotiated: point.negotiated,
+        negotiatedShare: point.negotiatedShare,
+      })),
     };
   });
 };
