@@ -75,8 +75,8 @@ export class SelfMetrics {
       name: 'extscope_collector_cumulative_streams',
       help: 'Cumulative streams (per sender start time) whose last total is kept to turn the next one into an increment',
       registers,
-      collect() {
-        this.set(store.stats().cumulativeStreams);
+      async collect() {
+        this.set((await store.stats()).cumulativeStreams);
       },
     });
 

@@ -41,7 +41,7 @@ export interface StoreLifecycle {
   /** Retention: drops minute rollups, hourly rollups and bookkeeping past their windows. */
   maintain(): Promise<void>;
   /** Numbers about the store's own bookkeeping, for /metrics. */
-  stats(): StoreStats;
+  stats(): Promise<StoreStats>;
   /** Idempotent. */
   close(): Promise<void>;
 }

@@ -169,7 +169,7 @@ export class SqliteStore implements Store {
     return total;
   }
 
-  stats(): StoreStats {
+  async stats(): Promise<StoreStats> {
     return { cumulativeStreams: this.writer.cumulativeStreams };
   }
 

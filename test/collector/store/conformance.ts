@@ -182,13 +182,13 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(await apply(cumulative(0, 3, 9))).toEqual({ applied: 1, duplicates: 0 }); // +4
       expect(await apply(cumulative(0, 2, 7))).toEqual({ applied: 0, duplicates: 1 }); // older than the state: nothing
       expect(await apply(cumulative(0, 3, 9))).toEqual({ applied: 0, duplicates: 1 }); // the same again: nothing
-      expect(store.stats().cumulativeStreams).toBe(1);
+      expect((await store.stats()).cumulativeStreams).toBe(1);
       await reopen();
       expect(await apply(cumulative(0, 4, 12))).toEqual({ applied: 1, duplicates: 0 }); // +3 against the kept state
       expect(await apply(cumulative(0, 5, 2))).toEqual({ applied: 1, duplicates: 0 }); // lower: a reset, +2
       expect(await apply(cumulative(6, 7, 4))).toEqual({ applied: 1, duplicates: 0 }); // new start: a restart, +4
       expect(await apply(cumulative(0, 6, 3))).toEqual({ applied: 1, duplicates: 0 }); // the old incarnation, late: +1 against its own 2
-      expect(store.stats().cumulativeStreams).toBe(2);
+      expect((await store.stats()).cumulativeStreams).toBe(2);
       expect(cells((await store.cellTotals(day)).cells)).toEqual([`alpha@1.0 declared: ${5 + 4 + 3 + 2 + 4 + 1}`]);
       const steps = await store.stepTotals({ fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE, stepMinutes: 5, extensionId: TASKS });
       expect(steps.map((step) => [step.tMs - T0, step.kind, step.count]).sort()).toEqual([

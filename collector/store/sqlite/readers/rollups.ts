@@ -8,22 +8,24 @@ import { CELL_COLUMNS, type DimColumn, unbound } from '../columns.js';
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT coalesce(sum(count), 0) FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
 
-const STEP_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const STEP_COLUMNS = FLAG_COLUMNS;
 const LEVELS = [
   { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
   { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
   { table: 'cell_minute', bucket: 'minute', minutes: 1 },
 ] as const;
 
+/** `column AS key`: rows come back keyed as the records are. */
+const selected = (columns: readonly DimColumn[], table = ''): string => columns.map((column) => `${table}${column.column} AS ${column.key}`).join(', ');
+
 /**
- * Row → record: `kind`, the given columns' values under their contract keys, then the extra fields. Assigned in
- * one order rather than spread together: thousands of rows per matrix read stay cheap.
+ * Rows selected with their columns named as the record's keys become the records themselves, once their flags
+ * (stored 0/1) are booleans: no per-row copy, which thousands of rows per matrix read would feel.
  */
-function record<T>(columns: readonly DimColumn[], row: Record<string, unknown>, extra: Record<string, number>): T {
-  const out: Record<string, unknown> = { kind: row['kind'] };
-  for (const column of columns) out[column.key] = unbound(column, row[column.column]);
-  for (const key in extra) out[key] = extra[key];
-  return out as T;
+function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]): T[] {
+  for (const row of rows) for (const column of flags) row[column.key] = unbound(column, row[column.key]);
+  return rows as T[];
 }
 
 /**
@@ -41,9 +43,8 @@ export class RollupsReader {
     db: Database.Database,
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
-    const columns = CELL_COLUMNS.map((column) => column.column).join(', ');
     this.byCell = db.prepare(`
-      SELECT kind, ${columns}, n FROM (
+      SELECT kind, ${selected(CELL_COLUMNS)}, n AS count FROM (
         SELECT c.*,
           ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
           + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h0', 'h1')}
@@ -56,7 +57,7 @@ export class RollupsReader {
     // A series has every cell column (and more); extension series keep their declaration state, which a
     // cell of theirs does not: it is left out here too.
     this.bySeries = db.prepare(`
-      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.column}` : column.column)).join(', ')}, n FROM (
+      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')}, n AS count FROM (
         SELECT s.*,
           ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
@@ -69,12 +70,13 @@ export class RollupsReader {
       LEVELS.map((level) => [
         level.table,
         db.prepare(`
-          SELECT CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot, c.kind, ${flags}, sum(b.count) AS n
+          SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
+                 c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, sum(b.count) AS count
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
           WHERE (c.kind = 0 OR c.extension_id = @extension)
             AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))
             AND (@client IS NULL OR c.client_name = @client)
-          GROUP BY slot, c.kind, ${flags}`),
+          GROUP BY tMs, c.kind, ${flags}`),
       ]),
     );
   }
@@ -83,8 +85,7 @@ export class RollupsReader {
     const byInstance = query.instance !== undefined;
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
-    const rows = (byInstance ? this.bySeries : this.byCell).all(parameters) as Record<string, unknown>[];
-    const cells = rows.map((row) => record<CellTotal>(CELL_COLUMNS, row, { count: row['n'] as number }));
+    const cells = records<CellTotal>((byInstance ? this.bySeries : this.byCell).all(parameters) as Record<string, unknown>[], FLAG_COLUMNS);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
   }
 
@@ -103,6 +104,6 @@ export class RollupsReader {
       service: query.service ?? null,
       client: query.clientName ?? null,
     }) as Record<string, unknown>[];
-    return rows.map((row) => record<StepTotal>(STEP_COLUMNS, row, { tMs: (m0 + (row['slot'] as number) * step) * MS_PER_MINUTE, count: row['n'] as number }));
+    return records<StepTotal>(rows, STEP_COLUMNS);
   }
 }
