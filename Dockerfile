@@ -4,6 +4,7 @@ WORKDIR /app
 # better-sqlite3 compiles its native addon at install time.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
+COPY contract ./contract
 COPY agent ./agent
 COPY collector ./collector
 COPY bin ./bin

@@ -1,7 +1,15 @@
 /**
  * Everything the collector can be told, with its defaults, and the one rule about where it may listen.
- * The CLI (bin/extscope.ts) and in-process callers (tests, embedding) both end up in {@link resolveConfig}.
+ * The CLI (bin/extscope.ts) and in-process callers (tests, embedding) both end up in {@link resolveConfig};
+ * the CLI reads the environment through {@link ENVIRONMENT}, which its help is generated from.
  */
+import { MAX_ATTRIBUTE_LENGTH } from '../contract/index.js';
+import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
+import type { Synchronous } from './store/sqlite/index.js';
+import type { RetentionConfig } from './store/store.js';
+
+export type { RetentionConfig } from './store/store.js';
+export type { Synchronous } from './store/sqlite/index.js';
 
 export interface CollectorLimits {
   /** Largest request body as received (compressed or not). */
@@ -19,20 +27,6 @@ export interface CollectorLimits {
   /** Spans looked at per trace export (the rest are skipped and counted): examples are samples, not counts. */
   maxSpansPerExport: number;
 }
-
-export interface RetentionConfig {
-  /** Per-minute rollups. */
-  minuteDays: number;
-  /** Hourly (and daily) rollups, advertised history, span examples' upper bound. */
-  hourDays: number;
-  /**
-   * How long the identity of every applied delta point is remembered, so that a retried export is recognised.
-   * Points older than this are refused (in `partial_success`): they could no longer be told apart from a retry.
-   */
-  dedupHours: number;
-}
-
-export type Synchronous = 'normal' | 'full';
 
 export interface CollectorOptions {
   host?: string;
@@ -88,15 +82,26 @@ export const DEFAULT_DB_PATH = './data/extscope.db';
 export const DEFAULT_LIMITS: CollectorLimits = {
   maxBodyBytes: 8 * 1024 * 1024,
   maxDecompressedBytes: 32 * 1024 * 1024,
-  maxAttributeLength: 256,
+  maxAttributeLength: MAX_ATTRIBUTE_LENGTH,
   // The agent admits 1000 distinct ids per process (plus `_invalid` and `_OTHER`); leave it room.
   maxExtensionIdsPerInstanceHour: 1024,
   maxInFlightExports: 32,
-  maxFutureSkewMs: 10 * 60_000,
+  maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
 };
 
 export const DEFAULT_RETENTION: RetentionConfig = { minuteDays: 7, hourDays: 400, dedupHours: 6 };
+export const DEFAULT_SYNCHRONOUS: Synchronous = 'normal';
+export const DEFAULT_LOG_LEVEL = 'info';
+
+const DEFAULTS = {
+  staleAfterMs: 5 * MS_PER_MINUTE,
+  foldIntervalMs: MS_PER_SECOND,
+  maintenanceIntervalMs: MS_PER_MINUTE,
+  examplesPerCell: 5,
+  metricsWindowMs: MS_PER_HOUR,
+  shutdownGraceMs: 10 * MS_PER_SECOND,
+} as const;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -142,8 +147,8 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     }
   }
   if (options.dbPath === '') throw new ConfigError('dbPath must not be empty');
-  const synchronous = options.synchronous ?? 'normal';
-  if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${String(synchronous)})`);
+  const synchronous = options.synchronous ?? DEFAULT_SYNCHRONOUS;
+  if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
   return {
     host,
     port,
@@ -154,12 +159,88 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     retention,
     limits,
     synchronous,
-    staleAfterMs: positive('staleAfterMs', options.staleAfterMs ?? 5 * 60_000),
-    foldIntervalMs: positive('foldIntervalMs', options.foldIntervalMs ?? 1000),
-    maintenanceIntervalMs: positive('maintenanceIntervalMs', options.maintenanceIntervalMs ?? 60_000),
-    examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? 5),
-    metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? 60 * 60_000),
-    shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? 10_000),
+    staleAfterMs: positive('staleAfterMs', options.staleAfterMs ?? DEFAULTS.staleAfterMs),
+    foldIntervalMs: positive('foldIntervalMs', options.foldIntervalMs ?? DEFAULTS.foldIntervalMs),
+    maintenanceIntervalMs: positive('maintenanceIntervalMs', options.maintenanceIntervalMs ?? DEFAULTS.maintenanceIntervalMs),
+    examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? DEFAULTS.examplesPerCell),
+    metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? DEFAULTS.metricsWindowMs),
+    shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
     clock: options.clock ?? Date.now,
   };
+}
+
+/** An environment variable the CLI reads: what it sets, and its default as the help shows it. */
+export interface EnvironmentVariable {
+  name: string;
+  help: string;
+  default?: string | number;
+  apply(options: Partial<CollectorOptions>, value: string): void;
+}
+
+function number(name: string, value: string): number {
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed)) throw new ConfigError(`${name} must be a number (got ${JSON.stringify(value)})`);
+  return parsed;
+}
+
+const retentionVariable = (name: string, key: keyof RetentionConfig, help: string): EnvironmentVariable => ({
+  name,
+  help,
+  default: DEFAULT_RETENTION[key],
+  apply: (options, value) => {
+    options.retention = { ...options.retention, [key]: number(name, value) };
+  },
+});
+
+const limitVariable = (name: string, key: keyof CollectorLimits, help: string): EnvironmentVariable => ({
+  name,
+  help,
+  default: DEFAULT_LIMITS[key],
+  apply: (options, value) => {
+    options.limits = { ...options.limits, [key]: number(name, value) };
+  },
+});
+
+/** Every variable the CLI reads, in the order its help lists them. */
+export const ENVIRONMENT: readonly EnvironmentVariable[] = [
+  { name: 'EXTSCOPE_HOST', help: 'Address to listen on (as --host)', default: DEFAULT_HOST, apply: (options, value) => (options.host = value) },
+  { name: 'EXTSCOPE_PORT', help: 'Port (as --port)', default: DEFAULT_PORT, apply: (options, value) => (options.port = number('EXTSCOPE_PORT', value)) },
+  { name: 'EXTSCOPE_DB', help: 'SQLite database file (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
+  { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/*', apply: (options, value) => (options.ingestToken = value) },
+  { name: 'EXTSCOPE_READ_TOKEN', help: 'Bearer token required on /api/v1/* and /metrics', apply: (options, value) => (options.readToken = value) },
+  retentionVariable('EXTSCOPE_RETENTION_MINUTE_DAYS', 'minuteDays', 'Keep per-minute rollups this many days'),
+  retentionVariable('EXTSCOPE_RETENTION_HOUR_DAYS', 'hourDays', 'Keep hourly and daily rollups this many days'),
+  retentionVariable('EXTSCOPE_DEDUP_HOURS', 'dedupHours', 'Remember applied points this long to recognise retries'),
+  {
+    name: 'EXTSCOPE_SYNCHRONOUS',
+    help: 'normal (durable across process crashes) or full (also power loss)',
+    default: DEFAULT_SYNCHRONOUS,
+    apply: (options, value) => (options.synchronous = value as Synchronous),
+  },
+  limitVariable('EXTSCOPE_MAX_BODY_BYTES', 'maxBodyBytes', 'Largest request body'),
+  limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
+  limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),
+  limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports processed at once before answering 503'),
+  {
+    name: 'EXTSCOPE_LOG_LEVEL',
+    help: 'pino level',
+    default: DEFAULT_LOG_LEVEL,
+    apply: (options, value) => (options.logger = { level: value }),
+  },
+];
+
+/** The collector options the environment sets (empty values count as unset). */
+export function optionsFromEnvironment(env: NodeJS.ProcessEnv): Partial<CollectorOptions> {
+  const options: Partial<CollectorOptions> = { logger: { level: DEFAULT_LOG_LEVEL } };
+  for (const variable of ENVIRONMENT) {
+    const value = env[variable.name];
+    if (value !== undefined && value !== '') variable.apply(options, value);
+  }
+  return options;
+}
+
+/** The environment section of the CLI's help. */
+export function environmentHelp(): string {
+  const width = Math.max(...ENVIRONMENT.map((variable) => variable.name.length)) + 2;
+  return ENVIRONMENT.map((variable) => `  ${variable.name.padEnd(width)}${variable.help}${variable.default === undefined ? '' : ` (default ${variable.default})`}`).join('\n');
 }

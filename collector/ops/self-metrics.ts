@@ -1,19 +1,29 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { buildMatrix } from '../analysis/matrix.js';
+import { share } from '../analysis/share.js';
+import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
+import { MS_PER_MINUTE } from '../model/time.js';
 import type { Signal } from '../otlp/codec.js';
-import type { MetricsOutcome, TracesOutcome } from '../processing/pipeline.js';
-import { type MatrixView, buildMatrixView } from '../query/matrix-view.js';
-import type { Admission } from '../receiver/admission.js';
-import type { ExportResult, ReceiverTelemetry } from '../receiver/receiver-telemetry.js';
-import type { Store } from '../store/store.js';
+import type { RollupReader, StoreLifecycle } from '../store/store.js';
 
 /** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
 const MAX_MATRIX_SERIES = 10_000;
 
+export interface SelfMetricsSources {
+  store: Pick<RollupReader, 'cellTotals'> & Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
+  /** Exports being received or processed now. */
+  inFlight: () => number;
+  clock: () => number;
+  /** Time window of the matrix gauges. */
+  windowMs: number;
+}
+
 /**
- * The collector's own metrics, in a registry of its own (nothing global): ingest health from the receiver,
- * database size, and the matrix of the last `windowMs` as gauges, computed when scraped.
+ * The collector's own metrics, in a registry of its own (nothing global): ingest health as the receiver
+ * reports it, the store's size and conversion state, and the matrix of the last `windowMs` as gauges,
+ * computed when scraped.
  */
-export class SelfMetrics implements ReceiverTelemetry {
+export class SelfMetrics {
   readonly registry = new Registry();
   private readonly exports: Counter<'signal' | 'result'>;
   private readonly refusals: Counter<'signal' | 'reason'>;
@@ -24,9 +34,9 @@ export class SelfMetrics implements ReceiverTelemetry {
   private readonly matrixRequests: Gauge<'client'>;
   private readonly matrixShare: Gauge<'client' | 'extension'>;
   private readonly matrixTruncated: Gauge;
-  private readonly matrixSource: () => Promise<MatrixView>;
 
-  constructor(store: Store, admission: Admission, clock: () => number, windowMs: number) {
+  constructor(private readonly sources: SelfMetricsSources) {
+    const { store, inFlight, windowMs } = sources;
     const registers = [this.registry];
     this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal and result', labelNames: ['signal', 'result'], registers });
     this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason', labelNames: ['signal', 'reason'], registers });
@@ -50,7 +60,7 @@ export class SelfMetrics implements ReceiverTelemetry {
       help: 'OTLP exports being received or processed',
       registers,
       collect() {
-        this.set(admission.current);
+        this.set(inFlight());
       },
     });
     new Gauge({
@@ -61,24 +71,24 @@ export class SelfMetrics implements ReceiverTelemetry {
         this.set(await store.sizeBytes());
       },
     });
-
-    this.matrixRequests = new Gauge({
-      name: 'extscope_matrix_requests',
-      help: `MCP requests per client name over the last ${Math.round(windowMs / 60_000)} minutes`,
-      labelNames: ['client'],
+    new Gauge({
+      name: 'extscope_collector_cumulative_streams',
+      help: 'Cumulative streams (per sender start time) whose last total is kept to turn the next one into an increment',
       registers,
+      async collect() {
+        this.set((await store.stats()).cumulativeStreams);
+      },
     });
+
+    const minutes = Math.round(windowMs / MS_PER_MINUTE);
+    this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });
     this.matrixShare = new Gauge({
       name: 'extscope_matrix_negotiated_share',
-      help: `Share of a client's requests in which the extension was negotiated, over the last ${Math.round(windowMs / 60_000)} minutes`,
+      help: `Share of a client's requests in which the extension was negotiated, over the last ${minutes} minutes`,
       labelNames: ['client', 'extension'],
       registers,
     });
     this.matrixTruncated = new Gauge({ name: 'extscope_matrix_series_truncated', help: 'Matrix gauge series left out over the cap', registers });
-    this.matrixSource = async () => {
-      const now = clock();
-      return buildMatrixView(await store.matrix({ fromMs: now - windowMs, toMs: now }), 'client');
-    };
   }
 
   /**
@@ -86,7 +96,9 @@ export class SelfMetrics implements ReceiverTelemetry {
    * collect callback could not feed other gauges in time).
    */
   async refreshMatrix(): Promise<void> {
-    const view = await this.matrixSource();
+    const now = this.sources.clock();
+    const totals = await this.sources.store.cellTotals({ fromMs: now - this.sources.windowMs, toMs: now });
+    const view = buildMatrix(totals.cells, 'client');
     this.matrixRequests.reset();
     this.matrixShare.reset();
     let series = 0;
@@ -94,17 +106,18 @@ export class SelfMetrics implements ReceiverTelemetry {
     for (const row of view.rows) {
       if (series++ < MAX_MATRIX_SERIES) this.matrixRequests.set({ client: row.client }, row.requests);
       else left++;
-      if (row.requests === 0) continue;
       for (const cell of row.extensions) {
-        if (cell.clientDeclared === 0 && cell.serverAdvertised === 0) continue;
-        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, cell.negotiated / row.requests);
+        const negotiatedShare = share(cell.negotiated, row.requests);
+        if (negotiatedShare === null || (cell.clientDeclared === 0 && cell.serverAdvertised === 0)) continue;
+        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, negotiatedShare);
         else left++;
       }
     }
     this.matrixTruncated.set(left);
   }
 
-  exportFinished(signal: Signal, result: ExportResult, seconds: number, reason?: string): void {
+  /** The receiver's report of one export (see the receiver's telemetry interface). */
+  exportFinished(signal: Signal, result: string, seconds: number, reason?: string): void {
     this.exports.inc({ signal, result });
     if (reason !== undefined) this.refusals.inc({ signal, reason });
     if (result === 'accepted' || result === 'partial') this.duration.observe({ signal }, seconds);

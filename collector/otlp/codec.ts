@@ -1,3 +1,4 @@
+import { PermanentError } from '../model/errors.js';
 import { JsonMappingError, parseOtlpJson } from './json-mapping.js';
 import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from './messages.js';
 import { MetricsRequest, MetricsResponse, type MessageType, TraceRequest, TraceResponse, encodeStatus } from './proto-root.js';
@@ -12,8 +13,12 @@ export const CONTENT_TYPE: Record<OtlpFormat, string> = {
 };
 
 /** The body is not a well-formed OTLP export request. */
-export class OtlpDecodeError extends Error {
+export class OtlpDecodeError extends PermanentError {
   override readonly name = 'OtlpDecodeError';
+
+  constructor(message: string) {
+    super(message, 'malformed');
+  }
 }
 
 function decode<T>(type: MessageType<unknown>, body: Buffer, format: OtlpFormat): T {

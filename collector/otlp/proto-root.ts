@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 /**
  * The official OTLP message definitions, as protobufjs-generated code. Newer `@opentelemetry/otlp-transformer`
  * releases only encode (a hand-written writer); 0.57.x still ships this generated root with `decode`, so the
- * project pins it for decoding (see DESIGN.md §3).
+ * collector pins that release for decoding rather than parsing protobuf itself.
  */
 
 interface Writer {

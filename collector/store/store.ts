@@ -1,33 +1,63 @@
-import type { ApplyResult, InstanceIdentity, MetricsBatch, SpanBatch, SpanExample } from '../processing/points.js';
+import type { MetricsBatch, SpanBatch } from '../model/batches.js';
+import { PermanentError, RetryableError } from '../model/errors.js';
+import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../model/records.js';
 
 /**
- * The storage boundary. Ingest hands in validated batches; the query API reads aggregates. Every method is
- * asynchronous so that a networked store (PostgreSQL, for several collector replicas) can implement the same
- * interface; the SQLite store does its work synchronously inside.
- *
- * Contract for implementations:
+ * The storage boundary, in three parts (after Prometheus' storage interfaces): what ingest writes, what
+ * readers read, and what the service runs. Every method is asynchronous so that a networked store (PostgreSQL,
+ * for several collector replicas) implements the same interfaces; the SQLite store does its work
+ * synchronously inside. Every backend passes test/collector/store/conformance.ts.
+ */
+
+/**
  * - `applyMetrics` applies one batch atomically (all or nothing) and resolves only once it is durable; a point
  *   already applied (same stream, same start and end time) is not applied again; cumulative points are turned
- *   into increments per stream, surviving restarts. It may refuse the batch with an `ExportRejection`
- *   (a limit that needs stored state to check), in which case nothing is stored.
- * - Reads see every batch whose `applyMetrics` has resolved.
+ *   into increments per stream (a new start time or a lower value starts again from zero; a point not newer
+ *   than the last one adds nothing), surviving restarts.
+ * - `applySpans` keeps the newest few examples per matrix cell.
+ * Failures: {@link StoreUnavailableError} (retry later); anything else is a bug.
  */
-export interface Store {
+export interface IngestStore {
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult>;
   applySpans(batch: SpanBatch): Promise<number>;
+}
 
-  matrix(query: MatrixQuery): Promise<MatrixResult>;
-  timeseries(query: TimeseriesQuery): Promise<TimeseriesResult>;
+/** Reads see every batch whose apply has resolved. They sum and return rows; they do not interpret them. */
+export interface RollupReader {
+  /** Matrix cells with their totals over the range (widened to whole buckets), zero totals left out. */
+  cellTotals(query: CellQuery): Promise<CellTotals>;
+  /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */
+  stepTotals(query: StepQuery): Promise<StepTotal[]>;
   instances(query: InstancesQuery): Promise<InstanceRecord[]>;
-  examples(query: ExamplesQuery): Promise<SpanExample[]>;
+  /** Newest first. */
+  examples(query: ExamplesQuery): Promise<ExampleRecord[]>;
+}
 
+export interface StoreLifecycle {
   health(): Promise<StoreHealth>;
   sizeBytes(): Promise<number>;
   /** Makes everything accepted so far visible to reads (the SQLite store folds pending increments). */
   flush(): Promise<void>;
   /** Retention: drops minute rollups, hourly rollups and bookkeeping past their windows. */
   maintain(): Promise<void>;
+  /** Numbers about the store's own bookkeeping, for /metrics. */
+  stats(): Promise<StoreStats>;
+  /** Idempotent. */
   close(): Promise<void>;
+}
+
+export type Store = IngestStore & RollupReader & StoreLifecycle;
+
+export interface RetentionConfig {
+  /** Per-minute rollups. */
+  minuteDays: number;
+  /** Hourly (and daily) rollups, advertised history, span examples' upper bound. */
+  hourDays: number;
+  /**
+   * How long the identity of every applied delta point is remembered, so that a retried export is recognised.
+   * Points older than this are refused (in `partial_success`): they could no longer be told apart from a retry.
+   */
+  dedupHours: number;
 }
 
 export interface FilterQuery {
@@ -36,88 +66,26 @@ export interface FilterQuery {
   service?: string | undefined;
 }
 
-export interface MatrixQuery extends FilterQuery {
+export interface CellQuery extends FilterQuery {
+  /** One instance's series instead of the cells (no daily level). */
   instance?: string | undefined;
 }
 
-export interface ExtensionCounts {
-  /** Requests where the client declared the id. */
-  clientDeclared: number;
-  /** Requests where the answering server advertised it. */
-  serverAdvertised: number;
-  /** Requests where both did. */
-  negotiated: number;
-}
-
-/** One client name and version (either may be absent: null). */
-export interface MatrixClient {
-  name: string | null;
-  version: string | null;
-  requests: number;
-  declaration: { unknown: number; none: number; declared: number };
-  extensions: Map<string, ExtensionCounts>;
-}
-
-export interface MatrixResult {
-  /** The range actually summed: the requested one, widened to whole buckets of `resolution`. */
-  fromMs: number;
-  toMs: number;
-  resolution: 'minute' | 'hour';
-  clients: MatrixClient[];
-}
-
-export interface TimeseriesQuery extends FilterQuery {
+export interface StepQuery extends FilterQuery {
   extensionId: string;
   stepMinutes: number;
   clientName?: string | undefined;
-}
-
-export interface TimeseriesPoint extends ExtensionCounts {
-  tMs: number;
-  requests: number;
-}
-
-export interface TimeseriesResult {
-  fromMs: number;
-  toMs: number;
-  stepMinutes: number;
-  points: TimeseriesPoint[];
 }
 
 export interface InstancesQuery {
   service?: string | undefined;
 }
 
-export interface AdvertisedRecord {
-  serverName: string | null;
-  serverVersion: string | null;
-  extensionId: string;
-  fingerprint: string | null;
-  firstSeenMs: number;
-  lastSeenMs: number;
-  /** Reported in the instance's latest advertisement. */
-  current: boolean;
-}
-
-export interface AdvertisedCountRecord {
-  serverName: string | null;
-  serverVersion: string | null;
-  count: number;
-  current: boolean;
-}
-
-export interface InstanceRecord extends InstanceIdentity {
-  firstSeenMs: number;
-  lastSeenMs: number;
-  advertisedMs: number | null;
-  advertised: AdvertisedRecord[];
-  counts: AdvertisedCountRecord[];
-}
-
 export interface ExamplesQuery {
   service?: string | undefined;
   clientName?: string | undefined;
   clientVersion?: string | undefined;
+  /** Absent: the row's examples (any extension); present: that cell's. */
   extensionId?: string | undefined;
   limit: number;
 }
@@ -129,7 +97,28 @@ export interface StoreHealth {
   error?: string;
 }
 
+export interface StoreStats {
+  /**
+   * The cumulative conversion state: one last total per cumulative stream and sender start time, kept until
+   * retention drops a superseded start or a silent instance.
+   */
+  cumulativeStreams: number;
+}
+
 /** The store cannot take writes right now (disk full, I/O error, locked); the sender should retry later. */
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends RetryableError {
   override readonly name = 'StoreUnavailableError';
+
+  constructor(message: string) {
+    super(message, 'store_unavailable', 5);
+  }
+}
+
+/** The database was written by a newer extscope: this one would misread it, so it refuses to start. */
+export class SchemaTooNewError extends PermanentError {
+  override readonly name = 'SchemaTooNewError';
+
+  constructor(message: string) {
+    super(message, 'schema_too_new');
+  }
 }

@@ -4,7 +4,8 @@
 //
 //   npm run build && node test/bench/collector-ingest.mjs
 //   env: BENCH_PROFILE_DIR (CPU profile of the collector), BENCH_INSTANCES (500), BENCH_ROUNDS (12), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
-//   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards)
+//   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards),
+//   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -20,6 +21,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SYNC = process.env.BENCH_SYNC ?? 'normal';
 const BATCH = Number(process.env.BENCH_BATCH ?? 1);
+const TEMPORALITY = process.env.BENCH_TEMPORALITY ?? 'delta';
+const CUMULATIVE = TEMPORALITY === 'cumulative';
+/** Running totals per stream (cumulative), and the one start time of every sender process. */
+const totals = new Map();
+const processStartNs = String(BigInt(Date.now() - (ROUNDS + 3) * 60_000) * 1_000_000n);
 
 const kv = (key, value) => ({ key, value: typeof value === 'boolean' ? { boolValue: value } : { stringValue: value } });
 
@@ -33,8 +39,10 @@ function collection(instance, round, random, rows, streamIds, cellIds) {
   const extensions = [];
   let total = 0;
   const add = (list, attributes, count, cell) => {
-    list.push({ attributes, startTimeUnixNano: start, timeUnixNano: time, asInt: String(count) });
     const key = `${instance.instanceId}|${list === requests ? 'r' : 'e'}|${JSON.stringify(attributes)}`;
+    const total = (totals.get(key) ?? 0) + count;
+    totals.set(key, total);
+    list.push(CUMULATIVE ? { attributes, startTimeUnixNano: processStartNs, timeUnixNano: time, asInt: String(total) } : { attributes, startTimeUnixNano: start, timeUnixNano: time, asInt: String(count) });
     let id = streamIds.get(key);
     if (id === undefined) streamIds.set(key, (id = streamIds.size + 1));
     const cellId = (key) => {
@@ -116,8 +124,8 @@ function collection(instance, round, random, rows, streamIds, cellIds) {
         {
           scope: { name: 'extscope', version: '0.1.0' },
           metrics: [
-            { name: 'extscope.requests', unit: '{request}', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: requests } },
-            { name: 'extscope.extension.requests', unit: '{request}', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: extensions } },
+            { name: 'extscope.requests', unit: '{request}', sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: requests } },
+            { name: 'extscope.extension.requests', unit: '{request}', sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: extensions } },
             { name: 'extscope.server.extension.advertised', unit: '{extension}', gauge: { dataPoints: advertisedPoints } },
             {
               name: 'extscope.server.extensions',
@@ -264,7 +272,7 @@ const rate = (points, seconds) => Math.round(points / seconds).toLocaleString('e
 console.log(
   `ingest: ${INSTANCES} instances, ${data.streams} streams; warm-up round (first export of every stream) + ${ROUNDS} one-minute rounds = ` +
     `${data.bodies.length} requests (${BATCH} resource(s) each), ${data.counterPoints} counter points + ${data.gaugePoints} gauge points, ` +
-    `${(bytes / 1e6).toFixed(1)} MB protobuf; ${CONCURRENCY} concurrent senders; synchronous=${SYNC}`,
+    `${(bytes / 1e6).toFixed(1)} MB protobuf; ${CONCURRENCY} concurrent senders; synchronous=${SYNC}; ${TEMPORALITY}`,
 );
 const minimal = rawLoop(data, 'minimal');
 const equivalent = rawLoop(data, 'equivalent');

@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
-import { SqliteStore } from '../../dist/collector/store/sqlite-store.js';
-import { Folder } from '../../dist/collector/store/sqlite/fold.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/identity.js';
+import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
+import { Folder } from '../../dist/collector/store/sqlite/rollup.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/writer/identity.js';
 import { fleet, rng } from './fleet.mjs';
 import { startCollectorChild } from './collector-child.mjs';
 
@@ -48,7 +48,7 @@ function seriesDims(client, outcome, extension) {
 }
 
 async function load(dbPath) {
-  await new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: "normal", maxExtensionIdsPerInstanceHour: 1024, examplesPerCell: 5 }).close();
+  await new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', examplesPerCell: 5 }).close();
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCollector, startCollector } from '../../collector/server.js';
+import { type RunningCollector, startCollector } from '../../collector/index.js';
 import { ROOT, agentEnv, fixture, nodeArgs } from '../support/processes.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';

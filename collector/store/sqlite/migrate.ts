@@ -3,17 +3,13 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
+import { SchemaTooNewError } from '../store.js';
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
   checksum: string;
-}
-
-/** The database was written by a newer extscope: this one would misread it, so it refuses to start. */
-export class SchemaTooNewError extends Error {
-  override readonly name = 'SchemaTooNewError';
 }
 
 const FILE_PATTERN = /^(\d+)_([\w-]+)\.sql$/;

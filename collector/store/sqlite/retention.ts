@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import type { RetentionConfig } from '../../config.js';
-import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE } from './bucket-plan.js';
+import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../model/time.js';
+import type { RetentionConfig } from '../store.js';
 
 const CHUNK = 2000;
 /** Upper bound on stored span examples, whatever the number of cells. */
@@ -23,8 +23,8 @@ export class Retention {
     private readonly db: Database.Database,
     private readonly clock: () => number,
     private readonly retention: RetentionConfig,
-    /** Called after rows that in-memory caches may refer to were deleted. */
-    private readonly forget: () => void,
+    /** Called after deleting rows that in-memory caches or counts refer to: state rows only, or whole instances. */
+    private readonly deleted: (what: 'cumulative_state' | 'instances') => void,
   ) {
     this.statements = {
       // Never a row the fold has not reached.
@@ -33,7 +33,6 @@ export class Retention {
         DELETE FROM cumulative_state AS old WHERE old.end_ns < @cutoff
           AND EXISTS (SELECT 1 FROM cumulative_state AS newer
                       WHERE newer.stream_id = old.stream_id AND newer.start_ns > old.start_ns AND newer.start_ns < @cutoff)`),
-      instanceHours: db.prepare('DELETE FROM instance_extension_hours WHERE hour < ?'),
       oldExamples: db.prepare('DELETE FROM span_examples WHERE start_ms < ?'),
       excessExamples: db.prepare(`
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
@@ -52,7 +51,6 @@ export class Retention {
       dropInstanceSeries: db.prepare('DELETE FROM series WHERE instance_ref = ?'),
       dropInstanceAdvertised: db.prepare('DELETE FROM advertised WHERE instance_ref = ?'),
       dropInstanceCounts: db.prepare('DELETE FROM advertised_counts WHERE instance_ref = ?'),
-      dropInstanceHours: db.prepare('DELETE FROM instance_extension_hours WHERE instance_ref = ?'),
       dropInstance: db.prepare('DELETE FROM instances WHERE id = ?'),
     };
   }
@@ -75,21 +73,19 @@ export class Retention {
   private async pass(): Promise<void> {
     const now = this.clock();
     const s = this.statements;
-    const dedupCutoffNs = BigInt(Math.floor(now - this.retention.dedupHours * MS_PER_HOUR)) * 1_000_000n;
+    const dedupCutoffNs = msToNanos(now - this.retention.dedupHours * MS_PER_HOUR);
     const minuteCutoff = Math.floor((now - this.retention.minuteDays * MS_PER_DAY) / MS_PER_MINUTE);
     const hourCutoff = Math.floor((now - this.retention.hourDays * MS_PER_DAY) / MS_PER_HOUR);
-    const currentHour = Math.floor(now / MS_PER_HOUR);
 
-    this.db.transaction(() => {
+    const superseded = this.db.transaction(() => {
       s.pointLog.run(dedupCutoffNs);
-      // An older incarnation's baseline goes once its successor started before the dedup window: any point of
-      // the old one is then older than the window and refused anyway.
-      s.supersededState.run({ cutoff: dedupCutoffNs });
-      // The id limit only ever looks at the hour a point falls in; two hours cover clock skew.
-      s.instanceHours.run(currentHour - 2);
       s.oldExamples.run(minuteCutoff * MS_PER_MINUTE);
       s.excessExamples.run();
+      // An older incarnation's baseline goes once its successor started before the dedup window: any point of
+      // the old one is then older than the window and refused anyway.
+      return s.supersededState.run({ cutoff: dedupCutoffNs }).changes;
     })();
+    if (superseded > 0) this.deleted('cumulative_state');
 
     if (minuteCutoff - this.minuteCutoffDone >= 60 && !this.stopped) {
       await this.perOwner(s.seriesIds, [[s.seriesMinute, minuteCutoff]]);
@@ -135,10 +131,9 @@ export class Retention {
         s.dropInstanceSeries.run(id);
         s.dropInstanceAdvertised.run(id);
         s.dropInstanceCounts.run(id);
-        s.dropInstanceHours.run(id);
         s.dropInstance.run(id);
       }
     })();
-    this.forget();
+    this.deleted('instances');
   }
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { type CollectorOptions, type RunningCollector, startCollector } from '../../../collector/server.js';
+import { type CollectorOptions, type RunningCollector, startCollector } from '../../../collector/index.js';
 
 /** A temp directory per test, removed afterwards. */
 export async function tempDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {

@@ -1,0 +1,67 @@
+import { SeriesKind } from '../model/batches.js';
+import type { StepTotal } from '../model/records.js';
+import { MS_PER_MINUTE } from '../model/time.js';
+import type { ExtensionCounts } from './matrix.js';
+import { share } from './share.js';
+
+/** More points than this is a step too small for the range. */
+export const MAX_POINTS = 5000;
+/** Steps chosen when none is given: the smallest that keeps the series under ~300 points. */
+const AUTO_STEPS = [1, 5, 15, 60, 360, 1440, 10_080];
+const AUTO_POINTS = 300;
+
+export interface TimeseriesPoint extends ExtensionCounts {
+  tMs: number;
+  requests: number;
+  /** negotiated / requests; null without requests. */
+  negotiatedShare: number | null;
+}
+
+export interface Timeseries {
+  fromMs: number;
+  toMs: number;
+  stepMinutes: number;
+  points: TimeseriesPoint[];
+}
+
+/** The step for a range when none is asked for. */
+export function autoStep(fromMs: number, toMs: number): number {
+  const spanMinutes = (toMs - fromMs) / MS_PER_MINUTE;
+  return AUTO_STEPS.find((step) => spanMinutes / step <= AUTO_POINTS) ?? AUTO_STEPS[AUTO_STEPS.length - 1] ?? 1;
+}
+
+/** How many points a step gives over a range (before widening to whole steps). */
+export function pointCount(fromMs: number, toMs: number, stepMinutes: number): number {
+  return (toMs - fromMs) / MS_PER_MINUTE / stepMinutes;
+}
+
+/** The range widened to whole steps, aligned to the Unix epoch (UTC); never empty. */
+export function alignToSteps(fromMs: number, toMs: number, stepMinutes: number): { fromMs: number; toMs: number } {
+  const m0 = Math.floor(fromMs / MS_PER_MINUTE / stepMinutes) * stepMinutes;
+  const m1 = Math.max(m0 + stepMinutes, Math.ceil(toMs / MS_PER_MINUTE / stepMinutes) * stepMinutes);
+  return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE };
+}
+
+/**
+ * Step totals of an aligned range → one point per step (zeros included): all requests, and those where the
+ * extension was declared by the client, advertised by the server, negotiated; with the negotiated share.
+ */
+export function buildTimeseries(range: { fromMs: number; toMs: number }, stepMinutes: number, totals: readonly StepTotal[]): Timeseries {
+  const stepMs = stepMinutes * MS_PER_MINUTE;
+  const points: TimeseriesPoint[] = [];
+  for (let tMs = range.fromMs; tMs < range.toMs; tMs += stepMs) {
+    points.push({ tMs, requests: 0, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, negotiatedShare: null });
+  }
+  for (const total of totals) {
+    const point = points[(total.tMs - range.fromMs) / stepMs];
+    if (point === undefined) continue;
+    if (total.kind === SeriesKind.Requests) point.requests += total.count;
+    else {
+      if (total.clientDeclared === true) point.clientDeclared += total.count;
+      if (total.serverDeclared === true) point.serverAdvertised += total.count;
+      if (total.negotiated === true) point.negotiated += total.count;
+    }
+  }
+  for (const point of points) point.negotiatedShare = share(point.negotiated, point.requests);
+  return { fromMs: range.fromMs, toMs: range.toMs, stepMinutes, points };
+}

@@ -1,0 +1,11 @@
+import type { RollupReader } from '../../../store/store.js';
+
+/** What every API route needs: the store's read side and the clock that "now" comes from. */
+export interface ApiContext {
+  reader: RollupReader;
+  clock: () => number;
+  /** An instance not heard from for this long is stale. */
+  staleAfterMs: number;
+  /** How far ahead of the clock ingest accepts points: where a range without `to` ends. */
+  openEndMs: number;
+}

@@ -1,0 +1,40 @@
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { buildFleet } from '../../../../analysis/fleet.js';
+import { iso } from '../../../params.js';
+import type { ApiContext } from '../context.js';
+import { instancesSchema } from './schema.js';
+
+/** `GET /instances`: each instance with what it advertises now, its history, and drift within its service. */
+export const instancesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, staleAfterMs }) => {
+  app.get('/instances', { schema: instancesSchema }, async (request) => {
+    const fleet = buildFleet(await reader.instances({ service: request.query.service }), clock(), staleAfterMs);
+    // Literals field by field: spreading these objects measured several times slower for a fleet of hundreds.
+    return {
+      instances: fleet.map((instance) => ({
+        service: instance.service,
+        instanceId: instance.instanceId,
+        serviceVersion: instance.serviceVersion,
+        host: instance.host,
+        serverName: instance.serverName,
+        serverVersion: instance.serverVersion,
+        firstSeen: iso(instance.firstSeenMs),
+        lastSeen: iso(instance.lastSeenMs),
+        stale: instance.stale,
+        advertisedAt: instance.advertisedMs === null ? null : iso(instance.advertisedMs),
+        advertises: instance.advertises,
+        servers: instance.servers,
+        settingsVariants: instance.settingsVariants,
+        differs: instance.differs,
+        history: instance.history.map((row) => ({
+          id: row.id,
+          fingerprint: row.fingerprint,
+          serverName: row.serverName,
+          serverVersion: row.serverVersion,
+          firstSeen: iso(row.firstSeenMs),
+          lastSeen: iso(row.lastSeenMs),
+          current: row.current,
+        })),
+      })),
+    };
+  });
+};

@@ -1,0 +1,87 @@
+import { isoTime, nameSchema, nullableString } from '../../../schemas/shared.js';
+
+const idWithFingerprint = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'fingerprint'],
+  properties: { id: { type: 'string' }, fingerprint: nullableString },
+} as const;
+
+export const instancesSchema = {
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { service: nameSchema },
+  },
+  response: {
+    200: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['instances'],
+      properties: {
+        instances: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['service', 'instanceId', 'firstSeen', 'lastSeen', 'stale', 'advertises', 'servers', 'settingsVariants', 'differs', 'history'],
+            properties: {
+              service: nullableString,
+              instanceId: nullableString,
+              serviceVersion: nullableString,
+              host: nullableString,
+              serverName: nullableString,
+              serverVersion: nullableString,
+              firstSeen: isoTime,
+              lastSeen: isoTime,
+              stale: { type: 'boolean' },
+              advertisedAt: nullableString,
+              advertises: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['id', 'fingerprints'],
+                  properties: { id: { type: 'string' }, fingerprints: { type: 'array', items: { type: 'string' } } },
+                },
+              },
+              servers: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['name', 'version', 'count', 'extensions'],
+                  properties: {
+                    name: nullableString,
+                    version: nullableString,
+                    count: { type: ['integer', 'null'] },
+                    extensions: { type: 'array', items: idWithFingerprint },
+                  },
+                },
+              },
+              settingsVariants: { type: 'integer' },
+              differs: { type: 'boolean' },
+              history: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['id', 'fingerprint', 'firstSeen', 'lastSeen', 'current'],
+                  properties: {
+                    id: { type: 'string' },
+                    fingerprint: nullableString,
+                    serverName: nullableString,
+                    serverVersion: nullableString,
+                    firstSeen: isoTime,
+                    lastSeen: isoTime,
+                    current: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,32 @@
+import type { MatrixView } from '../../../../analysis/matrix.js';
+
+/**
+ * Client names and extension ids are whatever clients sent. A cell starting with = + - @ (or a control
+ * character) would run as a formula in a spreadsheet, so it is prefixed with a quote (OWASP's advice).
+ */
+function field(value: string | number | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export function matrixCsv(view: MatrixView): string {
+  const header = ['client', 'name', 'version', 'requests', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
+  for (const id of view.extensions) header.push(`${id} client_declared`, `${id} server_advertised`, `${id} negotiated`);
+  const lines = [header.map(field).join(',')];
+  for (const row of view.rows) {
+    const cells: (string | number | null)[] = [
+      row.client,
+      row.name,
+      row.version,
+      row.requests,
+      row.declaration.unknown,
+      row.declaration.none,
+      row.declaration.declared,
+    ];
+    for (const cell of row.extensions) cells.push(cell.clientDeclared, cell.serverAdvertised, cell.negotiated);
+    lines.push(cells.map(field).join(','));
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}

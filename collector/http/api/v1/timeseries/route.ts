@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { MAX_POINTS, alignToSteps, autoStep, buildTimeseries, pointCount } from '../../../../analysis/timeseries.js';
+import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
+import type { ApiContext } from '../context.js';
+import { timeseriesSchema } from './schema.js';
+
+/**
+ * `GET /timeseries?extension=`: per step, all requests (within the filters) and those where the extension was
+ * declared, advertised, negotiated; `negotiatedShare` = negotiated / requests (null without requests).
+ */
+export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, openEndMs }) => {
+  app.get('/timeseries', { schema: timeseriesSchema }, async (request) => {
+    const { extension, service, client, step } = request.query;
+    const range = parseRange(request.query, clock(), openEndMs);
+    const stepMinutes = step === undefined ? autoStep(range.fromMs, range.toMs) : parseStep(step);
+    if (pointCount(range.fromMs, range.toMs, stepMinutes) > MAX_POINTS) {
+      throw badRequest(`step: ${step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
+    }
+    const aligned = alignToSteps(range.fromMs, range.toMs, stepMinutes);
+    const totals = await reader.stepTotals({ ...aligned, extensionId: extension, stepMinutes, service, clientName: client });
+    const series = buildTimeseries(aligned, stepMinutes, totals);
+    return {
+      extension,
+      from: iso(series.fromMs),
+      to: iso(series.toMs),
+      stepMinutes: series.stepMinutes,
+      points: series.points.map((point) => ({
+        t: iso(point.tMs),
+        requests: point.requests,
+        clientDeclared: point.clientDeclared,
+        serverAdvertised: point.serverAdvertised,
+        negotiated: point.negotiated,
+        negotiatedShare: point.negotiatedShare,
+      })),
+    };
+  });
+};

@@ -1,0 +1,45 @@
+import { extensionIdSchema, isoTime, nameSchema, rangeProperties, stepSchema } from '../../../schemas/shared.js';
+
+export const timeseriesSchema = {
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['extension'],
+    properties: {
+      extension: extensionIdSchema,
+      ...rangeProperties,
+      step: stepSchema,
+      service: nameSchema,
+      client: nameSchema,
+    },
+  },
+  response: {
+    200: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['extension', 'from', 'to', 'stepMinutes', 'points'],
+      properties: {
+        extension: { type: 'string' },
+        from: isoTime,
+        to: isoTime,
+        stepMinutes: { type: 'integer' },
+        points: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['t', 'requests', 'clientDeclared', 'serverAdvertised', 'negotiated', 'negotiatedShare'],
+            properties: {
+              t: isoTime,
+              requests: { type: 'integer' },
+              clientDeclared: { type: 'integer' },
+              serverAdvertised: { type: 'integer' },
+              negotiated: { type: 'integer' },
+              negotiatedShare: { type: ['number', 'null'] },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;

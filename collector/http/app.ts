@@ -1,0 +1,70 @@
+import { STATUS_CODES } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify';
+import { httpStatusOf } from '../model/errors.js';
+import type { BearerToken } from './auth/bearer.js';
+import { readGuard } from './auth/read-guard.js';
+
+export interface AppOptions {
+  /** fastify/pino logger options; `false` logs nothing. */
+  logger: boolean | Record<string, unknown>;
+}
+
+interface AjvError {
+  instancePath: string;
+  message?: string;
+  params?: { additionalProperty?: string; allowedValues?: unknown[] };
+}
+
+/** Validation errors that name the parameter, the unknown property, or the allowed values. */
+function schemaErrorFormatter(errors: readonly AjvError[], dataVar: string): Error {
+  const text = errors
+    .map((error) => {
+      const path = `${dataVar}${error.instancePath.replaceAll('/', '.')}`;
+      const extra =
+        error.params?.additionalProperty !== undefined
+          ? `: ${error.params.additionalProperty}`
+          : error.params?.allowedValues !== undefined
+            ? ` (${error.params.allowedValues.join(', ')})`
+            : '';
+      return `${path} ${error.message ?? 'is invalid'}${extra}`;
+    })
+    .join('; ');
+  return new Error(text);
+}
+
+/**
+ * The fastify instance every route lives on: query strings validated and coerced by their schemas, errors
+ * named precisely, and one error handler mapping failures to statuses (model/errors.ts); encapsulated
+ * plugins (the OTLP receiver) answer in their own encoding.
+ */
+export function createApp(options: AppOptions): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger,
+    // One line per export would drown everything else; refusals and errors are logged where they happen.
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: true } },
+    schemaErrorFormatter,
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const { status, reason, retryAfterSeconds } = httpStatusOf(error);
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
+    const code = (error as { code?: unknown }).code;
+    return reply.code(status).send({
+      statusCode: status,
+      code: typeof code === 'string' ? code : `EXTSCOPE_${reason.toUpperCase()}`,
+      error: STATUS_CODES[status],
+      message: error instanceof Error ? error.message : String(error),
+    });
+  });
+  return app;
+}
+
+/** Routes behind the read token (or open, on loopback without one): the API and /metrics. */
+export function readScope(token: BearerToken | undefined, routes: FastifyPluginAsync): FastifyPluginAsync {
+  return async (scope) => {
+    scope.addHook('onRequest', readGuard(token));
+    await scope.register(routes);
+  };
+}

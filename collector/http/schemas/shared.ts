@@ -1,0 +1,37 @@
+/** JSON schemas shared by the API's routes (`as const`: route types are derived from them). */
+import { MAX_ATTRIBUTE_LENGTH, MAX_EXTENSION_ID_LENGTH } from '../../../contract/index.js';
+
+const RELATIVE = '-\\d{1,6}[smhdw]';
+const EPOCH_MS = '\\d{1,15}';
+const ISO = '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?';
+
+/** `now`, `-15m`/`-24h`/`-7d` (before now), Unix milliseconds, or ISO 8601. */
+export const timeSchema = { type: 'string', maxLength: 40, pattern: `^(now|${RELATIVE}|${EPOCH_MS}|${ISO})$` } as const;
+/** A filter value: service name, instance id, client name… (at most as long as a stored attribute). */
+export const nameSchema = { type: 'string', minLength: 1, maxLength: MAX_ATTRIBUTE_LENGTH } as const;
+export const extensionIdSchema = { type: 'string', minLength: 1, maxLength: MAX_EXTENSION_ID_LENGTH } as const;
+/** `1m`, `5m`, `1h`, `1d`… */
+export const stepSchema = { type: 'string', pattern: '^\\d{1,5}[mhd]$' } as const;
+
+export const rangeProperties = { from: timeSchema, to: timeSchema } as const;
+
+/** The JSON schema of nullable strings in responses. */
+export const nullableString = { type: ['string', 'null'] } as const;
+/** Times in responses: ISO 8601, UTC. */
+export const isoTime = { type: 'string' } as const;
+
+/** Per extension id: requests where the client declared it, the server advertised it, and both. */
+export const extensionCountsSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated'],
+    properties: {
+      id: { type: 'string' },
+      clientDeclared: { type: 'integer' },
+      serverAdvertised: { type: 'integer' },
+      negotiated: { type: 'integer' },
+    },
+  },
+} as const;

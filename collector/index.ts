@@ -1,0 +1,4 @@
+/** The collector, for embedding: start it in process, with the CLI's options. */
+export { startCollector, type RunningCollector } from './service.js';
+export { type CollectorOptions, ConfigError } from './config.js';
+export { SchemaTooNewError } from './store/store.js';

@@ -1,0 +1,31 @@
+/**
+ * The pipeline contract (after the OpenTelemetry Collector's `consumer.Metrics`): each stage holds only the
+ * next consumer and hands it what it made. What comes back is how it went: the counts the OTLP answer
+ * (`partial_success`) and the collector's own metrics need. A failure is thrown (model/errors.ts).
+ */
+import type { IgnoredReason } from './batches.js';
+
+export interface MetricsOutcome {
+  applied: number;
+  /** Points already applied before (a retry): not counted again. */
+  duplicates: number;
+  ignored: ReadonlyMap<IgnoredReason, number>;
+  /** Points refused one by one (reported as partial success), with the reason. */
+  rejected: number;
+  rejectedReason: string | undefined;
+}
+
+export interface TracesOutcome {
+  stored: number;
+  ignored: number;
+  rejected: number;
+  rejectedReason: string | undefined;
+}
+
+export interface MetricsConsumer<T> {
+  consumeMetrics(data: T): Promise<MetricsOutcome>;
+}
+
+export interface TracesConsumer<T> {
+  consumeTraces(data: T): Promise<TracesOutcome>;
+}

@@ -1,0 +1,79 @@
+/**
+ * What the store returns: rows and records, summed but not interpreted. What a matrix, a time series or fleet
+ * drift mean is decided in analysis/.
+ */
+import type { InstanceIdentity, SeriesKind, SpanExample } from './batches.js';
+
+/** What the store did with a metrics batch. */
+export interface ApplyResult {
+  applied: number;
+  duplicates: number;
+}
+
+/** The rows a matrix is built from. */
+export type Resolution = 'minute' | 'hour';
+
+/**
+ * One matrix cell with its total over a range: requests of one client name and version, by declaration state
+ * (kind 0), or by extension id and the three flags (kind 1).
+ */
+export interface CellTotal {
+  kind: SeriesKind;
+  clientName: string | null;
+  clientVersion: string | null;
+  /** Request cells only. */
+  clientDeclaration: string | null;
+  /** Extension cells only (null on request cells), as are the flags. */
+  extensionId: string | null;
+  clientDeclared: boolean | null;
+  serverDeclared: boolean | null;
+  negotiated: boolean | null;
+  count: number;
+}
+
+export interface CellTotals {
+  /** The range actually summed: the requested one, widened to whole buckets of `resolution`. */
+  fromMs: number;
+  toMs: number;
+  resolution: Resolution;
+  cells: CellTotal[];
+}
+
+/** Requests (kind 0) or one extension's requests by flags (kind 1) in the step starting at `tMs`. */
+export interface StepTotal {
+  tMs: number;
+  kind: SeriesKind;
+  clientDeclared: boolean | null;
+  serverDeclared: boolean | null;
+  negotiated: boolean | null;
+  count: number;
+}
+
+export interface AdvertisedRecord {
+  serverName: string | null;
+  serverVersion: string | null;
+  extensionId: string;
+  fingerprint: string | null;
+  firstSeenMs: number;
+  lastSeenMs: number;
+  /** Reported in the instance's latest advertisement. */
+  current: boolean;
+}
+
+export interface AdvertisedCountRecord {
+  serverName: string | null;
+  serverVersion: string | null;
+  count: number;
+  current: boolean;
+}
+
+export interface InstanceRecord extends InstanceIdentity {
+  firstSeenMs: number;
+  lastSeenMs: number;
+  advertisedMs: number | null;
+  advertised: AdvertisedRecord[];
+  counts: AdvertisedCountRecord[];
+}
+
+/** An example request as stored (from a span). */
+export type ExampleRecord = SpanExample;

@@ -1,0 +1,205 @@
+import { ATTR_EXTENSION_NEGOTIATED, METRICS, isNegotiated } from '../../../contract/index.js';
+import {
+  type AdvertisedCount,
+  type AdvertisedPoint,
+  type CounterPoint,
+  type MetricsBatch,
+  type ResourceBatch,
+  type SeriesDims,
+  SeriesKind,
+  Temporality,
+} from '../../model/batches.js';
+import type { MetricsConsumer, MetricsOutcome } from '../../model/consumer.js';
+import { PermanentError } from '../../model/errors.js';
+import { nanosToMs } from '../../model/time.js';
+import type { ExportMetricsServiceRequest, Metric, NumberDataPoint } from '../../otlp/messages.js';
+import { canonicalAttributes, unsignedNanos } from '../../otlp/values.js';
+import { ContractValues } from '../contract-values.js';
+import { AttributeReader } from './attributes.js';
+import { PointContext, type PointWindow, countPoints, countValue, gaugeValue } from './point-checks.js';
+
+export interface NormaliseMetricsConfig {
+  maxAttributeLength: number;
+  maxFutureSkewMs: number;
+  /** Points older than this are refused one by one: a retry of them could no longer be recognised. */
+  dedupWindowMs: number;
+  clock: () => number;
+}
+
+const AGENT_HEALTH_METRICS = new Set<string>([METRICS.agentErrors.name, METRICS.agentIdsRejected.name, METRICS.agentOverflow.name]);
+/** Validated dimensions remembered per kind (the same streams arrive every export); cleared when full. */
+const DIMS_CACHE_SIZE = 100_000;
+
+/**
+ * OTLP metrics → the extscope contract, then the next consumer. Validates everything before anything is
+ * handed on, so that a refused export stores nothing: a {@link PermanentError} refuses the whole export;
+ * points of metrics we do not use are counted in `ignored`; points too old to be deduplicated are counted in
+ * `rejected` (partial success).
+ */
+export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceRequest> {
+  private readonly values: ContractValues;
+  private readonly requests: AttributeReader<typeof METRICS.requests.attributes>;
+  private readonly extensions: AttributeReader<typeof METRICS.extensionRequests.attributes>;
+  private readonly advertisedAttributes: AttributeReader<typeof METRICS.advertised.attributes>;
+  private readonly countAttributes: AttributeReader<typeof METRICS.advertisedCount.attributes>;
+  private readonly dimsCache = [new Map<string, SeriesDims>(), new Map<string, SeriesDims>()] as const;
+
+  constructor(
+    private readonly config: NormaliseMetricsConfig,
+    private readonly next: MetricsConsumer<MetricsBatch>,
+  ) {
+    this.values = new ContractValues(config.maxAttributeLength);
+    this.requests = new AttributeReader(METRICS.requests.name, METRICS.requests.attributes, this.values);
+    this.extensions = new AttributeReader(METRICS.extensionRequests.name, METRICS.extensionRequests.attributes, this.values);
+    this.advertisedAttributes = new AttributeReader(METRICS.advertised.name, METRICS.advertised.attributes, this.values);
+    this.countAttributes = new AttributeReader(METRICS.advertisedCount.name, METRICS.advertisedCount.attributes, this.values);
+  }
+
+  async consumeMetrics(request: ExportMetricsServiceRequest): Promise<MetricsOutcome> {
+    const batch = this.normalise(request);
+    const outcome = await this.next.consumeMetrics(batch);
+    return { ...outcome, ignored: batch.ignored, rejected: outcome.rejected + batch.rejected, rejectedReason: batch.rejectedReason ?? outcome.rejectedReason };
+  }
+
+  private normalise(request: ExportMetricsServiceRequest): MetricsBatch {
+    const batch: MetricsBatch = { resources: [], ignored: new Map(), rejected: 0, rejectedReason: undefined };
+    const window: PointWindow = { now: this.config.clock(), maxFutureSkewMs: this.config.maxFutureSkewMs, dedupWindowMs: this.config.dedupWindowMs };
+    const context = new PointContext(window, batch);
+    const resourceMetrics = request.resourceMetrics ?? [];
+    for (let r = 0; r < resourceMetrics.length; r++) {
+      const rm = resourceMetrics[r];
+      if (rm === undefined || rm === null) continue;
+      const where = `resourceMetrics[${r}]`;
+      const resourceBatch: ResourceBatch = {
+        resource: this.values.resource(rm.resource?.attributes ?? [], `${where}.resource`),
+        counters: [],
+        advertised: [],
+        advertisedCounts: [],
+      };
+      let ours = false;
+      for (const sm of rm.scopeMetrics ?? []) {
+        const scopeKey = `${JSON.stringify(sm.scope?.name ?? '')}${JSON.stringify(sm.scope?.version ?? '')}`;
+        for (const metric of sm.metrics ?? []) {
+          ours = this.metric(metric, `${resourceBatch.resource.key}\u0000${scopeKey}`, resourceBatch, context, where) || ours;
+        }
+      }
+      if (ours) batch.resources.push(resourceBatch);
+    }
+    return batch;
+  }
+
+  /** Returns whether the metric belongs to the extscope contract. */
+  private metric(metric: Metric, scopeKey: string, out: ResourceBatch, context: PointContext, where: string): boolean {
+    const name = metric.name ?? '';
+    if (name === METRICS.requests.name || name === METRICS.extensionRequests.name) {
+      const sum = metric.sum;
+      const temporality = sum?.aggregationTemporality;
+      if (!sum || sum.isMonotonic !== true || (temporality !== Temporality.Delta && temporality !== Temporality.Cumulative)) {
+        context.ignore('unsupported_type', countPoints(metric));
+        return true;
+      }
+      const kind = name === METRICS.requests.name ? SeriesKind.Requests : SeriesKind.Extension;
+      const metricKey = `${scopeKey}${name}\u0000${temporality}`;
+      for (const point of sum.dataPoints ?? []) {
+        const counter = this.counter(point, kind, temporality, metricKey, context, `${where} ${name}`);
+        if (counter !== undefined) out.counters.push(counter);
+      }
+      return true;
+    }
+    if (name === METRICS.advertised.name || name === METRICS.advertisedCount.name) {
+      const points = metric.gauge?.dataPoints ?? metric.sum?.dataPoints;
+      if (points === null || points === undefined) {
+        context.ignore('unsupported_type', countPoints(metric));
+        return true;
+      }
+      for (const point of points) {
+        if (name === METRICS.advertised.name) {
+          const advertised = this.advertised(point, context, `${where} ${name}`);
+          if (advertised !== undefined) out.advertised.push(advertised);
+        } else {
+          const count = this.advertisedCount(point, context, `${where} ${name}`);
+          if (count !== undefined) out.advertisedCounts.push(count);
+        }
+      }
+      return true;
+    }
+    if (AGENT_HEALTH_METRICS.has(name)) {
+      context.ignore('not_stored', countPoints(metric));
+      return true;
+    }
+    context.ignore('unknown_metric', countPoints(metric));
+    return false;
+  }
+
+  private counter(point: NumberDataPoint, kind: SeriesKind, temporality: Temporality, metricKey: string, context: PointContext, where: string): CounterPoint | undefined {
+    if (context.noValue(point)) return undefined;
+    const timeNs = context.time(point, where);
+    const startNs = unsignedNanos(point.startTimeUnixNano) ?? 0n;
+    if (startNs < 0n || startNs > timeNs) throw new PermanentError(`${where}: start_time_unix_nano is after time_unix_nano`, 'bad_timestamp');
+    const value = countValue(point, where);
+    if (value === undefined) {
+      context.ignore('no_recorded_value', 1);
+      return undefined;
+    }
+    if (context.tooOld(timeNs)) return undefined;
+
+    const attributes = point.attributes ?? [];
+    // By name, with typed values: the same attributes in any order are the same stream, "1" and 1 are not.
+    const streamAttributes = canonicalAttributes(attributes);
+    const cache = this.dimsCache[kind];
+    let dims = cache.get(streamAttributes);
+    if (dims === undefined) {
+      // The same canonical attributes validate the same way: only a stream not seen yet is read and checked.
+      dims = kind === SeriesKind.Requests ? this.requestDims(attributes, where) : this.extensionDims(attributes, where);
+      if (cache.size >= DIMS_CACHE_SIZE) cache.clear();
+      cache.set(streamAttributes, dims);
+    }
+    return { dims, streamScope: metricKey, streamAttributes, attributes, temporality, startNs, timeNs, value };
+  }
+
+  private requestDims(attributes: NonNullable<NumberDataPoint['attributes']>, where: string): SeriesDims {
+    // Extension attributes on a request point are type-checked too, and not kept.
+    const read = this.extensions.typed(attributes, where);
+    this.requests.check(read, where);
+    return { kind: SeriesKind.Requests, ...read, extensionId: null, clientDeclared: null, serverDeclared: null, negotiated: null, required: null };
+  }
+
+  private extensionDims(attributes: NonNullable<NumberDataPoint['attributes']>, where: string): SeriesDims {
+    const read = this.extensions.read(attributes, where);
+    const clientDeclared = read.clientDeclared as boolean;
+    const serverDeclared = read.serverDeclared as boolean;
+    if (read.negotiated === true && !(clientDeclared && serverDeclared)) {
+      throw new PermanentError(`${where}: ${ATTR_EXTENSION_NEGOTIATED} is true but the id was not declared by both sides`, 'bad_attribute');
+    }
+    const extensionId = this.values.extensionId(read.extensionId as string);
+    // Derived when absent; never under an id nobody can name (the `_invalid` bucket).
+    const negotiated = (read.negotiated ?? true) && isNegotiated(extensionId, clientDeclared, serverDeclared);
+    return { kind: SeriesKind.Extension, ...read, extensionId, clientDeclared, serverDeclared, negotiated, required: read.required ?? false };
+  }
+
+  private advertised(point: NumberDataPoint, context: PointContext, where: string): AdvertisedPoint | undefined {
+    if (context.noValue(point)) return undefined;
+    const timeNs = context.time(point, where);
+    const value = gaugeValue(point, where);
+    if (context.tooOld(timeNs)) return undefined;
+    if (value === undefined || value <= 0) {
+      context.ignore('not_advertised', 1);
+      return undefined;
+    }
+    const read = this.advertisedAttributes.read(point.attributes ?? [], where);
+    return { serverName: read.serverName, serverVersion: read.serverVersion, extensionId: this.values.extensionId(read.extensionId as string), fingerprint: read.fingerprint, timeMs: nanosToMs(timeNs) };
+  }
+
+  private advertisedCount(point: NumberDataPoint, context: PointContext, where: string): AdvertisedCount | undefined {
+    if (context.noValue(point)) return undefined;
+    const timeNs = context.time(point, where);
+    const count = countValue(point, where);
+    if (count === undefined) {
+      context.ignore('no_recorded_value', 1);
+      return undefined;
+    }
+    if (context.tooOld(timeNs)) return undefined;
+    const read = this.countAttributes.read(point.attributes ?? [], where);
+    return { serverName: read.serverName, serverVersion: read.serverVersion, count, timeMs: nanosToMs(timeNs) };
+  }
+}

@@ -1,0 +1,91 @@
+import type { IgnoredReason, MetricsBatch } from '../../model/batches.js';
+import { PermanentError } from '../../model/errors.js';
+import { MS_PER_HOUR, MS_PER_SECOND, msToNanos, nanosToMs } from '../../model/time.js';
+import { FLAG_NO_RECORDED_VALUE, type Metric, type NumberDataPoint } from '../../otlp/messages.js';
+import { signedInteger, unsignedNanos } from '../../otlp/values.js';
+
+export interface PointWindow {
+  now: number;
+  maxFutureSkewMs: number;
+  /** Points older than this (relative to `now`) are refused individually: their dedup keys are gone. */
+  dedupWindowMs: number;
+}
+
+/** Per-export bookkeeping shared by the point readers: time checks, ignored and refused points. */
+export class PointContext {
+  private readonly maxTimeNs: bigint;
+  private readonly minTimeNs: bigint;
+
+  constructor(
+    private readonly window: PointWindow,
+    private readonly batch: MetricsBatch,
+  ) {
+    this.maxTimeNs = msToNanos(window.now + window.maxFutureSkewMs);
+    this.minTimeNs = msToNanos(window.now - window.dedupWindowMs);
+  }
+
+  ignore(reason: IgnoredReason, count: number): void {
+    if (count > 0) this.batch.ignored.set(reason, (this.batch.ignored.get(reason) ?? 0) + count);
+  }
+
+  /** A point flagged as carrying no value is ignored (counted); returns whether it was. */
+  noValue(point: NumberDataPoint): boolean {
+    if (((point.flags ?? 0) & FLAG_NO_RECORDED_VALUE) === 0) return false;
+    this.ignore('no_recorded_value', 1);
+    return true;
+  }
+
+  time(point: NumberDataPoint, where: string): bigint {
+    const timeNs = unsignedNanos(point.timeUnixNano);
+    if (timeNs === undefined || timeNs <= 0n) throw new PermanentError(`${where}: a data point has no time_unix_nano`, 'bad_timestamp');
+    if (timeNs > this.maxTimeNs) {
+      throw new PermanentError(
+        `${where}: a data point is dated ${new Date(nanosToMs(timeNs)).toISOString()}, more than ${Math.round(this.window.maxFutureSkewMs / MS_PER_SECOND)} s ahead of the collector's clock`,
+        'future_timestamp',
+      );
+    }
+    return timeNs;
+  }
+
+  /** Counts the point as refused when it is older than the dedup window. */
+  tooOld(timeNs: bigint): boolean {
+    if (timeNs >= this.minTimeNs) return false;
+    this.batch.rejected++;
+    this.batch.rejectedReason = `data points older than ${Math.round(this.window.dedupWindowMs / MS_PER_HOUR)} h were not applied: a retry of them could no longer be recognised`;
+    return true;
+  }
+}
+
+export function countPoints(metric: Metric): number {
+  return (
+    (metric.sum?.dataPoints?.length ?? 0) +
+    (metric.gauge?.dataPoints?.length ?? 0) +
+    (metric.histogram?.dataPoints?.length ?? 0) +
+    (metric.exponentialHistogram?.dataPoints?.length ?? 0) +
+    (metric.summary?.dataPoints?.length ?? 0)
+  );
+}
+
+/** A count: whole and non-negative. `undefined` when the point carries no value at all. */
+export function countValue(point: NumberDataPoint, where: string): number | undefined {
+  let value: number;
+  if (point.asInt !== null && point.asInt !== undefined) {
+    value = signedInteger(point.asInt);
+    if (Number.isNaN(value)) throw new PermanentError(`${where}: an integer count is beyond 2^53`, 'bad_value');
+  } else if (point.asDouble !== null && point.asDouble !== undefined) value = point.asDouble;
+  else return undefined;
+  if (!Number.isFinite(value)) throw new PermanentError(`${where}: a count is ${String(value)}`, 'bad_value');
+  if (value < 0) throw new PermanentError(`${where}: a count is negative (${value})`, 'bad_value');
+  if (!Number.isSafeInteger(value)) throw new PermanentError(`${where}: a count is not a whole number below 2^53 (${value})`, 'bad_value');
+  return value;
+}
+
+export function gaugeValue(point: NumberDataPoint, where: string): number | undefined {
+  let value: number;
+  if (point.asInt !== null && point.asInt !== undefined) value = signedInteger(point.asInt);
+  else if (point.asDouble !== null && point.asDouble !== undefined) value = point.asDouble;
+  else return undefined;
+  if (!Number.isFinite(value)) throw new PermanentError(`${where}: a gauge value is ${String(value)}`, 'bad_value');
+  if (value < 0) throw new PermanentError(`${where}: a gauge value is negative (${value})`, 'bad_value');
+  return value;
+}

@@ -1,0 +1,149 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
+import { apiV1 } from './http/api/v1/index.js';
+import { createApp, readScope } from './http/app.js';
+import { BearerToken } from './http/auth/bearer.js';
+import type { MetricsBatch, SpanBatch } from './model/batches.js';
+import type { Component } from './model/component.js';
+import type { MetricsConsumer, TracesConsumer } from './model/consumer.js';
+import { MS_PER_HOUR } from './model/time.js';
+import { healthRoutes } from './ops/health.js';
+import { prometheusRoute } from './ops/prometheus.js';
+import { SelfMetrics } from './ops/self-metrics.js';
+import { ExtensionIdLimit } from './processor/extension-id-limit/index.js';
+import { NormaliseMetrics } from './processor/normalise-metrics/index.js';
+import { NormaliseSpans } from './processor/normalise-spans/index.js';
+import { Admission } from './receiver/otlp/admission.js';
+import { otlpReceiver } from './receiver/otlp/plugin.js';
+import { SqliteStore } from './store/sqlite/index.js';
+import type { IngestStore, Store } from './store/store.js';
+
+export interface RunningCollector {
+  /** e.g. `http://127.0.0.1:4318` (the port actually bound, also when asked for port 0). */
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  config: ResolvedConfig;
+  /** Drains in-flight exports, stops the server and the background jobs, folds what is pending and closes the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The end of both pipelines: the store, as a consumer. */
+function storeConsumer(store: IngestStore): MetricsConsumer<MetricsBatch> & TracesConsumer<SpanBatch> {
+  return {
+    async consumeMetrics(batch) {
+      const { applied, duplicates } = await store.applyMetrics(batch);
+      return { applied, duplicates, ignored: new Map(), rejected: 0, rejectedReason: undefined };
+    },
+    async consumeTraces(batch) {
+      return { stored: await store.applySpans(batch), ignored: 0, rejected: 0, rejectedReason: undefined };
+    },
+  };
+}
+
+/** Runs `job` every `intervalMs` (and once at start, if asked) until shutdown; a failing run is logged, not fatal. */
+function backgroundJob(name: string, intervalMs: number, runAtStart: boolean, job: () => Promise<void>, log: FastifyInstance['log']): Component {
+  let timer: NodeJS.Timeout | undefined;
+  const run = (): void => {
+    job().catch((error: unknown) => log.error({ err: error }, `${name} failed`));
+  };
+  return {
+    async start() {
+      timer ??= setInterval(run, intervalMs).unref();
+      if (runAtStart) run();
+    },
+    async shutdown() {
+      clearInterval(timer);
+    },
+  };
+}
+
+/** Shuts the components down in reverse order, each once, whatever happens to the others. */
+function lifecycle(components: Component[]): { start(): Promise<void>; shutdown(): Promise<void> } {
+  const started: Component[] = [];
+  let stopping: Promise<void> | undefined;
+  return {
+    async start() {
+      for (const component of components) {
+        started.push(component);
+        await component.start();
+      }
+    },
+    shutdown() {
+      stopping ??= (async () => {
+        let failure: unknown;
+        for (const component of started.reverse()) await component.shutdown().catch((error: unknown) => (failure ??= error));
+        if (failure !== undefined) throw failure;
+      })();
+      return stopping;
+    },
+  };
+}
+
+/**
+ * Builds and starts the collector: the store; the pipelines (OTLP receiver → normalise → distinct-id limit →
+ * store, and receiver → normalise spans → store); one fastify server with the receiver (`/v1/*`), the query API
+ * (`/api/v1/*`), `/healthz`, `/readyz` and `/metrics`; and the background fold and retention. Used by the CLI
+ * and, in process, by tests (`port: 0`).
+ */
+export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
+  const config = resolveConfig(options);
+  const { limits, clock } = config;
+  const store = new SqliteStore({ path: config.dbPath, clock, retention: config.retention, synchronous: config.synchronous, examplesPerCell: config.examplesPerCell });
+
+  const end = storeConsumer(store);
+  const metrics = new NormaliseMetrics(
+    { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
+    new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end),
+  );
+  const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
+  const admission = new Admission(limits.maxInFlightExports);
+  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, clock, windowMs: config.metricsWindowMs });
+  const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
+  const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
+
+  const app = createApp({ logger: config.logger });
+  const log = app.log;
+  // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
+  const components = lifecycle([
+    { start: async () => undefined, shutdown: () => store.close() },
+    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
+    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
+    {
+      async start() {
+        await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics });
+        await app.register(healthRoutes, { store, draining: () => admission.isDraining });
+        await app.register(
+          readScope(readToken, async (scope) => {
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, openEndMs: limits.maxFutureSkewMs });
+            await scope.register(prometheusRoute, { metrics: selfMetrics });
+          }),
+        );
+        await app.listen({ host: config.host, port: config.port });
+      },
+      async shutdown() {
+        // Exports already admitted finish (and are answered) before the server and the database close.
+        const drained = await Promise.race([
+          admission.drain().then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(resolve, config.shutdownGraceMs, false).unref()),
+        ]);
+        if (!drained) log.warn('shutdown: in-flight exports did not finish in time; closing anyway');
+        const forced = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs).unref();
+        await app.close();
+        clearTimeout(forced);
+      },
+    },
+  ]);
+
+  try {
+    await components.start();
+  } catch (error) {
+    await components.shutdown().catch(() => undefined);
+    throw error;
+  }
+
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${host}:${address.port}`, app, store, config, close: () => components.shutdown() };
+}

@@ -1,0 +1,55 @@
+import { EXTENSION_ATTRIBUTES, REQUEST_ATTRIBUTES, RESOURCE_ATTRIBUTES } from '../../../contract/index.js';
+import type { InstanceIdentity, SeriesDims } from '../../model/batches.js';
+
+/** A stored dimension: the field it is kept in (the contract's `key`), its column, and whether it is a flag. */
+export interface DimColumn {
+  key: Exclude<keyof SeriesDims, 'kind'>;
+  column: string;
+  flag: boolean;
+}
+
+/** Every attribute of the contract a series keeps, in the contract's table order (requests, then extensions). */
+export const SERIES_COLUMNS: readonly DimColumn[] = [...REQUEST_ATTRIBUTES, ...EXTENSION_ATTRIBUTES].map((attribute) => ({
+  key: attribute.key,
+  column: attribute.column,
+  flag: attribute.type === 'boolean',
+}));
+
+const byKey = (keys: readonly DimColumn['key'][]): readonly DimColumn[] =>
+  keys.map((key) => {
+    const found = SERIES_COLUMNS.find((column) => column.key === key);
+    if (found === undefined) throw new Error(`no contract attribute is kept in ${key}`);
+    return found;
+  });
+
+/**
+ * The matrix projection (cells): what the matrix groups and filters by. Request cells keep the client and its
+ * declaration state, extension cells the client, the id and its three flags.
+ */
+export const REQUEST_CELL_COLUMNS = byKey(['clientName', 'clientVersion', 'clientDeclaration']);
+export const EXTENSION_CELL_COLUMNS = byKey(['clientName', 'clientVersion', 'extensionId', 'clientDeclared', 'serverDeclared', 'negotiated']);
+/** The columns of the `cells` table, each once. */
+export const CELL_COLUMNS: readonly DimColumn[] = [...new Set([...REQUEST_CELL_COLUMNS, ...EXTENSION_CELL_COLUMNS])];
+
+/** The resource attributes an instance row keeps. */
+export const INSTANCE_COLUMNS: readonly { key: keyof InstanceIdentity; column: string }[] = RESOURCE_ATTRIBUTES.map((attribute) => ({
+  key: attribute.key,
+  column: attribute.column,
+}));
+
+/** Booleans as SQLite stores them. */
+export function flag(value: boolean | null): number | null {
+  return value === null ? null : value ? 1 : 0;
+}
+
+/** A dimension's value as bound to a statement. */
+export function bound(column: DimColumn, dims: Readonly<SeriesDims>): string | number | null {
+  const value = dims[column.key];
+  return column.flag ? flag(value as boolean | null) : (value as string | null);
+}
+
+/** A stored value read back (flags 0/1 → booleans). */
+export function unbound(column: DimColumn, value: unknown): string | boolean | null {
+  if (value === null || value === undefined) return null;
+  return column.flag ? value === 1 : (value as string);
+}

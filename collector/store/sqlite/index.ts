@@ -1,0 +1,201 @@
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
+import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
+import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
+import {
+  type CellQuery,
+  type ExamplesQuery,
+  type InstancesQuery,
+  type RetentionConfig,
+  type StepQuery,
+  type Store,
+  type StoreHealth,
+  type StoreStats,
+  StoreUnavailableError,
+} from '../store.js';
+import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
+import { ExamplesReader } from './readers/examples.js';
+import { InstancesReader } from './readers/instances.js';
+import { RollupsReader } from './readers/rollups.js';
+import { Retention } from './retention.js';
+import { Folder } from './rollup.js';
+import { ExamplesWriter } from './writer/examples.js';
+import { MetricsWriter } from './writer/index.js';
+
+/** SQLite `synchronous` in WAL mode: `normal` survives the process being killed, `full` also power loss. */
+export type Synchronous = 'normal' | 'full';
+
+export interface SqliteStoreOptions {
+  path: string;
+  clock: () => number;
+  retention: RetentionConfig;
+  synchronous: Synchronous;
+  examplesPerCell: number;
+  migrationsDir?: string;
+}
+
+/** SQLite failures that say nothing about the data: the sender should retry later. */
+const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
+
+function asTransient(error: unknown): unknown {
+  if (error instanceof Database.SqliteError && TRANSIENT.test(error.code)) return new StoreUnavailableError(`database: ${error.message}`);
+  return error;
+}
+
+/** A matrix over more than two days is answered in whole hours (see README, query API). */
+const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
+
+/**
+ * The single-node store: better-sqlite3 in WAL mode, one connection, held exclusively (a second collector on
+ * the same file is refused instead of corrupting the exactly-once bookkeeping). All work is synchronous; one
+ * export is one transaction, and `applyMetrics` resolves after its commit.
+ */
+export class SqliteStore implements Store {
+  private readonly latestSchemaVersion: number;
+  private readonly db: Database.Database;
+  private readonly writer: MetricsWriter;
+  private readonly folder: Folder;
+  private readonly retention: Retention;
+  private readonly rollups: RollupsReader;
+  private readonly instancesReader: InstancesReader;
+  private readonly examplesWriter: ExamplesWriter;
+  private readonly examplesReader: ExamplesReader;
+  private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
+  private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
+  private readonly probe: Database.Statement;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: SqliteStoreOptions) {
+    const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir());
+    this.latestSchemaVersion = migrations.at(-1)?.version ?? 0;
+    mkdirSync(dirname(options.path), { recursive: true });
+    // Only this connection ever uses the file (exclusive lock), so waiting for a lock only delays the refusal.
+    this.db = new Database(options.path, { timeout: 500 });
+    try {
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.pragma('journal_mode = WAL');
+      // NORMAL in WAL mode: a commit is in the WAL (the OS has it) before we answer, which survives the process
+      // being killed; FULL also fsyncs each commit, which survives power loss. See README, "Durability".
+      this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      this.db.pragma('temp_store = MEMORY');
+      this.db.pragma('cache_size = -65536');
+      // Take the exclusive lock now, so a second collector on this file fails at start, not at its first write.
+      this.db.exec('BEGIN IMMEDIATE; COMMIT');
+      migrate(this.db, migrations);
+    } catch (error) {
+      this.db.close();
+      if (error instanceof Error && /database is locked/i.test(error.message)) {
+        throw new Error(`the database ${options.path} is in use by another process (another collector?)`);
+      }
+      throw error;
+    }
+    this.writer = new MetricsWriter(this.db, options.clock);
+    this.folder = new Folder(this.db);
+    this.retention = new Retention(this.db, options.clock, options.retention, (what) => (what === 'instances' ? this.writer.forget() : this.writer.recountState()));
+    this.rollups = new RollupsReader(this.db, () => ({
+      minuteHorizonMs: options.clock() - options.retention.minuteDays * MS_PER_DAY + MS_PER_HOUR,
+      hourlyAboveMs: HOURLY_ABOVE_MS,
+    }));
+    this.instancesReader = new InstancesReader(this.db);
+    this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);
+    this.examplesReader = new ExamplesReader(this.db);
+    this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
+    this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
+    this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  }
+
+  async applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
+    try {
+      const result = this.applyTransaction(batch);
+      this.writer.commit();
+      return result;
+    } catch (error) {
+      this.writer.rollback();
+      throw asTransient(error);
+    }
+  }
+
+  async applySpans(batch: SpanBatch): Promise<number> {
+    if (batch.examples.length === 0) return 0;
+    try {
+      return this.spansTransaction(batch.examples);
+    } catch (error) {
+      throw asTransient(error);
+    }
+  }
+
+  async cellTotals(query: CellQuery): Promise<CellTotals> {
+    this.foldPending();
+    return this.rollups.cellTotals(query);
+  }
+
+  async stepTotals(query: StepQuery): Promise<StepTotal[]> {
+    this.foldPending();
+    return this.rollups.stepTotals(query);
+  }
+
+  async instances(query: InstancesQuery): Promise<InstanceRecord[]> {
+    return this.instancesReader.read(query);
+  }
+
+  async examples(query: ExamplesQuery): Promise<ExampleRecord[]> {
+    return this.examplesReader.read(query);
+  }
+
+  async health(): Promise<StoreHealth> {
+    const health: StoreHealth = { writable: false, schemaVersion: 0, latestSchemaVersion: this.latestSchemaVersion };
+    try {
+      health.schemaVersion = schemaVersion(this.db);
+      this.probe.run(String(this.options.clock()));
+      health.writable = true;
+    } catch (error) {
+      health.error = (error as Error).message;
+    }
+    return health;
+  }
+
+  async sizeBytes(): Promise<number> {
+    let total = 0;
+    for (const suffix of ['', '-wal']) {
+      try {
+        total += statSync(`${this.options.path}${suffix}`).size;
+      } catch {
+        // A WAL that does not exist (yet) weighs nothing.
+      }
+    }
+    return total;
+  }
+
+  async stats(): Promise<StoreStats> {
+    return { cumulativeStreams: this.writer.cumulativeStreams };
+  }
+
+  async flush(): Promise<void> {
+    this.foldPending();
+  }
+
+  async maintain(): Promise<void> {
+    this.foldPending();
+    await this.retention.run();
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.retention.stop();
+      this.foldPending();
+      this.closed = true;
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      this.db.close();
+    })();
+    return this.closing;
+  }
+
+  private foldPending(): void {
+    if (!this.writer.pendingRows || this.closed) return;
+    this.folder.fold();
+    this.writer.folded();
+  }
+}

@@ -1,0 +1,109 @@
+import type Database from 'better-sqlite3';
+import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js';
+import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
+import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
+import type { CellQuery, StepQuery } from '../../store.js';
+import { CELL_COLUMNS, type DimColumn, unbound } from '../columns.js';
+
+const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
+  `(SELECT coalesce(sum(count), 0) FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
+
+const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const STEP_COLUMNS = FLAG_COLUMNS;
+const LEVELS = [
+  { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
+  { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
+  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
+] as const;
+
+/** `column AS key`: rows come back keyed as the records are. */
+const selected = (columns: readonly DimColumn[], table = ''): string => columns.map((column) => `${table}${column.column} AS ${column.key}`).join(', ');
+
+/**
+ * Rows selected with their columns named as the record's keys become the records themselves, once their flags
+ * (stored 0/1) are booleans: no per-row copy, which thousands of rows per matrix read would feel.
+ */
+function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]): T[] {
+  for (const row of rows) for (const column of flags) row[column.key] = unbound(column, row[column.key]);
+  return rows as T[];
+}
+
+/**
+ * The rollup reads: totals per matrix cell over a range, and per step. Without an instance filter the cell
+ * rollups are read (no instance dimension, a daily level for long ranges): the all-services cells, or one
+ * service's. With an instance filter, that instance's series. Either way one seek per bucket range per cell or
+ * series, so the cost follows their number, not the range's length.
+ */
+export class RollupsReader {
+  private readonly byCell: Database.Statement;
+  private readonly bySeries: Database.Statement;
+  private readonly steps: Map<string, Database.Statement>;
+
+  constructor(
+    db: Database.Database,
+    private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
+  ) {
+    this.byCell = db.prepare(`
+      SELECT kind, ${selected(CELL_COLUMNS)}, n AS count FROM (
+        SELECT c.*,
+          ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
+          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h0', 'h1')}
+          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h2', 'h3')}
+          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm0', 'm1')}
+          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm2', 'm3')} AS n
+        FROM cells c
+        WHERE (@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service)
+      ) WHERE n > 0`);
+    // A series has every cell column (and more); extension series keep their declaration state, which a
+    // cell of theirs does not: it is left out here too.
+    this.bySeries = db.prepare(`
+      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')}, n AS count FROM (
+        SELECT s.*,
+          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        FROM instances i JOIN series s ON s.instance_ref = i.id
+        WHERE i.instance_id = @instance AND (@service IS NULL OR i.service = @service)
+      ) WHERE n > 0`);
+    const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
+    this.steps = new Map(
+      LEVELS.map((level) => [
+        level.table,
+        db.prepare(`
+          SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
+                 c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, sum(b.count) AS count
+          FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
+          WHERE (c.kind = 0 OR c.extension_id = @extension)
+            AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))
+            AND (@client IS NULL OR c.client_name = @client)
+          GROUP BY tMs, c.kind, ${flags}`),
+      ]),
+    );
+  }
+
+  cellTotals(query: CellQuery): CellTotals {
+    const byInstance = query.instance !== undefined;
+    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
+    const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
+    const cells = records<CellTotal>((byInstance ? this.bySeries : this.byCell).all(parameters) as Record<string, unknown>[], FLAG_COLUMNS);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
+  }
+
+  /** From the coarsest cell rollup the step allows; `fromMs` and `toMs` are whole steps since the epoch. */
+  stepTotals(query: StepQuery): StepTotal[] {
+    const step = query.stepMinutes;
+    const level = LEVELS.find((candidate) => step % candidate.minutes === 0) ?? LEVELS[2];
+    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
+    const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
+    const rows = this.steps.get(level.table)?.all({
+      m0,
+      step,
+      b0: Math.floor(m0 / level.minutes),
+      b1: Math.ceil(m1 / level.minutes),
+      extension: query.extensionId,
+      service: query.service ?? null,
+      client: query.clientName ?? null,
+    }) as Record<string, unknown>[];
+    return records<StepTotal>(rows, STEP_COLUMNS);
+  }
+}

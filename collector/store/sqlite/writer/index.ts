@@ -1,0 +1,236 @@
+import type Database from 'better-sqlite3';
+import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, SeriesKind, Temporality } from '../../../model/batches.js';
+import type { ApplyResult } from '../../../model/records.js';
+import { NANOS_PER_MINUTE } from '../../../model/time.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../columns.js';
+import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
+import { CumulativeConversion } from './cumulative.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from './identity.js';
+import { LOG_COLUMNS, PointLog } from './point-log.js';
+import { StagedCache, StagedCache2 } from './staged-cache.js';
+import { schema1StreamAttributes } from './stream-key-v1.js';
+
+/** The `streams.key_version` of keys this writer makes (schema 1 keyed streams by attribute position). */
+const KEY_VERSION = 2;
+
+interface SeriesRef {
+  seriesId: number;
+  cellId: number;
+  allCellId: number;
+}
+
+interface StreamRef extends SeriesRef {
+  streamId: number;
+}
+
+const placeholders = (count: number): string => Array.from({ length: count }, () => '?').join(', ');
+
+/**
+ * Applies one metrics batch inside the caller's transaction: resolves instances, cells, series and streams,
+ * turns points into increments exactly once (dedup keys for delta, per-stream state for cumulative) and logs
+ * them in `point_log` for the fold; records what each instance advertises. Caches learnt here are staged;
+ * the store commits or rolls them back with the transaction.
+ */
+export class MetricsWriter {
+  private readonly streams = new StagedCache2<StreamRef>(200_000);
+  private readonly series = new StagedCache<SeriesRef>(200_000);
+  private readonly cells = new StagedCache<number>(100_000);
+  private readonly log: PointLog;
+  private readonly cumulative: CumulativeConversion;
+  private readonly advertised: AdvertisedWriter;
+  private readonly statements;
+  /** Streams still keyed as schema 1 wrote them; while there are any, a stream not found is looked for by that key. */
+  private schema1Streams: number;
+  /** True when `point_log` may hold rows not folded yet (also after a restart). */
+  private unfolded = true;
+
+  constructor(
+    db: Database.Database,
+    private readonly clock: () => number,
+  ) {
+    const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
+    this.statements = {
+      upsertInstance: db.prepare(`
+        INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
+        VALUES (?, ${placeholders(instanceColumns.length)}, @now, @now)
+        ON CONFLICT (key_hash) DO UPDATE SET
+          ${instanceColumns.filter((column) => column !== 'service' && column !== 'instance_id').map((column) => `${column} = coalesce(excluded.${column}, ${column}),`).join('\n          ')}
+          last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)
+        RETURNING id, advertised_ms, advertise_gen`),
+      selectStream: db.prepare(
+        'SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ?',
+      ),
+      insertStream: db.prepare(`INSERT INTO streams (key_hash, series_id, temporality, key_version) VALUES (?, ?, ?, ${KEY_VERSION})`),
+      selectSchema1Stream: db.prepare(
+        'SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ? AND s.key_version = 1',
+      ),
+      rekeyStream: db.prepare(`UPDATE streams SET key_hash = ?, key_version = ${KEY_VERSION} WHERE id = ?`),
+      countSchema1Streams: db.prepare('SELECT count(*) FROM streams WHERE key_version = 1').pluck(),
+      selectSeries: db.prepare('SELECT id AS seriesId, cell_id AS cellId, all_cell_id AS allCellId FROM series WHERE key_hash = ?'),
+      insertSeries: db.prepare(
+        `INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, ${SERIES_COLUMNS.map((column) => column.column).join(', ')})
+         VALUES (?, ?, ?, ?, ?, ${placeholders(SERIES_COLUMNS.length)})`,
+      ),
+      selectCell: db.prepare('SELECT id FROM cells WHERE key_hash = ?').pluck(),
+      insertCell: db.prepare(
+        `INSERT INTO cells (key_hash, scope, kind, service, ${CELL_COLUMNS.map((column) => column.column).join(', ')})
+         VALUES (?, ?, ?, ?, ${placeholders(CELL_COLUMNS.length)})`,
+      ),
+    };
+    this.log = new PointLog(db);
+    this.cumulative = new CumulativeConversion(db);
+    this.advertised = new AdvertisedWriter(db);
+    this.schema1Streams = this.statements.countSchema1Streams.get() as number;
+  }
+
+  /** Whether `point_log` may hold rows the fold has not reached. */
+  get pendingRows(): boolean {
+    return this.unfolded;
+  }
+
+  folded(): void {
+    this.unfolded = false;
+  }
+
+  /** Cumulative state rows (streams × sender start times). */
+  get cumulativeStreams(): number {
+    return this.cumulative.size;
+  }
+
+  /** Must run inside a transaction. */
+  apply(batch: MetricsBatch): ApplyResult {
+    const result: ApplyResult = { applied: 0, duplicates: 0 };
+    const now = this.clock();
+    for (const resourceBatch of batch.resources) this.applyResource(resourceBatch, now, result);
+    return result;
+  }
+
+  commit(): void {
+    this.streams.commit();
+    this.series.commit();
+    this.cells.commit();
+  }
+
+  rollback(): void {
+    this.streams.rollback();
+    this.series.rollback();
+    this.cells.rollback();
+    this.recount();
+  }
+
+  /** After retention deleted rows that caches and counts may refer to. */
+  forget(): void {
+    this.streams.clear();
+    this.series.clear();
+    this.cells.clear();
+    this.recount();
+  }
+
+  /** After retention dropped superseded cumulative state. */
+  recountState(): void {
+    this.cumulative.recount();
+  }
+
+  private recount(): void {
+    this.cumulative.recount();
+    this.schema1Streams = this.statements.countSchema1Streams.get() as number;
+  }
+
+  private applyResource(batch: ResourceBatch, now: number, result: ApplyResult): void {
+    const { resource } = batch;
+    const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...INSTANCE_COLUMNS.map((column) => resource[column.key]), {
+      now,
+    }) as AdvertisingInstance;
+
+    // Log rows of LOG_COLUMNS values: end, stream, start, minute, series, cell, all-services cell, increment.
+    const rows: (bigint | number)[] = [];
+    let deltaRows = 0;
+    for (const point of batch.counters) {
+      if (point.temporality === Temporality.Delta) {
+        // A zero increment changes nothing, so it needs neither a stream nor a log row.
+        if (point.value === 0) continue;
+        const stream = this.stream(instance.id, resource, point);
+        rows.push(point.timeNs, stream.streamId, point.startNs, Number(point.timeNs / NANOS_PER_MINUTE), stream.seriesId, stream.cellId, stream.allCellId, point.value);
+        deltaRows++;
+      } else {
+        const stream = this.stream(instance.id, resource, point);
+        const increment = this.cumulative.increment(stream.streamId, point);
+        if (increment === undefined) {
+          result.duplicates++;
+          continue;
+        }
+        result.applied++;
+        if (increment > 0) {
+          // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
+          rows.push(point.timeNs, stream.streamId, point.startNs, Number(point.timeNs / NANOS_PER_MINUTE), stream.seriesId, stream.cellId, stream.allCellId, increment);
+        }
+      }
+    }
+    const cumulativeRows = rows.length / LOG_COLUMNS - deltaRows;
+    const inserted = this.log.insert(rows);
+    if (inserted > 0) this.unfolded = true;
+    const deltaInserted = inserted - cumulativeRows;
+    result.applied += deltaInserted;
+    result.duplicates += deltaRows - deltaInserted;
+    this.advertised.apply(instance, batch);
+  }
+
+  private stream(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): StreamRef {
+    const cached = this.streams.get(point.streamScope, point.streamAttributes);
+    if (cached !== undefined) return cached;
+    const hash = identityHash(streamKey(point.streamScope, point.streamAttributes));
+    let stream = (this.statements.selectStream.get(hash) as StreamRef | undefined) ?? this.schema1Stream(point, hash);
+    if (stream === undefined) {
+      const series = this.seriesFor(instanceRef, resource, point);
+      const streamId = Number(this.statements.insertStream.run(hash, series.seriesId, point.temporality).lastInsertRowid);
+      stream = { streamId, ...series };
+    }
+    this.streams.stage(point.streamScope, point.streamAttributes, stream);
+    return stream;
+  }
+
+  /** A stream that schema 1 keyed by attribute position, re-keyed by name (in the apply transaction). */
+  private schema1Stream(point: CounterPoint, hash: Buffer): StreamRef | undefined {
+    if (this.schema1Streams === 0) return undefined;
+    const legacy = identityHash(streamKey(point.streamScope, schema1StreamAttributes(point.attributes)));
+    const stream = this.statements.selectSchema1Stream.get(legacy) as StreamRef | undefined;
+    if (stream === undefined) return undefined;
+    this.statements.rekeyStream.run(hash, stream.streamId);
+    this.schema1Streams--;
+    return stream;
+  }
+
+  private seriesFor(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): SeriesRef {
+    const key = seriesKey(instanceRef, point.dims);
+    const cached = this.series.get(key);
+    if (cached !== undefined) return cached;
+    const hash = identityHash(key);
+    let found = this.statements.selectSeries.get(hash) as SeriesRef | undefined;
+    if (found === undefined) {
+      const cellId = this.cellFor(CellScope.Service, resource.service, point);
+      const allCellId = this.cellFor(CellScope.AllServices, null, point);
+      const { dims } = point;
+      const values = SERIES_COLUMNS.map((column) => bound(column, dims));
+      const seriesId = Number(this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, dims.kind, ...values).lastInsertRowid);
+      found = { seriesId, cellId, allCellId };
+    }
+    this.series.stage(key, found);
+    return found;
+  }
+
+  private cellFor(scope: CellScope, service: string | null, point: CounterPoint): number {
+    const key = cellKey(scope, service, point.dims);
+    const cached = this.cells.get(key);
+    if (cached !== undefined) return cached;
+    const hash = identityHash(key);
+    let id = this.statements.selectCell.get(hash) as number | undefined;
+    if (id === undefined) {
+      const { dims } = point;
+      // An extension cell does not keep the request's declaration state.
+      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
+      id = Number(this.statements.insertCell.run(hash, scope, dims.kind, service, ...values).lastInsertRowid);
+    }
+    this.cells.stage(key, id);
+    return id;
+  }
+}

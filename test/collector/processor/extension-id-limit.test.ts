@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
+import type { MetricsConsumer, MetricsOutcome } from '../../../collector/model/consumer.js';
+import { PermanentError } from '../../../collector/model/errors.js';
+import { NANOS_PER_HOUR } from '../../../collector/model/time.js';
+import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
+
+const HOUR = 500_000n;
+
+function batch(instance: string, ids: string[], hour = HOUR): MetricsBatch {
+  const point = (id: string): CounterPoint =>
+    ({
+      dims: { kind: SeriesKind.Extension, extensionId: id },
+      streamScope: '',
+      streamAttributes: id,
+      attributes: [],
+      temporality: Temporality.Delta,
+      startNs: hour * NANOS_PER_HOUR,
+      timeNs: hour * NANOS_PER_HOUR + 1n,
+      value: 1,
+    }) as unknown as CounterPoint;
+  const resource = { service: 'svc', instanceId: instance, serviceVersion: null, host: null, serverName: null, serverVersion: null, canonical: instance, key: instance };
+  return { resources: [{ resource, counters: ids.map(point), advertised: [], advertisedCounts: [] }], ignored: new Map(), rejected: 0, rejectedReason: undefined };
+}
+
+function limit(max: number, maxRememberedIds?: number): { limit: ExtensionIdLimit; passed: MetricsBatch[] } {
+  const passed: MetricsBatch[] = [];
+  const next: MetricsConsumer<MetricsBatch> = {
+    async consumeMetrics(data): Promise<MetricsOutcome> {
+      passed.push(data);
+      return { applied: 0, duplicates: 0, ignored: new Map(), rejected: 0, rejectedReason: undefined };
+    },
+  };
+  return { limit: new ExtensionIdLimit({ maxIdsPerInstanceHour: max, ...(maxRememberedIds === undefined ? {} : { maxRememberedIds }) }, next), passed };
+}
+
+const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `com.example/${prefix}-${index}`);
+
+describe('extension-id limit', () => {
+  it('refuses an export that would take an instance past the limit in an hour, naming the count; a refused export adds nothing', async () => {
+    const { limit: processor, passed } = limit(3);
+    await processor.consumeMetrics(batch('i-1', ids('a', 2)));
+    const refused = processor.consumeMetrics(batch('i-1', [...ids('a', 2), ...ids('b', 2)]));
+    await expect(refused).rejects.toBeInstanceOf(PermanentError);
+    await expect(refused).rejects.toThrow(/instance "i-1" of service "svc" would report 4 distinct extension ids in the hour starting .*; the limit is 3/);
+    // The refused export's new ids were not remembered: one more still fits.
+    await processor.consumeMetrics(batch('i-1', ids('b', 1)));
+    // Other instances and other hours count apart; ids already counted count once.
+    await processor.consumeMetrics(batch('i-2', ids('c', 3)));
+    await processor.consumeMetrics(batch('i-1', ids('d', 3), HOUR + 1n));
+    await processor.consumeMetrics(batch('i-1', [...ids('a', 2), ...ids('b', 1)]));
+    expect(passed).toHaveLength(5);
+  });
+
+  it('forgets the oldest sets past its memory bound, which only lets more ids through', async () => {
+    const { limit: processor } = limit(3, 4);
+    await processor.consumeMetrics(batch('i-1', ids('a', 3)));
+    await expect(processor.consumeMetrics(batch('i-1', ids('x', 1)))).rejects.toThrow(/would report 4/);
+    // Two more instances' sets push i-1's out of the 4 remembered ids.
+    await processor.consumeMetrics(batch('i-2', ids('b', 2)));
+    await processor.consumeMetrics(batch('i-3', ids('c', 2)));
+    await expect(processor.consumeMetrics(batch('i-1', ids('x', 1)))).resolves.toBeDefined();
+  });
+});

@@ -1,0 +1,132 @@
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { getJson, matrix, spawnCollector, startTestCollector, tempDir } from './helpers/collector.js';
+import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from './helpers/otlp.js';
+
+function exportBytes(client: string, count: number): Buffer {
+  const t = msToNs(Date.now());
+  return encodeMetrics(metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client, count, startNs: t - MINUTE_NS, timeNs: t })] }));
+}
+
+/** Starts an export and sends only the first half of its body; `finish()` sends the rest. */
+function halfSent(url: string, body: Buffer): { response: Promise<{ status: number; body: string }>; finish(): void } {
+  const request = httpRequest(`${url}/v1/metrics`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-protobuf', 'content-length': String(body.length) },
+  });
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    request.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    request.on('error', reject);
+  });
+  const half = Math.floor(body.length / 2);
+  request.write(body.subarray(0, half));
+  return { response, finish: () => request.end(body.subarray(half)) };
+}
+
+/** Resolves once the collector reports `count` exports in flight (bounded wait). */
+async function inFlight(url: string, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (new RegExp(`extscope_collector_exports_in_flight ${count}\\b`).test(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`never saw ${count} exports in flight`);
+}
+
+describe('operations', () => {
+  let temp: Awaited<ReturnType<typeof tempDir>>;
+  beforeEach(async () => {
+    temp = await tempDir();
+  });
+  afterEach(async () => {
+    await temp.cleanup();
+  });
+
+  it('under overload it answers 503 with Retry-After before reading the body, and recovers', async () => {
+    const collector = await startTestCollector(temp.dir, { limits: { maxInFlightExports: 2 } });
+    try {
+      const first = halfSent(collector.url, exportBytes('alpha', 1));
+      const second = halfSent(collector.url, exportBytes('beta', 1));
+      await inFlight(collector.url, 2);
+      const refused = await postMetrics(collector.url, undefined, { body: exportBytes('gamma', 1) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(Buffer.from(await refused.arrayBuffer()).toString()).toMatch(/too many exports in progress/);
+      first.finish();
+      second.finish();
+      expect((await first.response).status).toBe(200);
+      expect((await second.response).status).toBe(200);
+      expect((await postMetrics(collector.url, undefined, { body: exportBytes('gamma', 1) })).status).toBe(200);
+      const view = await matrix(collector.url);
+      expect(view.rows.map((row) => row.client).sort()).toEqual(['alpha', 'beta', 'gamma']);
+      expect(await (await fetch(`${collector.url}/metrics`)).text()).toMatch(/extscope_collector_exports_total\{signal="metrics",result="throttled"\} 1/);
+    } finally {
+      await collector.close();
+    }
+  });
+
+  it('SIGTERM drains: an export in flight is finished and answered, new ones are turned away, the process exits 0 and the data is there after', async () => {
+    const dbPath = join(temp.dir, 'drain.db');
+    const child = await spawnCollector(dbPath);
+    const inflight = halfSent(child.url, exportBytes('alpha', 5));
+    await inFlight(child.url, 1);
+    child.child.kill('SIGTERM');
+    // While draining, a new export is refused with a retryable status (or the listener is already gone).
+    let refusedStatus: number | string;
+    try {
+      refusedStatus = (await postMetrics(child.url, undefined, { body: exportBytes('beta', 1) })).status;
+    } catch (error) {
+      refusedStatus = (error as { cause?: { code?: string } }).cause?.code ?? 'error';
+    }
+    expect([503, 'ECONNREFUSED', 'ECONNRESET']).toContain(refusedStatus);
+    inflight.finish();
+    expect((await inflight.response).status).toBe(200);
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect(child.output.join('')).toMatch(/SIGTERM: draining in-flight exports/);
+
+    const again = await spawnCollector(dbPath);
+    try {
+      const view = await matrix(again.url);
+      expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['alpha', 5]]);
+    } finally {
+      again.child.kill('SIGINT');
+      expect((await again.exited).code).toBe(0);
+    }
+  });
+
+  it('readyz reports the schema; a second collector on the same database is refused', async () => {
+    const collector = await startTestCollector(temp.dir);
+    try {
+      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: 2, reasons: [] } });
+      await expect(startTestCollector(temp.dir, { dbPath: collector.dbPath })).rejects.toThrow(/in use by another process/);
+      // The first one is unaffected.
+      expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 1) })).status).toBe(200);
+    } finally {
+      await collector.close();
+    }
+  });
+
+  it('/metrics exposes ingest health and the matrix as gauges', async () => {
+    const collector = await startTestCollector(temp.dir);
+    try {
+      expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 3) })).status).toBe(200);
+      expect((await postMetrics(collector.url, undefined, { body: Buffer.from('nope'), contentType: 'application/json' })).status).toBe(400);
+      const response = await fetch(`${collector.url}/metrics`);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+      const text = await response.text();
+      expect(text).toMatch(/extscope_collector_exports_total\{signal="metrics",result="accepted"\} 1/);
+      expect(text).toMatch(/extscope_collector_exports_refused_total\{signal="metrics",reason="malformed"\} 1/);
+      expect(text).toMatch(/extscope_collector_points_total\{result="applied"\} 1/);
+      expect(text).toMatch(/extscope_collector_export_duration_seconds_count\{signal="metrics"\} 1/);
+      expect(text).toMatch(/extscope_collector_database_size_bytes [1-9]\d*/);
+      expect(text).toMatch(/extscope_matrix_requests\{client="alpha"\} 3/);
+    } finally {
+      await collector.close();
+    }
+  });
+});

@@ -1,0 +1,315 @@
+/**
+ * What every store backend must do, whatever it is built on: one suite, run for each backend by its own test
+ * file with a factory (sqlite.test.ts). It talks to the store interfaces only (store/store.ts), with batches
+ * as the processors hand them over (model/batches.ts).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type CounterPoint, type MetricsBatch, type ResourceBatch, type SeriesDims, SeriesKind, type SpanExample, Temporality } from '../../../collector/model/batches.js';
+import type { CellTotal } from '../../../collector/model/records.js';
+import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
+import type { RetentionConfig, Store } from '../../../collector/store/store.js';
+
+export interface StoreOpenOptions {
+  clock: () => number;
+  retention: RetentionConfig;
+  examplesPerCell: number;
+}
+
+export interface StoreBackend {
+  /** A new, empty place for one test's data (a file, a schema…). */
+  place(): Promise<string>;
+  /** Opens the store kept at `place`; opening it again after `close` gives the same data. */
+  open(place: string, options: StoreOpenOptions): Promise<Store>;
+  /** Removes every place made. */
+  cleanup(): Promise<void>;
+}
+
+const T0 = Date.UTC(2026, 2, 2, 10, 0);
+const TASKS = 'io.modelcontextprotocol/tasks';
+const UI = 'io.modelcontextprotocol/ui';
+const RETENTION: RetentionConfig = { minuteDays: 2, hourDays: 10, dedupHours: 6 };
+
+interface Dims {
+  client?: string | null;
+  version?: string | null;
+  declaration?: string;
+  extension?: { id: string; client: boolean; server: boolean };
+  outcome?: string;
+}
+
+function dims(spec: Dims): SeriesDims {
+  const extension = spec.extension;
+  return {
+    kind: extension === undefined ? SeriesKind.Requests : SeriesKind.Extension,
+    serverName: 'server',
+    serverVersion: '1.0',
+    method: 'tools/call',
+    era: 'modern',
+    protocolVersion: '2026-07-28',
+    clientName: spec.client === undefined ? 'alpha' : spec.client,
+    clientVersion: spec.version === undefined ? '1.0' : spec.version,
+    clientDeclaration: spec.declaration ?? 'declared',
+    serverDeclaration: 'declared',
+    outcome: spec.outcome ?? 'complete',
+    statusCode: null,
+    extensionId: extension?.id ?? null,
+    clientDeclared: extension?.client ?? null,
+    serverDeclared: extension?.server ?? null,
+    negotiated: extension === undefined ? null : extension.client && extension.server,
+    required: extension === undefined ? null : false,
+  };
+}
+
+interface PointSpec extends Dims {
+  temporality?: Temporality;
+  /** Minutes after T0. */
+  start: number;
+  time: number;
+  value: number;
+}
+
+const at = (minutes: number): bigint => msToNanos(T0 + minutes * MS_PER_MINUTE);
+
+function counter(spec: PointSpec): CounterPoint {
+  const temporality = spec.temporality ?? Temporality.Delta;
+  const d = dims(spec);
+  return {
+    dims: d,
+    // Stream identity as the processors form it; any text unique per stream will do for a store.
+    streamScope: `resource\u0000scope\u0000${d.kind}\u0000${temporality}`,
+    streamAttributes: JSON.stringify(d),
+    attributes: [],
+    temporality,
+    startNs: at(spec.start),
+    timeNs: at(spec.time),
+    value: spec.value,
+  };
+}
+
+function resource(instance: string, service = 'svc'): ResourceBatch['resource'] {
+  return { service, instanceId: instance, serviceVersion: '2.0', host: 'host-1', serverName: 'server', serverVersion: '1.0', canonical: `${service}/${instance}`, key: `${service}/${instance}` };
+}
+
+function batch(points: PointSpec[], instance = 'i-1', service = 'svc', extra: Partial<ResourceBatch> = {}): MetricsBatch {
+  return {
+    resources: [{ resource: resource(instance, service), counters: points.map(counter), advertised: [], advertisedCounts: [], ...extra }],
+    ignored: new Map(),
+    rejected: 0,
+    rejectedReason: undefined,
+  };
+}
+
+/** Cell totals as comparable text, in a stable order. */
+function cells(list: readonly CellTotal[]): string[] {
+  return list
+    .map((cell) =>
+      cell.kind === SeriesKind.Requests
+        ? `${cell.clientName}@${cell.clientVersion} ${cell.clientDeclaration}: ${cell.count}`
+        : `${cell.clientName}@${cell.clientVersion} ${cell.extensionId} c=${cell.clientDeclared} s=${cell.serverDeclared} n=${cell.negotiated}: ${cell.count}`,
+    )
+    .sort();
+}
+
+const day = { fromMs: T0 - MS_PER_DAY, toMs: T0 + MS_PER_DAY };
+
+export function storeConformance(name: string, backend: () => StoreBackend): void {
+  describe(`store conformance: ${name}`, () => {
+    let factory: StoreBackend;
+    let place: string;
+    let now: number;
+    let store: Store;
+    const open = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> =>
+      (store = await factory.open(place, { clock: () => now, retention: RETENTION, examplesPerCell: 2, ...options }));
+    const reopen = async (): Promise<Store> => {
+      await store.close();
+      return open();
+    };
+
+    beforeEach(async () => {
+      factory = backend();
+      place = await factory.place();
+      now = T0 + 30 * MS_PER_MINUTE;
+      await open();
+    });
+    afterEach(async () => {
+      await store.close();
+      await factory.cleanup();
+    });
+
+    it('applies delta points: totals per matrix cell, per service, per instance', async () => {
+      const result = await store.applyMetrics(
+        batch([
+          { start: 0, time: 1, value: 3 },
+          { start: 1, time: 2, value: 4 },
+          { start: 0, time: 1, value: 2, declaration: 'none', client: 'beta', version: null },
+          { start: 0, time: 1, value: 3, extension: { id: TASKS, client: true, server: true } },
+          { start: 0, time: 1, value: 3, extension: { id: UI, client: true, server: false } },
+        ]),
+      );
+      expect(result).toEqual({ applied: 5, duplicates: 0 });
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
+      const all = await store.cellTotals(day);
+      expect(cells(all.cells)).toEqual([
+        'alpha@1.0 declared: 7',
+        `alpha@1.0 ${TASKS} c=true s=true n=true: 3`,
+        `alpha@1.0 ${UI} c=true s=false n=false: 3`,
+        'beta@null none: 2',
+        'gamma@1.0 declared: 10',
+      ]);
+      expect(cells((await store.cellTotals({ ...day, service: 'other' })).cells)).toEqual(['gamma@1.0 declared: 10']);
+      expect(cells((await store.cellTotals({ ...day, instance: 'i-1' })).cells)).toEqual([
+        'alpha@1.0 declared: 7',
+        `alpha@1.0 ${TASKS} c=true s=true n=true: 3`,
+        `alpha@1.0 ${UI} c=true s=false n=false: 3`,
+        'beta@null none: 2',
+      ]);
+      expect(cells((await store.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
+    });
+
+    it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {
+      const points = [{ start: 0, time: 1, value: 5 }];
+      expect(await store.applyMetrics(batch([...points, ...points]))).toEqual({ applied: 1, duplicates: 1 });
+      expect(await store.applyMetrics(batch(points))).toEqual({ applied: 0, duplicates: 1 });
+      await reopen();
+      expect(await store.applyMetrics(batch([...points, { start: 1, time: 2, value: 1 }]))).toEqual({ applied: 1, duplicates: 1 });
+      expect(cells((await store.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 6']);
+    });
+
+    it('cumulative points become increments: resets, a new start time, out of order and repeated points, across reopening', async () => {
+      const cumulative = (start: number, time: number, value: number): PointSpec => ({ temporality: Temporality.Cumulative, start, time, value });
+      const apply = async (...points: PointSpec[]) => store.applyMetrics(batch(points));
+      expect(await apply(cumulative(0, 1, 5))).toEqual({ applied: 1, duplicates: 0 }); // +5
+      expect(await apply(cumulative(0, 3, 9))).toEqual({ applied: 1, duplicates: 0 }); // +4
+      expect(await apply(cumulative(0, 2, 7))).toEqual({ applied: 0, duplicates: 1 }); // older than the state: nothing
+      expect(await apply(cumulative(0, 3, 9))).toEqual({ applied: 0, duplicates: 1 }); // the same again: nothing
+      expect((await store.stats()).cumulativeStreams).toBe(1);
+      await reopen();
+      expect(await apply(cumulative(0, 4, 12))).toEqual({ applied: 1, duplicates: 0 }); // +3 against the kept state
+      expect(await apply(cumulative(0, 5, 2))).toEqual({ applied: 1, duplicates: 0 }); // lower: a reset, +2
+      expect(await apply(cumulative(6, 7, 4))).toEqual({ applied: 1, duplicates: 0 }); // new start: a restart, +4
+      expect(await apply(cumulative(0, 6, 3))).toEqual({ applied: 1, duplicates: 0 }); // the old incarnation, late: +1 against its own 2
+      expect((await store.stats()).cumulativeStreams).toBe(2);
+      expect(cells((await store.cellTotals(day)).cells)).toEqual([`alpha@1.0 declared: ${5 + 4 + 3 + 2 + 4 + 1}`]);
+      const steps = await store.stepTotals({ fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE, stepMinutes: 5, extensionId: TASKS });
+      expect(steps.map((step) => [step.tMs - T0, step.kind, step.count]).sort()).toEqual([
+        [0, SeriesKind.Requests, 5 + 4 + 3],
+        [5 * MS_PER_MINUTE, SeriesKind.Requests, 2 + 4 + 1],
+      ]);
+    });
+
+    it('retention: minute totals go after their window, hour totals stay; silent instances go after the hourly window', async () => {
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 6 }]));
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 2, client: 'late' }], 'i-2'));
+      now = T0 + (RETENTION.minuteDays + 1) * MS_PER_DAY;
+      await store.applyMetrics(batch([], 'i-2'));
+      await store.maintain();
+      const range = { fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE };
+      const afterMinutes = await store.cellTotals(range);
+      expect(afterMinutes.resolution).toBe('hour');
+      expect(afterMinutes.fromMs).toBe(T0);
+      expect(afterMinutes.toMs).toBe(T0 + MS_PER_HOUR);
+      expect(cells(afterMinutes.cells)).toEqual(['alpha@1.0 declared: 6', 'late@1.0 declared: 2']);
+      expect((await store.instances({})).map((instance) => instance.instanceId)).toEqual(['i-1', 'i-2']);
+
+      now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
+      await store.applyMetrics(batch([], 'i-2'));
+      await store.maintain();
+      expect((await store.cellTotals({ fromMs: T0 - MS_PER_DAY, toMs: now })).cells).toEqual([]);
+      // i-1 was silent for the whole hourly window; i-2 reported (an export without points) and stays.
+      expect((await store.instances({})).map((instance) => instance.instanceId)).toEqual(['i-2']);
+    });
+
+    it('step totals: requests and one extension by flags, per step, within the filters', async () => {
+      await store.applyMetrics(
+        batch([
+          { start: 0, time: 1, value: 4 },
+          { start: 0, time: 1, value: 3, extension: { id: TASKS, client: true, server: true } },
+          { start: 0, time: 1, value: 1, extension: { id: TASKS, client: false, server: true } },
+          { start: 0, time: 1, value: 9, extension: { id: UI, client: true, server: true } },
+          { start: 60, time: 61, value: 2 },
+        ]),
+      );
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 7, client: 'beta' }], 'j-1', 'other'));
+      const steps = await store.stepTotals({ fromMs: T0, toMs: T0 + 2 * MS_PER_HOUR, stepMinutes: 60, extensionId: TASKS, service: 'svc' });
+      const text = steps.map((step) => `${(step.tMs - T0) / MS_PER_MINUTE} ${step.kind} ${step.clientDeclared} ${step.serverDeclared} ${step.negotiated}: ${step.count}`).sort();
+      expect(text).toEqual(['0 0 null null null: 4', '0 1 false true false: 1', '0 1 true true true: 3', '60 0 null null null: 2']);
+      const byClient = await store.stepTotals({ fromMs: T0, toMs: T0 + MS_PER_HOUR, stepMinutes: 1, extensionId: TASKS, clientName: 'beta' });
+      expect(byClient.map((step) => [(step.tMs - T0) / MS_PER_MINUTE, step.count])).toEqual([[1, 7]]);
+    });
+
+    it('instances: identity, first and last seen, what each advertises now and before, with counts per server', async () => {
+      const advertise = (ids: [string, string][], minutes: number, count: number): Partial<ResourceBatch> => ({
+        advertised: ids.map(([extensionId, fingerprint]) => ({ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint, timeMs: T0 + minutes * MS_PER_MINUTE })),
+        advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count, timeMs: T0 + minutes * MS_PER_MINUTE }],
+      });
+      await store.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1'], [UI, 'f2']], 1, 2)));
+      now += MS_PER_MINUTE;
+      await store.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1']], 5, 1)));
+      // An older collection arriving late only widens first/last seen.
+      await store.applyMetrics(batch([], 'i-1', 'svc', advertise([[UI, 'f2']], 3, 1)));
+      await store.applyMetrics(batch([], 'k-1', 'billing'));
+      const instances = await store.instances({});
+      expect(instances.map((instance) => [instance.service, instance.instanceId])).toEqual([
+        ['billing', 'k-1'],
+        ['svc', 'i-1'],
+      ]);
+      const i1 = instances[1];
+      expect(i1).toMatchObject({ serviceVersion: '2.0', host: 'host-1', serverName: 'server', serverVersion: '1.0', firstSeenMs: T0 + 30 * MS_PER_MINUTE, lastSeenMs: now, advertisedMs: T0 + 5 * MS_PER_MINUTE });
+      expect(i1?.advertised).toEqual([
+        { serverName: 'server', serverVersion: '1.0', extensionId: TASKS, fingerprint: 'f1', firstSeenMs: T0 + MS_PER_MINUTE, lastSeenMs: T0 + 5 * MS_PER_MINUTE, current: true },
+        { serverName: 'server', serverVersion: '1.0', extensionId: UI, fingerprint: 'f2', firstSeenMs: T0 + MS_PER_MINUTE, lastSeenMs: T0 + 3 * MS_PER_MINUTE, current: false },
+      ]);
+      expect(i1?.counts).toEqual([{ serverName: 'server', serverVersion: '1.0', count: 1, current: true }]);
+      expect(instances[0]).toMatchObject({ advertisedMs: null, advertised: [], counts: [] });
+      expect((await store.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
+    });
+
+    it('examples: the newest few per row and per cell, newest first, bounded per cell, retries stored once', async () => {
+      const example = (index: number, ids: string[]): SpanExample => ({
+        service: 'svc',
+        instanceId: 'i-1',
+        traceId: index.toString(16).padStart(32, '0'),
+        spanId: index.toString(16).padStart(16, '0'),
+        name: 'tools/call echo',
+        method: 'tools/call',
+        outcome: 'complete',
+        statusCode: null,
+        clientName: 'alpha',
+        clientVersion: '1.0',
+        clientDeclaration: 'declared',
+        startMs: T0 + index * 1000,
+        durationMs: 1.5,
+        clientExtensions: ids,
+        serverExtensions: [TASKS],
+        negotiated: ids.filter((id) => id === TASKS),
+        required: [],
+      });
+      const spans = [example(1, [TASKS]), example(2, [UI]), example(3, [TASKS]), example(4, [])];
+      const stored = await store.applySpans({ examples: spans, ignored: 0, rejected: 0, rejectedReason: undefined });
+      expect(stored).toBeGreaterThan(0);
+      await store.applySpans({ examples: spans, ignored: 0, rejected: 0, rejectedReason: undefined });
+      const row = await store.examples({ clientName: 'alpha', clientVersion: '1.0', limit: 10 });
+      expect(row.map((e) => e.spanId)).toEqual([example(4, []).spanId, example(3, []).spanId]);
+      expect(row[0]).toEqual(example(4, []));
+      const ui = await store.examples({ clientName: 'alpha', extensionId: UI, limit: 10 });
+      expect(ui.map((e) => e.startMs - T0)).toEqual([2000]);
+      // TASKS: every span involves it on the server side; the newest two are kept.
+      const tasks = await store.examples({ service: 'svc', extensionId: TASKS, limit: 1 });
+      expect(tasks.map((e) => e.startMs - T0)).toEqual([4000]);
+      expect(await store.examples({ service: 'other', limit: 10 })).toEqual([]);
+    });
+
+    it('health, size and close', async () => {
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 1 }]));
+      const health = await store.health();
+      expect(health).toMatchObject({ writable: true });
+      expect(health.schemaVersion).toBe(health.latestSchemaVersion);
+      expect(await store.sizeBytes()).toBeGreaterThan(0);
+      await store.flush();
+      await store.close();
+      await store.close();
+      await open();
+      expect(cells((await store.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 1']);
+    });
+  });
+}
