@@ -1,7 +1,7 @@
 export { ExtscopeInstrumentation, type PatchStatus } from './instrumentation.js';
 export type { ExtscopeInstrumentationConfig, ServerIdentity } from './types.js';
 export * as contract from '../contract/index.js';
-import { getActiveAgent } from './active-agent.js';
+import { getActiveAgent } from './register/active-agent.js';
 
 /**
  * Flushes and stops the telemetry that `extscope/register` started. Resolves within `deadlineMs` (default

@@ -6,9 +6,9 @@ import {
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hook as RequireHook } from 'require-in-the-middle';
-import { AgentCore } from './agent-core.js';
-import { wrapMcpHandlerFactory } from './http-entry.js';
-import { wrapServeStdio } from './stdio-entry.js';
+import { AgentCore } from './record/request-pipeline.js';
+import { wrapMcpHandlerFactory } from './patches/mcp-handler.js';
+import { wrapServeStdio } from './patches/serve-stdio.js';
 import { DEFAULT_CONFIG, type ExtscopeInstrumentationConfig, type ResolvedConfig } from './types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
 

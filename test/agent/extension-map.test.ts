@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, readDeclaredExtensions, readRequiredExtensionIds } from '../../agent/extension-map.js';
+import { canonicalJson, fingerprint, readDeclaredExtensions, readRequiredExtensionIds } from '../../agent/observe/extension-map.js';
 import { intersect, isValidExtensionId } from '../../contract/index.js';
 
 const limits = { maxIds: 64, maxIdLength: 128 };

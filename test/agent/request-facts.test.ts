@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readDeclaredExtensions } from '../../agent/extension-map.js';
-import { cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from '../../agent/request-facts.js';
+import { readDeclaredExtensions } from '../../agent/observe/extension-map.js';
+import { cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from '../../agent/observe/request-facts.js';
 
 const limits = { maxIds: 64, maxIdLength: 128 };
 const envelope = (meta: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: meta } });

@@ -1,11 +1,11 @@
 import { trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { AgentCore } from '../../agent/agent-core.js';
-import { type TransportObserver, tapTransport } from '../../agent/transport-tap.js';
-import { Recorder } from '../../agent/recorder.js';
-import { Tally } from '../../agent/tally.js';
+import { AgentCore } from '../../agent/record/request-pipeline.js';
+import { type TransportObserver, tapTransport } from '../../agent/patches/transport-tap.js';
+import { Recorder } from '../../agent/record/recorder.js';
+import { Tally } from '../../agent/record/counter-streams.js';
 import { DEFAULT_CONFIG } from '../../agent/types.js';
-import { ValueGuard } from '../../agent/value-guard.js';
+import { ValueGuard } from '../../agent/record/value-guard.js';
 
 function recordingObserver() {
   const seen: unknown[] = [];

@@ -1,4 +1,4 @@
-import { OVERFLOW_VALUE } from '../contract/index.js';
+import { OVERFLOW_VALUE } from '../../contract/index.js';
 
 /**
  * Caps how many distinct values one attribute may take in metric streams. Client-controlled strings (method

@@ -1,6 +1,6 @@
-import type { AgentCore } from './agent-core.js';
-import { cancelledRequestId, isRequest, isResponse, readOutcome } from './request-facts.js';
-import { OUTCOME } from '../contract/index.js';
+import type { AgentCore } from '../record/request-pipeline.js';
+import { cancelledRequestId, isRequest, isResponse, readOutcome } from '../observe/request-facts.js';
+import { OUTCOME } from '../../contract/index.js';
 import { tapTransport, type TransportObserver } from './transport-tap.js';
 
 type ServeStdio = (this: unknown, factory: unknown, options?: Record<string, unknown>) => unknown;

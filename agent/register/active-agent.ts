@@ -1,4 +1,4 @@
-import type { ExtscopeInstrumentation } from './instrumentation.js';
+import type { ExtscopeInstrumentation } from '../instrumentation.js';
 
 /** The agent started by `extscope/register`, reachable from the application through the package API. */
 export interface ActiveAgent {

@@ -1,7 +1,7 @@
-import type { AgentCore } from './agent-core.js';
-import { type EntryExchange, runExchange } from './entry-exchange.js';
-import { type Outcome, isRequest, readOutcome } from './request-facts.js';
-import { OUTCOME } from '../contract/index.js';
+import type { AgentCore } from '../record/request-pipeline.js';
+import { type EntryExchange, runExchange } from '../observe/entry-exchange.js';
+import { type Outcome, isRequest, readOutcome } from '../observe/request-facts.js';
+import { OUTCOME } from '../../contract/index.js';
 
 type Fetch = (this: unknown, request: Request, options?: { parsedBody?: unknown }) => Promise<Response>;
 type HandlerFactory = (this: unknown, ...args: unknown[]) => unknown;

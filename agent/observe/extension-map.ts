@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DECLARATION, type Declaration, isValidExtensionId } from '../contract/index.js';
+import { DECLARATION, type Declaration, isValidExtensionId } from '../../contract/index.js';
 
 export interface ExtensionMapLimits {
   maxIds: number;

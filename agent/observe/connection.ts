@@ -1,10 +1,10 @@
 import type { Context, Span } from '@opentelemetry/api';
-import type { AgentCore } from './agent-core.js';
+import type { AgentCore } from '../record/request-pipeline.js';
 import { markReached } from './entry-exchange.js';
 import { type RequestFacts, cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from './request-facts.js';
-import { ERA, OUTCOME } from '../contract/index.js';
-import type { ServerLike, ServerView } from './server-view.js';
-import type { TransportObserver } from './transport-tap.js';
+import { ERA, OUTCOME } from '../../contract/index.js';
+import type { ServerLike, ServerView } from './server-advertisement.js';
+import type { TransportObserver } from '../patches/transport-tap.js';
 
 interface Pending {
   facts: RequestFacts;

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { PatchStatus } from './instrumentation.js';
+import type { PatchStatus } from '../instrumentation.js';
 
 /** CJS files that mean "an MCP *server* SDK is in this process" (a v1 client alone does not count). */
 const SERVER_FILES: [name: string, pattern: RegExp][] = [

@@ -10,10 +10,10 @@ import { metrics, trace } from '@opentelemetry/api';
 import { getNumberFromEnv, getStringListFromEnv } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { setActiveAgent } from './active-agent.js';
-import { ExtscopeInstrumentation } from './instrumentation.js';
+import { ExtscopeInstrumentation } from '../instrumentation.js';
 import { type AgentSdk, appHasOpenTelemetry, installStderrDiagLogger, startAgentSdk } from './sdk.js';
 import { selfCheckMessage } from './self-check.js';
-import type { ServerIdentity } from './types.js';
+import type { ServerIdentity } from '../types.js';
 
 /** A boolean environment variable: `true`/`false` (any case); anything else is the default. */
 function envFlag(name: string, fallback: boolean): boolean {

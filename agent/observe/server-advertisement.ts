@@ -1,5 +1,5 @@
 import { type DeclaredExtensions, type ExtensionMapLimits, fingerprint, readDeclaredExtensions } from './extension-map.js';
-import type { ServerIdentity } from './types.js';
+import type { ServerIdentity } from '../types.js';
 
 /** What one MCP server object advertises, read once when it connects. */
 export interface ServerView {

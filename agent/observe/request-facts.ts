@@ -5,8 +5,8 @@ import {
   readDeclaredExtensions,
   readRequiredExtensionIds,
 } from './extension-map.js';
-import { ERA, type Era, MISSING_REQUIRED_CLIENT_CAPABILITY, OUTCOME } from '../contract/index.js';
-import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION } from './mcp-protocol.js';
+import { ERA, type Era, MISSING_REQUIRED_CLIENT_CAPABILITY, OUTCOME } from '../../contract/index.js';
+import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION } from '../mcp-protocol.js';
 
 /** What a 2025-era `initialize` on one server instance declared; later legacy requests on it inherit this. */
 export interface LegacyHandshake {

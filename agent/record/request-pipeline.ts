@@ -1,12 +1,12 @@
 import { type Context, type Span, type Tracer, diag } from '@opentelemetry/api';
-import { Connection } from './connection.js';
-import type { ExtensionMapLimits } from './extension-map.js';
+import { Connection } from '../observe/connection.js';
+import type { ExtensionMapLimits } from '../observe/extension-map.js';
 import { Recorder, type RequestRecord } from './recorder.js';
-import { type JsonRpcRequest, type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from './request-facts.js';
+import { type JsonRpcRequest, type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from '../observe/request-facts.js';
 import { finishRequestSpan, startRequestSpan } from './request-span.js';
-import { type ServerLike, ServerViews } from './server-view.js';
-import { tapTransport } from './transport-tap.js';
-import type { ResolvedConfig, ServerIdentity } from './types.js';
+import { type ServerLike, ServerViews } from '../observe/server-advertisement.js';
+import { tapTransport } from '../patches/transport-tap.js';
+import type { ResolvedConfig, ServerIdentity } from '../types.js';
 
 /**
  * Everything the patches share: configuration, the recorder, what each server advertises and what each
