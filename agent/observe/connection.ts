@@ -1,131 +1,136 @@
 import type { Context, Span } from '@opentelemetry/api';
-import type { AgentCore } from '../record/request-pipeline.js';
-import { markReached } from './entry-exchange.js';
-import { type RequestFacts, cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from './request-facts.js';
 import { ERA, OUTCOME } from '../../contract/index.js';
-import type { ServerLike, ServerView } from './server-advertisement.js';
-import type { TransportObserver } from '../patches/transport-tap.js';
+import type { MessageExtra, SessionTransport } from '../internal-types.js';
+import { HEADER_PROTOCOL_VERSION, METHOD_INITIALIZE } from '../mcp-protocol.js';
+import type { EntryExchanges } from './entry-exchange.js';
+import { InFlight } from './in-flight.js';
+import {
+  CANCELLED,
+  type HandshakeSlot,
+  type JsonRpcRequest,
+  type Outcome,
+  type RequestFacts,
+  type RequestReading,
+  cancelledRequestId,
+  isRequest,
+  isResponse,
+  readOutcome,
+  readRequest,
+} from './request-facts.js';
+import type { ServerAdvertisement } from './server-advertisement.js';
+
+/** A request whose span was started: the span, and the context to dispatch the request in. */
+export interface StartedRequest {
+  span: Span;
+  context: Context;
+}
+
+/** Where a connection hands the requests it pairs with their answers (the request pipeline). */
+export interface RequestSink {
+  readonly reading: RequestReading;
+  /** Called when a request arrives; `undefined` when no span is made. */
+  start(facts: RequestFacts): StartedRequest | undefined;
+  finish(facts: RequestFacts, server: ServerAdvertisement, outcome: Outcome, span: Span | undefined, sessionId: string | undefined): void;
+  /** Counts an internal error (the agent never throws into the application). */
+  fail(stage: string, error: unknown): void;
+}
 
 interface Pending {
   facts: RequestFacts;
   span: Span | undefined;
 }
 
-/** Requests in flight on one connection; beyond this the connection is misbehaving and we stop tracking. */
-const MAX_PENDING = 100_000;
-
+/** The `MCP-Protocol-Version` header an HTTP transport passed with the message, if any. */
 function protocolVersionHeader(extra: unknown): string | undefined {
   if (typeof extra !== 'object' || extra === null) return undefined;
-  const { request, requestInfo } = extra as { request?: { headers?: unknown }; requestInfo?: { headers?: unknown } };
-  const webHeaders = request?.headers as { get?: (name: string) => string | null } | undefined;
-  if (typeof webHeaders?.get === 'function') return webHeaders.get('mcp-protocol-version') ?? undefined;
-  const nodeHeaders = requestInfo?.headers as Record<string, unknown> | undefined;
-  const value = nodeHeaders?.['mcp-protocol-version'];
+  const { request, requestInfo } = extra as MessageExtra;
+  const webHeaders = request?.headers;
+  if (typeof webHeaders?.get === 'function') return webHeaders.get(HEADER_PROTOCOL_VERSION) ?? undefined;
+  const value = requestInfo?.headers?.[HEADER_PROTOCOL_VERSION];
   return typeof value === 'string' ? value : undefined;
 }
 
 /**
- * One server object on one transport: pairs each inbound request with its answer. JSON-RPC ids are unique
- * only per transport (every per-request HTTP instance starts at 0), so this state is per connection.
+ * One server object on one transport: pairs each inbound request with its answer and hands both to the sink.
+ * A 2025-era `initialize` answered here is kept in the server object's handshake slot, for the legacy requests
+ * that follow on it (on this connection or a later one of the same object).
  */
-export class Connection implements TransportObserver {
-  private readonly pending = new Map<string | number, Pending>();
-  // A client may reuse an id while the first request with it is still in flight; those wait here, in order.
-  private readonly reused = new Map<string | number, Pending[]>();
+export class Connection {
+  private readonly inFlight = new InFlight<Pending>();
+  private readonly reading: RequestReading;
 
   constructor(
-    private readonly core: AgentCore,
-    private readonly server: ServerLike,
-    private readonly view: ServerView,
-    private readonly transport: { sessionId?: unknown },
-  ) {}
+    private readonly sink: RequestSink,
+    private readonly exchanges: EntryExchanges,
+    private readonly server: ServerAdvertisement,
+    private readonly handshake: HandshakeSlot,
+    private readonly transport: SessionTransport,
+  ) {
+    this.reading = { ...sink.reading, protocolVersionHint: protocolVersionHeader };
+  }
 
+  /** An inbound message, before the SDK dispatches it; returns the context to dispatch it in (its span's). */
   inbound(message: unknown, extra: unknown): Context | undefined {
     try {
-      return this.onInbound(message, extra);
+      if (isRequest(message)) return this.received(message, extra);
+      const cancelled = cancelledRequestId(message);
+      if (cancelled !== undefined) {
+        const entry = this.inFlight.take(cancelled);
+        if (entry !== undefined) this.finish(entry, CANCELLED);
+      }
     } catch (error) {
-      this.core.fail('inbound', error);
-      return undefined;
+      this.sink.fail('inbound', error);
     }
+    return undefined;
   }
 
   outbound(message: unknown): void {
     try {
       if (!isResponse(message)) return;
-      const entry = this.take(message.id);
-      if (entry === undefined) return;
-      this.core.lastRecordedAnswer = message;
-      this.finish(entry, readOutcome(message, this.core.limits));
+      const entry = this.inFlight.take(message.id);
+      if (entry !== undefined) this.finish(entry, readOutcome(message, this.reading.limits));
     } catch (error) {
-      this.core.fail('outbound', error);
+      this.sink.fail('outbound', error);
     }
   }
 
+  /** The transport's callbacks could not be wrapped: it runs unobserved. */
   failed(error: unknown): void {
-    this.core.fail('tap', error);
+    this.sink.fail('tap', error);
   }
 
+  /** The transport closed: requests still in flight will get no answer. */
   closed(): void {
     try {
-      for (const entry of this.pending.values()) this.finish(entry, { outcome: OUTCOME.cancelled });
-      for (const queue of this.reused.values()) for (const entry of queue) this.finish(entry, { outcome: OUTCOME.cancelled });
-      this.pending.clear();
-      this.reused.clear();
+      for (const entry of this.inFlight.drain()) this.finish(entry, CANCELLED);
     } catch (error) {
-      this.core.fail('close', error);
+      this.sink.fail('close', error);
     }
   }
 
-  private onInbound(message: unknown, extra: unknown): Context | undefined {
-    if (!isRequest(message)) {
-      const cancelled = cancelledRequestId(message);
-      if (cancelled !== undefined) {
-        const entry = this.take(cancelled);
-        if (entry !== undefined) this.finish(entry, { outcome: OUTCOME.cancelled });
-      }
+  private received(message: JsonRpcRequest, extra: unknown): Context | undefined {
+    this.exchanges.reached(message);
+    const facts = readRequest(message, this.handshake.handshake, this.reading, extra);
+    if (this.inFlight.full) {
+      this.sink.fail('pending_overflow', undefined);
       return undefined;
     }
-    markReached();
-    const facts = readRequest(message, this.core.legacy.get(this.server), this.core.limits, protocolVersionHeader, extra);
-    if (this.pending.size >= MAX_PENDING) {
-      this.core.fail('pending_overflow', undefined);
-      return undefined;
-    }
-    const started = this.core.startSpan(facts, message);
-    const entry: Pending = { facts, span: started?.span };
-    if (!this.pending.has(facts.id)) this.pending.set(facts.id, entry);
-    else {
-      const queue = this.reused.get(facts.id);
-      if (queue === undefined) this.reused.set(facts.id, [entry]);
-      else queue.push(entry);
-    }
+    const started = this.sink.start(facts);
+    this.inFlight.add(facts.id, { facts, span: started?.span });
     return started?.context;
   }
 
-  private take(id: string | number): Pending | undefined {
-    const entry = this.pending.get(id);
-    if (entry === undefined) return undefined;
-    const queue = this.reused.size === 0 ? undefined : this.reused.get(id);
-    const next = queue?.shift();
-    if (next === undefined) this.pending.delete(id);
-    else {
-      this.pending.set(id, next);
-      if (queue!.length === 0) this.reused.delete(id);
-    }
-    return entry;
-  }
-
-  private finish(entry: Pending, outcome: ReturnType<typeof readOutcome>): void {
+  private finish(entry: Pending, outcome: Outcome): void {
     const facts = outcome.protocolVersion === undefined ? entry.facts : { ...entry.facts, protocolVersion: outcome.protocolVersion };
-    if (facts.method === 'initialize' && facts.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
-      this.core.legacy.set(this.server, {
+    if (facts.method === METHOD_INITIALIZE && facts.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
+      this.handshake.handshake = {
         client: facts.client,
         clientName: facts.clientName,
         clientVersion: facts.clientVersion,
         protocolVersion: facts.protocolVersion,
-      });
+      };
     }
     const sessionId = typeof this.transport.sessionId === 'string' ? this.transport.sessionId : undefined;
-    this.core.record({ facts, server: this.view, outcome }, entry.span, sessionId);
+    this.sink.finish(facts, this.server, outcome, entry.span, sessionId);
   }
 }

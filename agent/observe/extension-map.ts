@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DECLARATION, type Declaration, isValidExtensionId } from '../../contract/index.js';
+import { asRecord } from './untrusted.js';
 
+/** Caps on one side's declaration (client input): see `maxIdsPerRequest` and `maxIdLength` of the config. */
 export interface ExtensionMapLimits {
   maxIds: number;
   maxIdLength: number;
@@ -33,10 +35,6 @@ const NONE_DECLARATION: DeclaredExtensions = Object.freeze({
   dropped: 0,
 }) as DeclaredExtensions;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Reads `capabilities.extensions` from an untrusted capabilities value.
  * `undefined`/non-object capabilities mean nothing was received (`unknown`); an absent or empty map is `none`.
@@ -44,9 +42,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * name it (it is counted in the invalid bucket).
  */
 export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
-  if (!isPlainObject(capabilities)) return UNKNOWN_DECLARATION;
-  const map = capabilities['extensions'];
-  if (!isPlainObject(map)) return NONE_DECLARATION;
+  const record = asRecord(capabilities);
+  if (record === undefined) return UNKNOWN_DECLARATION;
+  const map = asRecord(record['extensions']);
+  if (map === undefined) return NONE_DECLARATION;
   const ids: string[] = [];
   const settings: unknown[] = [];
   let invalid = 0;
@@ -66,8 +65,9 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
 
 /** Keys of `error.data.requiredCapabilities.extensions` in a -32021 answer. */
 export function readRequiredExtensionIds(errorData: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
-  if (!isPlainObject(errorData)) return UNKNOWN_DECLARATION;
-  return readDeclaredExtensions(errorData['requiredCapabilities'], limits);
+  const data = asRecord(errorData);
+  if (data === undefined) return UNKNOWN_DECLARATION;
+  return readDeclaredExtensions(data['requiredCapabilities'], limits);
 }
 
 const MAX_FINGERPRINT_NODES = 10_000;
@@ -106,7 +106,8 @@ const fingerprintMemo = new Map<string, string>();
 
 /** A short, stable fingerprint of a settings object: 16 hex digits of SHA-256 over its canonical JSON. */
 export function fingerprint(settings: unknown): string {
-  if (isPlainObject(settings) && isEmpty(settings)) return EMPTY_FINGERPRINT;
+  const record = asRecord(settings);
+  if (record !== undefined && isEmpty(record)) return EMPTY_FINGERPRINT;
   // Clients repeat the same few settings on every request: hash each distinct canonical form once.
   const canonical = canonicalJson(settings);
   let digest = fingerprintMemo.get(canonical);

@@ -1,8 +1,10 @@
-import { type DeclaredExtensions, type ExtensionMapLimits, fingerprint, readDeclaredExtensions } from './extension-map.js';
+import type { ServerLike } from '../internal-types.js';
 import type { ServerIdentity } from '../types.js';
+import { type DeclaredExtensions, type ExtensionMapLimits, fingerprint, readDeclaredExtensions } from './extension-map.js';
+import { asRecord, asString } from './untrusted.js';
 
 /** What one MCP server object advertises, read once when it connects. */
-export interface ServerView {
+export interface ServerAdvertisement {
   identity: ServerIdentity;
   extensions: DeclaredExtensions;
   ids: ReadonlySet<string>;
@@ -10,50 +12,45 @@ export interface ServerView {
   fingerprints: readonly string[];
 }
 
-/** The structural surface of `Server` (v1 and v2) that extscope reads; all of it public except `_serverInfo`. */
-export interface ServerLike {
-  getCapabilities?: () => unknown;
-  _serverInfo?: unknown;
-}
+type Extensions = Omit<ServerAdvertisement, 'identity'>;
 
 function readIdentity(server: ServerLike): ServerIdentity {
-  // `_serverInfo` is the only non-public read: both SDK majors keep the constructor's serverInfo there, and no
-  // public getter exists. Missing or odd values just leave the identity empty.
-  const info = server._serverInfo;
-  if (typeof info !== 'object' || info === null) return {};
-  const { name, version } = info as Record<string, unknown>;
+  // Missing or odd values just leave the identity empty (see ServerLike for why `_serverInfo`).
+  const info = asRecord(server._serverInfo);
+  if (info === undefined) return {};
+  const name = asString(info['name']);
+  const version = asString(info['version']);
   return {
-    ...(typeof name === 'string' && { name }),
-    ...(typeof version === 'string' && { version }),
+    ...(name !== undefined && { name }),
+    ...(version !== undefined && { version }),
   };
 }
 
 /**
- * Builds server views, caching by the capabilities' `extensions` object: per-request factories usually pass
- * the same constant, so a fresh server per HTTP request costs one WeakMap lookup, not a re-hash.
+ * Reads server advertisements, caching by the capabilities' `extensions` object: per-request factories usually
+ * pass the same constant, so a fresh server per HTTP request costs one WeakMap lookup, not a re-hash.
  */
-export class ServerViews {
-  private readonly byExtensionsObject = new WeakMap<object, Omit<ServerView, 'identity'>>();
+export class ServerAdvertisements {
+  private readonly byExtensionsObject = new WeakMap<object, Extensions>();
 
   constructor(private readonly limits: ExtensionMapLimits) {}
 
-  read(server: ServerLike): ServerView {
+  read(server: ServerLike): ServerAdvertisement {
     const capabilities = server.getCapabilities?.();
     const identity = readIdentity(server);
-    const map = typeof capabilities === 'object' && capabilities !== null
-      ? (capabilities as Record<string, unknown>)['extensions']
-      : undefined;
+    const map = asRecord(capabilities)?.['extensions'];
     if (typeof map === 'object' && map !== null) {
-      const cached = this.byExtensionsObject.get(map);
-      if (cached !== undefined) return { identity, ...cached };
-      const built = this.build(capabilities);
-      this.byExtensionsObject.set(map, built);
-      return { identity, ...built };
+      let extensions = this.byExtensionsObject.get(map);
+      if (extensions === undefined) {
+        extensions = this.readExtensions(capabilities);
+        this.byExtensionsObject.set(map, extensions);
+      }
+      return { identity, ...extensions };
     }
-    return { identity, ...this.build(capabilities) };
+    return { identity, ...this.readExtensions(capabilities) };
   }
 
-  private build(capabilities: unknown): Omit<ServerView, 'identity'> {
+  private readExtensions(capabilities: unknown): Extensions {
     const extensions = readDeclaredExtensions(capabilities ?? {}, this.limits);
     return {
       extensions,

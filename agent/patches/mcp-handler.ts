@@ -1,42 +1,43 @@
-import type { AgentCore } from '../record/request-pipeline.js';
-import { type EntryExchange, runExchange } from '../observe/entry-exchange.js';
-import { type Outcome, isRequest, readOutcome } from '../observe/request-facts.js';
 import { OUTCOME } from '../../contract/index.js';
-
-type Fetch = (this: unknown, request: Request, options?: { parsedBody?: unknown }) => Promise<Response>;
-type HandlerFactory = (this: unknown, ...args: unknown[]) => unknown;
+import type { HandlerFactory, HandlerFetch, McpHttpHandler } from '../internal-types.js';
+import type { EntryExchanges, HttpExchange } from '../observe/entry-exchange.js';
+import { type Outcome, type RequestId, isRequest, readOutcome } from '../observe/request-facts.js';
+import { asRecord } from '../observe/untrusted.js';
+import type { RequestPipeline } from '../record/request-pipeline.js';
 
 /** Entry answers larger than this are not read back (they are never the small JSON-RPC errors we look for). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
- * Wraps `createMcpHandler` so the handler it returns reports the requests its entry answers on its own.
- * The request body is teed (`Request.clone()`) only for POSTs and read only when no instance saw it.
+ * The patched `createMcpHandler`: the handler it returns reports the requests its entry answers on its own,
+ * before any server instance exists (unsupported revision, header mismatch, 413/415, …). Each `fetch` runs as
+ * one exchange; a request that reaches an instance is recorded by that instance's connection instead. The
+ * request body is teed (`Request.clone()`) only for POSTs and read only when no instance saw it.
  */
-export function wrapMcpHandlerFactory(original: HandlerFactory, core: AgentCore): HandlerFactory {
+export function observingCreateMcpHandler(original: HandlerFactory, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFactory {
   return function createMcpHandler(this: unknown, ...args: unknown[]) {
     const handler = original.apply(this, args);
     try {
-      const fetch = (handler as { fetch?: unknown } | null)?.fetch;
-      if (typeof fetch === 'function') (handler as { fetch: Fetch }).fetch = observeEntry(fetch as Fetch, core);
+      const fetch = (handler as McpHttpHandler | null)?.fetch;
+      if (typeof fetch === 'function') (handler as McpHttpHandler).fetch = observingFetch(fetch as HandlerFetch, pipeline, exchanges);
     } catch (error) {
-      core.fail('http_entry', error);
+      pipeline.fail('http_entry', error);
     }
     return handler;
   };
 }
 
-function observeEntry(fetch: Fetch, core: AgentCore): Fetch {
+function observingFetch(fetch: HandlerFetch, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFetch {
   return async function observedFetch(this: unknown, request, options) {
-    const exchange: EntryExchange = { reached: false };
+    const exchange: HttpExchange = { reached: false };
     let copy: Request | undefined;
     try {
       if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) copy = request.clone();
     } catch (error) {
-      core.fail('http_entry', error);
+      pipeline.fail('http_entry', error);
     }
     const startTime = Date.now();
-    const response = await runExchange(exchange, () => fetch.call(this, request, options));
+    const response = await exchanges.runHttp(exchange, () => fetch.call(this, request, options));
     if (exchange.reached) {
       copy?.body?.cancel().catch(() => {});
       return response;
@@ -44,16 +45,16 @@ function observeEntry(fetch: Fetch, core: AgentCore): Fetch {
     try {
       // Cloned now, before the caller starts reading the body.
       const answer = isSmallJson(response) ? response.clone() : undefined;
-      recordEntryAnswer(core, copy, options?.parsedBody, response, answer, startTime).catch((error) => core.fail('http_entry', error));
+      recordEntryAnswer(pipeline, copy, options?.parsedBody, response, answer, startTime).catch((error) => pipeline.fail('http_entry', error));
     } catch (error) {
-      core.fail('http_entry', error);
+      pipeline.fail('http_entry', error);
     }
     return response;
   };
 }
 
 async function recordEntryAnswer(
-  core: AgentCore,
+  pipeline: RequestPipeline,
   copy: Request | undefined,
   parsedBody: unknown,
   response: Response,
@@ -69,7 +70,7 @@ async function recordEntryAnswer(
     }
   }
   if (!isRequest(message)) return;
-  core.recordUnreached(message, await readEntryOutcome(core, response, answer, message.id), startTime);
+  pipeline.recordEntryAnswer(message, await readEntryOutcome(pipeline, response, answer, message.id), startTime);
 }
 
 function isSmallJson(response: Response): boolean {
@@ -78,12 +79,12 @@ function isSmallJson(response: Response): boolean {
   return type.includes('application/json') && length <= MAX_ANSWER_BYTES;
 }
 
-async function readEntryOutcome(core: AgentCore, response: Response, answer: Response | undefined, id: string | number): Promise<Outcome> {
+async function readEntryOutcome(pipeline: RequestPipeline, response: Response, answer: Response | undefined, id: RequestId): Promise<Outcome> {
   if (answer !== undefined) {
     try {
-      const body = (await answer.json()) as Record<string, unknown> | null;
+      const body = asRecord(await answer.json());
       // Entry errors often answer `id: null` (the request could not be read): an error body still classifies.
-      if (body !== null && typeof body === 'object' && (body['id'] === id || 'error' in body)) return readOutcome(body, core.limits);
+      if (body !== undefined && (body['id'] === id || 'error' in body)) return readOutcome(body, pipeline.reading.limits);
     } catch {
       // fall through to the HTTP status
     }

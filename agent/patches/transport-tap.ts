@@ -1,4 +1,5 @@
 import { type Context, context } from '@opentelemetry/api';
+import type { TappableTransport } from '../internal-types.js';
 
 /**
  * Observes a transport's traffic without changing it: every inbound message through the `onmessage` callback
@@ -24,19 +25,13 @@ export interface TransportObserver {
 }
 
 type Callback = (this: unknown, ...args: unknown[]) => unknown;
-interface Tappable {
-  onmessage?: unknown;
-  onclose?: unknown;
-  send: Callback;
-  start: Callback;
-}
 
 function assertAssignable(target: object, property: string): void {
   const own = Object.getOwnPropertyDescriptor(target, property);
   if (own !== undefined && own.writable === false && own.set === undefined) throw new Error(`transport.${property} is read-only`);
 }
 
-function observeCallbacks(transport: Tappable, observer: TransportObserver): void {
+function observeCallbacks(transport: TappableTransport, observer: TransportObserver): void {
   const onmessage = transport.onmessage;
   if (typeof onmessage === 'function') {
     transport.onmessage = function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
@@ -57,7 +52,7 @@ function observeCallbacks(transport: Tappable, observer: TransportObserver): voi
 
 /** Throws, having changed nothing, when the transport cannot be observed. */
 export function tapTransport(transport: object, observer: TransportObserver): void {
-  const target = transport as Tappable;
+  const target = transport as TappableTransport;
   const { send, start } = target;
   if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
   if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');

@@ -1,74 +1,63 @@
-import { type Context, type Span, type Tracer, diag } from '@opentelemetry/api';
-import { Connection } from '../observe/connection.js';
+import { type Meter, type Span, type Tracer, diag } from '@opentelemetry/api';
+import type { RequestSink, StartedRequest } from '../observe/connection.js';
 import type { ExtensionMapLimits } from '../observe/extension-map.js';
-import { Recorder, type RequestRecord } from './recorder.js';
-import { type JsonRpcRequest, type LegacyHandshake, type Outcome, type RequestFacts, isRequest, readRequest } from '../observe/request-facts.js';
+import { type JsonRpcRequest, type Outcome, type RequestFacts, type RequestReading, readRequest } from '../observe/request-facts.js';
+import type { ServerAdvertisement } from '../observe/server-advertisement.js';
+import { Recorder, type RecorderLimits } from './recorder.js';
 import { finishRequestSpan, startRequestSpan } from './request-span.js';
-import { type ServerLike, ServerViews } from '../observe/server-advertisement.js';
-import { tapTransport } from '../patches/transport-tap.js';
-import type { ResolvedConfig, ServerIdentity } from '../types.js';
+
+export interface PipelineOptions extends RecorderLimits {
+  /** Make a SERVER span per request. */
+  spans: boolean;
+  /** Export raw client settings on spans. */
+  captureSettings: boolean;
+  limits: ExtensionMapLimits;
+}
 
 /**
- * Everything the patches share: configuration, the recorder, what each server advertises and what each
- * 2025-era `initialize` declared. The patches only call {@link attach}; the rest is per-connection.
+ * Where every observed request ends: counted by the {@link Recorder} and, when spans are on, given a span that
+ * starts when the request arrives and ends with its outcome. Also counts (and logs once per stage) the agent's
+ * internal errors, which are never thrown into the application.
  */
-export class AgentCore {
-  readonly limits: ExtensionMapLimits;
-  readonly recorder: Recorder;
-  readonly legacy = new WeakMap<object, LegacyHandshake>();
-  /**
-   * The last answer a server instance sent for a request it recorded. A stdio entry's channel hands that same
-   * object to the entry's wire synchronously, so the entry can tell the answers it must not record again.
-   */
-  lastRecordedAnswer: object | undefined;
-  private readonly views: ServerViews;
-  private readonly tapped = new WeakSet<object>();
+export class RequestPipeline implements RequestSink {
+  readonly reading: RequestReading;
+  private readonly recorder: Recorder;
   private readonly reportedStages = new Set<string>();
-  private firstServerSeen = false;
 
   constructor(
-    readonly config: ResolvedConfig,
+    private readonly options: PipelineOptions,
     private readonly tracer: () => Tracer,
-    private readonly onFirstServer: ((server: ServerIdentity) => void) | undefined,
   ) {
-    this.limits = { maxIds: config.maxIdsPerRequest, maxIdLength: config.maxIdLength };
-    this.recorder = new Recorder(config);
-    this.views = new ServerViews(this.limits);
+    this.reading = { limits: options.limits, spanDetails: options.spans };
+    this.recorder = new Recorder(options);
   }
 
-  /** Starts observing `transport` on behalf of `server`. Idempotent per transport; never throws. */
-  attach(server: ServerLike, transport: unknown): void {
-    try {
-      if (typeof transport !== 'object' || transport === null || this.tapped.has(transport)) return;
-      // Marked first: McpServer.connect and Server.connect both call here, and a failure is not retried.
-      this.tapped.add(transport);
-      const view = this.views.read(server);
-      tapTransport(transport, new Connection(this, server, view, transport as { sessionId?: unknown }));
-      this.recorder.advertise(view);
-      if (!this.firstServerSeen) {
-        this.firstServerSeen = true;
-        this.onFirstServer?.(view.identity);
-      }
-    } catch (error) {
-      this.fail('attach', error);
-    }
+  /** (Re)binds the metric instruments to a meter (see {@link Recorder.bind}). */
+  bind(meter: Meter): void {
+    this.recorder.bind(meter);
   }
 
-  startSpan(facts: RequestFacts, message: JsonRpcRequest, startTime?: number): { span: Span; context: Context } | undefined {
-    if (!this.config.spans) return undefined;
-    return startRequestSpan(this.tracer(), facts, message, startTime);
+  /** A server object connected: what it advertises is reported by the gauges from now on. */
+  advertise(server: ServerAdvertisement): void {
+    this.recorder.advertise(server);
   }
 
-  record(record: RequestRecord, span: Span | undefined, sessionId: string | undefined): void {
-    this.recorder.record(record);
-    if (span !== undefined) finishRequestSpan(span, record, sessionId, this.config.captureSettings);
+  start(facts: RequestFacts, startTime?: number): StartedRequest | undefined {
+    return this.options.spans ? startRequestSpan(this.tracer(), facts, startTime) : undefined;
   }
 
-  /** Records a request an entry (HTTP handler, stdio entry) answered before any server instance saw it. */
-  recordUnreached(message: unknown, outcome: Outcome, startTime: number): void {
-    if (!isRequest(message)) return;
-    const facts = readRequest(message, undefined, this.limits);
-    this.record({ facts, server: undefined, outcome }, this.startSpan(facts, message, startTime)?.span, undefined);
+  finish(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome, span: Span | undefined, sessionId: string | undefined): void {
+    this.recorder.record(facts, server, outcome);
+    if (span !== undefined) finishRequestSpan(span, facts, server, outcome, sessionId, this.options.captureSettings);
+  }
+
+  /**
+   * A request an entry (`createMcpHandler`, `serveStdio`) answered itself, so no server instance saw it:
+   * recorded with no server (its declaration `unknown`), its span started at `startTime`.
+   */
+  recordEntryAnswer(request: JsonRpcRequest, outcome: Outcome, startTime: number): void {
+    const facts = readRequest(request, undefined, this.reading);
+    this.finish(facts, undefined, outcome, this.start(facts, startTime)?.span, undefined);
   }
 
   /** Counts an internal error; logs the first one of each stage through the OTel diag logger. */

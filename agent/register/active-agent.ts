@@ -17,3 +17,11 @@ export function setActiveAgent(agent: ActiveAgent): void {
 export function getActiveAgent(): ActiveAgent | undefined {
   return (globalThis as Record<symbol, unknown>)[KEY] as ActiveAgent | undefined;
 }
+
+/**
+ * Flushes and stops the telemetry that `extscope/register` started. Resolves within `deadlineMs` (default
+ * 1.5 s) even when the collector is unreachable. A no-op when extscope was not preloaded.
+ */
+export function shutdown(deadlineMs?: number): Promise<void> {
+  return getActiveAgent()?.shutdown(deadlineMs) ?? Promise.resolve();
+}

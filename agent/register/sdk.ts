@@ -19,6 +19,7 @@ import { type Resource, defaultResource, detectResources, envDetector, hostDetec
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
+import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
 import type { ServerIdentity } from '../types.js';
 
 /** Every OTel diagnostic goes to stderr: on a stdio server, stdout is the protocol stream. */
@@ -86,9 +87,9 @@ function buildResource(server: ServerIdentity): Resource {
     ...(server.name !== undefined && { [ATTR_SERVER_NAME]: server.name }),
     ...(server.version !== undefined && { [ATTR_SERVER_VERSION]: server.version }),
     [ATTR_SERVICE_INSTANCE_ID]: randomUUID(),
-    'process.pid': process.pid,
-    'process.runtime.name': 'nodejs',
-    'process.runtime.version': process.versions.node,
+    [ATTR_PROCESS_PID]: process.pid,
+    [ATTR_PROCESS_RUNTIME_NAME]: 'nodejs',
+    [ATTR_PROCESS_RUNTIME_VERSION]: process.versions.node,
   });
   // Later merges win: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override the defaults above.
   return defaultResource().merge(defaults).merge(detectResources({ detectors: [hostDetector, envDetector] }));

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { instrumentation, total, v2 } from './harness.js';
+import { instrumentation, total, v2 } from '../harness.js';
 
 afterAll(() => instrumentation.disable());
 

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { readDeclaredExtensions } from '../../agent/observe/extension-map.js';
-import { cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from '../../agent/observe/request-facts.js';
+import { readDeclaredExtensions } from '../../../agent/observe/extension-map.js';
+import { cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from '../../../agent/observe/request-facts.js';
 
 const limits = { maxIds: 64, maxIdLength: 128 };
+const reading = { limits, spanDetails: false };
+const withSpanDetails = { limits, spanDetails: true };
 const envelope = (meta: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: meta } });
 
 describe('reading a request', () => {
@@ -15,23 +17,24 @@ describe('reading a request', () => {
       }),
       // Even with a legacy handshake on the instance, the envelope alone counts.
       { client: readDeclaredExtensions({ extensions: { 'x/y': {} } }, limits), clientName: 'old' },
-      limits,
+      reading,
     );
     expect(facts).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', clientName: 'c', clientVersion: '1' });
     expect(facts.client.ids).toEqual(['a/b']);
   });
 
   it('an envelope without clientCapabilities is unknown, not none', () => {
-    const facts = readRequest(envelope({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }), undefined, limits);
+    const facts = readRequest(envelope({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }), undefined, reading);
     expect(facts.client.declaration).toBe('unknown');
   });
 
   it('a legacy request inherits the initialize of its instance, or is unknown', () => {
     const request = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
     const handshake = { client: readDeclaredExtensions({ extensions: { 'a/b': {} } }, limits), clientName: 'c', protocolVersion: '2025-11-25' };
-    expect(readRequest(request, handshake, limits)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
-    expect(readRequest(request, handshake, limits).client.ids).toEqual(['a/b']);
-    const orphan = readRequest(request, undefined, limits, (extra) => (extra as { version: string }).version, { version: '2025-06-18' });
+    expect(readRequest(request, handshake, reading)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
+    expect(readRequest(request, handshake, reading).client.ids).toEqual(['a/b']);
+    const hinted = { ...reading, protocolVersionHint: (extra: unknown) => (extra as { version: string }).version };
+    const orphan = readRequest(request, undefined, hinted, { version: '2025-06-18' });
     expect(orphan).toMatchObject({ era: 'legacy', protocolVersion: '2025-06-18' });
     expect(orphan.client.declaration).toBe('unknown');
   });
@@ -40,10 +43,25 @@ describe('reading a request', () => {
     const facts = readRequest(
       { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '2' } } },
       undefined,
-      limits,
+      reading,
     );
     expect(facts).toMatchObject({ era: 'legacy', clientName: 'c', clientVersion: '2' });
     expect(facts.client.declaration).toBe('none');
+  });
+
+  it('reads the target and the trace-context carrier in the same pass, only when spans are made', () => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+    const facts = readRequest(envelope(meta), undefined, withSpanDetails);
+    expect(facts).toMatchObject({ target: 'echo', targetKind: 'tool', era: 'modern' });
+    expect(facts.traceCarrier).toBe(meta);
+    expect(readRequest(envelope(meta), undefined, reading)).toMatchObject({ target: undefined, targetKind: undefined, traceCarrier: undefined });
+    const read = (method: string, params: Record<string, unknown>) => readRequest({ jsonrpc: '2.0', id: 1, method, params }, undefined, withSpanDetails);
+    expect(read('prompts/get', { name: 'greet' })).toMatchObject({ target: 'greet', targetKind: 'prompt', traceCarrier: undefined });
+    expect(read('resources/read', { uri: 'file:///a' })).toMatchObject({ target: 'file:///a', targetKind: 'resource' });
+    expect(read('tools/call', { name: 42 })).toMatchObject({ target: undefined, targetKind: undefined });
+    expect(read('tools/list', { name: 'x' })).toMatchObject({ target: undefined, targetKind: undefined });
+    // A `traceparent` that is not a string carries no trace context.
+    expect(read('ping', { _meta: { traceparent: 7 } }).traceCarrier).toBeUndefined();
   });
 
   it('tells requests, responses and cancellations apart', () => {

@@ -1,11 +1,5 @@
-import { trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { AgentCore } from '../../agent/record/request-pipeline.js';
-import { type TransportObserver, tapTransport } from '../../agent/patches/transport-tap.js';
-import { Recorder } from '../../agent/record/recorder.js';
-import { Tally } from '../../agent/record/counter-streams.js';
-import { DEFAULT_CONFIG } from '../../agent/types.js';
-import { ValueGuard } from '../../agent/record/value-guard.js';
+import { type TransportObserver, tapTransport } from '../../../agent/patches/transport-tap.js';
 
 function recordingObserver() {
   const seen: unknown[] = [];
@@ -146,80 +140,15 @@ describe('tapping a transport', () => {
     expect(started).toBe(true);
     expect(failures).toHaveLength(1);
   });
-});
 
-describe('bounded memory', () => {
-  it('a value guard admits `limit` values, then folds the rest into _OTHER and counts them', () => {
-    const overflowed: string[] = [];
-    const guard = new ValueGuard('attr', 3, 10, (attribute) => overflowed.push(attribute));
-    expect(['a', 'b', 'c', 'a'].map((value) => guard.admit(value))).toEqual(['a', 'b', 'c', 'a']);
-    expect(guard.admit('d')).toBe('_OTHER');
-    expect(guard.admit('x'.repeat(50))).toBe('_OTHER');
-    expect(overflowed).toEqual(['attr', 'attr']);
-    expect(guard.size).toBe(3);
-  });
-
-  it('a tally keeps at most maxStreams keys, and counts the rest in one overflow stream', () => {
-    const tally = new Tally(2);
-    for (const key of ['a', 'b', 'c', 'd', 'a']) tally.add(key, '', { key });
-    tally.add('a', 'inner', { key: 'a/inner' });
-    expect(tally.size).toBe(3); // a, b, and the overflow stream
-    expect(tally.total()).toBe(6);
-  });
-
-  it('the recorder stays within its caps under 10,000 distinct junk ids', () => {
-    const recorder = new Recorder({ ...DEFAULT_CONFIG, cardinalityLimit: 100, maxStreams: 500 });
-    for (let i = 0; i < 10_000; i++) {
-      recorder.record({
-        facts: {
-          method: `junk/${i}`,
-          id: i,
-          era: 'modern',
-          clientName: `client-${i}`,
-          client: { declaration: 'declared', ids: [`com.junk/id-${i}`], settings: [{}], invalid: 1, dropped: 0 },
-        },
-        server: undefined,
-        outcome: { outcome: 'complete' },
-      });
-    }
-    expect(recorder.requests.size).toBeLessThanOrEqual(501);
-    expect(recorder.extensionRequests.size).toBeLessThanOrEqual(501);
-    expect(recorder.requests.total()).toBe(10_000);
-    expect(recorder.rejectedIds.total()).toBe(10_000);
-    expect(recorder.overflow.total()).toBeGreaterThan(0);
-  });
-});
-
-describe('pairing requests with answers on one connection', () => {
-  function connection() {
-    const core = new AgentCore(DEFAULT_CONFIG, () => trace.getTracer('unused'), undefined);
-    const transport = { onmessage: undefined as undefined | ((m: unknown) => void), onclose: undefined as undefined | (() => void), start: async () => {}, send: async (_m: unknown) => {} };
-    core.attach({ getCapabilities: () => ({}), _serverInfo: { name: 's', version: '1' } }, transport);
-    transport.onmessage = () => {};
-    transport.onclose = () => {};
-    void transport.start();
-    const request = (id: number | string, name: string) =>
-      transport.onmessage!({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name } } } });
-    return { core, transport, request };
-  }
-
-  it('a reused id while the first is in flight: both are counted, answered in order', async () => {
-    const { core, transport, request } = connection();
-    request(1, 'first');
-    request(1, 'second');
-    await transport.send({ jsonrpc: '2.0', id: 1, result: { content: [] } });
-    await transport.send({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'x' } });
-    await transport.send({ jsonrpc: '2.0', id: 1, result: {} }); // a third answer matches nothing
-    expect(core.recorder.requests.total()).toBe(2);
-  });
-
-  it('ids are per connection and typed: 1 and "1" are different requests', async () => {
-    const { core, transport, request } = connection();
-    request(1, 'number');
-    request('1', 'string');
-    await transport.send({ jsonrpc: '2.0', id: '1', result: {} });
-    expect(core.recorder.requests.total()).toBe(1);
-    transport.onclose!(); // the number-id request never got an answer: cancelled on close
-    expect(core.recorder.requests.total()).toBe(2);
+  it("reports the close before the transport's own onclose runs", async () => {
+    const transport = new ForwardingTransport();
+    const order: string[] = [];
+    const observer: TransportObserver = { ...recordingObserver().observer, closed: () => order.push('observer') };
+    tapTransport(transport, observer);
+    transport.onclose = () => order.push('transport');
+    await transport.start();
+    transport.onclose?.();
+    expect(order).toEqual(['observer', 'transport']);
   });
 });

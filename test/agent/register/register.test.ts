@@ -1,11 +1,13 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
-import { ROOT, agentEnv, fixture, nodeArgs } from '../support/processes.js';
+import { type OtlpSink, startOtlpSink } from '../../support/otlp-sink.js';
+import { ROOT, agentEnv, fixture, nodeArgs } from '../../support/processes.js';
 
+const run = promisify(execFile);
 const TASKS = 'io.modelcontextprotocol/tasks';
 const SEARCH = 'com.example/search';
 const REPLAY = 'com.example/replay';
@@ -171,4 +173,43 @@ describe('node --import extscope/register, HTTP (createMcpHandler behind @modelc
       expect(stderr).toBe('');
     });
   }
+});
+
+describe('zero-code entry, other situations', () => {
+  it('on SIGTERM with no handler of the app, flushes what was counted, then still dies of the signal', async () => {
+    // A long export interval: only the flush on the signal can deliver these counts.
+    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '600000' }) });
+    const [line] = (await once(child.stdout, 'data')) as [Buffer];
+    expect(line.toString('utf8')).toBe('ready\n');
+    expect(sink.sum('extscope.requests', { 'extscope.server.name': 'idle-server' })).toBe(0);
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    child.kill('SIGTERM');
+    const [code, signal] = await exited;
+    expect([code, signal]).toEqual([null, 'SIGTERM']);
+    await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': 'idle-server' }), { timeout: 5_000 }).toBe(2);
+  });
+
+
+  it('uses the application’s own OpenTelemetry SDK instead of starting a second one', async () => {
+    const { stdout } = await run(process.execPath, nodeArgs(fixture('own-sdk.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url), timeout: 30_000 });
+    const { names, requests } = JSON.parse(stdout) as { names: string[]; requests: number };
+    expect(names).toContain('extscope.requests');
+    expect(names).toContain('extscope.extension.requests');
+    expect(requests).toBe(2); // server/discover + tools/call
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sink.points.filter((point) => point.resource['service.name'] === 'own-sdk-app')).toEqual([]);
+  });
+
+  it('OTEL_SDK_DISABLED=true installs nothing and exports nothing', async () => {
+    const exportsBefore = sink.exports;
+    const { stdout } = await run(process.execPath, nodeArgs(fixture('load-probe.mjs'), true).concat(['5', '1']), {
+      cwd: ROOT,
+      env: agentEnv(sink.url, { OTEL_SDK_DISABLED: 'true' }),
+      timeout: 30_000,
+    }).catch((error: { stdout: string; stderr: string }) => error);
+    // load-probe reads the counts through the active agent; with the SDK disabled there is none, so it fails after serving.
+    expect(stdout).toBe('');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sink.exports).toBe(exportsBefore);
+  });
 });
