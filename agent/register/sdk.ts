@@ -96,9 +96,21 @@ function buildResource(server: ServerIdentity): Resource {
 }
 
 /**
- * Starts the OpenTelemetry SDK for the zero-code entry: OTLP/HTTP metrics with delta temporality (unless
- * `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` says otherwise) and OTLP/HTTP spans, configured by the
- * standard `OTEL_*` variables. It registers the global providers, context manager and W3C propagators.
+ * The temporality of the exported sums: cumulative unless `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`
+ * says otherwise (the exporter reads the variable itself then). Cumulative because the counts live in
+ * cumulative in-process streams: an export carries every count made so far, so one that fails (collector
+ * restarting or killed) loses nothing, the next one carries it. A failed delta export drops its increments.
+ */
+function temporalityPreference(): { temporalityPreference?: AggregationTemporalityPreference } {
+  return getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE') === undefined
+    ? { temporalityPreference: AggregationTemporalityPreference.CUMULATIVE }
+    : {};
+}
+
+/**
+ * Starts the OpenTelemetry SDK for the zero-code entry: OTLP/HTTP metrics (cumulative sums, see
+ * {@link temporalityPreference}) and OTLP/HTTP spans, configured by the standard `OTEL_*` variables. It
+ * registers the global providers, context manager and W3C propagators.
  */
 export function startAgentSdk(server: ServerIdentity): AgentSdk {
   const resource = buildResource(server);
@@ -106,11 +118,7 @@ export function startAgentSdk(server: ServerIdentity): AgentSdk {
   let tracerProvider: BasicTracerProvider | undefined;
 
   if (exporterEnabled('OTEL_METRICS_EXPORTER')) {
-    const temporalityFromEnv = getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE');
-    const options = {
-      ...exportTimeout('METRICS'),
-      ...(temporalityFromEnv === undefined && { temporalityPreference: AggregationTemporalityPreference.DELTA }),
-    };
+    const options = { ...exportTimeout('METRICS'), ...temporalityPreference() };
     const exporter = exporterProtocol('METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
     const interval = getNumberFromEnv('OTEL_METRIC_EXPORT_INTERVAL') ?? 60_000;
     meterProvider = new MeterProvider({

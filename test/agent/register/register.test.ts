@@ -66,7 +66,7 @@ describe('node --import extscope/register, stdio', () => {
       expect(sink.sum('extscope.extension.requests', { ...call, 'extscope.extension.id': SEARCH, 'extscope.extension.server_declared': true, 'extscope.extension.client_declared': false })).toBe(3);
 
       const request = sink.points.find((point) => point.metric === 'extscope.requests' && point.attributes['extscope.client.name'] === clientName);
-      expect(request?.temporality).toBe(1); // DELTA
+      expect(request?.temporality).toBe(2); // CUMULATIVE
       expect(request?.resource['service.name']).toBe(server);
       expect(request?.resource['extscope.server.name']).toBe(server);
       expect(request?.resource['service.instance.id']).toMatch(/^[0-9a-f-]{36}$/);

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { type Server, type Socket, createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,3 +67,41 @@ describe('an unreachable collector', () => {
   });
 });
 
+describe('the exported temporality', () => {
+  /** Runs idle-server.mjs (two requests, then idle) until its request count reached the sink, then stops it. */
+  async function exportedBy(env: Record<string, string>) {
+    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }) });
+    const instance = () => sink.points.filter((point) => point.metric === 'extscope.requests' && point.resource['process.pid'] === child.pid);
+    try {
+      await once(child.stdout, 'data');
+      await expect.poll(() => instance().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    } finally {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const points = instance();
+    const byStream = new Map<string, typeof points>();
+    for (const point of points) {
+      const stream = JSON.stringify(point.attributes);
+      byStream.set(stream, [...(byStream.get(stream) ?? []), point]);
+    }
+    return { temporalities: new Set(points.map((point) => point.temporality)), values: points.map((point) => point.value), streams: [...byStream.values()] };
+  }
+
+  it('is cumulative by default: every export carries the running totals, from one start time', async () => {
+    const { temporalities, values, streams } = await exportedBy({});
+    expect(temporalities).toEqual(new Set([2])); // CUMULATIVE
+    // One stream per method (server/discover, tools/call), each counted once and re-sent unchanged every export.
+    expect(streams).toHaveLength(2);
+    expect(new Set(values)).toEqual(new Set([1]));
+    for (const stream of streams) expect(new Set(stream.map((point) => point.startTimeUnixNano)).size).toBe(1);
+  });
+
+  it('is delta when OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta: later exports carry no increments', async () => {
+    const { temporalities, values } = await exportedBy({ OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'delta' });
+    expect(temporalities).toEqual(new Set([1])); // DELTA
+    // Each of the two requests is in exactly one export.
+    expect(values.filter((value) => value !== 0)).toEqual([1, 1]);
+  });
+});
