@@ -2,7 +2,7 @@ import type { Context, Span } from '@opentelemetry/api';
 import { ERA, OUTCOME } from '../../contract/index.js';
 import type { MessageExtra, SessionTransport } from '../internal-types.js';
 import { HEADER_PROTOCOL_VERSION, METHOD_INITIALIZE } from '../mcp-protocol.js';
-import type { EntryExchanges } from './entry-exchange.js';
+import type { EntryReach } from './entry-exchange.js';
 import { InFlight } from './in-flight.js';
 import {
   CANCELLED,
@@ -51,9 +51,10 @@ function protocolVersionHeader(extra: unknown): string | undefined {
 }
 
 /**
- * One server object on one transport: pairs each inbound request with its answer and hands both to the sink.
- * A 2025-era `initialize` answered here is kept in the server object's handshake slot, for the legacy requests
- * that follow on it (on this connection or a later one of the same object).
+ * One server object on one transport: pairs each inbound request with its answer and hands both to the sink,
+ * and tells the entry the server was built for (if any) which requests reached it. A 2025-era `initialize`
+ * answered here is kept in the server object's handshake slot, for the legacy requests that follow on it (on
+ * this connection or a later one of the same object).
  */
 export class Connection {
   private readonly inFlight = new InFlight<Pending>();
@@ -61,7 +62,7 @@ export class Connection {
 
   constructor(
     private readonly sink: RequestSink,
-    private readonly exchanges: EntryExchanges,
+    private readonly entry: EntryReach,
     private readonly server: ServerAdvertisement,
     private readonly handshake: HandshakeSlot,
     private readonly transport: SessionTransport,
@@ -109,7 +110,7 @@ export class Connection {
   }
 
   private received(message: JsonRpcRequest, extra: unknown): Context | undefined {
-    this.exchanges.reached(message);
+    this.entry.reached(message.id);
     const facts = readRequest(message, this.handshake.handshake, this.reading, extra);
     if (this.inFlight.full) {
       this.sink.fail('pending_overflow', undefined);

@@ -1,4 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RequestId } from './request-facts.js';
+
+/** What a server instance's connection tells the entry its requests come through: each one it receives. */
+export interface EntryReach {
+  reached(id: RequestId): void;
+}
 
 /** One call of an HTTP entry's `fetch`: whether a server instance received the request it carried. */
 export interface HttpExchange {
@@ -12,43 +18,40 @@ export interface HttpExchange {
  * request on a modern-only connection, `subscriptions/listen`). A request that reaches an instance is recorded
  * by that instance's connection, with the server's advertisement; the entry records only the others.
  *
- * So every connection reports each request it receives ({@link reached}), and an entry asks:
- * - HTTP: `fetch` runs as one {@link HttpExchange} ({@link runHttp}); the instance is built and connected
- *   inside that call, so its connection finds the exchange through the async context.
- * - stdio: the entry reads each request off the wire and hands that same object to the pinned instance's
- *   channel. It registers the request when it reads it ({@link forward}) and, when the answer goes out,
- *   {@link settle} tells whether an instance received it.
+ * So every connection reports each request it receives to the {@link EntryReach} of its server object:
+ * - stdio: `serveStdio` builds its instances with the app's factory (a probe, then the one it pins). The
+ *   patched entry registers each server the factory returns ({@link builtBy}); the connections of those
+ *   servers report to that entry, which keeps the requests it read off its wire until they are answered.
+ * - HTTP: `fetch` runs as one {@link HttpExchange} ({@link runHttp}); the instance is built and connected inside
+ *   that call, so its connection finds the exchange through the async context.
  */
 export class EntryExchanges {
   private readonly httpExchanges = new AsyncLocalStorage<HttpExchange>();
   // Until an HTTP entry runs, no request can be inside an exchange: connections skip the context lookup.
   private httpEntrySeen = false;
-  // stdio requests forwarded and not received by any instance (yet). Bounded by the entries' in-flight caps.
-  private readonly forwarded = new Set<object>();
+  private readonly stdioEntries = new WeakMap<object, EntryReach>();
+
+  /** For the connections of every server object no stdio entry built: marks the HTTP exchange, if any. */
+  private readonly http: EntryReach = {
+    reached: () => {
+      if (!this.httpEntrySeen) return;
+      const exchange = this.httpExchanges.getStore();
+      if (exchange !== undefined) exchange.reached = true;
+    },
+  };
 
   runHttp<T>(exchange: HttpExchange, fn: () => T): T {
     this.httpEntrySeen = true;
     return this.httpExchanges.run(exchange, fn);
   }
 
-  /** A stdio entry read `request` off its wire; an instance may receive it next. */
-  forward(request: object): void {
-    this.forwarded.add(request);
+  /** A stdio entry's factory built `server`: its connections report to `entry`. */
+  builtBy(server: object, entry: EntryReach): void {
+    this.stdioEntries.set(server, entry);
   }
 
-  /**
-   * A stdio entry is done with `request` (answered, cancelled, or its wire closed): `true` when no instance
-   * received it, so the answer, if any, was the entry's own.
-   */
-  settle(request: object): boolean {
-    return this.forwarded.delete(request);
-  }
-
-  /** A server instance's connection received `request`. Called for every inbound request: keep it cheap. */
-  reached(request: object): void {
-    if (this.forwarded.size !== 0 && this.forwarded.delete(request)) return;
-    if (!this.httpEntrySeen) return;
-    const exchange = this.httpExchanges.getStore();
-    if (exchange !== undefined) exchange.reached = true;
+  /** Where the connections of `server` report the requests they receive. */
+  entryFor(server: object): EntryReach {
+    return this.stdioEntries.get(server) ?? this.http;
   }
 }

@@ -73,7 +73,7 @@ export class ServerConnections {
         handshake = { handshake: undefined };
         this.handshakes.set(server, handshake);
       }
-      tapTransport(transport, new Connection(this.pipeline, this.exchanges, advertisement, handshake, transport as SessionTransport));
+      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport));
       this.pipeline.advertise(advertisement);
       if (!this.firstServerSeen) {
         this.firstServerSeen = true;

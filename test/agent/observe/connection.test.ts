@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { Connection } from '../../../agent/observe/connection.js';
-import { EntryExchanges } from '../../../agent/observe/entry-exchange.js';
+import { type EntryReach, EntryExchanges } from '../../../agent/observe/entry-exchange.js';
 import type { HandshakeSlot } from '../../../agent/observe/request-facts.js';
 import { ServerAdvertisements } from '../../../agent/observe/server-advertisement.js';
 import { LIMITS, pipelineWithReader } from '../helpers.js';
 
 const ENVELOPE = (name: string) => ({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name } });
 
-function connection(options: { handshake?: HandshakeSlot; transport?: { sessionId?: unknown }; exchanges?: EntryExchanges } = {}) {
+function connection(options: { handshake?: HandshakeSlot; transport?: { sessionId?: unknown }; entry?: EntryReach } = {}) {
   const { pipeline, metrics } = pipelineWithReader();
   const server = new ServerAdvertisements(LIMITS).read({ getCapabilities: () => ({ extensions: { 'a/x': {} } }), _serverInfo: { name: 's', version: '1' } });
-  const exchanges = options.exchanges ?? new EntryExchanges();
+  const entry = options.entry ?? new EntryExchanges().entryFor({});
   const handshake = options.handshake ?? { handshake: undefined };
-  const observed = new Connection(pipeline, exchanges, server, handshake, options.transport ?? {});
+  const observed = new Connection(pipeline, entry, server, handshake, options.transport ?? {});
   const request = (id: number | string, name: string, extra?: unknown) =>
     observed.inbound({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', _meta: ENVELOPE(name) } }, extra);
   return { connection: observed, request, metrics, handshake };
@@ -82,13 +82,14 @@ describe('Connection: pairing requests with answers on one transport', () => {
     expect(await metrics.sum('extscope.requests', { 'mcp.protocol.version': '2025-03-26', 'extscope.client.declaration': 'unknown' })).toBe(1);
   });
 
-  it('reports every request it receives to the entry exchanges as reached', () => {
-    const exchanges = new EntryExchanges();
-    const { connection: observed } = connection({ exchanges });
-    const forwarded = { jsonrpc: '2.0', id: 3, method: 'ping' };
-    exchanges.forward(forwarded);
-    observed.inbound(forwarded, undefined);
-    expect(exchanges.settle(forwarded)).toBe(false);
+  it('reports every request it receives (and nothing else) to the entry its server was built for', () => {
+    const reached: unknown[] = [];
+    const { connection: observed, request } = connection({ entry: { reached: (id) => void reached.push(id) } });
+    request(3, 'c');
+    request('x', 'c');
+    observed.inbound({ jsonrpc: '2.0', method: 'notifications/initialized' }, undefined);
+    observed.outbound({ jsonrpc: '2.0', id: 3, result: {} });
+    expect(reached).toEqual([3, 'x']);
   });
 
   it('records the session id of a session transport on the span only when it is a string', async () => {
@@ -97,7 +98,7 @@ describe('Connection: pairing requests with answers on one transport', () => {
     const sink = { reading: pipeline.reading, start: () => undefined, fail: () => {}, finish: (...args: unknown[]) => finished.push(args[4] as string | undefined) };
     const server = new ServerAdvertisements(LIMITS).read({});
     for (const sessionId of ['abc', 42, undefined]) {
-      const observed = new Connection(sink, new EntryExchanges(), server, { handshake: undefined }, { sessionId });
+      const observed = new Connection(sink, new EntryExchanges().entryFor({}), server, { handshake: undefined }, { sessionId });
       observed.inbound({ jsonrpc: '2.0', id: 1, method: 'ping' }, undefined);
       observed.outbound({ jsonrpc: '2.0', id: 1, result: {} });
     }

@@ -1,53 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { EntryExchanges, type HttpExchange } from '../../../agent/observe/entry-exchange.js';
+import { type EntryReach, EntryExchanges, type HttpExchange } from '../../../agent/observe/entry-exchange.js';
+import type { RequestId } from '../../../agent/observe/request-facts.js';
+
+function stdioEntry(): EntryReach & { ids: RequestId[] } {
+  const ids: RequestId[] = [];
+  return { ids, reached: (id) => void ids.push(id) };
+}
 
 describe('EntryExchanges', () => {
-  it('stdio: a forwarded request an instance received settles as reached, one it never received as the entry’s', () => {
+  it('stdio: the connections of a server the entry built report to that entry, and only those', () => {
     const exchanges = new EntryExchanges();
-    const reached = { id: 1, method: 'tools/call' };
-    const refused = { id: 2, method: 'initialize' };
-    exchanges.forward(reached);
-    exchanges.forward(refused);
-    exchanges.reached(reached);
-    expect(exchanges.settle(reached)).toBe(false);
-    expect(exchanges.settle(refused)).toBe(true);
-    // Settled once: the entry no longer holds either.
-    expect(exchanges.settle(refused)).toBe(false);
+    const entry = stdioEntry();
+    const built = {};
+    exchanges.builtBy(built, entry);
+    exchanges.entryFor(built).reached(1);
+    exchanges.entryFor({}).reached(2); // a server no stdio entry built
+    expect(entry.ids).toEqual([1]);
   });
 
-  it('stdio: pairs by the request object itself, not by id (ids repeat across wires)', () => {
-    const exchanges = new EntryExchanges();
-    const onWireA = { id: 0, method: 'ping' };
-    const onWireB = { id: 0, method: 'ping' };
-    exchanges.forward(onWireA);
-    exchanges.forward(onWireB);
-    exchanges.reached({ id: 0, method: 'ping' }); // an equal object that no entry forwarded
-    exchanges.reached(onWireB);
-    expect(exchanges.settle(onWireA)).toBe(true);
-    expect(exchanges.settle(onWireB)).toBe(false);
-  });
-
-  it('HTTP: a request received inside the exchange marks it reached, also after an await', async () => {
+  it('HTTP: a request received inside the exchange marks it reached, also after an await; outside it, nothing', async () => {
     const exchanges = new EntryExchanges();
     const inside: HttpExchange = { reached: false };
     const untouched: HttpExchange = { reached: false };
+    const server = {};
     await exchanges.runHttp(inside, async () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      exchanges.reached({ id: 0, method: 'tools/list' });
+      exchanges.entryFor(server).reached(0);
     });
     await exchanges.runHttp(untouched, async () => {});
-    exchanges.reached({ id: 1, method: 'tools/list' }); // outside any exchange
+    exchanges.entryFor(server).reached(1);
     expect(inside.reached).toBe(true);
     expect(untouched.reached).toBe(false);
   });
 
-  it('a request forwarded by a stdio entry does not mark an HTTP exchange it happens to run in', async () => {
+  it('a server a stdio entry built does not mark an HTTP exchange it happens to run in', async () => {
     const exchanges = new EntryExchanges();
+    const entry = stdioEntry();
+    const built = {};
+    exchanges.builtBy(built, entry);
     const exchange: HttpExchange = { reached: false };
-    const forwarded = { id: 5, method: 'ping' };
-    exchanges.forward(forwarded);
-    await exchanges.runHttp(exchange, async () => exchanges.reached(forwarded));
+    await exchanges.runHttp(exchange, async () => exchanges.entryFor(built).reached(5));
     expect(exchange.reached).toBe(false);
-    expect(exchanges.settle(forwarded)).toBe(false);
+    expect(entry.ids).toEqual([5]);
   });
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EntryExchanges } from '../../../agent/observe/entry-exchange.js';
 import { observingServeStdio } from '../../../agent/patches/serve-stdio.js';
 import { ServerConnections } from '../../../agent/patches/server-connect.js';
-import { CAPS, REPLAY, TASKS, eventually, extensionCount, instrumentation, requestCount, serverWith, v2, v2stdio } from '../harness.js';
+import { CAPS, REPLAY, TASKS, eventually, extensionCount, instrumentation, requestCount, serverWith, total, v2, v2stdio } from '../harness.js';
 import { pipelineWithReader } from '../helpers.js';
 
 afterAll(() => instrumentation.disable());
@@ -37,13 +37,18 @@ describe('answers serveStdio gives itself, before any server instance', () => {
     expect(await extensionCount('refused-legacy', REPLAY, { 'extscope.extension.client_declared': true, 'extscope.extension.server_declared': false })).toBe(1);
   });
 
-  it('subscriptions/listen is acknowledged by the entry with a notification, and recorded once', async () => {
+  it('subscriptions/listen is acknowledged by the entry with a notification, and recorded once (its closing result is not counted again)', async () => {
+    const unknownBefore = await total('extscope.requests', { 'mcp.method.name': '(unknown)' });
     const { clientSide, received, close } = await rawWire({});
     await clientSide.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope('listener') } });
     await eventually(() => received.length, (n) => n === 1);
     await clientSide.send({ jsonrpc: '2.0', id: 'listen-1', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: envelope('listener') } });
     await eventually(() => received.length, (n) => n === 2);
     await close();
+    // Closing the connection ends the subscription with the listen request's (empty) result.
+    await eventually(() => received.length, (n) => n === 3);
+    expect(received[2]).toMatchObject({ id: 'listen-1', result: { resultType: 'complete' } });
+    expect(await total('extscope.requests', { 'mcp.method.name': '(unknown)' })).toBe(unknownBefore);
     expect(received[1]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });
     expect(await requestCount('listener', { 'mcp.method.name': 'subscriptions/listen', 'extscope.outcome': 'complete', 'extscope.server.declaration': 'unknown' })).toBe(1);
     // The discover probe reached the pinned instance: recorded there, once, with the server's declaration.
@@ -138,10 +143,10 @@ describe('the stdio entry observer, over a stand-in for serveStdio', () => {
     const servers = new ServerConnections(pipeline, exchanges, undefined);
     const sent: unknown[] = [];
     const wire = { onmessage: undefined as Callback, onclose: undefined as (() => void) | undefined, start: async () => {}, send: async (message: unknown) => void sent.push(message) };
-    const serveStdio = (_factory: unknown, options?: Record<string, unknown>) => {
+    const serveStdio = (factory: unknown, options?: Record<string, unknown>) => {
       const transport = options!['transport'] as typeof wire;
       const channel = { onmessage: undefined as Callback, start: async () => {}, send: (message: unknown) => transport.send(message) };
-      servers.attach({ getCapabilities: () => ({ extensions: { [TASKS]: {} } }), _serverInfo: { name: 'pinned', version: '1' } }, channel);
+      servers.attach((factory as () => object)(), channel);
       channel.onmessage = (message) => {
         const { id } = message as { id?: unknown };
         if (id !== undefined) void channel.send({ jsonrpc: '2.0', id, result: {} });
@@ -156,7 +161,8 @@ describe('the stdio entry observer, over a stand-in for serveStdio', () => {
       void transport.start();
       return {};
     };
-    observingServeStdio(serveStdio, undefined, pipeline, exchanges)(() => {}, { transport: wire });
+    const factory = () => ({ getCapabilities: () => ({ extensions: { [TASKS]: {} } }), _serverInfo: { name: 'pinned', version: '1' } });
+    observingServeStdio(serveStdio, undefined, pipeline, exchanges)(factory, { transport: wire });
     const client = (message: Record<string, unknown>) => wire.onmessage!({ jsonrpc: '2.0', ...message });
     return { client, wire, sent, metrics };
   }
@@ -186,5 +192,43 @@ describe('the stdio entry observer, over a stand-in for serveStdio', () => {
     client({ id: 4, method: 'entry/hold', params: { _meta: envelope } });
     wire.onclose!();
     expect(await metrics.sum('extscope.requests')).toBe(0);
+  });
+});
+
+describe('the factory serveStdio is given', () => {
+  it('returns what the app’s factory returns (a server or its promise) and throws what it throws; a promised server still reports to the entry', async () => {
+    const { pipeline, metrics } = pipelineWithReader();
+    const exchanges = new EntryExchanges();
+    const servers = new ServerConnections(pipeline, exchanges, undefined);
+    const product = { getCapabilities: () => ({}), _serverInfo: { name: 'promised', version: '1' } };
+    const seen: unknown[] = [];
+    const wire = { onmessage: undefined as ((message: unknown) => void) | undefined, start: async () => {}, send: async (_message: unknown) => {} };
+    const serveStdio = async (factory: unknown, options?: Record<string, unknown>) => {
+      const made = (factory as (ctx: unknown) => unknown)({ era: 'modern' });
+      seen.push(made);
+      const server = (await made) as object;
+      const channel = { onmessage: undefined as ((message: unknown) => void) | undefined, start: async () => {}, send: (message: unknown) => wire.send(message) };
+      servers.attach(server, channel);
+      channel.onmessage = (message) => void channel.send({ jsonrpc: '2.0', id: (message as { id: unknown }).id, result: {} });
+      await channel.start();
+      const transport = options!['transport'] as typeof wire;
+      transport.onmessage = (message) => channel.onmessage?.(message);
+      await transport.start();
+    };
+    const patched = observingServeStdio(serveStdio as never, undefined, pipeline, exchanges);
+    await patched(async (ctx: unknown) => {
+      expect(ctx).toEqual({ era: 'modern' });
+      return product;
+    }, { transport: wire });
+    expect(await (seen[0] as Promise<unknown>)).toBe(product);
+    wire.onmessage!({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(await metrics.sum('extscope.requests')).toBe(1);
+    expect(await metrics.sum('extscope.requests', { 'extscope.server.name': 'promised' })).toBe(1);
+
+    const failing = observingServeStdio(((factory: () => unknown) => factory()) as never, undefined, pipeline, exchanges);
+    const boom = new Error('factory failed');
+    expect(() => failing(() => {
+      throw boom;
+    }, { transport: { onmessage: undefined, start: async () => {}, send: async () => {} } })).toThrow(boom);
   });
 });
