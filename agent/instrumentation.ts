@@ -23,7 +23,8 @@ const V1_SDK = '@modelcontextprotocol/sdk';
 /** The SDK majors this agent was verified against; other versions are reported by the self-check, never patched. */
 const SUPPORTED_MAJOR = { [V2_SERVER]: 2, [V1_SDK]: 1 } as const;
 type Sdk = keyof typeof SUPPORTED_MAJOR;
-const supportedVersions = (sdk: Sdk): string[] => [`>=${SUPPORTED_MAJOR[sdk]}.0.0 <${SUPPORTED_MAJOR[sdk] + 1}`];
+/** The semver range of a supported major, its prereleases included (as {@link isSupported} counts them). */
+const supportedVersions = (sdk: Sdk): string[] => [`>=${SUPPORTED_MAJOR[sdk]}.0.0-0 <${SUPPORTED_MAJOR[sdk] + 1}.0.0-0`];
 const isSupported = (sdk: Sdk, version: string | undefined): boolean =>
   version !== undefined && Number.parseInt(version, 10) === SUPPORTED_MAJOR[sdk];
 

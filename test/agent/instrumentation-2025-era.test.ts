@@ -67,7 +67,7 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     expect(await total('extscope.extension.requests', { ...legacyCall, 'extscope.client.name': 'v1-client-on-v2', 'extscope.extension.id': REPLAY, 'extscope.extension.negotiated': false })).toBe(2);
   });
 
-  it('a v1 server with a v1 client', async () => {
+  it('a v1 server with a v1 client: every request carries the initialize declaration and the server’s ids', async () => {
     const server = new v1mcp.McpServer({ name: 'v1-server', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } } as never });
     server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text' as const, text }] }));
     const [clientSide, serverSide] = v1memory.InMemoryTransport.createLinkedPair();
