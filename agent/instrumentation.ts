@@ -1,37 +1,68 @@
 import {
   InstrumentationBase,
+  type InstrumentationModuleDefinition,
   InstrumentationNodeModuleDefinition,
   InstrumentationNodeModuleFile,
+  isWrapped,
 } from '@opentelemetry/instrumentation';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hook as RequireHook } from 'require-in-the-middle';
-import { AgentCore } from './agent-core.js';
-import { wrapMcpHandlerFactory } from './http-entry.js';
-import { wrapServeStdio } from './stdio-entry.js';
-import { DEFAULT_CONFIG, type ExtscopeInstrumentationConfig, type ResolvedConfig } from './types.js';
+import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST } from '../contract/index.js';
+import type { ConnectableClass, Connect, HandlerFactory, ServeStdio } from './internal-types.js';
+import { EntryExchanges } from './observe/entry-exchange.js';
+import { observingCreateMcpHandler } from './patches/mcp-handler.js';
+import { observingServeStdio } from './patches/serve-stdio.js';
+import { ServerConnections, isObservingConnect, observingConnect } from './patches/server-connect.js';
+import { RequestPipeline } from './record/request-pipeline.js';
+import type { ExtscopeInstrumentationConfig } from './types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
-
-/** Marks a prototype method as ours, so a second instrumentation instance (or a second copy) never doubles it. */
-const PATCHED = Symbol.for('extscope.patched');
 
 const V2_SERVER = '@modelcontextprotocol/server';
 const V1_SDK = '@modelcontextprotocol/sdk';
-const SUPPORTED_MAJOR: Record<string, number> = { [V2_SERVER]: 2, [V1_SDK]: 1 };
+/** The SDK majors this agent was verified against; other versions are reported by the self-check, never patched. */
+const SUPPORTED_MAJOR = { [V2_SERVER]: 2, [V1_SDK]: 1 } as const;
+type Sdk = keyof typeof SUPPORTED_MAJOR;
+/** The semver range of a supported major, its prereleases included (as {@link isSupported} counts them). */
+const supportedVersions = (sdk: Sdk): string[] => [`>=${SUPPORTED_MAJOR[sdk]}.0.0-0 <${SUPPORTED_MAJOR[sdk] + 1}.0.0-0`];
+const isSupported = (sdk: Sdk, version: string | undefined): boolean =>
+  version !== undefined && Number.parseInt(version, 10) === SUPPORTED_MAJOR[sdk];
 
-type Connect = (this: unknown, transport: unknown, ...rest: unknown[]) => unknown;
-interface ServerClass {
-  prototype: { connect?: Connect };
-}
-interface McpServerInstance {
-  server?: object;
-}
+/** The files of v1 that define its server classes, by build. */
+const V1_SERVER_FILES = { esm: 'dist/esm/server/index.js', cjs: 'dist/cjs/server/index' } as const;
+const V1_MCP_FILES = { esm: 'dist/esm/server/mcp.js', cjs: 'dist/cjs/server/mcp' } as const;
+const V2_STDIO_FILES = ['dist/stdio.mjs', 'dist/stdio.cjs'];
+
+type Exports = Record<string, unknown>;
 
 /** What got loaded and what got patched, for the zero-code entry's startup self-check. */
 export interface PatchStatus {
   loaded: Map<string, string | undefined>;
   patched: Set<string>;
   unsupported: string[];
+}
+
+type ResolvedConfig = Required<
+  Pick<ExtscopeInstrumentationConfig, 'spans' | 'maxIdsPerRequest' | 'maxIdLength' | 'cardinalityLimit' | 'maxStreams' | 'captureSettings'>
+>;
+
+/** The documented defaults of {@link ExtscopeInstrumentationConfig}. */
+const DEFAULT_CONFIG: ResolvedConfig = {
+  spans: true,
+  maxIdsPerRequest: MAX_IDS_PER_REQUEST,
+  maxIdLength: MAX_EXTENSION_ID_LENGTH,
+  cardinalityLimit: 1000,
+  maxStreams: 10_000,
+  captureSettings: false,
+};
+
+function resolveConfig(config: ExtscopeInstrumentationConfig): ResolvedConfig {
+  const resolved = { ...DEFAULT_CONFIG };
+  for (const key of Object.keys(DEFAULT_CONFIG) as (keyof ResolvedConfig)[]) {
+    const value = config[key];
+    if (value !== undefined) (resolved as Record<string, unknown>)[key] = value;
+  }
+  return resolved;
 }
 
 function readPackageVersion(directory: string): string | undefined {
@@ -43,13 +74,11 @@ function readPackageVersion(directory: string): string | undefined {
   }
 }
 
-function resolveConfig(config: ExtscopeInstrumentationConfig): ResolvedConfig {
-  const resolved = { ...DEFAULT_CONFIG };
-  for (const key of Object.keys(DEFAULT_CONFIG) as (keyof ResolvedConfig)[]) {
-    const value = config[key];
-    if (value !== undefined) (resolved as Record<string, unknown>)[key] = value;
-  }
-  return resolved;
+/** The agent's parts, built on first use (see the `declare` fields of the class for why lazily). */
+interface Parts {
+  pipeline: RequestPipeline;
+  servers: ServerConnections;
+  exchanges: EntryExchanges;
 }
 
 /**
@@ -57,12 +86,13 @@ function resolveConfig(config: ExtscopeInstrumentationConfig): ResolvedConfig {
  * (`@modelcontextprotocol/server`) and the legacy v1 (`@modelcontextprotocol/sdk`), ESM and CJS builds alike.
  *
  * It patches `connect` on `Server` and `McpServer` (every loaded copy) to observe the transport the server is
- * given, and wraps `createMcpHandler` to see the answers its HTTP entry gives before any server exists.
+ * given, and wraps the two entries of v2, `createMcpHandler` and `serveStdio`, to see the answers they give
+ * before any server instance exists.
  */
 export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrumentationConfig> {
   // `declare`: the base constructor calls init() and _updateMetricInstruments() before subclass fields would
   // be initialised, so these are created lazily and must not be reset by a field initialiser.
-  declare private _core: AgentCore | undefined;
+  declare private _parts: Parts | undefined;
   declare private _status: PatchStatus | undefined;
   declare private _v1RequireHook: RequireHook | undefined;
 
@@ -70,69 +100,61 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
     super(PACKAGE_NAME, PACKAGE_VERSION, config);
   }
 
-  get core(): AgentCore {
-    this._core ??= new AgentCore(resolveConfig(this.getConfig()), () => this.tracer, this.getConfig().onFirstServer);
-    return this._core;
-  }
-
+  /** What got loaded and patched so far. */
   get status(): PatchStatus {
     this._status ??= { loaded: new Map(), patched: new Set(), unsupported: [] };
     return this._status;
   }
 
-  protected override _updateMetricInstruments(): void {
-    this.core.recorder.bind(this.meter);
-  }
-
-  private patchV1Server(exports: Record<string, unknown>, version?: string): Record<string, unknown> {
-    return this.whenSupported(V1_SDK, version, exports, () => this.patchServer(exports['Server'], `${V1_SDK} Server`));
-  }
-
-  private patchV1McpServer(exports: Record<string, unknown>, version?: string): Record<string, unknown> {
-    return this.whenSupported(V1_SDK, version, exports, () => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`));
-  }
-
-  protected init(): InstrumentationNodeModuleDefinition[] {
-    type Patch = (exports: Record<string, unknown>, version?: string) => unknown;
-    const v1File = (path: string, patch: Patch, exportName: string) =>
-      new InstrumentationNodeModuleFile(
-        `${V1_SDK}/${path}`,
-        ['*'],
-        patch.bind(this) as never,
-        ((exports: Record<string, unknown>) => this.unpatchClass(exports[exportName])) as never,
+  private get parts(): Parts {
+    if (this._parts === undefined) {
+      const config = resolveConfig(this.getConfig());
+      const pipeline = new RequestPipeline(
+        { ...config, limits: { maxIds: config.maxIdsPerRequest, maxIdLength: config.maxIdLength } },
+        () => this.tracer,
       );
-    return [
+      const exchanges = new EntryExchanges();
+      this._parts = { pipeline, exchanges, servers: new ServerConnections(pipeline, exchanges, this.getConfig().onFirstServer) };
+    }
+    return this._parts;
+  }
+
+  protected override _updateMetricInstruments(): void {
+    this.parts.pipeline.bind(this.meter);
+  }
+
+  protected init(): InstrumentationModuleDefinition[] {
+    // Every version of each SDK is noted, for the self-check (which names an unsupported one)...
+    const census = (sdk: Sdk, files: string[] = []) =>
       new InstrumentationNodeModuleDefinition(
-        V2_SERVER,
+        sdk,
         ['*'],
-        (exports: Record<string, unknown>, version?: string) =>
-          this.whenSupported(V2_SERVER, version, exports, () => {
-            this.patchServer(exports['Server'], `${V2_SERVER} Server`);
-            this.patchMcpServer(exports['McpServer'], `${V2_SERVER} McpServer`);
-            this.patchHandlerFactory(exports);
-          }),
-        (exports: Record<string, unknown>) => {
-          this.unpatchClass(exports['Server']);
-          this.unpatchClass(exports['McpServer']);
-          if (typeof exports['createMcpHandler'] === 'function') this._unwrap(exports, 'createMcpHandler');
-        },
-        ['dist/stdio.mjs', 'dist/stdio.cjs'].map(
-          (path) =>
-            new InstrumentationNodeModuleFile(
-              `${V2_SERVER}/${path}`,
-              ['*'],
-              ((exports: Record<string, unknown>, version?: string) =>
-                this.whenSupported(V2_SERVER, version, exports, () => this.patchServeStdio(exports))) as never,
-              ((exports: Record<string, unknown>) => {
-                if (typeof exports['serveStdio'] === 'function') this._unwrap(exports, 'serveStdio');
-              }) as never,
-            ),
-        ),
+        (exports: Exports, version?: string) => this.noteLoaded(sdk, version, exports),
+        undefined,
+        files.map((path) => new InstrumentationNodeModuleFile(`${sdk}/${path}`, ['*'], (exports: Exports, version?: string) => this.noteLoaded(sdk, version, exports), () => {})),
+      );
+    // ...and only the supported ranges are patched (prereleases of a supported major included).
+    const supported = (sdk: Sdk, patch: ((exports: Exports) => void) | undefined, unpatch: ((exports: Exports) => void) | undefined, files: InstrumentationNodeModuleFile[]) => {
+      const definition: InstrumentationModuleDefinition = new InstrumentationNodeModuleDefinition(sdk, supportedVersions(sdk), patch && ((exports: Exports) => this.guarded(exports, patch)), unpatch, files);
+      definition.includePrerelease = true;
+      return definition;
+    };
+    const file = (sdk: Sdk, path: string, patch: (exports: Exports) => void, unpatch: (exports: Exports) => void) =>
+      new InstrumentationNodeModuleFile(`${sdk}/${path}`, supportedVersions(sdk), (exports: Exports) => this.guarded(exports, patch), unpatch);
+    return [
+      census(V2_SERVER),
+      supported(
+        V2_SERVER,
+        (exports) => this.patchV2(exports),
+        (exports) => this.unpatchV2(exports),
+        V2_STDIO_FILES.map((path) => file(V2_SERVER, path, (exports) => this.patchServeStdio(exports), (exports) => this.unwrapExport(exports, 'serveStdio'))),
       ),
-      // ESM files only: the CJS ones are hooked in enable(), see there.
-      new InstrumentationNodeModuleDefinition(V1_SDK, ['*'], undefined, undefined, [
-        v1File('dist/esm/server/index.js', this.patchV1Server, 'Server'),
-        v1File('dist/esm/server/mcp.js', this.patchV1McpServer, 'McpServer'),
+      // v1's root export names a file the package lacks, so its main module is never hooked: only files are.
+      // ESM files here; the CJS ones are hooked in enable(), see there.
+      census(V1_SDK, [V1_SERVER_FILES.esm, V1_MCP_FILES.esm]),
+      supported(V1_SDK, undefined, undefined, [
+        file(V1_SDK, V1_SERVER_FILES.esm, (exports) => this.patchServer(exports['Server'], `${V1_SDK} Server`), (exports) => this.unpatchConnect(exports['Server'])),
+        file(V1_SDK, V1_MCP_FILES.esm, (exports) => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`), (exports) => this.unpatchConnect(exports['McpServer'])),
       ]),
     ];
   }
@@ -146,13 +168,16 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   override enable(): void {
     super.enable();
     if (this._v1RequireHook !== undefined) return;
-    const files: Record<string, (exports: Record<string, unknown>, version?: string) => unknown> = {
-      [`${V1_SDK}/dist/cjs/server/index`]: (exports, version) => this.patchV1Server(exports, version),
-      [`${V1_SDK}/dist/cjs/server/mcp`]: (exports, version) => this.patchV1McpServer(exports, version),
+    const files: Record<string, (exports: Exports) => void> = {
+      [`${V1_SDK}/${V1_SERVER_FILES.cjs}`]: (exports) => this.patchServer(exports['Server'], `${V1_SDK} Server`),
+      [`${V1_SDK}/${V1_MCP_FILES.cjs}`]: (exports) => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`),
     };
     this._v1RequireHook = new RequireHook(Object.keys(files), { internals: true }, (exports, name, basedir) => {
       const patch = files[name.replaceAll('\\', '/')];
-      if (patch !== undefined && basedir !== undefined) patch(exports as Record<string, unknown>, readPackageVersion(basedir));
+      if (patch === undefined || basedir === undefined) return exports;
+      const version = readPackageVersion(basedir);
+      this.noteLoaded(V1_SDK, version, exports);
+      if (isSupported(V1_SDK, version)) this.guarded(exports as Exports, patch);
       return exports;
     });
   }
@@ -163,72 +188,72 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
     this._v1RequireHook = undefined;
   }
 
-  /** Patches only the SDK majors this agent was verified against; anything else is reported, not guessed at. */
-  private whenSupported<T>(module: string, version: string | undefined, exports: T, patch: () => void): T {
-    this.status.loaded.set(module, version);
-    const major = version === undefined ? Number.NaN : Number.parseInt(version, 10);
-    if (major !== SUPPORTED_MAJOR[module]) {
-      this.status.unsupported.push(`${module}@${version ?? 'unknown'}`);
-      return exports;
-    }
+  private noteLoaded<T>(sdk: Sdk, version: string | undefined, exports: T): T {
+    this.status.loaded.set(sdk, version);
+    const label = `${sdk}@${version ?? 'unknown'}`;
+    if (!isSupported(sdk, version) && !this.status.unsupported.includes(label)) this.status.unsupported.push(label);
+    return exports;
+  }
+
+  /** Applies a patch; a failure is counted, and the module is returned unpatched rather than broken. */
+  private guarded(exports: Exports, patch: (exports: Exports) => void): Exports {
     try {
-      patch();
+      patch(exports);
     } catch (error) {
-      this.core.fail('patch', error);
+      this.parts.pipeline.fail('patch', error);
     }
     return exports;
   }
 
+  private patchV2(exports: Exports): void {
+    this.patchServer(exports['Server'], `${V2_SERVER} Server`);
+    this.patchMcpServer(exports['McpServer'], `${V2_SERVER} McpServer`);
+    if (typeof exports['createMcpHandler'] !== 'function') return;
+    if (isWrapped(exports['createMcpHandler'])) this._unwrap(exports, 'createMcpHandler');
+    const { pipeline, exchanges } = this.parts;
+    this._wrap(exports, 'createMcpHandler', (original) => observingCreateMcpHandler(original as HandlerFactory, pipeline, exchanges) as never);
+  }
+
+  private unpatchV2(exports: Exports): void {
+    this.unpatchConnect(exports['Server']);
+    this.unpatchConnect(exports['McpServer']);
+    this.unwrapExport(exports, 'createMcpHandler');
+  }
+
+  private patchServeStdio(exports: Exports): void {
+    if (typeof exports['serveStdio'] !== 'function') return;
+    if (isWrapped(exports['serveStdio'])) this._unwrap(exports, 'serveStdio');
+    const { pipeline, exchanges } = this.parts;
+    const transportClass = exports['StdioServerTransport'];
+    this._wrap(exports, 'serveStdio', (original) => observingServeStdio(original as ServeStdio, transportClass, pipeline, exchanges) as never);
+  }
+
   private patchServer(candidate: unknown, label: string): void {
-    this.wrapConnect(candidate, label, (instance, transport) => this.core.attach(instance as object, transport));
+    this.patchConnect(candidate, label, this.parts.servers.observeServer);
   }
 
   /** `McpServer.connect` delegates to `this.server.connect`; observing here also covers apps whose `Server`
-   * class was loaded through a path no hook sees (v1's relative import). `attach` is idempotent. */
+   * class was loaded through a path no hook sees (v1's relative import). A transport is observed once. */
   private patchMcpServer(candidate: unknown, label: string): void {
-    this.wrapConnect(candidate, label, (instance, transport) => {
-      const server = (instance as McpServerInstance).server;
-      if (server !== undefined) this.core.attach(server, transport);
-    });
+    this.patchConnect(candidate, label, this.parts.servers.observeMcpServer);
   }
 
-  private wrapConnect(candidate: unknown, label: string, before: (instance: unknown, transport: unknown) => void): void {
+  private patchConnect(candidate: unknown, label: string, observe: (instance: unknown, transport: unknown) => void): void {
     if (typeof candidate !== 'function') return;
-    const prototype = (candidate as ServerClass).prototype;
+    const prototype = (candidate as ConnectableClass).prototype;
     if (typeof prototype?.connect !== 'function') return;
-    if ((prototype.connect as unknown as Record<symbol, unknown>)[PATCHED]) {
-      this.status.patched.add(label);
-      return;
-    }
-    this._wrap(prototype, 'connect', (original) => {
-      const connect = function (this: unknown, ...args: unknown[]) {
-        try {
-          before(this, args[0]);
-        } catch {
-          // attach() counts its own errors; this only guards reading the instance.
-        }
-        return (original as Connect).apply(this, args as [unknown]);
-      };
-      Object.defineProperty(connect, PATCHED, { value: true });
-      return connect as Connect;
-    });
+    // Already ours (another instance, or another copy of extscope): observed once is enough.
+    if (!isObservingConnect(prototype.connect)) this._wrap(prototype, 'connect', (original) => observingConnect(original as Connect, observe) as never);
     this.status.patched.add(label);
   }
 
-  private unpatchClass(candidate: unknown): void {
+  private unpatchConnect(candidate: unknown): void {
     if (typeof candidate !== 'function') return;
-    const prototype = (candidate as ServerClass).prototype;
-    if ((prototype?.connect as unknown as Record<symbol, unknown> | undefined)?.[PATCHED]) this._unwrap(prototype, 'connect');
+    const prototype = (candidate as ConnectableClass).prototype;
+    if (isObservingConnect(prototype?.connect)) this._unwrap(prototype, 'connect');
   }
 
-  private patchServeStdio(exports: Record<string, unknown>): void {
-    if (typeof exports['serveStdio'] !== 'function') return;
-    const transportClass = exports['StdioServerTransport'];
-    this._wrap(exports, 'serveStdio', (original) => wrapServeStdio(original as never, transportClass, this.core) as never);
-  }
-
-  private patchHandlerFactory(exports: Record<string, unknown>): void {
-    if (typeof exports['createMcpHandler'] !== 'function') return;
-    this._wrap(exports, 'createMcpHandler', (original) => wrapMcpHandlerFactory(original as never, this.core) as never);
+  private unwrapExport(exports: Exports, name: string): void {
+    if (isWrapped(exports[name])) this._unwrap(exports, name);
   }
 }

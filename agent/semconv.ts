@@ -1,8 +1,8 @@
 /**
- * A copy of the unstable (incubating) OpenTelemetry semantic convention names this package uses on spans,
- * as opentelemetry-js-contrib packages keep them: the incubating entry point of
- * `@opentelemetry/semantic-conventions` may change in a minor release. Stable names are imported from the
- * package itself; the names extscope's metrics carry live in `contract/`.
+ * A copy of the unstable (incubating) OpenTelemetry names this package uses, as opentelemetry-js-contrib
+ * packages keep them: the incubating entry point of `@opentelemetry/semantic-conventions` may change in a minor
+ * release. Stable names are imported from the package itself; the names extscope's metrics carry live in
+ * `contract/`.
  */
 
 /** @experimental */
@@ -17,3 +17,16 @@ export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 /** @experimental */
 export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
+/** @experimental The `gen_ai.operation.name` of a tool call. */
+export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool';
+/** @experimental */
+export const ATTR_PROCESS_PID = 'process.pid';
+/** @experimental */
+export const ATTR_PROCESS_RUNTIME_NAME = 'process.runtime.name';
+/** @experimental */
+export const ATTR_PROCESS_RUNTIME_VERSION = 'process.runtime.version';
+/**
+ * @experimental The attribute of the one stream a metric's values go to past its cardinality limit. Named by
+ * the OpenTelemetry metrics SDK specification (the JS SDK uses it too); semantic-conventions has no constant.
+ */
+export const ATTR_OTEL_METRIC_OVERFLOW = 'otel.metric.overflow';

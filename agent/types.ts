@@ -1,36 +1,43 @@
 import type { InstrumentationConfig } from '@opentelemetry/instrumentation';
 
+/** Options of `ExtscopeInstrumentation`. Every limit applies to client-controlled input. */
 export interface ExtscopeInstrumentationConfig extends InstrumentationConfig {
-  /** Create a SERVER span per request (metrics are always recorded). Default `true`. */
+  /**
+   * Create a SERVER span per request (metrics are always recorded).
+   * @default true
+   */
   spans?: boolean;
-  /** Most extension ids recorded per request and per side; the rest are counted as dropped. Default 64. */
+  /**
+   * Most extension ids recorded per request and per side; the rest are counted as dropped.
+   * @default 64 (the contract's `MAX_IDS_PER_REQUEST`)
+   */
   maxIdsPerRequest?: number;
-  /** Longest extension id accepted; longer ids count as invalid. Default 128. */
+  /**
+   * Longest extension id accepted; longer ids count as invalid.
+   * @default 128 (the contract's `MAX_EXTENSION_ID_LENGTH`)
+   */
   maxIdLength?: number;
-  /** Distinct values per metric attribute before new ones fold into `_OTHER`. Default 1000. */
+  /**
+   * Distinct values per metric attribute before new ones fold into `_OTHER`.
+   * @default 1000
+   */
   cardinalityLimit?: number;
-  /** Distinct attribute combinations per metric before new ones go to one overflow stream. Default 10000. */
+  /**
+   * Distinct attribute combinations per metric before new ones go to one overflow stream.
+   * @default 10000
+   */
   maxStreams?: number;
-  /** Export raw client settings values on spans (they may be sensitive). Default `false`. */
+  /**
+   * Export raw client settings values on spans (they may be sensitive).
+   * @default false
+   */
   captureSettings?: boolean;
   /** Called once, the first time a server object connects (the zero-code entry starts its SDK here). */
   onFirstServer?: (server: ServerIdentity) => void;
 }
 
+/** An MCP server's `serverInfo` name and version, as its constructor was given them. */
 export interface ServerIdentity {
   name?: string;
   version?: string;
 }
-
-export type ResolvedConfig = Required<
-  Pick<ExtscopeInstrumentationConfig, 'spans' | 'maxIdsPerRequest' | 'maxIdLength' | 'cardinalityLimit' | 'maxStreams' | 'captureSettings'>
->;
-
-export const DEFAULT_CONFIG: ResolvedConfig = {
-  spans: true,
-  maxIdsPerRequest: 64,
-  maxIdLength: 128,
-  cardinalityLimit: 1000,
-  maxStreams: 10_000,
-  captureSettings: false,
-};

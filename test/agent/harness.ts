@@ -4,6 +4,7 @@
  * ESM builds and the zero-code entry are covered by the child-process suites.
  */
 import { createRequire } from 'node:module';
+import { Client } from '@modelcontextprotocol/client';
 import { type Attributes, context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -98,3 +99,30 @@ export async function eventually<T>(read: () => T | Promise<T>, accept: (value: 
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+export type Factory = Parameters<typeof v2stdio.serveStdio>[0];
+
+/** A 2026-07-28 connection: `serveStdio` pins one server instance; the wire is an in-memory pair. */
+export async function connectModern(factory: Factory, clientName: string, capabilities: Record<string, unknown>) {
+  const [clientSide, serverSide] = v2.InMemoryTransport.createLinkedPair();
+  const handle = v2stdio.serveStdio(factory, { transport: serverSide });
+  const client = new Client({ name: clientName, version: '1.0.0' }, { capabilities, versionNegotiation: { mode: 'auto' } });
+  await client.connect(clientSide);
+  return {
+    client,
+    clientSide,
+    async close() {
+      await client.close();
+      await handle.close();
+    },
+  };
+}
+
+export function serverWith(extensions: Record<string, Record<string, string | number | boolean>>, name = 'test-server') {
+  return new v2.McpServer({ name, version: '3.1.0' }, { capabilities: { extensions, prompts: {} } });
+}
+
+export const requestCount = (clientName: string, match: Record<string, string> = {}) =>
+  total('extscope.requests', { 'extscope.client.name': clientName, ...match });
+export const extensionCount = (clientName: string, id: string, match: Record<string, string | boolean> = {}) =>
+  total('extscope.extension.requests', { 'extscope.client.name': clientName, 'extscope.extension.id': id, ...match });

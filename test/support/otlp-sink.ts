@@ -12,6 +12,8 @@ const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.j
 const MetricsRequest = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 const TraceRequest = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
+const CUMULATIVE = 2;
+
 type AnyValue = { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
 type KeyValue = { key: string; value?: AnyValue };
 
@@ -20,7 +22,10 @@ export interface SinkPoint {
   metric: string;
   attributes: Record<string, unknown>;
   value: number;
+  /** 1 delta, 2 cumulative (sums only). */
   temporality: number | undefined;
+  startTimeUnixNano: string;
+  timeUnixNano: string;
 }
 
 export interface SinkSpan {
@@ -45,6 +50,13 @@ function attributes(list: KeyValue[] | undefined): Record<string, unknown> {
   return Object.fromEntries((list ?? []).map((kv) => [kv.key, value(kv.value)]));
 }
 
+/** A fixed64 time as decimal digits, whichever way the encoding gave it. */
+function nanos(value: unknown): string {
+  if (typeof value === 'string' && /^\d+$/.test(value)) return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return BigInt(Math.round(value)).toString();
+  return '0';
+}
+
 function hex(id: unknown): string {
   if (typeof id === 'string') return /^[0-9a-f]*$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
   return id instanceof Uint8Array ? Buffer.from(id).toString('hex') : '';
@@ -62,7 +74,10 @@ export interface OtlpSink {
   points: SinkPoint[];
   spans: SinkSpan[];
   exports: number;
-  /** Sum of one metric's points whose attributes include `match` (delta points add up to the total). */
+  /**
+   * The total of one metric over the streams whose attributes include `match`: delta points add up; of a
+   * cumulative stream (one resource, attribute set and start time) the latest point is its total.
+   */
   sum(metric: string, match?: Record<string, unknown>): number;
   close(): Promise<void>;
 }
@@ -74,9 +89,20 @@ export async function startOtlpSink(): Promise<OtlpSink> {
     spans: [],
     exports: 0,
     sum(metric, match = {}) {
-      return this.points
-        .filter((point) => point.metric === metric && Object.entries(match).every(([k, v]) => point.attributes[k] === v))
-        .reduce((total, point) => total + point.value, 0);
+      let total = 0;
+      const latest = new Map<string, SinkPoint>();
+      for (const point of this.points) {
+        if (point.metric !== metric || !Object.entries(match).every(([k, v]) => point.attributes[k] === v)) continue;
+        if (point.temporality !== CUMULATIVE) {
+          total += point.value;
+          continue;
+        }
+        const stream = JSON.stringify([point.resource, point.attributes, point.startTimeUnixNano]);
+        const last = latest.get(stream);
+        if (last === undefined || BigInt(point.timeUnixNano) >= BigInt(last.timeUnixNano)) latest.set(stream, point);
+      }
+      for (const point of latest.values()) total += point.value;
+      return total;
     },
     close: async () => {
       server.closeAllConnections();
@@ -103,6 +129,8 @@ export async function startOtlpSink(): Promise<OtlpSink> {
                   attributes: attributes(point.attributes),
                   value: Number(point.asInt ?? point.asDouble ?? 0),
                   temporality: metric.sum?.aggregationTemporality,
+                  startTimeUnixNano: nanos(point.startTimeUnixNano),
+                  timeUnixNano: nanos(point.timeUnixNano),
                 });
               }
             }

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { DECLARATION, type Declaration, isValidExtensionId } from '../../contract/index.js';
+import { asRecord } from './untrusted.js';
+
+/** Caps on one side's declaration (client input): see `maxIdsPerRequest` and `maxIdLength` of the config. */
+export interface ExtensionMapLimits {
+  maxIds: number;
+  maxIdLength: number;
+}
+
+/** What one side declared, reduced to what may leave the process: valid ids and a count of the rest. */
+export interface DeclaredExtensions {
+  declaration: Declaration;
+  /** Valid ids in declaration order, at most `maxIds`. */
+  ids: string[];
+  /** The raw settings objects, index-aligned with `ids`; read only to fingerprint (or, opted in, export). */
+  settings: unknown[];
+  invalid: number;
+  dropped: number;
+}
+
+export const UNKNOWN_DECLARATION: DeclaredExtensions = Object.freeze({
+  declaration: DECLARATION.unknown,
+  ids: [],
+  settings: [],
+  invalid: 0,
+  dropped: 0,
+}) as DeclaredExtensions;
+
+const NONE_DECLARATION: DeclaredExtensions = Object.freeze({
+  declaration: DECLARATION.none,
+  ids: [],
+  settings: [],
+  invalid: 0,
+  dropped: 0,
+}) as DeclaredExtensions;
+
+/**
+ * Reads `capabilities.extensions` from an untrusted capabilities value.
+ * `undefined`/non-object capabilities mean nothing was received (`unknown`); an absent or empty map is `none`.
+ * A map whose keys are all invalid is still `declared`: the client did declare something, we just cannot
+ * name it (it is counted in the invalid bucket).
+ */
+export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
+  const record = asRecord(capabilities);
+  if (record === undefined) return UNKNOWN_DECLARATION;
+  const map = asRecord(record['extensions']);
+  if (map === undefined) return NONE_DECLARATION;
+  const ids: string[] = [];
+  const settings: unknown[] = [];
+  let invalid = 0;
+  let dropped = 0;
+  for (const id in map) {
+    if (!Object.prototype.hasOwnProperty.call(map, id)) continue;
+    if (ids.length >= limits.maxIds) dropped++;
+    else if (!isValidExtensionId(id, limits.maxIdLength)) invalid++;
+    else {
+      ids.push(id);
+      settings.push(map[id]);
+    }
+  }
+  if (ids.length === 0 && invalid === 0 && dropped === 0) return NONE_DECLARATION;
+  return { declaration: DECLARATION.declared, ids, settings, invalid, dropped };
+}
+
+/** Keys of `error.data.requiredCapabilities.extensions` in a -32021 answer. */
+export function readRequiredExtensionIds(errorData: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
+  const data = asRecord(errorData);
+  if (data === undefined) return UNKNOWN_DECLARATION;
+  return readDeclaredExtensions(data['requiredCapabilities'], limits);
+}
+
+const MAX_FINGERPRINT_NODES = 10_000;
+const MAX_FINGERPRINT_DEPTH = 32;
+
+/**
+ * Canonical JSON (object keys sorted, recursively) so the same settings always give the same fingerprint.
+ * Bounded: hostile settings (deep or huge) are cut off and marked, never walked without limit.
+ */
+export function canonicalJson(value: unknown): string {
+  let budget = MAX_FINGERPRINT_NODES;
+  const walk = (node: unknown, depth: number): string => {
+    if (--budget < 0 || depth > MAX_FINGERPRINT_DEPTH) return '"\u2026truncated"';
+    if (node === null || typeof node !== 'object') {
+      const json = JSON.stringify(node);
+      return json === undefined ? 'null' : json;
+    }
+    if (Array.isArray(node)) return `[${node.map((item) => walk(item, depth + 1)).join(',')}]`;
+    const record = node as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${walk(record[key], depth + 1)}`).join(',')}}`;
+  };
+  return walk(value, 0);
+}
+
+function isEmpty(record: Record<string, unknown>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+
+/** `{}` — "supported, no settings" — is by far the most common value. */
+const EMPTY_FINGERPRINT = createHash('sha256').update('{}').digest('hex').slice(0, 16);
+const FINGERPRINT_MEMO_SIZE = 4096;
+const MAX_MEMO_KEY_LENGTH = 1024;
+const fingerprintMemo = new Map<string, string>();
+
+/** A short, stable fingerprint of a settings object: 16 hex digits of SHA-256 over its canonical JSON. */
+export function fingerprint(settings: unknown): string {
+  const record = asRecord(settings);
+  if (record !== undefined && isEmpty(record)) return EMPTY_FINGERPRINT;
+  // Clients repeat the same few settings on every request: hash each distinct canonical form once.
+  const canonical = canonicalJson(settings);
+  let digest = fingerprintMemo.get(canonical);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+    if (canonical.length <= MAX_MEMO_KEY_LENGTH) {
+      if (fingerprintMemo.size >= FINGERPRINT_MEMO_SIZE) fingerprintMemo.clear();
+      fingerprintMemo.set(canonical, digest);
+    }
+  }
+  return digest;
+}

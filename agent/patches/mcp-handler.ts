@@ -1,0 +1,94 @@
+import { OUTCOME } from '../../contract/index.js';
+import type { HandlerFactory, HandlerFetch, McpHttpHandler } from '../internal-types.js';
+import type { EntryExchanges, HttpExchange } from '../observe/entry-exchange.js';
+import { type Outcome, type RequestId, isRequest, readOutcome } from '../observe/request-facts.js';
+import { asRecord } from '../observe/untrusted.js';
+import type { RequestPipeline } from '../record/request-pipeline.js';
+
+/** Entry answers larger than this are not read back (they are never the small JSON-RPC errors we look for). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * The patched `createMcpHandler`: the handler it returns reports the requests its entry answers on its own,
+ * before any server instance exists (unsupported revision, header mismatch, 413/415, …). Each `fetch` runs as
+ * one exchange; a request that reaches an instance is recorded by that instance's connection instead. The
+ * request body is teed (`Request.clone()`) only for POSTs and read only when no instance saw it.
+ */
+export function observingCreateMcpHandler(original: HandlerFactory, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFactory {
+  return function createMcpHandler(this: unknown, ...args: unknown[]) {
+    const handler = original.apply(this, args);
+    try {
+      const fetch = (handler as McpHttpHandler | null)?.fetch;
+      if (typeof fetch === 'function') (handler as McpHttpHandler).fetch = observingFetch(fetch as HandlerFetch, pipeline, exchanges);
+    } catch (error) {
+      pipeline.fail('http_entry', error);
+    }
+    return handler;
+  };
+}
+
+function observingFetch(fetch: HandlerFetch, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFetch {
+  return async function observedFetch(this: unknown, request, options) {
+    const exchange: HttpExchange = { reached: false };
+    let copy: Request | undefined;
+    try {
+      if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) copy = request.clone();
+    } catch (error) {
+      pipeline.fail('http_entry', error);
+    }
+    const startTime = Date.now();
+    const response = await exchanges.runHttp(exchange, () => fetch.call(this, request, options));
+    if (exchange.reached) {
+      copy?.body?.cancel().catch(() => {});
+      return response;
+    }
+    try {
+      // Cloned now, before the caller starts reading the body.
+      const answer = isSmallJson(response) ? response.clone() : undefined;
+      recordEntryAnswer(pipeline, copy, options?.parsedBody, response, answer, startTime).catch((error) => pipeline.fail('http_entry', error));
+    } catch (error) {
+      pipeline.fail('http_entry', error);
+    }
+    return response;
+  };
+}
+
+async function recordEntryAnswer(
+  pipeline: RequestPipeline,
+  copy: Request | undefined,
+  parsedBody: unknown,
+  response: Response,
+  answer: Response | undefined,
+  startTime: number,
+): Promise<void> {
+  let message = parsedBody;
+  if (message === undefined && copy !== undefined) {
+    try {
+      message = JSON.parse(await copy.text());
+    } catch {
+      return; // not JSON: no JSON-RPC request to attribute the answer to
+    }
+  }
+  if (!isRequest(message)) return;
+  pipeline.recordEntryAnswer(message, await readEntryOutcome(pipeline, response, answer, message.id), startTime);
+}
+
+function isSmallJson(response: Response): boolean {
+  const type = response.headers.get('content-type') ?? '';
+  const length = Number(response.headers.get('content-length') ?? '0');
+  return type.includes('application/json') && length <= MAX_ANSWER_BYTES;
+}
+
+async function readEntryOutcome(pipeline: RequestPipeline, response: Response, answer: Response | undefined, id: RequestId): Promise<Outcome> {
+  if (answer !== undefined) {
+    try {
+      const body = asRecord(await answer.json());
+      // Entry errors often answer `id: null` (the request could not be read): an error body still classifies.
+      if (body !== undefined && (body['id'] === id || 'error' in body)) return readOutcome(body, pipeline.reading.limits);
+    } catch {
+      // fall through to the HTTP status
+    }
+  }
+  if (response.ok) return { outcome: OUTCOME.complete };
+  return { outcome: OUTCOME.error, errorCode: response.status, errorMessage: `HTTP ${response.status}` };
+}

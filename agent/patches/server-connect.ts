@@ -1,0 +1,86 @@
+import type { Connect, McpServerLike, ServerLike, SessionTransport } from '../internal-types.js';
+import { Connection } from '../observe/connection.js';
+import type { EntryExchanges } from '../observe/entry-exchange.js';
+import type { HandshakeSlot } from '../observe/request-facts.js';
+import { ServerAdvertisements } from '../observe/server-advertisement.js';
+import type { RequestPipeline } from '../record/request-pipeline.js';
+import type { ServerIdentity } from '../types.js';
+import { tapTransport } from './transport-tap.js';
+
+/** Marks a `connect` as ours, so a second instrumentation instance (or a second copy) never doubles it. */
+const PATCHED = Symbol.for('extscope.patched');
+
+export function isObservingConnect(connect: unknown): boolean {
+  return typeof connect === 'function' && (connect as unknown as Record<symbol, unknown>)[PATCHED] === true;
+}
+
+/**
+ * The patched `connect(transport)` of `Server` and `McpServer`: hands the server object and the transport to
+ * `observe` (which never throws), then calls the original with the same arguments and returns what it returns.
+ */
+export function observingConnect(original: Connect, observe: (instance: unknown, transport: unknown) => void): Connect {
+  const connect = function (this: unknown, ...args: unknown[]) {
+    try {
+      observe(this, args[0]);
+    } catch {
+      // observe() counts its own errors; this only guards reading the instance.
+    }
+    return original.apply(this, args as [unknown]);
+  };
+  Object.defineProperty(connect, PATCHED, { value: true });
+  return connect;
+}
+
+/**
+ * Observes every transport a server object is connected to: reads what the server advertises, taps the
+ * transport and pairs its requests with their answers in a {@link Connection}. `McpServer.connect` delegates to
+ * `Server.connect`, so both patches may hand over the same transport: it is observed once.
+ */
+export class ServerConnections {
+  private readonly advertisements: ServerAdvertisements;
+  private readonly tapped = new WeakSet<object>();
+  private readonly handshakes = new WeakMap<object, HandshakeSlot>();
+  private firstServerSeen = false;
+
+  constructor(
+    private readonly pipeline: RequestPipeline,
+    private readonly exchanges: EntryExchanges,
+    private readonly onFirstServer: ((server: ServerIdentity) => void) | undefined,
+  ) {
+    this.advertisements = new ServerAdvertisements(pipeline.reading.limits);
+  }
+
+  /** For the patched `Server.prototype.connect`. */
+  readonly observeServer = (instance: unknown, transport: unknown): void => {
+    this.attach(instance as ServerLike, transport);
+  };
+
+  /** For the patched `McpServer.prototype.connect`: observes the `Server` it wraps (v1 may load that class where no hook sees it). */
+  readonly observeMcpServer = (instance: unknown, transport: unknown): void => {
+    const server = (instance as McpServerLike).server;
+    if (server !== undefined) this.attach(server, transport);
+  };
+
+  /** Starts observing `transport` on behalf of `server`. Idempotent per transport; never throws. */
+  attach(server: ServerLike, transport: unknown): void {
+    try {
+      if (typeof transport !== 'object' || transport === null || this.tapped.has(transport)) return;
+      // Marked first: a failure is not retried.
+      this.tapped.add(transport);
+      const advertisement = this.advertisements.read(server);
+      let handshake = this.handshakes.get(server);
+      if (handshake === undefined) {
+        handshake = { handshake: undefined };
+        this.handshakes.set(server, handshake);
+      }
+      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport));
+      this.pipeline.advertise(advertisement);
+      if (!this.firstServerSeen) {
+        this.firstServerSeen = true;
+        this.onFirstServer?.(advertisement.identity);
+      }
+    } catch (error) {
+      this.pipeline.fail('attach', error);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { type Context, context } from '@opentelemetry/api';
+import type { TappableTransport } from '../internal-types.js';
+
+/**
+ * Observes a transport's traffic without changing it: every inbound message through the `onmessage` callback
+ * the SDK installs, every outbound one through `send`, and the close through `onclose`.
+ *
+ * `Protocol.connect` (v1 and v2) assigns `onmessage`/`onclose` and then calls `transport.start()`, which is
+ * when messages may start to flow (an in-memory transport delivers what was queued right inside `start`). So
+ * the callbacks are wrapped when `start` is called, by reading and re-assigning them: a transport that forwards
+ * `onmessage` through prototype accessors to an inner transport (Node's streamable HTTP one) keeps doing so.
+ * Only plain assignments are used, never `defineProperty` over an existing property: that would turn the
+ * transport into a dictionary-mode object and slow down every property access the SDK makes on it.
+ */
+export interface TransportObserver {
+  /**
+   * Sees an inbound message before it is dispatched; may return the context to dispatch it in (the request's
+   * span). Must not throw: observation errors are its own to catch.
+   */
+  inbound(message: unknown, extra: unknown): Context | undefined;
+  outbound(message: unknown): void;
+  closed(): void;
+  /** The callbacks could not be wrapped at start; the transport runs unobserved. */
+  failed(error: unknown): void;
+}
+
+type Callback = (this: unknown, ...args: unknown[]) => unknown;
+
+function assertAssignable(target: object, property: string): void {
+  const own = Object.getOwnPropertyDescriptor(target, property);
+  if (own !== undefined && own.writable === false && own.set === undefined) throw new Error(`transport.${property} is read-only`);
+}
+
+function observeCallbacks(transport: TappableTransport, observer: TransportObserver): void {
+  const onmessage = transport.onmessage;
+  if (typeof onmessage === 'function') {
+    transport.onmessage = function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
+      const scope = observer.inbound(message, extra);
+      // `arguments`, not (message, extra): whatever the transport passes reaches the callback unchanged.
+      const args = arguments as unknown as unknown[];
+      return scope === undefined ? (onmessage as Callback).apply(this, args) : context.with(scope, onmessage as Callback, this, ...args);
+    };
+  }
+  const onclose = transport.onclose;
+  if (typeof onclose === 'function') {
+    transport.onclose = function observedOnClose(this: unknown) {
+      observer.closed();
+      return (onclose as Callback).apply(this, arguments as unknown as unknown[]);
+    };
+  }
+}
+
+/** Throws, having changed nothing, when the transport cannot be observed. */
+export function tapTransport(transport: object, observer: TransportObserver): void {
+  const target = transport as TappableTransport;
+  const { send, start } = target;
+  if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
+  if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');
+  for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
+  target.start = function observedStart(this: unknown) {
+    try {
+      observeCallbacks(target, observer);
+    } catch (error) {
+      observer.failed(error);
+    }
+    return start.apply(this, arguments as unknown as unknown[]);
+  };
+  target.send = function observedSend(this: unknown, message: unknown) {
+    observer.outbound(message);
+    return send.apply(this, arguments as unknown as unknown[]);
+  };
+}

@@ -1,0 +1,259 @@
+import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api';
+import {
+  ATTR_AGENT_ATTRIBUTE,
+  ATTR_AGENT_REASON,
+  ATTR_AGENT_STAGE,
+  ATTR_EXTENSION_ID,
+  ATTR_SERVER_NAME,
+  ATTR_SERVER_VERSION,
+  type AttributeSpec,
+  DECLARATION,
+  EXTENSION_ATTRIBUTES,
+  type ExtensionDimKey,
+  INVALID_EXTENSION_ID,
+  METRICS,
+  type MetricSpec,
+  OVERFLOW_VALUE,
+  REQUEST_ATTRIBUTES,
+  type RequestDimKey,
+  isNegotiated,
+} from '../../contract/index.js';
+import type { DeclaredExtensions } from '../observe/extension-map.js';
+import type { Outcome, RequestFacts } from '../observe/request-facts.js';
+import type { ServerAdvertisement } from '../observe/server-advertisement.js';
+import { CounterStreams } from './counter-streams.js';
+import { ValueGuard } from './value-guard.js';
+
+/** The recorder's own bounds (see the config's `cardinalityLimit` and `maxStreams`). */
+export interface RecorderLimits {
+  cardinalityLimit: number;
+  maxStreams: number;
+}
+
+type RawValue = string | number | undefined;
+type ReadRequestValue = (facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome) => RawValue;
+
+/**
+ * Where the value of each request attribute comes from, keyed as the contract's {@link REQUEST_ATTRIBUTES}
+ * table: the compiler checks that every attribute of the table is here and nothing else is.
+ */
+const REQUEST_VALUES: { readonly [K in RequestDimKey]: ReadRequestValue } = {
+  serverName: (_facts, server) => server?.identity.name,
+  serverVersion: (_facts, server) => server?.identity.version,
+  method: (facts) => facts.method,
+  era: (facts) => facts.era,
+  protocolVersion: (facts) => facts.protocolVersion,
+  clientName: (facts) => facts.clientName,
+  clientVersion: (facts) => facts.clientVersion,
+  clientDeclaration: (facts) => facts.client.declaration,
+  // `unknown` when the request was answered before any server instance existed.
+  serverDeclaration: (_facts, server) => (server === undefined ? DECLARATION.unknown : server.extensions.declaration),
+  outcome: (_facts, _server, outcome) => outcome.outcome,
+  statusCode: (_facts, _server, outcome) => outcome.errorCode,
+};
+
+/** The same, as arrays in the table's order (the order of the recorder's per-request slots). */
+const REQUEST_NAMES: readonly string[] = REQUEST_ATTRIBUTES.map((attribute) => attribute.name);
+const REQUEST_READERS: readonly ReadRequestValue[] = REQUEST_ATTRIBUTES.map((attribute) => REQUEST_VALUES[attribute.key]);
+
+/** One point of `extscope.extension.requests`, keyed as the contract's {@link EXTENSION_ATTRIBUTES} table. */
+type ExtensionValues = { [K in ExtensionDimKey]: K extends 'extensionId' ? string : boolean };
+
+/** The attributes of a table's entries, in table order, from values keyed as the table; absent ones are left out. */
+function attributesOf<T extends readonly AttributeSpec[]>(table: T, values: { [K in T[number]['key']]?: string | boolean | undefined }): Attributes {
+  const attributes: Attributes = {};
+  for (const attribute of table) {
+    const value = values[attribute.key as T[number]['key']];
+    if (value !== undefined) attributes[attribute.name] = value;
+  }
+  return attributes;
+}
+
+function requestAttributes(values: readonly (string | undefined)[]): Attributes {
+  const attributes: Attributes = {};
+  for (let i = 0; i < REQUEST_NAMES.length; i++) {
+    const value = values[i];
+    if (value !== undefined) attributes[REQUEST_NAMES[i]!] = value;
+  }
+  return attributes;
+}
+
+const SEP = '\u0001';
+const ABSENT = '\u0002';
+const MAX_ADVERTISED_VARIANTS = 256;
+const NO_IDS: readonly string[] = [];
+const FLAG_SUFFIX = Array.from({ length: 16 }, (_, flags) => `${SEP}${flags.toString(16)}`);
+/** Values of `extscope.agent.reason` on `extscope.agent.extension_ids.rejected`. */
+const REJECTED_INVALID = 'invalid';
+const REJECTED_TOO_MANY = 'too_many';
+
+interface AdvertisedVariant {
+  /** Attributes of `extscope.server.extensions`. */
+  server: Attributes;
+  /** Attributes of each `extscope.server.extension.advertised` point. */
+  points: Attributes[];
+}
+
+/**
+ * Turns finished requests into metric points: the per-request and per-extension sums, the advertised-extension
+ * gauges, and the agent's own health counts, with the attributes the contract's tables list, in their order.
+ * Every attribute whose table entry is sender-controlled (`sender: true`) passes a {@link ValueGuard}.
+ */
+export class Recorder {
+  private readonly requests: CounterStreams;
+  private readonly extensionRequests: CounterStreams;
+  private readonly rejectedIds = new CounterStreams();
+  private readonly overflow = new CounterStreams();
+  private readonly errors = new CounterStreams();
+  private readonly advertised = new Map<string, AdvertisedVariant>();
+  /** One guard per sender-controlled attribute, by attribute name. */
+  private readonly guards = new Map<string, ValueGuard>();
+  /** The guards of the request attributes, index-aligned with the table (`undefined`: not sender-controlled). */
+  private readonly requestGuards: readonly (ValueGuard | undefined)[];
+  // The last request's raw attribute inputs, and what they became: steady traffic repeats them, and a repeat
+  // reuses the key string (whose hash V8 has cached) without re-admitting or re-joining anything.
+  private readonly raw: RawValue[] = new Array(REQUEST_NAMES.length).fill(undefined);
+  private readonly lastRaw: RawValue[] = new Array(REQUEST_NAMES.length).fill(ABSENT);
+  private readonly values: (string | undefined)[] = new Array(REQUEST_NAMES.length).fill(undefined);
+  private key = '';
+  private folded: string[] = [];
+  // Inner keys per extension id and flag combination, built once (cached strings hash once).
+  private readonly innerKeys = new Map<string, string[]>();
+
+  constructor(limits: RecorderLimits) {
+    this.requests = new CounterStreams(limits.maxStreams);
+    this.extensionRequests = new CounterStreams(limits.maxStreams);
+    const onOverflow = (attribute: string): void => this.countOverflow(attribute);
+    for (const attribute of [...REQUEST_ATTRIBUTES, ...EXTENSION_ATTRIBUTES] as readonly AttributeSpec[]) {
+      if (attribute.sender === true) this.guards.set(attribute.name, new ValueGuard(attribute.name, limits.cardinalityLimit, onOverflow));
+    }
+    this.requestGuards = REQUEST_NAMES.map((name) => this.guards.get(name));
+  }
+
+  /** (Re)creates the observable instruments on a meter; counts live here, so nothing is lost on a swap. */
+  bind(meter: Meter): void {
+    const sum = (metric: MetricSpec, streams: CounterStreams): void => {
+      meter
+        .createObservableCounter(metric.name, { description: metric.brief, unit: metric.unit })
+        .addCallback((result: ObservableResult) => streams.observe(result));
+    };
+    sum(METRICS.requests, this.requests);
+    sum(METRICS.extensionRequests, this.extensionRequests);
+    sum(METRICS.agentIdsRejected, this.rejectedIds);
+    sum(METRICS.agentOverflow, this.overflow);
+    sum(METRICS.agentErrors, this.errors);
+    const gauge = (metric: MetricSpec, observe: (result: ObservableResult) => void): void => {
+      meter.createObservableGauge(metric.name, { description: metric.brief, unit: metric.unit }).addCallback(observe);
+    };
+    gauge(METRICS.advertised, (result) => {
+      for (const variant of this.advertised.values()) for (const point of variant.points) result.observe(1, point);
+    });
+    gauge(METRICS.advertisedCount, (result) => {
+      for (const variant of this.advertised.values()) result.observe(variant.points.length, variant.server);
+    });
+  }
+
+  countError(stage: string): void {
+    this.errors.add(stage, '', { [ATTR_AGENT_STAGE]: stage });
+  }
+
+  /** Remembers what a connecting server advertises, for the gauges. */
+  advertise(server: ServerAdvertisement): void {
+    const { name, version } = server.identity;
+    const serverValues = { serverName: this.admit(ATTR_SERVER_NAME, name), serverVersion: this.admit(ATTR_SERVER_VERSION, version) };
+    const ids = server.extensions.ids.map((id, index) => ({ extensionId: this.admit(ATTR_EXTENSION_ID, id), fingerprint: server.fingerprints[index] ?? '' }));
+    const key = [name ?? ABSENT, version ?? ABSENT, ...ids.map(({ extensionId, fingerprint }) => `${extensionId}=${fingerprint}`)].join(SEP);
+    if (this.advertised.has(key)) return;
+    if (this.advertised.size >= MAX_ADVERTISED_VARIANTS) {
+      this.countOverflow(METRICS.advertised.name);
+      return;
+    }
+    this.advertised.set(key, {
+      server: attributesOf(METRICS.advertisedCount.attributes, serverValues),
+      points: ids.map((id) => attributesOf(METRICS.advertised.attributes, { ...serverValues, ...id })),
+    });
+  }
+
+  /** Counts one finished request: `server` is `undefined` when it was answered before any server instance. */
+  record(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome): void {
+    const raw = this.raw;
+    for (let i = 0; i < REQUEST_READERS.length; i++) raw[i] = REQUEST_READERS[i]!(facts, server, outcome);
+    if (this.repeatsLast()) {
+      for (const attribute of this.folded) this.countOverflow(attribute);
+    } else {
+      this.admitRequest();
+    }
+    const key = this.key;
+    if (!this.requests.increment(key, '')) this.requests.create(key, '', requestAttributes(this.values));
+    this.recordExtensions(key, facts.client, server, outcome.required);
+  }
+
+  private countOverflow(attribute: string): void {
+    this.overflow.add(attribute, '', { [ATTR_AGENT_ATTRIBUTE]: attribute });
+  }
+
+  /** A value as it may be exported: through the attribute's guard when a sender controls it. */
+  private admit(attribute: string, value: string | undefined): string | undefined {
+    if (value === undefined) return undefined;
+    const guard = this.guards.get(attribute);
+    return guard === undefined ? value : guard.admit(value);
+  }
+
+  private repeatsLast(): boolean {
+    const { raw, lastRaw } = this;
+    for (let i = 0; i < raw.length; i++) if (raw[i] !== lastRaw[i]) return false;
+    return true;
+  }
+
+  /** Runs the raw inputs through the guards into `values` and the joined `key`. */
+  private admitRequest(): void {
+    const { raw, values, requestGuards } = this;
+    this.folded = [];
+    for (let i = 0; i < raw.length; i++) {
+      const input = raw[i];
+      const guard = requestGuards[i];
+      const value = input === undefined ? undefined : guard === undefined ? String(input) : guard.admit(String(input));
+      values[i] = value;
+      if (value === OVERFLOW_VALUE && input !== OVERFLOW_VALUE) this.folded.push(REQUEST_NAMES[i]!);
+      this.lastRaw[i] = input;
+    }
+    // Joined by a control character; ABSENT stands for a missing attribute.
+    this.key = values.map((value) => value ?? ABSENT).join(SEP);
+  }
+
+  /** One point per id in the union of client, server and required ids (id lists are short: `includes`). */
+  private recordExtensions(key: string, client: DeclaredExtensions, server: ServerAdvertisement | undefined, required: DeclaredExtensions | undefined): void {
+    const requiredIds = required?.ids ?? NO_IDS;
+    const serverIds = server?.extensions.ids ?? NO_IDS;
+    for (const id of client.ids) this.point(key, id, true, server?.ids.has(id) ?? false, requiredIds.includes(id));
+    for (const id of serverIds) {
+      if (!client.ids.includes(id)) this.point(key, id, false, true, requiredIds.includes(id));
+    }
+    for (const id of requiredIds) {
+      if (!client.ids.includes(id) && !serverIds.includes(id)) this.point(key, id, false, false, true);
+    }
+    const serverInvalid = (server?.extensions.invalid ?? 0) > 0;
+    if (client.invalid > 0 || serverInvalid) this.point(key, INVALID_EXTENSION_ID, client.invalid > 0, serverInvalid, false);
+    this.countRejected(client);
+  }
+
+  private point(key: string, id: string, clientDeclared: boolean, serverDeclared: boolean, required: boolean): void {
+    const extensionId = id === INVALID_EXTENSION_ID ? id : this.admit(ATTR_EXTENSION_ID, id)!;
+    const negotiated = isNegotiated(extensionId, clientDeclared, serverDeclared);
+    const flags = (clientDeclared ? 8 : 0) | (serverDeclared ? 4 : 0) | (negotiated ? 2 : 0) | (required ? 1 : 0);
+    let inners = this.innerKeys.get(extensionId);
+    if (inners === undefined) {
+      inners = FLAG_SUFFIX.map((suffix) => extensionId + suffix);
+      this.innerKeys.set(extensionId, inners);
+    }
+    const inner = inners[flags]!;
+    if (this.extensionRequests.increment(key, inner)) return;
+    const values: ExtensionValues = { extensionId, clientDeclared, serverDeclared, negotiated, required };
+    this.extensionRequests.create(key, inner, { ...requestAttributes(this.values), ...attributesOf(EXTENSION_ATTRIBUTES, values) });
+  }
+
+  private countRejected(client: DeclaredExtensions): void {
+    if (client.invalid > 0) this.rejectedIds.add(REJECTED_INVALID, '', { [ATTR_AGENT_REASON]: REJECTED_INVALID }, client.invalid);
+    if (client.dropped > 0) this.rejectedIds.add(REJECTED_TOO_MANY, '', { [ATTR_AGENT_REASON]: REJECTED_TOO_MANY }, client.dropped);
+  }
+}

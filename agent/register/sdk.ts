@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { format } from 'node:util';
+import { type DiagLogger, context, diag, metrics, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+  diagLogLevelFromString,
+  getNumberFromEnv,
+  getStringFromEnv,
+  getStringListFromEnv,
+} from '@opentelemetry/core';
+import { AggregationTemporalityPreference, OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { type Resource, defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
+import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
+import type { ServerIdentity } from '../types.js';
+
+/** Every OTel diagnostic goes to stderr: on a stdio server, stdout is the protocol stream. */
+const stderrLogger: DiagLogger = {
+  error: (...args) => process.stderr.write(`${format(...args)}\n`),
+  warn: (...args) => process.stderr.write(`${format(...args)}\n`),
+  info: (...args) => process.stderr.write(`${format(...args)}\n`),
+  debug: (...args) => process.stderr.write(`${format(...args)}\n`),
+  verbose: (...args) => process.stderr.write(`${format(...args)}\n`),
+};
+
+export function installStderrDiagLogger(): void {
+  const level = getStringFromEnv('OTEL_LOG_LEVEL');
+  if (level !== undefined) diag.setLogger(stderrLogger, { logLevel: diagLogLevelFromString(level) });
+}
+
+export interface AgentSdk {
+  meterProvider: MeterProvider | undefined;
+  tracerProvider: BasicTracerProvider | undefined;
+  /** Flushes and stops both providers; returns within `deadlineMs` even when the collector never answers. */
+  shutdown(deadlineMs?: number): Promise<void>;
+}
+
+const DEFAULT_SHUTDOWN_DEADLINE_MS = 1500;
+/**
+ * The spec's 10 s export timeout, with its retries on ref'd timers, keeps a finished process (a stdio server
+ * whose client went away) alive for 10 s when the collector is down. Exports here are small aggregates.
+ */
+const DEFAULT_EXPORT_TIMEOUT_MS = 2000;
+
+function exportTimeout(signal: 'METRICS' | 'TRACES'): { timeoutMillis?: number } {
+  const configured = getNumberFromEnv(`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`) ?? getNumberFromEnv('OTEL_EXPORTER_OTLP_TIMEOUT');
+  return configured === undefined ? { timeoutMillis: DEFAULT_EXPORT_TIMEOUT_MS } : {};
+}
+/** Room above the agent's own per-attribute caps, so the SDK never merges our streams into its overflow. */
+const SDK_CARDINALITY_LIMIT = 100_000;
+
+/** True when the application (or another preload) already registered OpenTelemetry providers. */
+export function appHasOpenTelemetry(): boolean {
+  const meterProvider = metrics.getMeterProvider();
+  const tracerDelegate = (trace.getTracerProvider() as { getDelegate?: () => unknown }).getDelegate?.();
+  const isNoop = (provider: unknown): boolean => provider?.constructor?.name?.startsWith('Noop') ?? true;
+  return !isNoop(meterProvider) || (tracerDelegate !== undefined && !isNoop(tracerDelegate));
+}
+
+function exporterProtocol(signal: 'METRICS' | 'TRACES'): 'http/json' | 'http/protobuf' {
+  const protocol = getStringFromEnv(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`) ?? getStringFromEnv('OTEL_EXPORTER_OTLP_PROTOCOL');
+  if (protocol === undefined || protocol === 'http/protobuf') return 'http/protobuf';
+  if (protocol === 'http/json') return 'http/json';
+  diag.warn(`extscope: OTLP protocol "${protocol}" is not supported by the agent; using http/protobuf`);
+  return 'http/protobuf';
+}
+
+function exporterEnabled(variable: string): boolean {
+  const exporters = getStringListFromEnv(variable) ?? ['otlp'];
+  if (exporters.includes('none')) return false;
+  if (!exporters.includes('otlp')) diag.warn(`extscope: ${variable}=${exporters.join(',')}: only otlp (and none) are supported; using otlp`);
+  return true;
+}
+
+function buildResource(server: ServerIdentity): Resource {
+  const defaults = resourceFromAttributes({
+    ...(server.name !== undefined && { [ATTR_SERVICE_NAME]: server.name }),
+    ...(server.version !== undefined && { [ATTR_SERVICE_VERSION]: server.version }),
+    ...(server.name !== undefined && { [ATTR_SERVER_NAME]: server.name }),
+    ...(server.version !== undefined && { [ATTR_SERVER_VERSION]: server.version }),
+    [ATTR_SERVICE_INSTANCE_ID]: randomUUID(),
+    [ATTR_PROCESS_PID]: process.pid,
+    [ATTR_PROCESS_RUNTIME_NAME]: 'nodejs',
+    [ATTR_PROCESS_RUNTIME_VERSION]: process.versions.node,
+  });
+  // Later merges win: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override the defaults above.
+  return defaultResource().merge(defaults).merge(detectResources({ detectors: [hostDetector, envDetector] }));
+}
+
+/**
+ * The temporality of the exported sums: cumulative unless `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`
+ * says otherwise (the exporter reads the variable itself then). Cumulative because the counts live in
+ * cumulative in-process streams: an export carries every count made so far, so one that fails (collector
+ * restarting or killed) loses nothing, the next one carries it. A failed delta export drops its increments.
+ */
+function temporalityPreference(): { temporalityPreference?: AggregationTemporalityPreference } {
+  return getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE') === undefined
+    ? { temporalityPreference: AggregationTemporalityPreference.CUMULATIVE }
+    : {};
+}
+
+/**
+ * Starts the OpenTelemetry SDK for the zero-code entry: OTLP/HTTP metrics (cumulative sums, see
+ * {@link temporalityPreference}) and OTLP/HTTP spans, configured by the standard `OTEL_*` variables. It
+ * registers the global providers, context manager and W3C propagators.
+ */
+export function startAgentSdk(server: ServerIdentity): AgentSdk {
+  const resource = buildResource(server);
+  let meterProvider: MeterProvider | undefined;
+  let tracerProvider: BasicTracerProvider | undefined;
+
+  if (exporterEnabled('OTEL_METRICS_EXPORTER')) {
+    const options = { ...exportTimeout('METRICS'), ...temporalityPreference() };
+    const exporter = exporterProtocol('METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
+    const interval = getNumberFromEnv('OTEL_METRIC_EXPORT_INTERVAL') ?? 60_000;
+    meterProvider = new MeterProvider({
+      resource,
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter,
+          exportIntervalMillis: interval,
+          exportTimeoutMillis: Math.min(getNumberFromEnv('OTEL_METRIC_EXPORT_TIMEOUT') ?? 30_000, interval),
+          cardinalityLimits: { default: SDK_CARDINALITY_LIMIT },
+        }),
+      ],
+    });
+    metrics.setGlobalMeterProvider(meterProvider);
+  }
+
+  if (exporterEnabled('OTEL_TRACES_EXPORTER')) {
+    const options = exportTimeout('TRACES');
+    const exporter = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options);
+    tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
+    trace.setGlobalTracerProvider(tracerProvider);
+  }
+
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    meterProvider,
+    tracerProvider,
+    shutdown(deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS) {
+      stopping ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deadlineMs);
+        timer.unref();
+        Promise.allSettled([meterProvider?.shutdown(), tracerProvider?.shutdown()]).then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return stopping;
+    },
+  };
+}

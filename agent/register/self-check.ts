@@ -1,0 +1,28 @@
+import { createRequire } from 'node:module';
+import type { PatchStatus } from '../instrumentation.js';
+
+/** CJS files that mean "an MCP *server* SDK is in this process" (a v1 client alone does not count). */
+const SERVER_FILES: [name: string, pattern: RegExp][] = [
+  ['@modelcontextprotocol/server', /[\\/]node_modules[\\/]@modelcontextprotocol[\\/]server[\\/]dist[\\/]/],
+  ['@modelcontextprotocol/sdk', /[\\/]node_modules[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]cjs[\\/]server[\\/](?:index|mcp)\.js$/],
+];
+
+/**
+ * The message the zero-code entry prints once on stderr when an MCP server SDK is in the process but extscope
+ * is not recording it: an SDK major it does not support, or a copy its hooks never saw (loaded before
+ * `extscope/register`, or bundled). `undefined` when all is well.
+ */
+export function selfCheckMessage(status: PatchStatus): string | undefined {
+  if (status.unsupported.length > 0) {
+    return `extscope: ${status.unsupported.join(', ')} is loaded but not supported (supported: @modelcontextprotocol/server 2.x, @modelcontextprotocol/sdk 1.x); its requests are not recorded.`;
+  }
+  const loadedFiles = Object.keys(createRequire(import.meta.url).cache);
+  const unseen = SERVER_FILES.filter(([name, pattern]) => !status.loaded.has(name) && loadedFiles.some((file) => pattern.test(file)));
+  if (unseen.length > 0) {
+    return `extscope: ${unseen.map(([name]) => name).join(', ')} was loaded where extscope's hooks could not see it (before extscope/register?); its requests are not recorded.`;
+  }
+  if (status.loaded.size > 0 && status.patched.size === 0) {
+    return `extscope: ${[...status.loaded.keys()].join(', ')} is loaded but no Server class could be patched; nothing is recorded.`;
+  }
+  return undefined;
+}

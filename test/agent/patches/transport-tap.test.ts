@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { type TransportObserver, tapTransport } from '../../../agent/patches/transport-tap.js';
+
+function recordingObserver() {
+  const seen: unknown[] = [];
+  const sent: unknown[] = [];
+  const failures: unknown[] = [];
+  let closed = 0;
+  const observer: TransportObserver = {
+    inbound: (message) => {
+      seen.push(message);
+      return undefined;
+    },
+    outbound: (message) => sent.push(message),
+    closed: () => {
+      closed++;
+    },
+    failed: (error) => failures.push(error),
+  };
+  return { observer, seen, sent, failures, closed: () => closed };
+}
+
+/** Like the Node streamable HTTP transport: onmessage is a prototype accessor forwarding to an inner object. */
+class ForwardingTransport {
+  inner: { onmessage?: (message: unknown) => void; onclose?: () => void } = {};
+  get onmessage() {
+    return this.inner.onmessage;
+  }
+  set onmessage(handler) {
+    this.inner.onmessage = handler;
+  }
+  get onclose() {
+    return this.inner.onclose;
+  }
+  set onclose(handler) {
+    this.inner.onclose = handler;
+  }
+  async start(): Promise<void> {}
+  async send(_message: unknown): Promise<void> {}
+  deliver(message: unknown) {
+    this.inner.onmessage?.(message);
+  }
+}
+
+/** Like the SDK's in-memory transport: messages queued before start are delivered inside start. */
+class QueueingTransport {
+  onmessage?: (message: unknown) => void;
+  queue: unknown[] = [{ id: 'early', method: 'ping' }];
+  async start(): Promise<void> {
+    for (const message of this.queue.splice(0)) this.onmessage?.(message);
+  }
+  async send(_message: unknown): Promise<void> {}
+}
+
+describe('tapping a transport', () => {
+  it('delegates to inherited accessors, so delivery through the inner transport keeps working', async () => {
+    const transport = new ForwardingTransport();
+    const { observer, seen } = recordingObserver();
+    tapTransport(transport, observer);
+    const delivered: unknown[] = [];
+    transport.onmessage = (message) => delivered.push(message);
+    await transport.start();
+    expect(Object.getOwnPropertyDescriptor(transport, 'onmessage')).toBeUndefined();
+    transport.deliver({ id: 1, method: 'ping' });
+    expect(delivered).toEqual([{ id: 1, method: 'ping' }]);
+    expect(seen).toEqual([{ id: 1, method: 'ping' }]);
+  });
+
+  it('sees messages an in-memory transport delivers inside start()', async () => {
+    const transport = new QueueingTransport();
+    const { observer, seen } = recordingObserver();
+    tapTransport(transport, observer);
+    const delivered: unknown[] = [];
+    transport.onmessage = (message) => delivered.push(message);
+    await transport.start();
+    expect(delivered).toEqual([{ id: 'early', method: 'ping' }]);
+    expect(seen).toEqual(delivered);
+  });
+
+  it('observes a message once when a pre-existing callback is chained inside the new one (as connect does)', async () => {
+    const transport = new QueueingTransport();
+    transport.queue = [];
+    const { observer, seen } = recordingObserver();
+    const user: unknown[] = [];
+    transport.onmessage = (message) => user.push(message);
+    tapTransport(transport, observer);
+    const previous = transport.onmessage;
+    transport.onmessage = (message) => previous?.(message);
+    await transport.start();
+    transport.onmessage?.({ id: 2, method: 'x' });
+    expect(user).toHaveLength(1);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('passes send arguments and return values through untouched', async () => {
+    const calls: unknown[][] = [];
+    const transport = {
+      onmessage: undefined,
+      start: async () => {},
+      send(...args: unknown[]) {
+        calls.push(args);
+        return Promise.resolve('sent');
+      },
+    };
+    const { observer, sent } = recordingObserver();
+    tapTransport(transport, observer);
+    const message = { id: 1, result: {} };
+    expect(await transport.send(message, { relatedRequestId: 1 })).toBe('sent');
+    expect(calls).toEqual([[message, { relatedRequestId: 1 }]]);
+    expect(calls[0]?.[0]).toBe(message);
+    expect(sent).toEqual([message]);
+  });
+
+  it('refuses, changing nothing, a transport it cannot observe', () => {
+    const frozen = Object.freeze({ onmessage: undefined, start: async () => {}, send: async () => {} });
+    expect(() => tapTransport(frozen, recordingObserver().observer)).toThrow();
+    const sealed: Record<string, unknown> = { start: async () => {} };
+    Object.defineProperty(sealed, 'send', { value: async () => {}, configurable: false, writable: false });
+    expect(() => tapTransport(sealed, recordingObserver().observer)).toThrow(/read-only/);
+    expect(Object.keys(sealed)).toEqual(['start']);
+  });
+
+  it('a callback that cannot be wrapped is reported, and start still runs', async () => {
+    let started = false;
+    const transport = {
+      get onmessage() {
+        return () => {};
+      },
+      set onmessage(_value) {
+        throw new Error('no');
+      },
+      start: async () => {
+        started = true;
+      },
+      send: async () => {},
+    };
+    const { observer, failures } = recordingObserver();
+    tapTransport(transport, observer);
+    await transport.start();
+    expect(started).toBe(true);
+    expect(failures).toHaveLength(1);
+  });
+
+  it("reports the close before the transport's own onclose runs", async () => {
+    const transport = new ForwardingTransport();
+    const order: string[] = [];
+    const observer: TransportObserver = { ...recordingObserver().observer, closed: () => order.push('observer') };
+    tapTransport(transport, observer);
+    transport.onclose = () => order.push('transport');
+    await transport.start();
+    transport.onclose?.();
+    expect(order).toEqual(['observer', 'transport']);
+  });
+});
