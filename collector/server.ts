@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
+import { dashboardRoutes } from './http/dashboard.js';
 import { healthRoutes } from './ops/health-routes.js';
 import { prometheusRoute } from './ops/prometheus-route.js';
 import { SelfMetrics } from './ops/self-metrics.js';
@@ -86,6 +87,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       telemetry: metrics,
     });
     await app.register(healthRoutes, { store, admission });
+    await app.register(dashboardRoutes, {});
     await app.register(async (protectedScope) => {
       protectedScope.addHook('onRequest', readGuard(readToken));
       await protectedScope.register(queryApi, {

@@ -5,6 +5,7 @@ import { filterRoutes } from './filter-routes.js';
 import { instancesRoute } from './instances-route.js';
 import { matrixRoute } from './matrix-route.js';
 import { timeseriesRoute } from './timeseries-route.js';
+import { trendsRoute } from './trends-route.js';
 
 /** The read API (registered under `/api/v1`, behind the read token). */
 export const queryApi: FastifyPluginAsync<QueryContext> = async (app, { store, clock, staleAfterMs, openEndMs }) => {
@@ -15,4 +16,5 @@ export const queryApi: FastifyPluginAsync<QueryContext> = async (app, { store, c
   await app.register(timeseriesRoute, context);
   await app.register(filterRoutes, context);
   await app.register(examplesRoute, context);
+  await app.register(trendsRoute, context);
 };

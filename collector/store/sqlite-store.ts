@@ -12,6 +12,7 @@ import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './sql
 import { Retention } from './sqlite/retention.js';
 import { SpanExamples } from './sqlite/span-examples.js';
 import { TimeseriesReader } from './sqlite/timeseries-reader.js';
+import { TrendsReader } from './sqlite/trends-reader.js';
 import {
   type ExamplesQuery,
   type InstanceRecord,
@@ -24,6 +25,7 @@ import {
   type TimeseriesQuery,
   type TimeseriesResult,
 } from './store.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from './trends.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -61,6 +63,7 @@ export class SqliteStore implements Store {
   private readonly timeseriesReader: TimeseriesReader;
   private readonly instancesReader: InstancesReader;
   private readonly spanExamples: SpanExamples;
+  private readonly trendsReader: TrendsReader;
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
@@ -100,6 +103,7 @@ export class SqliteStore implements Store {
     this.timeseriesReader = new TimeseriesReader(this.db);
     this.instancesReader = new InstancesReader(this.db);
     this.spanExamples = new SpanExamples(this.db, options.examplesPerCell);
+    this.trendsReader = new TrendsReader(this.db);
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.spanExamples.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -133,6 +137,26 @@ export class SqliteStore implements Store {
   async timeseries(query: TimeseriesQuery): Promise<TimeseriesResult> {
     this.foldPending();
     return this.timeseriesReader.read(query);
+  }
+
+  async declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
+    this.foldPending();
+    return this.trendsReader.declarations(query);
+  }
+
+  async clientTrend(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
+    this.foldPending();
+    return this.trendsReader.clients(query);
+  }
+
+  async extensionTrend(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
+    this.foldPending();
+    return this.trendsReader.extensions(query);
+  }
+
+  async requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
+    this.foldPending();
+    return this.trendsReader.required(query);
   }
 
   async instances(query: InstancesQuery): Promise<InstanceRecord[]> {

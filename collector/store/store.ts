@@ -1,4 +1,5 @@
 import type { ApplyResult, InstanceIdentity, MetricsBatch, SpanBatch, SpanExample } from '../processing/points.js';
+import type { TrendStore } from './trends.js';
 
 /**
  * The storage boundary. Ingest hands in validated batches; the query API reads aggregates. Every method is
@@ -12,7 +13,7 @@ import type { ApplyResult, InstanceIdentity, MetricsBatch, SpanBatch, SpanExampl
  *   (a limit that needs stored state to check), in which case nothing is stored.
  * - Reads see every batch whose `applyMetrics` has resolved.
  */
-export interface Store {
+export interface Store extends TrendStore {
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult>;
   applySpans(batch: SpanBatch): Promise<number>;
 

@@ -1,0 +1,372 @@
+import type { Context, ViewModule } from '../context.js';
+import { code, h, hidden, integer, notice, percent, replace } from '../dom.js';
+import { download } from '../download.js';
+import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, sliceMatrix } from '../matrix-model.js';
+import { type State, href, rangeLabel, rangeParams } from '../state.js';
+import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
+
+/** The support matrix: clients × extension ids, with the drill-down to example requests below it. */
+
+export function matrixParams(state: State): Record<string, string> {
+  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group };
+}
+
+export function scopeText(state: State): string {
+  const parts = [state.service === '' ? 'all services' : `service ${state.service}`];
+  if (state.instance !== '') parts.push(`instance ${state.instance}`);
+  if (state.client !== '') parts.push(`client ${state.client}`);
+  return parts.join(', ');
+}
+
+class MatrixView implements ViewModule {
+  private rowFilter!: HTMLInputElement;
+  private colFilter!: HTMLInputElement;
+  private summary!: HTMLElement;
+  private grid!: HTMLElement;
+  private tooltip!: HTMLElement;
+  private drill!: HTMLElement;
+  private markdownBox!: HTMLTextAreaElement;
+  private meaning!: HTMLSelectElement;
+  private context!: Context;
+  private data: { matrix: MatrixResponse; slice: MatrixSlice } | undefined;
+  private typing: ReturnType<typeof setTimeout> | undefined;
+
+  mount(root: HTMLElement, context: Context): void {
+    this.context = context;
+    this.rowFilter = h('input', { type: 'search', id: 'matrix-rows', placeholder: 'e.g. claude', autocomplete: 'off', spellcheck: 'false' });
+    this.colFilter = h('input', { type: 'search', id: 'matrix-cols', placeholder: 'e.g. tasks', autocomplete: 'off', spellcheck: 'false' });
+    const onType = (): void => {
+      clearTimeout(this.typing);
+      this.typing = setTimeout(() => this.context.navigate({ rows: this.rowFilter.value, cols: this.colFilter.value }, 'replace'), 120);
+    };
+    this.rowFilter.addEventListener('input', onType);
+    this.colFilter.addEventListener('input', onType);
+    this.meaning = h('select', { id: 'markdown-meaning' }, h('option', { value: 'negotiated' }, '✅ = negotiated'), h('option', { value: 'declared' }, '✅ = declared by the client'));
+    const button = (label: string, action: () => void): HTMLButtonElement => {
+      const element = h('button', { type: 'button' }, label);
+      element.addEventListener('click', action);
+      return element;
+    };
+    this.markdownBox = h('textarea', { id: 'markdown-output', readonly: true, rows: 8, 'aria-label': 'Markdown table', spellcheck: 'false' });
+    const markdownDetails = h('details', { class: 'markdown' }, h('summary', null, 'Markdown table (in the shape of the official support matrix)'), this.markdownBox);
+    markdownDetails.addEventListener('toggle', () => {
+      if (markdownDetails.open) this.markdownBox.value = this.markdown();
+    });
+    this.meaning.addEventListener('change', () => (this.markdownBox.value = this.markdown()));
+    const toolbar = h(
+      'div',
+      { class: 'toolbar' },
+      h('div', { class: 'field' }, h('label', { for: 'matrix-rows' }, 'Filter clients'), this.rowFilter),
+      h('div', { class: 'field' }, h('label', { for: 'matrix-cols' }, 'Filter extensions'), this.colFilter),
+      h(
+        'div',
+        { class: 'exports', role: 'group', 'aria-label': 'Export' },
+        button('CSV', () => this.data && download('extscope-matrix.csv', 'text/csv', matrixCsv(this.data.slice))),
+        button('JSON', () => this.data && download('extscope-matrix.json', 'application/json', matrixJson(this.data.matrix, this.data.slice))),
+        button('Markdown', () => this.data && download('extscope-support-matrix.md', 'text/markdown', this.markdown())),
+        h('label', { for: 'markdown-meaning', class: 'visually-hidden' }, 'Markdown marks'),
+        this.meaning,
+      ),
+    );
+    const legend = h(
+      'ul',
+      { class: 'legend', 'aria-label': 'Legend' },
+      ...(Object.keys(STATES) as (keyof typeof STATES)[]).map((state) => h('li', { class: `state-${state}` }, h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[state].symbol), ` ${STATES[state].text}`)),
+      h('li', null, 'Cell figure: share of the row’s requests. Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).'),
+    );
+    this.summary = h('p', { class: 'summary', 'aria-live': 'polite' });
+    this.grid = h('div', { class: 'grid-wrap' });
+    this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', id: 'cell-tooltip', hidden: true });
+    this.drill = h('section', { class: 'drill', 'aria-label': 'Example requests' });
+    replace(root, h('h2', null, 'Support matrix'), toolbar, legend, this.summary, this.grid, markdownDetails, this.drill, this.tooltip);
+    this.grid.addEventListener('keydown', (event) => this.onKey(event));
+    this.grid.addEventListener('focusin', (event) => this.showTooltip(event.target as HTMLElement));
+    this.grid.addEventListener('focusout', () => this.hideTooltip());
+    this.grid.addEventListener('mouseover', (event) => this.showTooltip(event.target as HTMLElement));
+    this.grid.addEventListener('mouseleave', () => this.hideTooltip());
+    this.grid.addEventListener('click', (event) => {
+      const cell = (event.target as HTMLElement).closest<HTMLElement>('td[data-col]');
+      if (cell !== null) this.openCell(cell);
+    });
+  }
+
+  async update(context: Context): Promise<void> {
+    this.context = context;
+    const { state } = context;
+    if (document.activeElement !== this.rowFilter) this.rowFilter.value = state.rows;
+    if (document.activeElement !== this.colFilter) this.colFilter.value = state.cols;
+    let matrix: MatrixResponse;
+    let instances: InstancesResponse;
+    try {
+      [matrix, instances] = await Promise.all([context.load<MatrixResponse>('matrix', matrixParams(state)), context.load<InstancesResponse>('instances')]);
+    } catch (error) {
+      if (context.isCurrent()) context.fail(error);
+      return;
+    }
+    if (!context.isCurrent()) return;
+    context.loaded();
+    const slice = sliceMatrix(matrix, state);
+    this.data = { matrix, slice };
+    if (this.markdownBox.closest('details')?.open) this.markdownBox.value = this.markdown();
+    const total = slice.rows.reduce((sum, row) => sum + row.requests, 0);
+    replace(
+      this.summary,
+      `${rangeLabel(state)} (${matrix.from} – ${matrix.to}, ${matrix.resolution} resolution), ${scopeText(state)}: `,
+      `${integer(slice.rows.length)} of ${integer(matrix.rows.length)} clients, ${integer(slice.extensions.length)} of ${integer(matrix.extensions.length)} extensions, ${integer(total)} requests.`,
+    );
+    const empty = this.emptyState(matrix, slice, instances, state);
+    if (empty !== null) replace(this.grid, empty);
+    else this.renderGrid(matrix, slice, state);
+    await this.renderDrill(state, matrix);
+  }
+
+  private emptyState(matrix: MatrixResponse, slice: MatrixSlice, instances: InstancesResponse, state: State): HTMLElement | null {
+    if (matrix.rows.length === 0 && instances.instances.length === 0) {
+      return notice(
+        'empty',
+        'No agent has reported yet.',
+        'Start your MCP server with the agent: ',
+        code('node --import extscope/register server.js'),
+        ' — it exports to http://localhost:4318 by default (set ',
+        code('OTEL_EXPORTER_OTLP_ENDPOINT'),
+        ' to this collector’s address otherwise). Requests appear here within a minute.',
+      );
+    }
+    if (matrix.rows.length === 0) {
+      return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${instances.instances.length} instance(s) have reported before. Choose a longer time range or clear the service and instance filters.`);
+    }
+    if (slice.rows.length === 0) {
+      return notice('empty', 'No client matches the filters.', state.client !== '' ? `Client filter: ${state.client}. ` : '', state.rows !== '' ? `Client text filter: “${state.rows}”. ` : '', 'Clear them to see every client.');
+    }
+    if (matrix.extensions.length === 0) {
+      return notice('empty', 'No extension was declared or advertised in this range.', `${integer(matrix.rows.reduce((sum, row) => sum + row.requests, 0))} requests were received, but no client declared an extension and no server advertised one.`);
+    }
+    if (slice.extensions.length === 0) return notice('empty', `No extension id contains “${state.cols}”.`, 'Clear the extension filter to see every column.');
+    return null;
+  }
+
+  private renderGrid(_matrix: MatrixResponse, slice: MatrixSlice, state: State): void {
+    const sortButton = (key: string, label: string | Node, description: string): HTMLElement => {
+      const active = state.sort === key;
+      const next = active && state.dir === 'desc' ? 'asc' : 'desc';
+      const button = h('button', { type: 'button', class: 'sort', 'data-sort': key, title: `Sort by ${description}` }, label, h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (state.dir === 'desc' ? ' ▼' : ' ▲') : ''));
+      button.addEventListener('click', () => this.context.navigate({ sort: key, dir: key === 'client' && !active ? 'asc' : next }));
+      return button;
+    };
+    const ariaSort = (key: string): string | null => (state.sort === key ? (state.dir === 'asc' ? 'ascending' : 'descending') : null);
+    const head = h(
+      'tr',
+      null,
+      h('th', { scope: 'col', class: 'corner', 'aria-sort': ariaSort('client') }, sortButton('client', 'Client', 'client')),
+      h('th', { scope: 'col', class: 'requests', 'aria-sort': ariaSort('requests') }, sortButton('requests', 'Requests', 'requests')),
+      ...slice.extensions.map(({ id }) =>
+        h('th', { scope: 'col', class: 'ext', 'aria-sort': ariaSort(id) }, sortButton(id, h('span', { class: 'ext-id' }, id), id)),
+      ),
+    );
+    const body = h('tbody');
+    const firstFocus = { row: 0, col: 0 };
+    slice.rows.forEach((row, rowIndex) => {
+      const tr = h('tr', { 'data-row': rowIndex });
+      const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link' }, row.client);
+      label.addEventListener('click', (event) => {
+        event.preventDefault();
+        this.context.navigate({ cellClient: row.client, cellExt: '' });
+      });
+      tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
+      tr.appendChild(h('td', { class: 'requests' }, integer(row.requests)));
+      slice.extensions.forEach(({ id, index }, colIndex) => {
+        const cell = cellOf(row, index, id);
+        const td = h(
+          'td',
+          { class: `cell state-${cell.state}`, 'data-row': rowIndex, 'data-col': colIndex, tabindex: rowIndex === firstFocus.row && colIndex === firstFocus.col ? 0 : -1, 'aria-describedby': 'cell-tooltip' },
+          h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[cell.state].symbol),
+          h('span', { class: 'share' }, cell.state === 'neither' ? '' : percent(cell.share)),
+          h('span', { class: 'word' }, STATES[cell.state].short),
+          hidden(`${row.client}, ${id}: ${STATES[cell.state].text}`),
+        );
+        if (state.cellClient === row.client && state.cellExt === id) td.classList.add('selected');
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    const table = h('table', { class: 'matrix', role: 'grid', 'aria-label': 'Extension support matrix', 'aria-rowcount': slice.rows.length + 1 }, h('thead', null, head), body);
+    replace(this.grid, table);
+  }
+
+  private cellAt(element: HTMLElement): { row: MatrixRow; cell: Cell; id: string } | undefined {
+    const rowIndex = Number(element.dataset['row']);
+    const colIndex = Number(element.dataset['col']);
+    const column = this.data?.slice.extensions[colIndex];
+    const row = this.data?.slice.rows[rowIndex];
+    if (column === undefined || row === undefined) return undefined;
+    return { row, id: column.id, cell: cellOf(row, column.index, column.id) };
+  }
+
+  private showTooltip(target: HTMLElement): void {
+    const element = target.closest<HTMLElement>('td[data-col]');
+    if (element === null) return;
+    const found = this.cellAt(element);
+    if (found === undefined) return;
+    const lines = describeCell(found.row, found.cell);
+    replace(this.tooltip, h('p', { class: 'tooltip-title' }, found.row.client, ' × ', found.id), ...lines.map((line) => h('p', null, line)), h('p', { class: 'tooltip-hint' }, 'Enter or click: example requests'));
+    this.tooltip.hidden = false;
+    const box = element.getBoundingClientRect();
+    const width = 300;
+    const left = Math.min(window.scrollX + box.right + 8, window.scrollX + document.documentElement.clientWidth - width - 8);
+    this.tooltip.style.left = `${Math.max(8, left)}px`;
+    this.tooltip.style.top = `${window.scrollY + box.bottom + 4}px`;
+  }
+
+  private hideTooltip(): void {
+    this.tooltip.hidden = true;
+  }
+
+  /** Arrow keys move between cells (one tab stop for the whole grid), Enter opens the drill-down. */
+  private onKey(event: KeyboardEvent): void {
+    const current = (event.target as HTMLElement).closest<HTMLElement>('td[data-col]');
+    if (current === null) return;
+    const rows = this.data?.slice.rows.length ?? 0;
+    const cols = this.data?.slice.extensions.length ?? 0;
+    let row = Number(current.dataset['row']);
+    let col = Number(current.dataset['col']);
+    switch (event.key) {
+      case 'ArrowRight':
+        col = Math.min(cols - 1, col + 1);
+        break;
+      case 'ArrowLeft':
+        col = Math.max(0, col - 1);
+        break;
+      case 'ArrowDown':
+        row = Math.min(rows - 1, row + 1);
+        break;
+      case 'ArrowUp':
+        row = Math.max(0, row - 1);
+        break;
+      case 'Home':
+        col = 0;
+        break;
+      case 'End':
+        col = cols - 1;
+        break;
+      case 'PageDown':
+        row = Math.min(rows - 1, row + 10);
+        break;
+      case 'PageUp':
+        row = Math.max(0, row - 10);
+        break;
+      case 'Enter':
+      case ' ':
+        event.preventDefault();
+        this.openCell(current);
+        return;
+      default:
+        return;
+    }
+    event.preventDefault();
+    const next = this.grid.querySelector<HTMLElement>(`td[data-row="${row}"][data-col="${col}"]`);
+    if (next === null || next === current) return;
+    current.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  }
+
+  private openCell(element: HTMLElement): void {
+    const found = this.cellAt(element);
+    if (found === undefined) return;
+    this.context.navigate({ cellClient: found.row.client, cellExt: found.id });
+  }
+
+  private markdown(): string {
+    if (this.data === undefined) return '';
+    return matrixMarkdown(this.data.matrix, this.data.slice, this.meaning.value as MarkdownMeaning, scopeText(this.context.state));
+  }
+
+  private async renderDrill(state: State, matrix: MatrixResponse): Promise<void> {
+    if (state.cellClient === '') {
+      replace(this.drill);
+      return;
+    }
+    const row = matrix.rows.find((candidate) => candidate.client === state.cellClient);
+    const close = h('a', { href: href(state, { cellClient: '', cellExt: '' }), class: 'close' }, 'Close');
+    close.addEventListener('click', (event) => {
+      event.preventDefault();
+      this.context.navigate({ cellClient: '', cellExt: '' });
+    });
+    const title = h('h3', { id: 'drill-title' }, 'Example requests: ', state.cellClient, state.cellExt === '' ? '' : ' × ', state.cellExt);
+    if (row === undefined) {
+      replace(this.drill, title, close, notice('empty', `No requests from ${state.cellClient} in this range.`));
+      return;
+    }
+    const extLink = state.cellExt === '' ? null : h('a', { href: href(state, { view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' }) }, 'Extension page for ', state.cellExt);
+    extLink?.addEventListener('click', (event) => {
+      event.preventDefault();
+      this.context.navigate({ view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' });
+    });
+    let examples: ExamplesResponse;
+    try {
+      examples = await this.context.load<ExamplesResponse>('examples', {
+        service: state.service,
+        client: row.name ?? undefined,
+        version: state.group === 'client_version' ? (row.version ?? undefined) : undefined,
+        extension: state.cellExt === '' ? undefined : state.cellExt,
+        limit: 20,
+      });
+    } catch (error) {
+      replace(this.drill, title, close, notice('error', 'Example requests could not be loaded.', String((error as Error).message)));
+      return;
+    }
+    if (!this.context.isCurrent()) return;
+    const list = examples.examples.filter((example) => (row.name === null ? example.clientName === null : true) && (state.group === 'client' || row.version !== null || example.clientVersion === null));
+    const counts = state.cellExt === '' ? null : h('p', null, describeCell(row, cellOf(row, matrix.extensions.indexOf(state.cellExt), state.cellExt)).join(' · '));
+    if (list.length === 0) {
+      replace(
+        this.drill,
+        title,
+        close,
+        counts,
+        notice('empty', 'No example requests.', 'Examples come from spans: the agent sends them unless ', code('EXTSCOPE_SPANS=false'), ' or trace sampling drops them; the newest five per cell are kept for 7 days. Counts above always come from the metrics.'),
+        extLink,
+      );
+      return;
+    }
+    const table = h(
+      'table',
+      { class: 'examples' },
+      h('thead', null, h('tr', null, ...['Time', 'Method', 'Target', 'Outcome', 'Client', 'Declaration', 'Negotiated', 'Trace id', 'Duration'].map((text) => h('th', { scope: 'col' }, text)))),
+      h(
+        'tbody',
+        null,
+        ...list.map((example) =>
+          h(
+            'tr',
+            null,
+            h('td', null, h('time', { datetime: example.start }, example.start.replace('T', ' ').replace('Z', ' UTC'))),
+            h('td', null, example.method ?? '–'),
+            h('td', null, target(example.name, example.method)),
+            h('td', null, example.outcome ?? '–', example.statusCode === null ? '' : ` (${example.statusCode})`),
+            h('td', null, example.clientName ?? '(unknown client)', example.clientVersion === null ? '' : `@${example.clientVersion}`),
+            h('td', null, example.clientDeclaration ?? '–'),
+            h('td', null, example.negotiated.length === 0 ? '–' : example.negotiated.join(', ')),
+            h('td', null, h('code', null, example.traceId)),
+            h('td', null, `${example.durationMs.toFixed(1)} ms`),
+          ),
+        ),
+      ),
+    );
+    replace(this.drill, title, close, counts, table, extLink);
+  }
+}
+
+/** Span names are `{method} {target}`. */
+function target(name: string, method: string | null): string {
+  if (method !== null && name.startsWith(`${method} `)) return name.slice(method.length + 1);
+  return name === method ? '–' : name;
+}
+
+function declarationLine(row: MatrixRow): HTMLElement {
+  const d = row.declaration;
+  const part = (label: string, n: number, cls: string): HTMLElement => h('span', { class: `decl decl-${cls}`, title: `${label}: ${n} of ${row.requests} requests` }, `${label} ${integer(n)}`);
+  return h('span', { class: 'declarations' }, part('declared', d.declared, 'declared'), ' · ', part('none', d.none, 'none'), ' · ', part('unknown', d.unknown, 'unknown'));
+}
+
+export const matrixView = new MatrixView();
