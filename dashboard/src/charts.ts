@@ -40,7 +40,8 @@ export function draw(canvas: HTMLCanvasElement, spec: ChartSpec): void {
         backgroundColor: PALETTE[index % PALETTE.length],
         borderDash: DASHES[index % DASHES.length],
         borderWidth: 2,
-        pointRadius: 0,
+        // Sparse series (a few steps with data) would be invisible as lines alone.
+        pointRadius: series.data.filter((value) => value !== null && value !== 0).length < 40 ? 3 : 0,
         pointHitRadius: 6,
         spanGaps: false,
         fill: false,

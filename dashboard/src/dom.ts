@@ -62,3 +62,6 @@ export function time(iso: string): HTMLTimeElement {
 
 /** A visually hidden text for screen readers. */
 export const hidden = (text: string): HTMLElement => h('span', { class: 'visually-hidden' }, text);
+
+/** `1 answer`, `2 answers`. */
+export const count = (n: number, singular: string, plural = `${singular}s`): string => `${integer(n)} ${n === 1 ? singular : plural}`;

@@ -29,7 +29,7 @@ export class TimeseriesReader {
       LEVELS.map((level) => [
         level.table,
         db.prepare(`
-          SELECT (b.${level.bucket} * ${level.minutes} - @m0) / @step AS slot,
+          SELECT CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot,
                  c.kind, c.client_declared, c.server_declared, c.negotiated, sum(b.count) AS n
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
           WHERE (c.kind = 0 OR c.extension_id = @extension)

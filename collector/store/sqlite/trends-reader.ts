@@ -20,7 +20,8 @@ type Level = (typeof CELL_LEVELS)[number] | (typeof SERIES_LEVELS)[number];
  * series. The `-32021` figures need `required` and `status_code`, which only the series keep.
  */
 function source(bySeries: boolean, level: Level): string {
-  const slot = `(b.${level.bucket} * ${level.minutes} - @m0) / @step AS slot`;
+  // Parameters are bound as REAL: the division would give fractions without the cast.
+  const slot = `CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot`;
   const range = `b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1`;
   if (!bySeries) {
     return `SELECT ${slot}, c.* FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND ${range}

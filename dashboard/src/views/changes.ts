@@ -137,7 +137,7 @@ class ChangesView implements ViewModule {
                 'tbody',
                 null,
                 ...moved.slice(0, 100).map((entry) =>
-                  h('tr', null, h('th', { scope: 'row' }, entry.client), h('td', { class: 'ext-id' }, entry.id), h('td', null, pct(entry.before)), h('td', null, pct(entry.after)), h('td', null, `${entry.delta > 0 ? '▲ +' : '▼ −'}${Math.abs(entry.delta * 100).toFixed(0)} points`)),
+                  h('tr', null, h('th', { scope: 'row' }, entry.client), h('td', { class: 'ext-id' }, entry.id), h('td', null, pct(entry.before)), h('td', null, pct(entry.after)), h('td', null, `${entry.delta > 0 ? '▲ +' : '▼ −'}${Math.abs(entry.delta * 100).toFixed(0)} points${entry.before === null ? ' (no requests before)' : entry.after === null ? ' (no requests after)' : ''}`)),
                 ),
               ),
             ),
@@ -186,7 +186,7 @@ class ChangesView implements ViewModule {
                 h(
                   'tr',
                   null,
-                  h('td', null, event.kind === 'started' ? '＋ started' : '− stopped', event.newInstance ? ' (new instance)' : ''),
+                  h('td', null, event.kind === 'started' ? '+ started' : '− stopped', event.newInstance ? ' (new instance)' : ''),
                   h('td', { class: 'ext-id' }, event.id),
                   h('td', null, event.service),
                   h('td', { class: 'mono' }, event.instance),

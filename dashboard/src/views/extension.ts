@@ -1,6 +1,6 @@
 import { chartPanel, timeLabels } from '../chart-panel.js';
 import type { Context, ViewModule } from '../context.js';
-import { code, h, integer, notice, percent, replace, time } from '../dom.js';
+import { code, count, h, integer, notice, percent, replace, time } from '../dom.js';
 import { href, rangeLabel, rangeParams } from '../state.js';
 import type { InstancesResponse, MatrixResponse, RequiredTrend, TimeseriesResponse } from '../types.js';
 import { scopeText } from './matrix.js';
@@ -74,10 +74,11 @@ class ExtensionView implements ViewModule {
       .sort((a, b) => (b.cell?.clientDeclared ?? 0) - (a.cell?.clientDeclared ?? 0));
     const advertising = instances.instances.filter((instance) => instance.advertises.some((entry) => entry.id === id) && (state.service === '' || instance.service === state.service));
     const totals = series.points.reduce((acc, point) => ({ requests: acc.requests + point.requests, negotiated: acc.negotiated + point.negotiated, declared: acc.declared + point.clientDeclared, advertised: acc.advertised + point.serverAdvertised }), { requests: 0, negotiated: 0, declared: 0, advertised: 0 });
+    const named = required.extensions.find((entry) => entry.id === id)?.total ?? 0;
     const intro = h(
       'p',
       { class: 'summary' },
-      `${rangeLabel(state)}, ${scopeText(state)}: negotiated on ${integer(totals.negotiated)} of ${integer(totals.requests)} requests (${percent(totals.requests === 0 ? null : totals.negotiated / totals.requests, 1)}); declared by the client on ${integer(totals.declared)}, advertised by the server on ${integer(totals.advertised)}; ${integer(required.total)} -32021 answers.`,
+      `${rangeLabel(state)}, ${scopeText(state)}: negotiated on ${integer(totals.negotiated)} of ${integer(totals.requests)} requests (${percent(totals.requests === 0 ? null : totals.negotiated / totals.requests, 1)}); declared by the client on ${integer(totals.declared)}, advertised by the server on ${integer(totals.advertised)}; named by ${count(named, '-32021 answer')}.`,
     );
     const declaredTable =
       declaring.length === 0
@@ -131,7 +132,7 @@ class ExtensionView implements ViewModule {
         : h(
             'div',
             null,
-            chartPanel('chart-ext-required', { kind: 'bar', title: `-32021 answers naming ${id}`, labels: timeLabels(required.times, required.stepMinutes), series: [{ label: '-32021 answers', data: requiredByClient.counts }] }, `${integer(requiredByClient.total)} answers.`),
+            chartPanel('chart-ext-required', { kind: 'bar', title: `-32021 answers naming ${id}`, labels: timeLabels(required.times, required.stepMinutes), series: [{ label: '-32021 answers', data: requiredByClient.counts }] }, `${count(requiredByClient.total, 'answer')}.`),
             h(
               'table',
               { class: 'list' },

@@ -30,6 +30,8 @@ class MatrixView implements ViewModule {
   private context!: Context;
   private data: { matrix: MatrixResponse; slice: MatrixSlice } | undefined;
   private typing: ReturnType<typeof setTimeout> | undefined;
+  /** A cell was opened from the grid: the keyboard goes to its example requests once they are shown. */
+  private focusDrill = false;
 
   mount(root: HTMLElement, context: Context): void {
     this.context = context;
@@ -41,7 +43,7 @@ class MatrixView implements ViewModule {
     };
     this.rowFilter.addEventListener('input', onType);
     this.colFilter.addEventListener('input', onType);
-    this.meaning = h('select', { id: 'markdown-meaning' }, h('option', { value: 'negotiated' }, '✅ = negotiated'), h('option', { value: 'declared' }, '✅ = declared by the client'));
+    this.meaning = h('select', { id: 'markdown-meaning' }, h('option', { value: 'negotiated' }, 'Markdown: yes = negotiated'), h('option', { value: 'declared' }, 'Markdown: yes = declared by the client'));
     const button = (label: string, action: () => void): HTMLButtonElement => {
       const element = h('button', { type: 'button' }, label);
       element.addEventListener('click', action);
@@ -64,7 +66,7 @@ class MatrixView implements ViewModule {
         button('CSV', () => this.data && download('extscope-matrix.csv', 'text/csv', matrixCsv(this.data.slice))),
         button('JSON', () => this.data && download('extscope-matrix.json', 'application/json', matrixJson(this.data.matrix, this.data.slice))),
         button('Markdown', () => this.data && download('extscope-support-matrix.md', 'text/markdown', this.markdown())),
-        h('label', { for: 'markdown-meaning', class: 'visually-hidden' }, 'Markdown marks'),
+        h('label', { for: 'markdown-meaning', class: 'visually-hidden' }, 'What a yes (✅) in the Markdown table means'),
         this.meaning,
       ),
     );
@@ -118,6 +120,10 @@ class MatrixView implements ViewModule {
     if (empty !== null) replace(this.grid, empty);
     else this.renderGrid(matrix, slice, state);
     await this.renderDrill(state, matrix);
+    if (this.focusDrill && context.isCurrent()) {
+      this.focusDrill = false;
+      this.drill.querySelector<HTMLElement>('#drill-title')?.focus();
+    }
   }
 
   private emptyState(matrix: MatrixResponse, slice: MatrixSlice, instances: InstancesResponse, state: State): HTMLElement | null {
@@ -166,7 +172,7 @@ class MatrixView implements ViewModule {
     const body = h('tbody');
     const firstFocus = { row: 0, col: 0 };
     slice.rows.forEach((row, rowIndex) => {
-      const tr = h('tr', { 'data-row': rowIndex });
+      const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client });
       const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link' }, row.client);
       label.addEventListener('click', (event) => {
         event.preventDefault();
@@ -178,7 +184,7 @@ class MatrixView implements ViewModule {
         const cell = cellOf(row, index, id);
         const td = h(
           'td',
-          { class: `cell state-${cell.state}`, 'data-row': rowIndex, 'data-col': colIndex, tabindex: rowIndex === firstFocus.row && colIndex === firstFocus.col ? 0 : -1, 'aria-describedby': 'cell-tooltip' },
+          { class: `cell state-${cell.state}`, 'data-row': rowIndex, 'data-col': colIndex, 'data-client': row.client, 'data-ext': id, tabindex: rowIndex === firstFocus.row && colIndex === firstFocus.col ? 0 : -1, 'aria-describedby': 'cell-tooltip' },
           h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[cell.state].symbol),
           h('span', { class: 'share' }, cell.state === 'neither' ? '' : percent(cell.share)),
           h('span', { class: 'word' }, STATES[cell.state].short),
@@ -190,7 +196,21 @@ class MatrixView implements ViewModule {
       body.appendChild(tr);
     });
     const table = h('table', { class: 'matrix', role: 'grid', 'aria-label': 'Extension support matrix', 'aria-rowcount': slice.rows.length + 1 }, h('thead', null, head), body);
+    // A re-render (refresh, sort, drill-down) keeps the keyboard where it was: on the same cell, or the same sort button.
+    const active = document.activeElement instanceof HTMLElement && this.grid.contains(document.activeElement) ? document.activeElement : null;
+    const focusCell = active?.dataset['ext'] !== undefined ? { client: active.dataset['client'], ext: active.dataset['ext'] } : null;
+    const focusSort = active?.dataset['sort'];
     replace(this.grid, table);
+    if (focusCell !== null) {
+      const again = [...table.querySelectorAll<HTMLElement>('td.cell')].find((td) => td.dataset['client'] === focusCell.client && td.dataset['ext'] === focusCell.ext);
+      if (again !== undefined) {
+        table.querySelector<HTMLElement>('td.cell[tabindex="0"]')?.setAttribute('tabindex', '-1');
+        again.tabIndex = 0;
+        again.focus();
+      }
+    } else if (focusSort !== undefined) {
+      [...table.querySelectorAll<HTMLElement>('button.sort')].find((button) => button.dataset['sort'] === focusSort)?.focus();
+    }
   }
 
   private cellAt(element: HTMLElement): { row: MatrixRow; cell: Cell; id: string } | undefined {
@@ -273,6 +293,7 @@ class MatrixView implements ViewModule {
   private openCell(element: HTMLElement): void {
     const found = this.cellAt(element);
     if (found === undefined) return;
+    this.focusDrill = true;
     this.context.navigate({ cellClient: found.row.client, cellExt: found.id });
   }
 
@@ -292,7 +313,7 @@ class MatrixView implements ViewModule {
       event.preventDefault();
       this.context.navigate({ cellClient: '', cellExt: '' });
     });
-    const title = h('h3', { id: 'drill-title' }, 'Example requests: ', state.cellClient, state.cellExt === '' ? '' : ' × ', state.cellExt);
+    const title = h('h3', { id: 'drill-title', tabindex: -1 }, 'Example requests: ', state.cellClient, state.cellExt === '' ? '' : ' × ', state.cellExt);
     if (row === undefined) {
       replace(this.drill, title, close, notice('empty', `No requests from ${state.cellClient} in this range.`));
       return;

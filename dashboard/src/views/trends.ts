@@ -1,6 +1,6 @@
 import { chartPanel, timeLabels } from '../chart-panel.js';
 import type { Context, ViewModule } from '../context.js';
-import { h, integer, notice, percent, replace } from '../dom.js';
+import { count, h, integer, notice, percent, replace } from '../dom.js';
 import { type State, rangeLabel, rangeParams } from '../state.js';
 import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../types.js';
 import { scopeText } from './matrix.js';
@@ -40,7 +40,7 @@ class TrendsView implements ViewModule {
     const [extensions, declarations, required, clients] = data;
     const labels = timeLabels(extensions.times, extensions.stepMinutes);
     const total = declarations.requests.reduce((sum, n) => sum + n, 0);
-    const intro = h('p', { class: 'summary' }, `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${integer(total)} requests.`);
+    const intro = h('p', { class: 'summary' }, `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`);
     if (total === 0) {
       replace(this.body, intro, notice('empty', 'No requests in this range.', 'Choose a longer time range or clear the filters.'));
       return;
@@ -81,7 +81,7 @@ class TrendsView implements ViewModule {
       chartPanel(
         'chart-required',
         { kind: 'bar', title: '-32021 answers (missing required client capability)', labels: timeLabels(required.times, required.stepMinutes), series: [{ label: '-32021 answers', data: required.errors }, ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts }))] },
-        required.total === 0 ? 'No -32021 answer in this range.' : `${integer(required.total)} answers; named: ${required.extensions.map((entry) => `${entry.id} ${integer(entry.total)}`).join(', ')}.`,
+        required.total === 0 ? 'No -32021 answer in this range.' : `${count(required.total, 'answer')}; named: ${required.extensions.map((entry) => `${entry.id} ${integer(entry.total)}`).join(', ')}.`,
       ),
       chartPanel(
         'chart-clients',
