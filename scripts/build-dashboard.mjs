@@ -1,5 +1,6 @@
 // Builds the dashboard (dashboard/src) into dashboard/dist: hashed, minified assets and an index.html naming
 // them. Run by `npm run build` (and so by `npm install`, through `prepare`). Prints the bundle sizes.
+// EXTSCOPE_NO_MINIFY=1 keeps the output readable (for profiling); EXTSCOPE_BUILD_QUIET=1 prints nothing.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +21,7 @@ const result = await build({
   splitting: true,
   format: 'esm',
   target: ['chrome110', 'firefox110', 'safari16'],
-  minify: true,
+  minify: process.env.EXTSCOPE_NO_MINIFY !== "1",
   sourcemap: false,
   legalComments: 'eof',
   metafile: true,

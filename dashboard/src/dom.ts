@@ -45,7 +45,8 @@ export function percent(value: number | null | undefined, digits = 0): string {
   return `${(value * 100).toFixed(digits)} %`;
 }
 
-export const integer = (value: number): string => value.toLocaleString('en');
+const INTEGER = new Intl.NumberFormat('en');
+export const integer = (value: number): string => INTEGER.format(value);
 
 /** "3 min ago" etc., for last-seen columns (the exact time goes in a title and a <time> element). */
 export function ago(iso: string, now = Date.now()): string {

@@ -1,7 +1,12 @@
 import type { Context } from './context.js';
 import { h, replace } from './dom.js';
-import { RANGES, type State, absoluteRange } from './state.js';
-import type { ClientsResponse, InstancesResponse } from './types.js';
+import { RANGES, type State, absoluteRange, rangeParams } from './state.js';
+import type { InstancesResponse, MatrixResponse } from './types.js';
+
+/** The matrix request of the current state (the matrix view's, so that the two share one cached answer). */
+export function matrixParams(state: State): Record<string, string> {
+  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group };
+}
 
 /**
  * The global filters: time range (with a custom from/to), service, instance, client, grouping. Each change is a
@@ -82,14 +87,14 @@ export class FilterBar {
       this.to.value = local(toMs);
     }
     this.group.value = state.group;
-    const range = state.range === 'custom' ? { from: state.from, to: state.to } : { from: `-${state.range}` };
-    const [instances, clients] = await Promise.all([
+    // The client names come from the matrix the matrix view loads too (the same request, so one query serves both).
+    const [instances, matrix] = await Promise.all([
       context.load<InstancesResponse>('instances').catch(() => ({ instances: [] }) as InstancesResponse),
-      context.load<ClientsResponse>('clients', { ...range, service: state.service }).catch(() => ({ clients: [] }) as unknown as ClientsResponse),
+      context.load<MatrixResponse>('matrix', matrixParams(state)).catch(() => ({ rows: [] }) as unknown as MatrixResponse),
     ]);
     const services = [...new Set(instances.instances.map((instance) => instance.service).filter((name): name is string => name !== null))].sort();
     const ids = instances.instances.filter((instance) => state.service === '' || instance.service === state.service).map((instance) => instance.instanceId).filter((id): id is string => id !== null).sort();
-    const names = [...new Set(clients.clients.map((client) => client.name).filter((name): name is string => name !== null))].sort();
+    const names = [...new Set(matrix.rows.map((row) => row.name).filter((name): name is string => name !== null))].sort();
     fill(this.service, 'All services', services, state.service);
     fill(this.instance, 'All instances', ids, state.instance);
     fill(this.client, 'All clients', names, state.client);
@@ -97,6 +102,9 @@ export class FilterBar {
 }
 
 function fill(select: HTMLSelectElement, all: string, values: string[], selected: string): void {
+  const key = JSON.stringify([values, selected]);
+  if (select.dataset['filled'] === key) return;
+  select.dataset['filled'] = key;
   const options = [h('option', { value: '' }, all), ...values.map((value) => h('option', { value }, value))];
   // A value in the URL that is not (or no longer) seen stays selectable, so the view says what it filters on.
   if (selected !== '' && !values.includes(selected)) options.push(h('option', { value: selected }, `${selected} (not seen)`));

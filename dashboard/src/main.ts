@@ -73,6 +73,9 @@ function context(current: number): Context {
 
 async function render(): Promise<void> {
   const current = ++generation;
+  // Marks for the benchmark (test/bench/dashboard.mjs): from the start of a render to its data on screen.
+  performance.clearMarks();
+  performance.mark('extscope:render-start');
   const ctx = context(current);
   document.title = `${VIEW_LABELS[state.view]} · extscope`;
   renderNav();
@@ -93,6 +96,9 @@ async function render(): Promise<void> {
   // The view shows the current state's data: for assistive technology, and for the tests and the benchmark.
   main.setAttribute('aria-busy', 'false');
   document.body.dataset['ready'] = String(current);
+  performance.mark('extscope:ready');
+  // After the next frame has been painted: what the user sees, with the main thread free again.
+  requestAnimationFrame(() => setTimeout(() => current === generation && performance.mark('extscope:painted'), 0));
 }
 
 function showError(error: unknown): void {

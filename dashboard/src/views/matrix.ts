@@ -1,21 +1,30 @@
 import type { Context, ViewModule } from '../context.js';
-import { code, h, hidden, integer, notice, percent, replace } from '../dom.js';
+import { code, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
 import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, sliceMatrix } from '../matrix-model.js';
-import { type State, href, rangeLabel, rangeParams } from '../state.js';
+import { matrixParams } from '../filters.js';
+import { type State, href, rangeLabel } from '../state.js';
 import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
 
 /** The support matrix: clients × extension ids, with the drill-down to example requests below it. */
 
-export function matrixParams(state: State): Record<string, string> {
-  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group };
-}
 
 export function scopeText(state: State): string {
   const parts = [state.service === '' ? 'all services' : `service ${state.service}`];
   if (state.instance !== '') parts.push(`instance ${state.instance}`);
   if (state.client !== '') parts.push(`client ${state.client}`);
   return parts.join(', ');
+}
+
+/** The fixed height of a matrix row (see `table.matrix tbody tr` in the stylesheet), and rows kept beyond the view. */
+const ROW_PX = 46;
+const OVERSCAN_ROWS = 8;
+
+function spacer(rows: number, columns: number): HTMLTableRowElement {
+  const tr = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: columns }));
+  tr.style.height = `${rows * ROW_PX}px`;
+  if (rows === 0) tr.hidden = true;
+  return tr;
 }
 
 class MatrixView implements ViewModule {
@@ -32,6 +41,9 @@ class MatrixView implements ViewModule {
   private typing: ReturnType<typeof setTimeout> | undefined;
   /** A cell was opened from the grid: the keyboard goes to its example requests once they are shown. */
   private focusDrill = false;
+  private tabStop = { row: 0, col: 0 };
+  private window: { body: HTMLTableSectionElement; table: HTMLTableElement; start: number; end: number; state: State; layout: string } | undefined;
+  private scrolling = false;
 
   mount(root: HTMLElement, context: Context): void {
     this.context = context;
@@ -39,7 +51,7 @@ class MatrixView implements ViewModule {
     this.colFilter = h('input', { type: 'search', id: 'matrix-cols', placeholder: 'e.g. tasks', autocomplete: 'off', spellcheck: 'false' });
     const onType = (): void => {
       clearTimeout(this.typing);
-      this.typing = setTimeout(() => this.context.navigate({ rows: this.rowFilter.value, cols: this.colFilter.value }, 'replace'), 120);
+      this.typing = setTimeout(() => this.context.navigate({ rows: this.rowFilter.value, cols: this.colFilter.value }, 'replace'), 30);
     };
     this.rowFilter.addEventListener('input', onType);
     this.colFilter.addEventListener('input', onType);
@@ -87,8 +99,25 @@ class MatrixView implements ViewModule {
     this.grid.addEventListener('mouseover', (event) => this.showTooltip(event.target as HTMLElement));
     this.grid.addEventListener('mouseleave', () => this.hideTooltip());
     this.grid.addEventListener('click', (event) => {
-      const cell = (event.target as HTMLElement).closest<HTMLElement>('td[data-col]');
+      const target = event.target as HTMLElement;
+      const link = target.closest<HTMLAnchorElement>('a.client-link');
+      if (link !== null) {
+        const client = link.closest<HTMLElement>('tr[data-client]')?.dataset['client'];
+        if (client === undefined || (event as MouseEvent).button !== 0 || (event as MouseEvent).ctrlKey || (event as MouseEvent).metaKey) return;
+        event.preventDefault();
+        this.context.navigate({ cellClient: client, cellExt: '' });
+        return;
+      }
+      const cell = target.closest<HTMLElement>('td[data-col]');
       if (cell !== null) this.openCell(cell);
+    });
+    this.grid.addEventListener('scroll', () => {
+      if (this.scrolling) return;
+      this.scrolling = true;
+      requestAnimationFrame(() => {
+        this.scrolling = false;
+        this.renderWindow();
+      });
     });
   }
 
@@ -118,7 +147,8 @@ class MatrixView implements ViewModule {
     );
     const empty = this.emptyState(matrix, slice, instances, state);
     if (empty !== null) replace(this.grid, empty);
-    else this.renderGrid(matrix, slice, state);
+    else await this.renderGrid(slice, state);
+    if (!context.isCurrent()) return;
     await this.renderDrill(state, matrix);
     if (this.focusDrill && context.isCurrent()) {
       this.focusDrill = false;
@@ -151,7 +181,21 @@ class MatrixView implements ViewModule {
     return null;
   }
 
-  private renderGrid(_matrix: MatrixResponse, slice: MatrixSlice, state: State): void {
+  private async renderGrid(slice: MatrixSlice, state: State): Promise<void> {
+    // Same columns and sort (a row filter, a refresh): keep the table and its header, and renew only the rows.
+    const layout = JSON.stringify([slice.extensions.map(({ id }) => id), state.sort, state.dir]);
+    if (this.window !== undefined && this.window.layout === layout && this.grid.contains(this.window.table)) {
+      const active = document.activeElement instanceof HTMLElement && this.window.body.contains(document.activeElement) ? document.activeElement : null;
+      const focusRow = active === null ? -1 : slice.rows.findIndex((row) => row.client === active.dataset['client']);
+      if (active !== null) this.tabStop = { row: Math.max(0, focusRow), col: this.tabStop.col };
+      else if (this.tabStop.row >= slice.rows.length) this.tabStop = { row: 0, col: 0 };
+      this.window = { ...this.window, start: -1, end: -1, state };
+      this.window.table.setAttribute('aria-rowcount', String(slice.rows.length + 1));
+      this.renderWindow();
+      if (active !== null && focusRow >= 0) this.focusCell(focusRow, this.tabStop.col);
+      performance.mark('extscope:first-rows');
+      return;
+    }
     const sortButton = (key: string, label: string | Node, description: string): HTMLElement => {
       const active = state.sort === key;
       const next = active && state.dir === 'desc' ? 'asc' : 'desc';
@@ -170,47 +214,79 @@ class MatrixView implements ViewModule {
       ),
     );
     const body = h('tbody');
-    const firstFocus = { row: 0, col: 0 };
-    slice.rows.forEach((row, rowIndex) => {
-      const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client });
-      const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link' }, row.client);
-      label.addEventListener('click', (event) => {
-        event.preventDefault();
-        this.context.navigate({ cellClient: row.client, cellExt: '' });
-      });
-      tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
-      tr.appendChild(h('td', { class: 'requests' }, integer(row.requests)));
-      slice.extensions.forEach(({ id, index }, colIndex) => {
-        const cell = cellOf(row, index, id);
-        const td = h(
-          'td',
-          { class: `cell state-${cell.state}`, 'data-row': rowIndex, 'data-col': colIndex, 'data-client': row.client, 'data-ext': id, tabindex: rowIndex === firstFocus.row && colIndex === firstFocus.col ? 0 : -1, 'aria-describedby': 'cell-tooltip' },
-          h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[cell.state].symbol),
-          h('span', { class: 'share' }, cell.state === 'neither' ? '' : percent(cell.share)),
-          h('span', { class: 'word' }, STATES[cell.state].short),
-          hidden(`${row.client}, ${id}: ${STATES[cell.state].text}`),
-        );
-        if (state.cellClient === row.client && state.cellExt === id) td.classList.add('selected');
-        tr.appendChild(td);
-      });
-      body.appendChild(tr);
-    });
-    const table = h('table', { class: 'matrix', role: 'grid', 'aria-label': 'Extension support matrix', 'aria-rowcount': slice.rows.length + 1 }, h('thead', null, head), body);
+    const columns = h('colgroup', null, h('col', { class: 'col-client' }), h('col', { class: 'col-requests' }), ...slice.extensions.map(() => h('col', { class: 'col-ext' })));
+    const table = h('table', { class: 'matrix', role: 'grid', 'aria-label': 'Extension support matrix', 'aria-rowcount': slice.rows.length + 1, 'aria-colcount': slice.extensions.length + 2 }, columns, h('thead', null, h('tr', { 'aria-rowindex': 1 }, ...head.children)), body);
+    // Fixed layout needs the table's width: the columns' (see the stylesheet), so no cell is ever measured.
+    table.style.width = `${17 + 6 + 3.6 * slice.extensions.length}rem`;
     // A re-render (refresh, sort, drill-down) keeps the keyboard where it was: on the same cell, or the same sort button.
     const active = document.activeElement instanceof HTMLElement && this.grid.contains(document.activeElement) ? document.activeElement : null;
-    const focusCell = active?.dataset['ext'] !== undefined ? { client: active.dataset['client'], ext: active.dataset['ext'] } : null;
     const focusSort = active?.dataset['sort'];
+    const focusCell = active?.dataset['ext'] !== undefined ? { client: active.dataset['client'] ?? '', ext: active.dataset['ext'] ?? '' } : null;
+    const focusRow = focusCell === null ? -1 : slice.rows.findIndex((row) => row.client === focusCell.client);
+    const focusCol = focusCell === null ? -1 : slice.extensions.findIndex(({ id }) => id === focusCell.ext);
+    this.tabStop = focusRow >= 0 && focusCol >= 0 ? { row: focusRow, col: focusCol } : { row: 0, col: 0 };
+    this.window = { body, table, start: -1, end: -1, state, layout };
+    const scrollTop = this.grid.scrollTop;
     replace(this.grid, table);
-    if (focusCell !== null) {
-      const again = [...table.querySelectorAll<HTMLElement>('td.cell')].find((td) => td.dataset['client'] === focusCell.client && td.dataset['ext'] === focusCell.ext);
-      if (again !== undefined) {
-        table.querySelector<HTMLElement>('td.cell[tabindex="0"]')?.setAttribute('tabindex', '-1');
-        again.tabIndex = 0;
-        again.focus();
-      }
-    } else if (focusSort !== undefined) {
-      [...table.querySelectorAll<HTMLElement>('button.sort')].find((button) => button.dataset['sort'] === focusSort)?.focus();
+    this.grid.scrollTop = scrollTop;
+    this.renderWindow();
+    if (focusRow >= 0 && focusCol >= 0) this.focusCell(focusRow, focusCol);
+    else if (focusSort !== undefined) [...table.querySelectorAll<HTMLElement>('button.sort')].find((button) => button.dataset['sort'] === focusSort)?.focus();
+    performance.mark('extscope:first-rows');
+  }
+
+  /**
+   * Only the rows in view (and some around them) are in the DOM: a matrix of hundreds of clients costs the same
+   * as one screenful to lay out. Spacer rows keep the scroll height; rows have a fixed height (see the stylesheet).
+   */
+  private renderWindow(): void {
+    const window = this.window;
+    const slice = this.data?.slice;
+    if (window === undefined || slice === undefined) return;
+    const head = window.table.tHead?.getBoundingClientRect().height ?? 0;
+    const first = Math.max(0, Math.floor((this.grid.scrollTop - head) / ROW_PX) - OVERSCAN_ROWS);
+    const visible = Math.ceil(Math.max(this.grid.clientHeight, 600) / ROW_PX);
+    const start = Math.min(first, Math.max(0, slice.rows.length - visible - 2 * OVERSCAN_ROWS));
+    const end = Math.min(slice.rows.length, start + visible + 2 * OVERSCAN_ROWS);
+    if (start === window.start && end === window.end) return;
+    const refocus = document.activeElement instanceof HTMLElement && window.body.contains(document.activeElement) ? this.tabStop : null;
+    window.start = start;
+    window.end = end;
+    const fragment = document.createDocumentFragment();
+    fragment.appendChild(spacer(start, slice.extensions.length + 2));
+    for (let index = start; index < end; index++) fragment.appendChild(this.buildRow(slice.rows[index] as MatrixRow, index, slice, window.state));
+    fragment.appendChild(spacer(slice.rows.length - end, slice.extensions.length + 2));
+    window.body.replaceChildren(fragment);
+    if (refocus !== null) this.focusCell(refocus.row, refocus.col, false);
+  }
+
+  private buildRow(row: MatrixRow, rowIndex: number, slice: MatrixSlice, state: State): HTMLTableRowElement {
+    const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client, 'aria-rowindex': rowIndex + 2 });
+    const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: row.client }, row.client);
+    tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
+    tr.appendChild(h('td', { class: 'requests' }, integer(row.requests)));
+    slice.extensions.forEach(({ id, index }, colIndex) => {
+      const tabStop = this.tabStop.row === rowIndex && this.tabStop.col === colIndex;
+      tr.appendChild(cellElement(row, cellOf(row, index, id), id, rowIndex, colIndex, tabStop, state.cellClient === row.client && state.cellExt === id));
+    });
+    return tr;
+  }
+
+  /** Moves the grid's one tab stop to a cell (rendering its rows first if they are out of the window) and focuses it. */
+  private focusCell(row: number, col: number, scroll = true): void {
+    const window = this.window;
+    if (window === undefined) return;
+    if (scroll && (row < window.start || row >= window.end)) {
+      const head = window.table.tHead?.getBoundingClientRect().height ?? 0;
+      this.grid.scrollTop = Math.max(0, head + row * ROW_PX - this.grid.clientHeight / 2);
+      this.renderWindow();
     }
+    this.tabStop = { row, col };
+    window.body.querySelector<HTMLElement>('td.cell[tabindex="0"]')?.setAttribute('tabindex', '-1');
+    const cell = window.body.querySelector<HTMLElement>(`td[data-row="${row}"][data-col="${col}"]`);
+    if (cell === null) return;
+    cell.tabIndex = 0;
+    cell.focus({ preventScroll: !scroll });
   }
 
   private cellAt(element: HTMLElement): { row: MatrixRow; cell: Cell; id: string } | undefined {
@@ -230,6 +306,8 @@ class MatrixView implements ViewModule {
     const lines = describeCell(found.row, found.cell);
     replace(this.tooltip, h('p', { class: 'tooltip-title' }, found.row.client, ' × ', found.id), ...lines.map((line) => h('p', null, line)), h('p', { class: 'tooltip-hint' }, 'Enter or click: example requests'));
     this.tooltip.hidden = false;
+    this.grid.querySelector('[aria-describedby="cell-tooltip"]')?.removeAttribute('aria-describedby');
+    element.setAttribute('aria-describedby', 'cell-tooltip');
     const box = element.getBoundingClientRect();
     const width = 300;
     const left = Math.min(window.scrollX + box.right + 8, window.scrollX + document.documentElement.clientWidth - width - 8);
@@ -283,11 +361,8 @@ class MatrixView implements ViewModule {
         return;
     }
     event.preventDefault();
-    const next = this.grid.querySelector<HTMLElement>(`td[data-row="${row}"][data-col="${col}"]`);
-    if (next === null || next === current) return;
-    current.tabIndex = -1;
-    next.tabIndex = 0;
-    next.focus();
+    if (row === Number(current.dataset['row']) && col === Number(current.dataset['col'])) return;
+    this.focusCell(row, col);
   }
 
   private openCell(element: HTMLElement): void {
@@ -376,6 +451,29 @@ class MatrixView implements ViewModule {
     );
     replace(this.drill, title, close, counts, table, extLink);
   }
+}
+
+/**
+ * One cell, built with plain DOM calls: a large matrix has thousands. The symbol, share and state word are what it
+ * shows; its accessible name says the same in words (the symbols are for the eye).
+ */
+function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, colIndex: number, first: boolean, selected: boolean): HTMLTableCellElement {
+  const look = STATES[cell.state];
+  const share = cell.state === 'neither' ? '' : percent(cell.share);
+  const td = document.createElement('td');
+  td.className = selected ? `cell state-${cell.state} selected` : `cell state-${cell.state}`;
+  td.dataset['row'] = String(rowIndex);
+  td.dataset['col'] = String(colIndex);
+  td.dataset['client'] = row.client;
+  td.dataset['ext'] = id;
+  td.tabIndex = first ? 0 : -1;
+  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} of requests`}`);
+  td.appendChild(document.createTextNode(share === '' ? look.symbol : `${look.symbol} ${share}`));
+  const word = document.createElement('span');
+  word.className = 'word';
+  word.textContent = look.short;
+  td.appendChild(word);
+  return td;
 }
 
 /** Span names are `{method} {target}`. */
