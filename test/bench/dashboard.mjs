@@ -7,6 +7,7 @@
 //   env: BENCH_RUNS (10 navigations, 10 of each filter change), BENCH_STRIDE (10: each instance reports one of its
 //   clients every 10 minutes), BENCH_DB (keep the loaded database at this path and reuse it on the next run)
 
+/* global document -- the functions given to page.evaluate run in the page */
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
