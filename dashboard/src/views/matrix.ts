@@ -217,7 +217,7 @@ class MatrixView implements ViewModule {
     const columns = h('colgroup', null, h('col', { class: 'col-client' }), h('col', { class: 'col-requests' }), ...slice.extensions.map(() => h('col', { class: 'col-ext' })));
     const table = h('table', { class: 'matrix', role: 'grid', 'aria-label': 'Extension support matrix', 'aria-rowcount': slice.rows.length + 1, 'aria-colcount': slice.extensions.length + 2 }, columns, h('thead', null, h('tr', { 'aria-rowindex': 1 }, ...head.children)), body);
     // Fixed layout needs the table's width: the columns' (see the stylesheet), so no cell is ever measured.
-    table.style.width = `${17 + 6 + 3.6 * slice.extensions.length}rem`;
+    table.style.width = `${17 + 6 + 4 * slice.extensions.length}rem`;
     // A re-render (refresh, sort, drill-down) keeps the keyboard where it was: on the same cell, or the same sort button.
     const active = document.activeElement instanceof HTMLElement && this.grid.contains(document.activeElement) ? document.activeElement : null;
     const focusSort = active?.dataset['sort'];
@@ -468,10 +468,10 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
   td.dataset['ext'] = id;
   td.tabIndex = first ? 0 : -1;
   td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} of requests`}`);
-  td.appendChild(document.createTextNode(share === '' ? look.symbol : `${look.symbol} ${share}`));
+  td.appendChild(document.createTextNode(share === '' ? '\u00a0' : share));
   const word = document.createElement('span');
   word.className = 'word';
-  word.textContent = look.short;
+  word.textContent = `${look.symbol} ${look.short}`;
   td.appendChild(word);
   return td;
 }
