@@ -154,6 +154,32 @@ describe('the dashboard, end to end in Chromium', () => {
     await andRender(() => page.selectOption('#filter-range', '1h'));
     expect(query().get('range')).toBe('1h');
     await expect(page.locator('.summary').first().innerText()).resolves.toContain('last hour');
+
+    // A custom range: from/to in the URL, absolute times in the API call.
+    await page.selectOption('#filter-range', 'custom');
+    const from = new Date(Date.now() - 2 * 3_600_000);
+    const local = (date: Date): string => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await page.fill('#filter-from', local(from));
+    await page.fill('#filter-to', local(new Date(Date.now() + 3_600_000)));
+    await andRender(() => page.locator('.custom-range button', { hasText: 'Apply' }).click());
+    expect(query().get('range')).toBe('custom');
+    expect(Date.parse(query().get('from') ?? '')).toBe(Math.floor(from.getTime() / 60_000) * 60_000);
+    await expect(row('gamma').count()).resolves.toBe(1);
+    await open(`?${query().toString()}`);
+    await expect(page.inputValue('#filter-range')).resolves.toBe('custom');
+    await expect(page.inputValue('#filter-from')).resolves.toBe(local(from));
+  });
+
+  it('refreshes on its own, shows when it last did, and can be paused', async () => {
+    await open('');
+    await expect(page.locator('.updated').innerText()).resolves.toMatch(/^Last updated \d/);
+    await andRender(() => page.click('#pause'));
+    expect(query().get('paused')).toBe('1');
+    await expect(page.locator('#pause').innerText()).resolves.toBe('Resume auto-refresh');
+    await expect(page.locator('#pause').getAttribute('aria-pressed')).resolves.toBe('true');
+    await expect(page.locator('.updated').innerText()).resolves.toContain('(auto-refresh paused)');
+    await andRender(() => page.click('#pause'));
+    expect(query().get('paused')).toBeNull();
   });
 
   it('sorts by any column', async () => {
