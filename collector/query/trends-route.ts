@@ -23,9 +23,18 @@ interface TrendQuerystring {
   limit?: number;
 }
 
-const MAX_POINTS = 2000;
-/** When no step is given: the smallest of these that keeps the answer under ~300 steps. */
-const AUTO_STEPS = [1, 5, 15, 60, 360, 1440, 10_080];
+/**
+ * A trend sums rollup rows of every client: its cost follows the rows of the rollup level its step reads (minutes,
+ * hours or days), not the steps it answers. Steps are chosen so that a level is read for at most about a day of
+ * minutes or a week of hours, and explicit steps are bounded too: the collector's one thread also takes exports.
+ */
+const MAX_POINTS = 1000;
+/** When no step is given: up to 6 h in minutes, up to 2 days in hours, longer in days. */
+function autoStep(spanMinutes: number): number {
+  if (spanMinutes <= 360) return spanMinutes <= 120 ? 1 : 5;
+  if (spanMinutes <= 2 * 1440) return 60;
+  return spanMinutes <= 60 * 1440 ? 1440 : 10_080;
+}
 
 const counts = { type: 'array', items: { type: 'integer' } } as const;
 const common = {
@@ -156,11 +165,10 @@ const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 function trendQuery(query: TrendQuerystring, context: QueryContext): TrendQuery {
   const range = parseRange(query, context.clock(), context.openEndMs);
   const spanMinutes = (range.toMs - range.fromMs) / 60_000;
-  const stepMinutes =
-    query.step === undefined
-      ? (AUTO_STEPS.find((step) => spanMinutes / step <= 300) ?? AUTO_STEPS[AUTO_STEPS.length - 1] ?? 1)
-      : parseStep(query.step);
+  const stepMinutes = query.step === undefined ? autoStep(spanMinutes) : parseStep(query.step);
   if (spanMinutes / stepMinutes > MAX_POINTS) throw badRequest(`step: ${query.step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
+  if (stepMinutes % 60 !== 0 && spanMinutes > 2 * 1440) throw badRequest('step: steps shorter than whole hours need a range of at most 2 days');
+  if (stepMinutes % 1440 !== 0 && spanMinutes > 14 * 1440) throw badRequest('step: steps shorter than whole days need a range of at most 14 days');
   return { ...range, stepMinutes, service: query.service, instance: query.instance, clientName: query.client, extensionId: query.extension };
 }
 

@@ -197,6 +197,7 @@ try {
   const [cold, ...warm] = navigations;
   const rowsOf = (list) => list.map((entry) => entry.rows);
   const paintedOf = (list) => list.map((entry) => entry.painted);
+  const [coldApi] = apiMs;
   apiMs = apiMs.slice(1);
 
   // Filter changes, from the input event to the re-rendered matrix.
@@ -238,7 +239,7 @@ try {
     }, run));
   }
   const line = (label, list) => console.log(`${label.padEnd(52)} rows ${fmt(rowsOf(list))}   painted ${fmt(paintedOf(list))}`);
-  console.log(`${'navigation → matrix, cold (first load)'.padEnd(52)} rows ${cold.rows.toFixed(0).padStart(4)} ms   painted ${cold.painted.toFixed(0).padStart(4)} ms`);
+  console.log(`${'navigation → matrix, cold (first load)'.padEnd(52)} rows ${cold.rows.toFixed(0).padStart(4)} ms   painted ${cold.painted.toFixed(0).padStart(4)} ms   (GET /api/v1/matrix?from=-7d: ${coldApi.toFixed(0)} ms)`);
   line(`navigation → matrix, warm (${RUNS} loads)`, warm);
   console.log(`${''.padEnd(52)} of which GET /api/v1/matrix?from=-7d: ${fmt(apiMs)}`);
   line('client text filter → re-rendered (30 ms debounce)', typed);

@@ -119,11 +119,15 @@ describe('GET /api/v1/trends/*', () => {
   });
 
   it('chooses a step when none is given, and refuses unknown parameters and too many steps', async () => {
-    expect((await get<{ stepMinutes: number }>('trends/declarations?from=-24h')).body.stepMinutes).toBe(5);
-    expect((await get<{ stepMinutes: number }>('trends/declarations?from=-7d')).body.stepMinutes).toBe(60);
+    expect((await get<{ stepMinutes: number }>('trends/declarations?from=-1h')).body.stepMinutes).toBe(1);
+    expect((await get<{ stepMinutes: number }>('trends/declarations?from=-24h')).body.stepMinutes).toBe(60);
+    expect((await get<{ stepMinutes: number }>('trends/declarations?from=-7d')).body.stepMinutes).toBe(1440);
     const unknown = await get<{ message: string }>('trends/clients?colour=red');
     expect(unknown.status).toBe(400);
     expect(unknown.body.message).toContain('colour');
-    expect((await get('trends/extensions?from=-7d&step=1m')).status).toBe(400);
+    expect((await get('trends/extensions?from=-7d&step=5m')).status).toBe(400);
+    expect((await get('trends/extensions?from=-7d&step=15m')).status).toBe(400);
+    expect((await get('trends/extensions?from=-7d&step=6h')).status).toBe(200);
+    expect((await get('trends/extensions?from=-30d&step=6h')).status).toBe(400);
   });
 });

@@ -42,26 +42,34 @@ const MEASURES = {
     sql: (from: string) => `SELECT slot, client_name AS name, client_version AS version, sum(b_count) AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, client_name, client_version`,
   },
+  // Grouped by the raw columns (the rollup rows are many; the groups few), shaped per id in `extensions()`.
   extensions: {
     series: false,
-    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS id,
-        sum(CASE WHEN kind = 1 AND client_declared = 1 THEN b_count ELSE 0 END) AS clientDeclared,
-        sum(CASE WHEN kind = 1 AND server_declared = 1 THEN b_count ELSE 0 END) AS serverAdvertised,
-        sum(CASE WHEN kind = 1 AND negotiated = 1 THEN b_count ELSE 0 END) AS negotiated,
-        sum(CASE WHEN kind = 0 THEN b_count ELSE 0 END) AS requests
+    sql: (from: string) => `SELECT slot, kind, extension_id AS ext, client_declared AS cd, server_declared AS sd, negotiated AS ng, sum(b_count) AS n
       FROM (${from}) WHERE (@client IS NULL OR client_name = @client)
-      GROUP BY slot, id`,
+      GROUP BY slot, kind, extension_id, client_declared, server_declared, negotiated`,
   },
+  // `ext`, not `id`: the projection has the row's own `id` column, which a GROUP BY would take instead.
   required: {
     series: true,
-    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS id, client_name AS name, client_version AS version, sum(b_count) AS count
+    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, sum(b_count) AS count
       FROM (${from}) WHERE ((kind = 1 AND required = 1 AND (@extension IS NULL OR extension_id = @extension)) OR (kind = 0 AND status_code = '-32021'))
         AND (@client IS NULL OR client_name = @client)
-      GROUP BY slot, id, client_name, client_version`,
+      GROUP BY slot, ext, client_name, client_version`,
   },
 } as const;
 
 type Measure = keyof typeof MEASURES;
+
+interface FlagRow {
+  slot: number;
+  kind: number;
+  ext: string | null;
+  cd: number | null;
+  sd: number | null;
+  ng: number | null;
+  n: number;
+}
 
 /** Sums per time step over the rollups, from the coarsest level the step allows. */
 export class TrendsReader {
@@ -78,11 +86,18 @@ export class TrendsReader {
   }
 
   extensions(query: TrendQuery): TrendResult<ExtensionSlot> {
-    return this.read('extensions', query);
+    const result = this.read<FlagRow>('extensions', query);
+    const rows = result.rows.map((row): ExtensionSlot =>
+      row.kind === 0
+        ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
+        : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
+    );
+    return { ...result, rows };
   }
 
   required(query: TrendQuery): TrendResult<RequiredSlot> {
-    return this.read('required', query);
+    const result = this.read<RequiredSlot & { ext: string | null }>('required', query);
+    return { ...result, rows: result.rows.map(({ ext, ...row }) => ({ ...row, id: ext })) };
   }
 
   private read<Slot>(measure: Measure, query: TrendQuery): TrendResult<Slot> {
