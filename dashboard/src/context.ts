@@ -21,7 +21,14 @@ export interface ViewModule {
   mount(root: HTMLElement, context: Context): void;
   /** Renders the data for the current state. */
   update(context: Context): Promise<void>;
+  /**
+   * The client names the client filter offers, from data the view loads anyway (cached: no extra query). Views the
+   * client filter does not apply to have none.
+   */
+  clientNames?(context: Context): Promise<string[]>;
 }
+
+export const namesOf = (rows: readonly { name: string | null }[]): string[] => [...new Set(rows.map((row) => row.name).filter((name): name is string => name !== null))].sort();
 
 export class Loader {
   private cache = new Map<string, Promise<unknown>>();

@@ -1,7 +1,7 @@
 import type { Context } from './context.js';
 import { h, replace } from './dom.js';
 import { RANGES, type State, absoluteRange, rangeParams } from './state.js';
-import type { InstancesResponse, MatrixResponse } from './types.js';
+import type { InstancesResponse } from './types.js';
 
 /** The matrix request of the current state (the matrix view's, so that the two share one cached answer). */
 export function matrixParams(state: State): Record<string, string> {
@@ -77,7 +77,7 @@ export class FilterBar {
   }
 
   /** Sets the controls from the state, and fills the choices from what the collector has seen. */
-  async update(context: Context): Promise<void> {
+  async update(context: Context, clientNames: Promise<string[]> | undefined): Promise<void> {
     const { state } = context;
     this.range.value = state.range;
     this.custom.hidden = state.range !== 'custom';
@@ -87,14 +87,13 @@ export class FilterBar {
       this.to.value = local(toMs);
     }
     this.group.value = state.group;
-    // The client names come from the matrix the matrix view loads too (the same request, so one query serves both).
-    const [instances, matrix] = await Promise.all([
+    this.client.disabled = clientNames === undefined;
+    const [instances, names] = await Promise.all([
       context.load<InstancesResponse>('instances').catch(() => ({ instances: [] }) as InstancesResponse),
-      context.load<MatrixResponse>('matrix', matrixParams(state)).catch(() => ({ rows: [] }) as unknown as MatrixResponse),
+      (clientNames ?? Promise.resolve([])).catch(() => []),
     ]);
     const services = [...new Set(instances.instances.map((instance) => instance.service).filter((name): name is string => name !== null))].sort();
     const ids = instances.instances.filter((instance) => state.service === '' || instance.service === state.service).map((instance) => instance.instanceId).filter((id): id is string => id !== null).sort();
-    const names = [...new Set(matrix.rows.map((row) => row.name).filter((name): name is string => name !== null))].sort();
     fill(this.service, 'All services', services, state.service);
     fill(this.instance, 'All instances', ids, state.instance);
     fill(this.client, 'All clients', names, state.client);

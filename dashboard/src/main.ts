@@ -91,7 +91,7 @@ async function render(): Promise<void> {
     view.mount(viewRoot, ctx);
     mounted = state.view;
   }
-  await Promise.all([filters.update(ctx).catch(() => undefined), view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error))]);
+  await Promise.all([filters.update(ctx, view.clientNames?.(ctx)).catch(() => undefined), view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error))]);
   if (!ctx.isCurrent()) return;
   // The view shows the current state's data: for assistive technology, and for the tests and the benchmark.
   main.setAttribute('aria-busy', 'false');

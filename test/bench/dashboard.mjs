@@ -238,6 +238,23 @@ try {
       return t;
     }, run));
   }
+  // The trends view: four trend queries over every client, chart.js loaded on demand, four charts drawn.
+  const trends = {};
+  for (const range of ['24h', '7d']) {
+    const times = [];
+    for (let run = 0; run < Math.max(3, Math.floor(RUNS / 2)); run++) {
+      await page.goto(`${collector.url}/?view=trends&range=${range}`);
+      await waitReady();
+      times.push(
+        await page.evaluate(async () => {
+          const drawn = () => [...document.querySelectorAll('canvas')].filter((canvas) => canvas.width > 0).length === 4;
+          for (let waited = 0; waited < 20_000 && !drawn(); waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+          return performance.now();
+        }),
+      );
+    }
+    trends[range] = times;
+  }
   const line = (label, list) => console.log(`${label.padEnd(52)} rows ${fmt(rowsOf(list))}   painted ${fmt(paintedOf(list))}`);
   console.log(`${'navigation → matrix, cold (first load)'.padEnd(52)} rows ${cold.rows.toFixed(0).padStart(4)} ms   painted ${cold.painted.toFixed(0).padStart(4)} ms   (GET /api/v1/matrix?from=-7d: ${coldApi.toFixed(0)} ms)`);
   line(`navigation → matrix, warm (${RUNS} loads)`, warm);
@@ -245,6 +262,8 @@ try {
   line('client text filter → re-rendered (30 ms debounce)', typed);
   line('sort by an extension column → re-rendered', sorted);
   line('service filter → fetched and re-rendered', served);
+  console.log(`${'trends view, 24 h (hourly steps) → 4 charts drawn'.padEnd(52)} ${fmt(trends['24h'])}`);
+  console.log(`${'trends view, 7 d (daily steps) → 4 charts drawn'.padEnd(52)} ${fmt(trends['7d'])}`);
   const files = Object.entries(sizes.files).map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(1)} KiB`).join(', ');
   console.log(`bundle: ${(sizes.bytes / 1024).toFixed(1)} KiB minified, ${(sizes.gzipBytes / 1024).toFixed(1)} KiB gzip (${files}); the matrix view loads app + css only, chart.js is loaded by the chart views`);
 } finally {

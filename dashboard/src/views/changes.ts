@@ -1,4 +1,4 @@
-import type { Context, ViewModule } from '../context.js';
+import { type Context, type ViewModule, namesOf } from '../context.js';
 import { h, hidden, integer, notice, replace } from '../dom.js';
 import { type State, absoluteRange } from '../state.js';
 import type { InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
@@ -59,6 +59,11 @@ class ChangesView implements ViewModule {
       h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'threshold' }, 'Mark moves of more than (points)'), this.threshold)),
       this.body,
     );
+  }
+
+  async clientNames(context: Context): Promise<string[]> {
+    const { state } = context;
+    return namesOf((await context.load<MatrixResponse>('matrix', { ...periods(state).after, service: state.service, instance: state.instance, group: state.group })).rows);
   }
 
   async update(context: Context): Promise<void> {

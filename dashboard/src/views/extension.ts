@@ -1,10 +1,12 @@
 import { chartPanel, timeLabels } from '../chart-panel.js';
-import type { Context, ViewModule } from '../context.js';
+import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, count, h, integer, notice, percent, replace, time } from '../dom.js';
-import { href, rangeLabel, rangeParams } from '../state.js';
+import { type State, href, rangeLabel, rangeParams } from '../state.js';
 import type { InstancesResponse, MatrixResponse, RequiredTrend, TimeseriesResponse } from '../types.js';
 import { scopeText } from './matrix.js';
 import { trendParams } from './trends.js';
+
+const extensionMatrixParams = (state: State): Record<string, string> => ({ ...rangeParams(state), service: state.service, instance: state.instance, group: 'client_version' });
 
 /** One extension id: who declares it, who advertises it, its negotiated share over time, and `-32021`s naming it. */
 class ExtensionView implements ViewModule {
@@ -15,6 +17,10 @@ class ExtensionView implements ViewModule {
     this.heading = h('h2', null, 'Extension');
     this.body = h('div', { class: 'extension' });
     replace(root, this.heading, this.body);
+  }
+
+  async clientNames(context: Context): Promise<string[]> {
+    return namesOf((await context.load<MatrixResponse>('matrix', extensionMatrixParams(context.state))).rows);
   }
 
   async update(context: Context): Promise<void> {
@@ -32,7 +38,7 @@ class ExtensionView implements ViewModule {
     let instances: InstancesResponse;
     try {
       [matrix, instances] = await Promise.all([
-        context.load<MatrixResponse>('matrix', { ...rangeParams(state), service: state.service, instance: state.instance, group: 'client_version' }),
+        context.load<MatrixResponse>('matrix', extensionMatrixParams(state)),
         context.load<InstancesResponse>('instances'),
       ]);
     } catch (error) {

@@ -1,4 +1,4 @@
-import type { Context, ViewModule } from '../context.js';
+import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
 import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, sliceMatrix } from '../matrix-model.js';
@@ -119,6 +119,10 @@ class MatrixView implements ViewModule {
         this.renderWindow();
       });
     });
+  }
+
+  async clientNames(context: Context): Promise<string[]> {
+    return namesOf((await context.load<MatrixResponse>('matrix', matrixParams(context.state))).rows);
   }
 
   async update(context: Context): Promise<void> {

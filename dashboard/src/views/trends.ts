@@ -1,5 +1,5 @@
 import { chartPanel, timeLabels } from '../chart-panel.js';
-import type { Context, ViewModule } from '../context.js';
+import { type Context, type ViewModule, namesOf } from '../context.js';
 import { count, h, integer, notice, percent, replace } from '../dom.js';
 import { type State, rangeLabel, rangeParams } from '../state.js';
 import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../types.js';
@@ -12,7 +12,14 @@ export function trendParams(state: State): Record<string, string> {
   return { ...rangeParams(state), service: state.service, instance: state.instance, client: state.client };
 }
 
+const TOP_CLIENTS = 10;
+const clientParams = (state: State): Record<string, string | number> => ({ ...trendParams(state), group: state.group, limit: 100 });
+
 class TrendsView implements ViewModule {
+  async clientNames(context: Context): Promise<string[]> {
+    return namesOf((await context.load<ClientTrend>('trends/clients', clientParams(context.state))).clients);
+  }
+
   private body!: HTMLElement;
 
   mount(root: HTMLElement): void {
@@ -29,7 +36,7 @@ class TrendsView implements ViewModule {
         context.load<ExtensionTrend>('trends/extensions', params),
         context.load<DeclarationTrend>('trends/declarations', params),
         context.load<RequiredTrend>('trends/required', params),
-        context.load<ClientTrend>('trends/clients', { ...params, group: state.group, limit: 10 }),
+        context.load<ClientTrend>('trends/clients', clientParams(state)),
       ]);
     } catch (error) {
       if (context.isCurrent()) context.fail(error);
@@ -57,8 +64,12 @@ class TrendsView implements ViewModule {
         ? 'No extension in this range.'
         : `Over the range: ${shown.map(({ entry, negotiated }) => `${entry.id} ${share(negotiated)}`).join(', ')}${ranked.length > shown.length ? `; ${ranked.length - shown.length} more (filter the extensions to see them)` : ''}.`;
     const declTotals = { declared: sum(declarations.declared), none: sum(declarations.none), unknown: sum(declarations.unknown) };
-    const clientSeries = clients.clients.map((client) => ({ label: client.client, data: client.requests }));
-    if (clients.other.clients > 0) clientSeries.push({ label: `${clients.other.clients} other client(s)`, data: clients.other.requests });
+    // The 100 busiest come back (they also fill the client filter); the chart shows 10 and sums the rest.
+    const top = clients.clients.slice(0, TOP_CLIENTS);
+    const rest = clients.clients.slice(TOP_CLIENTS);
+    const others = { clients: clients.other.clients + rest.length, total: clients.other.total + sum(rest.map((client) => client.total)), requests: clients.other.requests.map((n, index) => n + sum(rest.map((client) => client.requests[index] ?? 0))) };
+    const clientSeries = top.map((client) => ({ label: client.client, data: client.requests }));
+    if (others.clients > 0) clientSeries.push({ label: `${others.clients} other client(s)`, data: others.requests });
     replace(
       this.body,
       intro,
@@ -86,7 +97,7 @@ class TrendsView implements ViewModule {
       chartPanel(
         'chart-clients',
         { kind: 'line', title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`, labels: timeLabels(clients.times, clients.stepMinutes), series: clientSeries },
-        `${clients.clients.map((client) => `${client.client} ${integer(client.total)}`).join(', ')}${clients.other.clients > 0 ? `; others ${integer(clients.other.total)}` : ''}.`,
+        `${top.map((client) => `${client.client} ${integer(client.total)}`).join(', ')}${others.clients > 0 ? `; others ${integer(others.total)}` : ''}.`,
       ),
     );
   }
