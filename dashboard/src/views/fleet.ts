@@ -81,7 +81,9 @@ class FleetView implements ViewModule {
         const cells = ids.map((id) => {
           const entry = instance.advertises.find((candidate) => candidate.id === id);
           if (entry === undefined) return h('td', { class: 'adv adv-no' }, h('span', { 'aria-hidden': 'true' }, '—'), hidden('not advertised'));
-          const marks = entry.fingerprints.map((print) => `${letters.get(id)?.get(print) ?? '?'}`).join('+');
+          // Letters only where the service has several settings variants of the id.
+          const variantsOfId = letters.get(id);
+          const marks = (variantsOfId?.size ?? 0) > 1 ? entry.fingerprints.map((print) => variantsOfId?.get(print) ?? '?').join('+') : '';
           return h(
             'td',
             { class: 'adv adv-yes', title: entry.fingerprints.length === 0 ? 'advertised (no fingerprint)' : `settings fingerprint(s): ${entry.fingerprints.join(', ')}` },
