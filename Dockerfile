@@ -1,4 +1,4 @@
-# The extscope collector (and, later, its dashboard). Build: docker build -t extscope .
+# The extscope collector and its dashboard. Build: docker build -t extscope .
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 compiles its native addon at install time.
@@ -7,6 +7,8 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY contract ./contract
 COPY agent ./agent
 COPY collector ./collector
+COPY dashboard ./dashboard
+COPY scripts ./scripts
 COPY bin ./bin
 COPY migrations ./migrations
 RUN npm install --no-audit --no-fund && npm prune --omit=dev
@@ -17,6 +19,7 @@ ENV NODE_ENV=production
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/dashboard/dist ./dashboard/dist
 COPY --from=build /app/migrations ./migrations
 RUN mkdir -p /data && chown node:node /data
 USER node

@@ -23,12 +23,14 @@ export default tseslint.config(
       'prefer-rest-params': 'off',
     },
   },
+  { files: ['dashboard/src/**'], languageOptions: { globals: globals.browser } },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
 
   restrict(['contract/**'], [forbidRegex('^(?!\\./)', 'contract/ is dependency-free: it imports only its own files.')]),
   restrict(['agent/**'], [forbid(['**/collector/**', '**/bin/**', '**/dashboard/**'], 'agent/ may import only contract/ of the project.')]),
   restrict(['bin/**'], [forbid(['**/agent/**'], 'the CLI runs the collector; the agent is loaded by --import, not imported.')]),
   restrict(['collector/**'], [forbid(['**/agent/**', '**/dashboard/**'], 'collector/ may import only contract/ of the project.')]),
+  restrict(['dashboard/**'], [forbid(['**/agent/**', '**/collector/**', '**/contract/**', '**/bin/**'], 'the dashboard sees only the query API (/api/v1) over HTTP.')]),
   restrict(['collector/model/**', 'collector/otlp/**'], [
     forbid(['**/receiver/**', '**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*', '**/config*'], 'model/ and otlp/ are the shared vocabulary: they import no stage.'),
   ]),

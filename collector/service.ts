@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
+import { dashboardRoutes } from './http/dashboard.js';
 import { BearerToken } from './http/auth/bearer.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
 import type { Component } from './model/component.js';
@@ -114,6 +115,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics });
         await app.register(healthRoutes, { store, draining: () => admission.isDraining });
+        await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
             await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, openEndMs: limits.maxFutureSkewMs });

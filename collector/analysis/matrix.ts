@@ -49,7 +49,7 @@ function compareExtensionIds(a: string, b: string): number {
   return Number(isPseudoExtensionId(a)) - Number(isPseudoExtensionId(b)) || byText(a, b);
 }
 
-function clientLabel(name: string | null, version: string | null, group: Grouping): string {
+export function clientLabel(name: string | null, version: string | null, group: Grouping): string {
   const base = name ?? UNKNOWN_CLIENT;
   return group === 'client' ? base : `${base}@${version ?? UNKNOWN_VERSION}`;
 }

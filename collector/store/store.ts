@@ -1,6 +1,7 @@
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError } from '../model/errors.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../model/records.js';
+import type { TrendReader } from './trends.js';
 
 /**
  * The storage boundary, in three parts (after Prometheus' storage interfaces): what ingest writes, what
@@ -23,7 +24,7 @@ export interface IngestStore {
 }
 
 /** Reads see every batch whose apply has resolved. They sum and return rows; they do not interpret them. */
-export interface RollupReader {
+export interface RollupReader extends TrendReader {
   /** Matrix cells with their totals over the range (widened to whole buckets), zero totals left out. */
   cellTotals(query: CellQuery): Promise<CellTotals>;
   /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */

@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import type { BearerToken } from './bearer.js';
 
 /**
- * onRequest hook for everything behind `EXTSCOPE_READ_TOKEN` (API, /metrics, the dashboard page): a 401 with
- * `WWW-Authenticate` before any work. Without a token (loopback only) it lets everything through.
+ * onRequest hook for everything behind `EXTSCOPE_READ_TOKEN` (API, /metrics; not the dashboard's static shell,
+ * whose API calls carry the token): a 401 with `WWW-Authenticate` before any work. Without a token (loopback
+ * only) it lets everything through.
  */
 export function readGuard(token: BearerToken | undefined): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {

@@ -15,10 +15,12 @@ import {
   type StoreStats,
   StoreUnavailableError,
 } from '../store.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
 import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { ExamplesReader } from './readers/examples.js';
 import { InstancesReader } from './readers/instances.js';
 import { RollupsReader } from './readers/rollups.js';
+import { TrendsReader } from './readers/trends.js';
 import { Retention } from './retention.js';
 import { Folder } from './rollup.js';
 import { ExamplesWriter } from './writer/examples.js';
@@ -62,6 +64,7 @@ export class SqliteStore implements Store {
   private readonly instancesReader: InstancesReader;
   private readonly examplesWriter: ExamplesWriter;
   private readonly examplesReader: ExamplesReader;
+  private readonly trendsReader: TrendsReader;
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
@@ -102,6 +105,7 @@ export class SqliteStore implements Store {
     this.instancesReader = new InstancesReader(this.db);
     this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);
     this.examplesReader = new ExamplesReader(this.db);
+    this.trendsReader = new TrendsReader(this.db);
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -135,6 +139,26 @@ export class SqliteStore implements Store {
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
     this.foldPending();
     return this.rollups.stepTotals(query);
+  }
+
+  async declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
+    this.foldPending();
+    return this.trendsReader.declarations(query);
+  }
+
+  async clientTrend(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
+    this.foldPending();
+    return this.trendsReader.clients(query);
+  }
+
+  async extensionTrend(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
+    this.foldPending();
+    return this.trendsReader.extensions(query);
+  }
+
+  async requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
+    this.foldPending();
+    return this.trendsReader.required(query);
   }
 
   async instances(query: InstancesQuery): Promise<InstanceRecord[]> {

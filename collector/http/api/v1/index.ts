@@ -5,6 +5,7 @@ import { filterRoutes } from './filters/route.js';
 import { instancesRoutes } from './instances/route.js';
 import { matrixRoutes } from './matrix/route.js';
 import { timeseriesRoutes } from './timeseries/route.js';
+import { trendsRoutes } from './trends/route.js';
 
 export type { ApiContext } from './context.js';
 
@@ -17,4 +18,5 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
   await app.register(timeseriesRoutes, context);
   await app.register(filterRoutes, context);
   await app.register(examplesRoutes, context);
+  await app.register(trendsRoutes, context);
 };

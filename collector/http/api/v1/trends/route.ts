@@ -1,0 +1,76 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { clientSeries, declarationSeries, extensionSeries, requiredSeries } from '../../../../analysis/trends.js';
+import type { Grouping } from '../../../../analysis/matrix.js';
+import { MS_PER_MINUTE } from '../../../../model/time.js';
+import type { TrendQuery, TrendResult } from '../../../../store/trends.js';
+import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
+import type { ApiContext } from '../context.js';
+import { clientsSchema, declarationsSchema, extensionsSchema, requiredSchema } from './schema.js';
+/**
+ * `GET /trends/declarations`, `/trends/clients`, `/trends/extensions`, `/trends/required`: the dashboard's
+ * charts, one query each. Answers are columnar: `times` holds the start of every step, and every series is an
+ * array of the same length (zeros included).
+ */
+
+interface TrendQuerystring {
+  from?: string;
+  to?: string;
+  step?: string;
+  service?: string;
+  instance?: string;
+  client?: string;
+  extension?: string;
+  group?: Grouping;
+  limit?: number;
+}
+
+/**
+ * A trend sums rollup rows of every client: its cost follows the rows of the rollup level its step reads (minutes,
+ * hours or days), not the steps it answers. Steps are chosen so that a level is read for at most about a day of
+ * minutes or a week of hours, and explicit steps are bounded too: the collector's one thread also takes exports.
+ */
+const MAX_POINTS = 1000;
+/** When no step is given: up to 6 h in minutes, up to 2 days in hours, longer in days. */
+function autoStep(spanMinutes: number): number {
+  if (spanMinutes <= 360) return spanMinutes <= 120 ? 1 : 5;
+  if (spanMinutes <= 2 * 1440) return 60;
+  return spanMinutes <= 60 * 1440 ? 1440 : 10_080;
+}
+
+function trendQuery(query: TrendQuerystring, context: ApiContext): TrendQuery {
+  const range = parseRange(query, context.clock(), context.openEndMs);
+  const spanMinutes = (range.toMs - range.fromMs) / MS_PER_MINUTE;
+  const stepMinutes = query.step === undefined ? autoStep(spanMinutes) : parseStep(query.step);
+  if (spanMinutes / stepMinutes > MAX_POINTS) throw badRequest(`step: ${query.step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
+  if (stepMinutes % 60 !== 0 && spanMinutes > 2 * 1440) throw badRequest('step: steps shorter than whole hours need a range of at most 2 days');
+  if (stepMinutes % 1440 !== 0 && spanMinutes > 14 * 1440) throw badRequest('step: steps shorter than whole days need a range of at most 14 days');
+  return { ...range, stepMinutes, service: query.service, instance: query.instance, clientName: query.client, extensionId: query.extension };
+}
+
+function frameOf(result: TrendResult<unknown>): { from: string; to: string; stepMinutes: number; times: string[] } {
+  const times = Array.from({ length: result.slots }, (_, index) => iso(result.fromMs + index * result.stepMinutes * MS_PER_MINUTE));
+  return { from: iso(result.fromMs), to: iso(result.toMs), stepMinutes: result.stepMinutes, times };
+}
+
+export const trendsRoutes: FastifyPluginAsync<ApiContext> = async (app, context) => {
+  const { reader } = context;
+  app.get<{ Querystring: TrendQuerystring }>('/trends/declarations', { schema: declarationsSchema }, async (request) => {
+    const result = await reader.declarationTrend(trendQuery(request.query, context));
+    return { ...frameOf(result), ...declarationSeries(result) };
+  });
+
+  app.get<{ Querystring: TrendQuerystring }>('/trends/clients', { schema: clientsSchema }, async (request) => {
+    const result = await reader.clientTrend(trendQuery(request.query, context));
+    return { ...frameOf(result), ...clientSeries(result, request.query.group ?? 'client', request.query.limit ?? 10) };
+  });
+
+  app.get<{ Querystring: TrendQuerystring }>('/trends/extensions', { schema: extensionsSchema }, async (request) => {
+    const result = await reader.extensionTrend(trendQuery(request.query, context));
+    return { ...frameOf(result), ...extensionSeries(result) };
+  });
+
+  app.get<{ Querystring: TrendQuerystring }>('/trends/required', { schema: requiredSchema }, async (request) => {
+    const result = await reader.requiredTrend(trendQuery(request.query, context));
+    return { ...frameOf(result), ...requiredSeries(result) };
+  });
+};

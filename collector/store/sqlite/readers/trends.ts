@@ -1,0 +1,130 @@
+import type Database from 'better-sqlite3';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../../trends.js';
+import { MS_PER_MINUTE } from '../../../model/time.js';
+
+/** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
+const CELL_LEVELS = [
+  { table: 'cell_day', bucket: 'day', minutes: 1440 },
+  { table: 'cell_hour', bucket: 'hour', minutes: 60 },
+  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
+] as const;
+const SERIES_LEVELS = [
+  { table: 'series_hour', bucket: 'hour', minutes: 60 },
+  { table: 'series_minute', bucket: 'minute', minutes: 1 },
+] as const;
+
+type Level = (typeof CELL_LEVELS)[number] | (typeof SERIES_LEVELS)[number];
+
+/**
+ * Without an instance filter the cell rollups (no instance dimension) are read; with one, that instance's
+ * series. The `-32021` figures need `required` and `status_code`, which only the series keep.
+ */
+function source(bySeries: boolean, level: Level): string {
+  // Parameters are bound as REAL: the division would give fractions without the cast.
+  const slot = `CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot`;
+  const range = `b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1`;
+  if (!bySeries) {
+    return `SELECT ${slot}, c.* FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND ${range}
+      WHERE ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))`;
+  }
+  return `SELECT ${slot}, c.* FROM series c JOIN instances i ON i.id = c.instance_ref JOIN ${level.table} b ON b.series_id = c.id AND ${range}
+      WHERE (@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)`;
+}
+
+const MEASURES = {
+  declarations: {
+    series: false,
+    sql: (from: string) => `SELECT slot, client_declaration AS declaration, sum(b_count) AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
+      GROUP BY slot, client_declaration`,
+  },
+  clients: {
+    series: false,
+    sql: (from: string) => `SELECT slot, client_name AS name, client_version AS version, sum(b_count) AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
+      GROUP BY slot, client_name, client_version`,
+  },
+  // Grouped by the raw columns (the rollup rows are many; the groups few), shaped per id in `extensions()`.
+  extensions: {
+    series: false,
+    sql: (from: string) => `SELECT slot, kind, extension_id AS ext, client_declared AS cd, server_declared AS sd, negotiated AS ng, sum(b_count) AS n
+      FROM (${from}) WHERE (@client IS NULL OR client_name = @client)
+      GROUP BY slot, kind, extension_id, client_declared, server_declared, negotiated`,
+  },
+  // `ext`, not `id`: the projection has the row's own `id` column, which a GROUP BY would take instead.
+  required: {
+    series: true,
+    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, sum(b_count) AS count
+      FROM (${from}) WHERE ((kind = 1 AND required = 1 AND (@extension IS NULL OR extension_id = @extension)) OR (kind = 0 AND status_code = '-32021'))
+        AND (@client IS NULL OR client_name = @client)
+      GROUP BY slot, ext, client_name, client_version`,
+  },
+} as const;
+
+type Measure = keyof typeof MEASURES;
+
+interface FlagRow {
+  slot: number;
+  kind: number;
+  ext: string | null;
+  cd: number | null;
+  sd: number | null;
+  ng: number | null;
+  n: number;
+}
+
+/** Sums per time step over the rollups, from the coarsest level the step allows. */
+export class TrendsReader {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  declarations(query: TrendQuery): TrendResult<DeclarationSlot> {
+    return this.read('declarations', query);
+  }
+
+  clients(query: TrendQuery): TrendResult<ClientSlot> {
+    return this.read('clients', query);
+  }
+
+  extensions(query: TrendQuery): TrendResult<ExtensionSlot> {
+    const result = this.read<FlagRow>('extensions', query);
+    const rows = result.rows.map((row): ExtensionSlot =>
+      row.kind === 0
+        ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
+        : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
+    );
+    return { ...result, rows };
+  }
+
+  required(query: TrendQuery): TrendResult<RequiredSlot> {
+    const result = this.read<RequiredSlot & { ext: string | null }>('required', query);
+    return { ...result, rows: result.rows.map(({ ext, ...row }) => ({ ...row, id: ext })) };
+  }
+
+  private read<Slot>(measure: Measure, query: TrendQuery): TrendResult<Slot> {
+    const bySeries = MEASURES[measure].series || query.instance !== undefined;
+    const levels: readonly Level[] = bySeries ? SERIES_LEVELS : CELL_LEVELS;
+    const step = query.stepMinutes;
+    const level = levels.find((candidate) => step % candidate.minutes === 0) ?? CELL_LEVELS[2];
+    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE / step) * step;
+    const m1 = Math.max(m0 + step, Math.ceil(query.toMs / MS_PER_MINUTE / step) * step);
+    const key = `${measure}:${bySeries}:${level.table}`;
+    let statement = this.statements.get(key);
+    if (statement === undefined) {
+      // `b.count` is renamed so that `c.*` (which has no `count`) and the rollup's count cannot clash.
+      const from = source(bySeries, level).replace('c.*', 'c.*, b.count AS b_count');
+      statement = this.db.prepare(MEASURES[measure].sql(from));
+      this.statements.set(key, statement);
+    }
+    const rows = statement.all({
+      m0,
+      step,
+      b0: m0 / level.minutes,
+      b1: m1 / level.minutes,
+      service: query.service ?? null,
+      instance: query.instance ?? null,
+      client: query.clientName ?? null,
+      ...(measure === 'required' ? { extension: query.extensionId ?? null } : {}),
+    }) as Slot[];
+    return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, stepMinutes: step, slots: (m1 - m0) / step, rows };
+  }
+}

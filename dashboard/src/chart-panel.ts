@@ -1,0 +1,55 @@
+import { h } from './dom.js';
+import type { ChartSpec } from './charts.js';
+
+/**
+ * A chart with its figures as a table too (in a disclosure), so nothing a chart says is only a picture. The
+ * canvas is drawn once chart.js (its own chunk) has loaded.
+ */
+export function chartPanel(id: string, spec: ChartSpec, summary: string): HTMLElement {
+  const canvas = h('canvas', { id, role: 'img', 'aria-label': `${spec.title}. ${summary}` });
+  const figure = h(
+    'figure',
+    { class: 'chart' },
+    h('figcaption', null, spec.title),
+    h('div', { class: 'chart-box' }, canvas),
+    h('p', { class: 'chart-summary' }, summary),
+    dataTable(spec),
+  );
+  void import('./charts.js').then(({ draw }) => draw(canvas, spec));
+  return figure;
+}
+
+/** Short tick labels for step start times (the browser's time zone). */
+export function timeLabels(times: string[], stepMinutes: number): string[] {
+  return times.map((iso) => {
+    const date = new Date(iso);
+    const pad = (n: number): string => String(n).padStart(2, '0');
+    const day = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+    return stepMinutes >= 1440 ? day : `${stepMinutes >= 60 ? `${day} ` : ''}${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  });
+}
+
+/** Built when opened: a long range has hundreds of steps. */
+function dataTable(spec: ChartSpec): HTMLElement {
+  const details = h('details', { class: 'chart-data' }, h('summary', null, 'Figures as a table'));
+  details.addEventListener('toggle', () => {
+    if (details.open && details.childElementCount === 1) details.appendChild(figures(spec));
+  });
+  return details;
+}
+
+function figures(spec: ChartSpec): HTMLElement {
+  const format = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : spec.percent ? `${(value * 100).toFixed(1)} %` : String(value));
+  return (
+    h(
+      'div',
+      { class: 'grid-wrap' },
+      h(
+        'table',
+        null,
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Step'), ...spec.series.map((series) => h('th', { scope: 'col' }, series.label)))),
+        h('tbody', null, ...spec.labels.map((label, index) => h('tr', null, h('th', { scope: 'row' }, label), ...spec.series.map((series) => h('td', null, format(series.data[index])))))),
+      ),
+    )
+  );
+}

@@ -1,0 +1,118 @@
+import type { Context, ViewModule } from '../context.js';
+import { code, h, hidden, notice, replace, time } from '../dom.js';
+import { href } from '../state.js';
+import type { InstanceView, InstancesResponse } from '../types.js';
+
+/**
+ * Instances grouped by service, with the ids each advertises now. Settings variants (one id, several settings
+ * fingerprints) get letters per service; an instance whose set differs from another live one of its service is
+ * marked by text and a stripe, not by colour alone.
+ */
+class FleetView implements ViewModule {
+  private body!: HTMLElement;
+
+  mount(root: HTMLElement): void {
+    this.body = h('div', { class: 'fleet' });
+    replace(root, h('h2', null, 'Fleet'), h('p', { class: 'hint' }, 'What each server instance advertises now (from its latest report). Drift: an instance advertising other ids or settings than another live instance of its service.'), this.body);
+  }
+
+  async update(context: Context): Promise<void> {
+    const { state } = context;
+    let response: InstancesResponse;
+    try {
+      response = await context.load<InstancesResponse>('instances');
+    } catch (error) {
+      if (context.isCurrent()) context.fail(error);
+      return;
+    }
+    if (!context.isCurrent()) return;
+    context.loaded();
+    const instances = response.instances.filter((instance) => (state.service === '' || instance.service === state.service) && (state.instance === '' || instance.instanceId === state.instance));
+    if (response.instances.length === 0) {
+      replace(this.body, notice('empty', 'No instance has reported yet.', 'Run your MCP server with ', code('node --import extscope/register server.js'), '; idle instances report what they advertise at every export.'));
+      return;
+    }
+    if (instances.length === 0) {
+      replace(this.body, notice('empty', 'No instance matches the service and instance filters.', 'Clear them to see the whole fleet.'));
+      return;
+    }
+    const services = new Map<string, InstanceView[]>();
+    for (const instance of instances) {
+      const key = instance.service ?? '(no service name)';
+      const list = services.get(key) ?? [];
+      list.push(instance);
+      services.set(key, list);
+    }
+    const sections = [...services.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([service, list]) => this.serviceSection(context, service, list));
+    replace(this.body, ...sections);
+  }
+
+  private serviceSection(context: Context, service: string, instances: InstanceView[]): HTMLElement {
+    const ids = [...new Set(instances.flatMap((instance) => instance.advertises.map((entry) => entry.id)))].sort();
+    // Letters for each distinct settings fingerprint of an id within the service: A, B, …
+    const letters = new Map<string, Map<string, string>>();
+    for (const id of ids) {
+      const prints = [...new Set(instances.flatMap((instance) => instance.advertises.find((entry) => entry.id === id)?.fingerprints ?? []))].sort();
+      letters.set(id, new Map(prints.map((print, index) => [print, String.fromCharCode(65 + (index % 26))])));
+    }
+    const drifting = instances.filter((instance) => instance.differs).length;
+    const variants = ids.filter((id) => (letters.get(id)?.size ?? 0) > 1);
+    const extLink = (id: string): HTMLElement => {
+      const link = h('a', { href: href(context.state, { view: 'extension', ext: id }), class: 'ext-id' }, id);
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        context.navigate({ view: 'extension', ext: id });
+      });
+      return link;
+    };
+    const head = h('tr', null, h('th', { scope: 'col' }, 'Instance'), h('th', { scope: 'col' }, 'Server'), h('th', { scope: 'col' }, 'Last seen'), h('th', { scope: 'col' }, 'Status'), ...ids.map((id) => h('th', { scope: 'col', class: 'ext' }, extLink(id))));
+    const rows = instances
+      .slice()
+      .sort((a, b) => Number(b.differs) - Number(a.differs) || (a.instanceId ?? '').localeCompare(b.instanceId ?? ''))
+      .map((instance) => {
+        const status: (HTMLElement | string)[] = [];
+        if (instance.differs) status.push(h('span', { class: 'badge badge-drift' }, '⚠ differs from its service'));
+        if (instance.stale) status.push(h('span', { class: 'badge badge-stale' }, '⏸ stale'));
+        if (instance.settingsVariants > 0) status.push(h('span', { class: 'badge' }, `${instance.settingsVariants} id(s) with several settings`));
+        if (instance.advertisedAt === null || instance.advertisedAt === undefined) status.push(h('span', { class: 'badge' }, 'no advertisement received'));
+        if (status.length === 0) status.push(h('span', { class: 'badge badge-ok' }, '✓ consistent'));
+        const cells = ids.map((id) => {
+          const entry = instance.advertises.find((candidate) => candidate.id === id);
+          if (entry === undefined) return h('td', { class: 'adv adv-no' }, h('span', { 'aria-hidden': 'true' }, '—'), hidden('not advertised'));
+          // Letters only where the service has several settings variants of the id.
+          const variantsOfId = letters.get(id);
+          const marks = (variantsOfId?.size ?? 0) > 1 ? entry.fingerprints.map((print) => variantsOfId?.get(print) ?? '?').join('+') : '';
+          return h(
+            'td',
+            { class: 'adv adv-yes', title: entry.fingerprints.length === 0 ? 'advertised (no fingerprint)' : `settings fingerprint(s): ${entry.fingerprints.join(', ')}` },
+            h('span', { 'aria-hidden': 'true' }, '✔'),
+            hidden('advertised'),
+            marks === '' ? '' : h('span', { class: 'variant' }, ` ${marks}`),
+          );
+        });
+        return h(
+          'tr',
+          { class: instance.differs ? 'drift' : instance.stale ? 'stale' : '' },
+          h('th', { scope: 'row' }, h('span', { class: 'mono' }, instance.instanceId ?? '(no instance id)'), instance.host ? h('span', { class: 'sub' }, instance.host) : null),
+          h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
+          h('td', null, time(instance.lastSeen)),
+          h('td', null, ...status),
+          ...cells,
+        );
+      });
+    const summary = [`${instances.length} instance(s)`, `${ids.length} extension id(s)`];
+    if (drifting > 0) summary.push(`${drifting} instance(s) differ from the rest`);
+    if (variants.length > 0) summary.push(`settings variants of ${variants.join(', ')} (letters: distinct fingerprints)`);
+    return h(
+      'section',
+      { class: 'service', 'aria-label': `Service ${service}` },
+      h('h3', null, service, drifting > 0 ? h('span', { class: 'badge badge-drift' }, ' ⚠ drift') : null),
+      h('p', { class: 'summary' }, summary.join(' · ')),
+      h('div', { class: 'grid-wrap' }, h('table', { class: 'fleet-table' }, h('thead', null, head), h('tbody', null, ...rows))),
+    );
+  }
+}
+
+export const fleetView = new FleetView();

@@ -1,0 +1,108 @@
+import { chartPanel, timeLabels } from '../chart-panel.js';
+import { type Context, type ViewModule, namesOf } from '../context.js';
+import { count, h, integer, notice, percent, replace } from '../dom.js';
+import { type State, rangeLabel, rangeParams } from '../state.js';
+import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../types.js';
+import { scopeText } from './matrix.js';
+
+/** How many extension lines one chart shows (the most negotiated ones; the extension filter picks others). */
+const TOP_EXTENSIONS = 8;
+
+export function trendParams(state: State): Record<string, string> {
+  return { ...rangeParams(state), service: state.service, instance: state.instance, client: state.client };
+}
+
+const TOP_CLIENTS = 10;
+const clientParams = (state: State): Record<string, string | number> => ({ ...trendParams(state), group: state.group, limit: 100 });
+
+class TrendsView implements ViewModule {
+  async clientNames(context: Context): Promise<string[]> {
+    return namesOf((await context.load<ClientTrend>('trends/clients', clientParams(context.state))).clients);
+  }
+
+  private body!: HTMLElement;
+
+  mount(root: HTMLElement): void {
+    this.body = h('div', { class: 'charts' });
+    replace(root, h('h2', null, 'Trends'), this.body);
+  }
+
+  async update(context: Context): Promise<void> {
+    const { state } = context;
+    const params = trendParams(state);
+    let data: [ExtensionTrend, DeclarationTrend, RequiredTrend, ClientTrend];
+    try {
+      data = await Promise.all([
+        context.load<ExtensionTrend>('trends/extensions', params),
+        context.load<DeclarationTrend>('trends/declarations', params),
+        context.load<RequiredTrend>('trends/required', params),
+        context.load<ClientTrend>('trends/clients', clientParams(state)),
+      ]);
+    } catch (error) {
+      if (context.isCurrent()) context.fail(error);
+      return;
+    }
+    if (!context.isCurrent()) return;
+    context.loaded();
+    const [extensions, declarations, required, clients] = data;
+    const labels = timeLabels(extensions.times, extensions.stepMinutes);
+    const total = declarations.requests.reduce((sum, n) => sum + n, 0);
+    const intro = h('p', { class: 'summary' }, `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`);
+    if (total === 0) {
+      replace(this.body, intro, notice('empty', 'No requests in this range.', 'Choose a longer time range or clear the filters.'));
+      return;
+    }
+    const filter = state.cols.trim().toLowerCase();
+    const ranked = extensions.extensions
+      .filter((entry) => filter === '' || entry.id.toLowerCase().includes(filter))
+      .map((entry) => ({ entry, negotiated: entry.negotiated.reduce((sum, n) => sum + n, 0) }))
+      .sort((a, b) => b.negotiated - a.negotiated || (a.entry.id < b.entry.id ? -1 : 1));
+    const shown = ranked.slice(0, TOP_EXTENSIONS);
+    const share = (n: number): string => percent(n / total, 1);
+    const shareSummary =
+      shown.length === 0
+        ? 'No extension in this range.'
+        : `Over the range: ${shown.map(({ entry, negotiated }) => `${entry.id} ${share(negotiated)}`).join(', ')}${ranked.length > shown.length ? `; ${ranked.length - shown.length} more (filter the extensions to see them)` : ''}.`;
+    const declTotals = { declared: sum(declarations.declared), none: sum(declarations.none), unknown: sum(declarations.unknown) };
+    // The 100 busiest come back (they also fill the client filter); the chart shows 10 and sums the rest.
+    const top = clients.clients.slice(0, TOP_CLIENTS);
+    const rest = clients.clients.slice(TOP_CLIENTS);
+    const others = { clients: clients.other.clients + rest.length, total: clients.other.total + sum(rest.map((client) => client.total)), requests: clients.other.requests.map((n, index) => n + sum(rest.map((client) => client.requests[index] ?? 0))) };
+    const clientSeries = top.map((client) => ({ label: client.client, data: client.requests }));
+    if (others.clients > 0) clientSeries.push({ label: `${others.clients} other client(s)`, data: others.requests });
+    replace(
+      this.body,
+      intro,
+      chartPanel('chart-share', { kind: 'line', percent: true, title: 'Negotiated share per extension', labels, series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare })) }, shareSummary),
+      chartPanel(
+        'chart-declarations',
+        {
+          kind: 'bar',
+          stacked: true,
+          title: 'Client declaration states (requests)',
+          labels,
+          series: [
+            { label: 'declared', data: declarations.declared },
+            { label: 'none (no extensions)', data: declarations.none },
+            { label: 'unknown (no capabilities received)', data: declarations.unknown },
+          ],
+        },
+        `declared ${integer(declTotals.declared)}, none ${integer(declTotals.none)}, unknown ${integer(declTotals.unknown)} requests.`,
+      ),
+      chartPanel(
+        'chart-required',
+        { kind: 'bar', title: '-32021 answers (missing required client capability)', labels: timeLabels(required.times, required.stepMinutes), series: [{ label: '-32021 answers', data: required.errors }, ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts }))] },
+        required.total === 0 ? 'No -32021 answer in this range.' : `${count(required.total, 'answer')}; named: ${required.extensions.map((entry) => `${entry.id} ${integer(entry.total)}`).join(', ')}.`,
+      ),
+      chartPanel(
+        'chart-clients',
+        { kind: 'line', title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`, labels: timeLabels(clients.times, clients.stepMinutes), series: clientSeries },
+        `${top.map((client) => `${client.client} ${integer(client.total)}`).join(', ')}${others.clients > 0 ? `; others ${integer(others.total)}` : ''}.`,
+      ),
+    );
+  }
+}
+
+const sum = (values: number[]): number => values.reduce((total, n) => total + n, 0);
+
+export const trendsView = new TrendsView();

@@ -1,0 +1,276 @@
+// The dashboard in real Chromium over a week of data: 200 clients × 30 extension ids × 7 days of minute rollups,
+// served by the collector (child process). Measures, per navigation, the time from navigation start until the
+// matrix is on screen with its handlers attached (the page's `extscope:ready` mark), then filter changes: from
+// the input event to the re-rendered matrix. Prints the bundle size.
+//
+//   npm run build && node test/bench/dashboard.mjs
+//   env: BENCH_RUNS (10 navigations, 10 of each filter change), BENCH_STRIDE (10: each instance reports one of its
+//   clients every 10 minutes), BENCH_DB (keep the loaded database at this path and reuse it on the next run)
+
+/* global document -- the functions given to page.evaluate run in the page */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { chromium } from 'playwright-core';
+import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
+import { SqliteStore } from '../../dist/collector/store/sqlite-store.js';
+import { Folder } from '../../dist/collector/store/sqlite/fold.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/identity.js';
+import { rng } from './fleet.mjs';
+import { startCollectorChild } from './collector-child.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 10);
+const STRIDE = Number(process.env.BENCH_STRIDE ?? 10);
+const DAYS = 7;
+const CLIENTS = 200;
+const EXTENSIONS = Array.from({ length: 30 }, (_, index) => (index < 4 ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][index] : `com.vendor${index % 6}.mcp/feature-${index}`));
+const SERVICES = 20;
+const PER_SERVICE = 5;
+const CLIENTS_PER_INSTANCE = 20;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** 200 client names (one version each), each declaring 5-12 of the 30 ids; 100 instances advertising 12 each. */
+function plan() {
+  const random = rng(7);
+  const pick = (n) => {
+    const set = new Set();
+    while (set.size < n) set.add(EXTENSIONS[Math.floor(random() * EXTENSIONS.length)]);
+    return [...set];
+  };
+  const clients = Array.from({ length: CLIENTS }, (_, index) => ({ name: `client-${String(index).padStart(3, '0')}`, version: `${1 + (index % 4)}.0.0`, declared: pick(5 + Math.floor(random() * 8)) }));
+  const instances = [];
+  for (let s = 0; s < SERVICES; s++) {
+    const advertised = pick(12);
+    for (let i = 0; i < PER_SERVICE; i++) {
+      const index = s * PER_SERVICE + i;
+      // Every client is used by 10 instances, in a fixed rotation.
+      const used = Array.from({ length: CLIENTS_PER_INSTANCE }, (_, k) => clients[(index + k * 10) % CLIENTS]);
+      instances.push({ service: `service-${s}`, instanceId: `instance-${s}-${i}`, host: `host-${s}-${i}`, serverName: `mcp-server-${s}`, advertised, clients: used });
+    }
+  }
+  return { clients, instances };
+}
+
+function dims(client, outcome, extension) {
+  return {
+    kind: extension === undefined ? 0 : 1,
+    serverName: null,
+    serverVersion: '2.3.1',
+    method: 'tools/call',
+    era: 'modern',
+    protocolVersion: '2026-07-28',
+    clientName: client.name,
+    clientVersion: client.version,
+    clientDeclaration: 'declared',
+    serverDeclaration: 'declared',
+    outcome,
+    statusCode: null,
+    extensionId: extension?.id ?? null,
+    clientDeclared: extension?.clientDeclared ?? null,
+    serverDeclared: extension?.serverDeclared ?? null,
+    negotiated: extension === undefined ? null : extension.clientDeclared && extension.serverDeclared,
+    required: extension === undefined ? null : false,
+  };
+}
+
+/** Seven days through the store's own write path below HTTP: point_log rows folded by the collector's Folder. */
+async function load(dbPath) {
+  await new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', maxExtensionIdsPerInstanceHour: 1024, examplesPerCell: 5 }).close();
+  const db = new Database(dbPath);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  db.pragma('cache_size = -262144');
+  const { instances } = plan();
+  const now = Date.now();
+  const firstMinute = Math.floor((now - DAYS * 86_400_000) / 60_000) + 60;
+  const lastMinute = Math.floor(now / 60_000) - 1;
+  const insertInstance = db.prepare('INSERT INTO instances (key_hash, service, instance_id, service_version, host, server_name, server_version, first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertCell = db.prepare('INSERT OR IGNORE INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const selectCell = db.prepare('SELECT id FROM cells WHERE key_hash = ?').pluck();
+  const insertSeries = db.prepare('INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, server_name, server_version, method, era, protocol_version, client_name, client_version, client_declaration, server_declaration, outcome, status_code, extension_id, client_declared, server_declared, negotiated, required) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const flag = (value) => (value === null ? null : value ? 1 : 0);
+  const planned = db.transaction(() =>
+    instances.map((instance) => {
+      const ref = Number(insertInstance.run(identityHash(instanceKey({ service: instance.service, instanceId: instance.instanceId })), instance.service, instance.instanceId, '2.3.1', instance.host, instance.serverName, '2.3.1', now - DAYS * 86_400_000, now).lastInsertRowid);
+      return instance.clients.map((client) => {
+        const series = [];
+        const extensions = [...new Set([...client.declared, ...instance.advertised])].map((id) => ({ id, clientDeclared: client.declared.includes(id), serverDeclared: instance.advertised.includes(id) }));
+        for (const [outcome, extension] of [['complete'], ...extensions.map((e) => ['complete', e])]) {
+          const d = dims(client, outcome, extension);
+          const cellFor = (scope) => {
+            const hash = identityHash(cellKey(scope, instance.service, d));
+            insertCell.run(hash, scope, d.kind, scope === CellScope.Service ? instance.service : null, client.name, client.version, d.kind === 0 ? 'declared' : null, d.extensionId, flag(d.clientDeclared), flag(d.serverDeclared), flag(d.negotiated));
+            return selectCell.get(hash);
+          };
+          const cell = cellFor(CellScope.Service);
+          const allCell = cellFor(CellScope.AllServices);
+          const id = Number(insertSeries.run(identityHash(seriesKey(ref, d)), ref, cell, allCell, d.kind, instance.serverName, '2.3.1', d.method, d.era, d.protocolVersion, client.name, client.version, 'declared', 'declared', outcome, null, d.extensionId, flag(d.clientDeclared), flag(d.serverDeclared), flag(d.negotiated), flag(d.required)).lastInsertRowid);
+          series.push({ id, cell, allCell });
+        }
+        return series;
+      });
+    }),
+  )();
+  const folder = new Folder(db);
+  const insert = db.prepare('INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const clearLog = db.prepare('DELETE FROM point_log');
+  const random = rng(3);
+  let points = 0;
+  let requests = 0;
+  for (let dayStart = firstMinute; dayStart <= lastMinute; dayStart += 1440) {
+    db.transaction(() => {
+      for (let minute = dayStart; minute < Math.min(dayStart + 1440, lastMinute + 1); minute++) {
+        const endNs = BigInt(minute) * 60_000_000_000n + 30_000_000_000n;
+        for (let index = 0; index < instances.length; index++) {
+          if ((minute + index) % STRIDE !== 0) continue;
+          const series = planned[index][Math.floor(minute / STRIDE + index) % CLIENTS_PER_INSTANCE];
+          const calls = 1 + Math.floor(random() * 20);
+          requests += calls;
+          for (const { id, cell, allCell } of series) {
+            insert.run(endNs, id, endNs - 60_000_000_000n, minute, id, cell, allCell, calls);
+            points++;
+          }
+        }
+      }
+    })();
+    folder.fold();
+    clearLog.run();
+  }
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.pragma('optimize');
+  db.close();
+  return { points, requests, instances: instances.length };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const max = (values) => Math.max(...values);
+const fmt = (values) => `median ${median(values).toFixed(0).padStart(4)} ms, max ${max(values).toFixed(0).padStart(4)} ms`;
+
+if (!existsSync('/usr/bin/chromium')) throw new Error('/usr/bin/chromium is missing (apt-get install -y --no-install-recommends chromium)');
+const sizes = JSON.parse(readFileSync(join(ROOT, 'dashboard', 'dist', 'sizes.json'), 'utf8'));
+const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-dashboard-'));
+const dbPath = process.env.BENCH_DB ?? join(dir, 'dashboard.db');
+let collector;
+let context;
+try {
+  const started = performance.now();
+  const reuse = process.env.BENCH_DB !== undefined && existsSync(dbPath);
+  const loaded = reuse ? { points: NaN, requests: NaN, instances: SERVICES * PER_SERVICE } : await load(dbPath);
+  if (reuse) console.log(`dashboard: reusing ${dbPath} (its data is relative to when it was loaded)`);
+  else console.log(`dashboard: ${CLIENTS} clients × ${EXTENSIONS.length} extension ids × ${DAYS} days, ${loaded.instances} instances (${SERVICES} services), ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  collector = await startCollectorChild(dbPath);
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const profile = mkdtempSync(join(tmpdir(), 'extscope-bench-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1366, height: 768 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-quic', '--disable-sync'],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  // `extscope:first-rows`: the matrix's rows are in the DOM with their handlers; `extscope:painted`: the frame after
+  // the render has been painted and the main thread is free again (what "interactive" means here).
+  const marks = () =>
+    page.evaluate(async () => {
+      for (let waited = 0; waited < 10_000 && performance.getEntriesByName('extscope:painted').length === 0; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+      const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
+      return { rows: at('extscope:first-rows'), painted: at('extscope:painted') };
+    });
+  const waitReady = () => page.locator('body[data-ready]').waitFor({ state: 'attached', timeout: 30_000 });
+
+  // Navigation: navigation start → matrix rendered (7 days, 200 rows × 30 columns). The first is cold (empty cache).
+  const navigations = [];
+  let apiMs = [];
+  for (let run = 0; run <= RUNS; run++) {
+    await page.goto(`${collector.url}/?range=7d`);
+    await waitReady();
+    const summary = await page.locator('p.summary').first().innerText();
+    if (!summary.includes(`${CLIENTS} of ${CLIENTS} clients, ${EXTENSIONS.length} of ${EXTENSIONS.length} extensions`)) throw new Error(`unexpected matrix: ${summary}`);
+    // Rows are rendered as they come into view: the first screenful and some beyond it.
+    const cells = await page.locator('td.cell').count();
+    if (cells < 20 * EXTENSIONS.length) throw new Error(`only ${cells} cells rendered`);
+    navigations.push(await marks());
+    apiMs.push(await page.evaluate(() => performance.getEntriesByType('resource').find((entry) => entry.name.includes('/api/v1/matrix'))?.duration ?? NaN));
+  }
+  const [cold, ...warm] = navigations;
+  const rowsOf = (list) => list.map((entry) => entry.rows);
+  const paintedOf = (list) => list.map((entry) => entry.painted);
+  const [coldApi] = apiMs;
+  apiMs = apiMs.slice(1);
+
+  // Filter changes, from the input event to the re-rendered matrix.
+  const change = async (act, arg) => {
+    await page.evaluate(() => delete document.body.dataset.ready);
+    const t0 = await page.evaluate(act, arg);
+    await waitReady();
+    const { rows, painted } = await marks();
+    return { rows: rows - t0, painted: painted - t0 };
+  };
+  const typed = [];
+  const sorted = [];
+  const served = [];
+  for (let run = 0; run < RUNS; run++) {
+    typed.push(await change(() => {
+      const input = document.querySelector('#matrix-rows');
+      const t = performance.now();
+      input.value = input.value === 'client-1' ? 'client-0' : 'client-1';
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      return t;
+    }));
+  }
+  await page.goto(`${collector.url}/?range=7d`);
+  await waitReady();
+  for (let run = 0; run < RUNS; run++) {
+    sorted.push(await change((n) => {
+      const t = performance.now();
+      document.querySelectorAll('button.sort')[2 + (n % 5)].click();
+      return t;
+    }, run));
+  }
+  for (let run = 0; run < RUNS; run++) {
+    served.push(await change((n) => {
+      const select = document.querySelector('#filter-service');
+      const t = performance.now();
+      select.value = `service-${n % 20}`;
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+      return t;
+    }, run));
+  }
+  // The trends view: four trend queries over every client, chart.js loaded on demand, four charts drawn.
+  const trends = {};
+  for (const range of ['24h', '7d']) {
+    const times = [];
+    for (let run = 0; run < Math.max(3, Math.floor(RUNS / 2)); run++) {
+      await page.goto(`${collector.url}/?view=trends&range=${range}`);
+      await waitReady();
+      times.push(
+        await page.evaluate(async () => {
+          const drawn = () => [...document.querySelectorAll('canvas')].filter((canvas) => canvas.width > 0).length === 4;
+          for (let waited = 0; waited < 20_000 && !drawn(); waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+          return performance.now();
+        }),
+      );
+    }
+    trends[range] = times;
+  }
+  const line = (label, list) => console.log(`${label.padEnd(52)} rows ${fmt(rowsOf(list))}   painted ${fmt(paintedOf(list))}`);
+  console.log(`${'navigation → matrix, cold (first load)'.padEnd(52)} rows ${cold.rows.toFixed(0).padStart(4)} ms   painted ${cold.painted.toFixed(0).padStart(4)} ms   (GET /api/v1/matrix?from=-7d: ${coldApi.toFixed(0)} ms)`);
+  line(`navigation → matrix, warm (${RUNS} loads)`, warm);
+  console.log(`${''.padEnd(52)} of which GET /api/v1/matrix?from=-7d: ${fmt(apiMs)}`);
+  line('client text filter → re-rendered (30 ms debounce)', typed);
+  line('sort by an extension column → re-rendered', sorted);
+  line('service filter → fetched and re-rendered', served);
+  console.log(`${'trends view, 24 h (hourly steps) → 4 charts drawn'.padEnd(52)} ${fmt(trends['24h'])}`);
+  console.log(`${'trends view, 7 d (daily steps) → 4 charts drawn'.padEnd(52)} ${fmt(trends['7d'])}`);
+  const files = Object.entries(sizes.files).map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(1)} KiB`).join(', ');
+  console.log(`bundle: ${(sizes.bytes / 1024).toFixed(1)} KiB minified, ${(sizes.gzipBytes / 1024).toFixed(1)} KiB gzip (${files}); the matrix view loads app + css only, chart.js is loaded by the chart views`);
+} finally {
+  await context?.close();
+  if (collector !== undefined) {
+    collector.child.kill('SIGTERM');
+    await new Promise((resolve) => collector.child.once('exit', resolve));
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
