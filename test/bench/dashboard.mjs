@@ -12,13 +12,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
-import { SqliteStore } from '../../dist/collector/store/sqlite-store.js';
-import { Folder } from '../../dist/collector/store/sqlite/fold.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/identity.js';
 import { rng } from './fleet.mjs';
+import { loadRollups } from './rollup-loader.mjs';
 import { startCollectorChild } from './collector-child.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
@@ -53,95 +49,9 @@ function plan() {
   return { clients, instances };
 }
 
-function dims(client, outcome, extension) {
-  return {
-    kind: extension === undefined ? 0 : 1,
-    serverName: null,
-    serverVersion: '2.3.1',
-    method: 'tools/call',
-    era: 'modern',
-    protocolVersion: '2026-07-28',
-    clientName: client.name,
-    clientVersion: client.version,
-    clientDeclaration: 'declared',
-    serverDeclaration: 'declared',
-    outcome,
-    statusCode: null,
-    extensionId: extension?.id ?? null,
-    clientDeclared: extension?.clientDeclared ?? null,
-    serverDeclared: extension?.serverDeclared ?? null,
-    negotiated: extension === undefined ? null : extension.clientDeclared && extension.serverDeclared,
-    required: extension === undefined ? null : false,
-  };
-}
-
-/** Seven days through the store's own write path below HTTP: point_log rows folded by the collector's Folder. */
-async function load(dbPath) {
-  await new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', maxExtensionIdsPerInstanceHour: 1024, examplesPerCell: 5 }).close();
-  const db = new Database(dbPath);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
-  db.pragma('cache_size = -262144');
-  const { instances } = plan();
-  const now = Date.now();
-  const firstMinute = Math.floor((now - DAYS * 86_400_000) / 60_000) + 60;
-  const lastMinute = Math.floor(now / 60_000) - 1;
-  const insertInstance = db.prepare('INSERT INTO instances (key_hash, service, instance_id, service_version, host, server_name, server_version, first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const insertCell = db.prepare('INSERT OR IGNORE INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const selectCell = db.prepare('SELECT id FROM cells WHERE key_hash = ?').pluck();
-  const insertSeries = db.prepare('INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, server_name, server_version, method, era, protocol_version, client_name, client_version, client_declaration, server_declaration, outcome, status_code, extension_id, client_declared, server_declared, negotiated, required) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const flag = (value) => (value === null ? null : value ? 1 : 0);
-  const planned = db.transaction(() =>
-    instances.map((instance) => {
-      const ref = Number(insertInstance.run(identityHash(instanceKey({ service: instance.service, instanceId: instance.instanceId })), instance.service, instance.instanceId, '2.3.1', instance.host, instance.serverName, '2.3.1', now - DAYS * 86_400_000, now).lastInsertRowid);
-      return instance.clients.map((client) => {
-        const series = [];
-        const extensions = [...new Set([...client.declared, ...instance.advertised])].map((id) => ({ id, clientDeclared: client.declared.includes(id), serverDeclared: instance.advertised.includes(id) }));
-        for (const [outcome, extension] of [['complete'], ...extensions.map((e) => ['complete', e])]) {
-          const d = dims(client, outcome, extension);
-          const cellFor = (scope) => {
-            const hash = identityHash(cellKey(scope, instance.service, d));
-            insertCell.run(hash, scope, d.kind, scope === CellScope.Service ? instance.service : null, client.name, client.version, d.kind === 0 ? 'declared' : null, d.extensionId, flag(d.clientDeclared), flag(d.serverDeclared), flag(d.negotiated));
-            return selectCell.get(hash);
-          };
-          const cell = cellFor(CellScope.Service);
-          const allCell = cellFor(CellScope.AllServices);
-          const id = Number(insertSeries.run(identityHash(seriesKey(ref, d)), ref, cell, allCell, d.kind, instance.serverName, '2.3.1', d.method, d.era, d.protocolVersion, client.name, client.version, 'declared', 'declared', outcome, null, d.extensionId, flag(d.clientDeclared), flag(d.serverDeclared), flag(d.negotiated), flag(d.required)).lastInsertRowid);
-          series.push({ id, cell, allCell });
-        }
-        return series;
-      });
-    }),
-  )();
-  const folder = new Folder(db);
-  const insert = db.prepare('INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-  const clearLog = db.prepare('DELETE FROM point_log');
-  const random = rng(3);
-  let points = 0;
-  let requests = 0;
-  for (let dayStart = firstMinute; dayStart <= lastMinute; dayStart += 1440) {
-    db.transaction(() => {
-      for (let minute = dayStart; minute < Math.min(dayStart + 1440, lastMinute + 1); minute++) {
-        const endNs = BigInt(minute) * 60_000_000_000n + 30_000_000_000n;
-        for (let index = 0; index < instances.length; index++) {
-          if ((minute + index) % STRIDE !== 0) continue;
-          const series = planned[index][Math.floor(minute / STRIDE + index) % CLIENTS_PER_INSTANCE];
-          const calls = 1 + Math.floor(random() * 20);
-          requests += calls;
-          for (const { id, cell, allCell } of series) {
-            insert.run(endNs, id, endNs - 60_000_000_000n, minute, id, cell, allCell, calls);
-            points++;
-          }
-        }
-      }
-    })();
-    folder.fold();
-    clearLog.run();
-  }
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.pragma('optimize');
-  db.close();
-  return { points, requests, instances: instances.length };
+/** Seven days through the store's own write path below HTTP. */
+function load(dbPath) {
+  return loadRollups(dbPath, { instances: plan().instances, days: DAYS, stride: STRIDE, seed: 3 });
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
