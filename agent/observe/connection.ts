@@ -76,8 +76,8 @@ export class Connection {
       if (isRequest(message)) return this.received(message, extra);
       const cancelled = cancelledRequestId(message);
       if (cancelled !== undefined) {
-        const entry = this.inFlight.take(cancelled);
-        if (entry !== undefined) this.finish(entry, CANCELLED);
+        const pending = this.inFlight.take(cancelled);
+        if (pending !== undefined) this.finish(pending, CANCELLED);
       }
     } catch (error) {
       this.sink.fail('inbound', error);
@@ -88,8 +88,8 @@ export class Connection {
   outbound(message: unknown): void {
     try {
       if (!isResponse(message)) return;
-      const entry = this.inFlight.take(message.id);
-      if (entry !== undefined) this.finish(entry, readOutcome(message, this.reading.limits));
+      const pending = this.inFlight.take(message.id);
+      if (pending !== undefined) this.finish(pending, readOutcome(message, this.reading.limits));
     } catch (error) {
       this.sink.fail('outbound', error);
     }
@@ -103,7 +103,7 @@ export class Connection {
   /** The transport closed: requests still in flight will get no answer. */
   closed(): void {
     try {
-      for (const entry of this.inFlight.drain()) this.finish(entry, CANCELLED);
+      for (const pending of this.inFlight.drain()) this.finish(pending, CANCELLED);
     } catch (error) {
       this.sink.fail('close', error);
     }
@@ -121,8 +121,8 @@ export class Connection {
     return started?.context;
   }
 
-  private finish(entry: Pending, outcome: Outcome): void {
-    const facts = outcome.protocolVersion === undefined ? entry.facts : { ...entry.facts, protocolVersion: outcome.protocolVersion };
+  private finish(pending: Pending, outcome: Outcome): void {
+    const facts = outcome.protocolVersion === undefined ? pending.facts : { ...pending.facts, protocolVersion: outcome.protocolVersion };
     if (facts.method === METHOD_INITIALIZE && facts.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
       this.handshake.handshake = {
         client: facts.client,
@@ -132,6 +132,6 @@ export class Connection {
       };
     }
     const sessionId = typeof this.transport.sessionId === 'string' ? this.transport.sessionId : undefined;
-    this.sink.finish(facts, this.server, outcome, entry.span, sessionId);
+    this.sink.finish(facts, this.server, outcome, pending.span, sessionId);
   }
 }
