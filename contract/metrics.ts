@@ -1,4 +1,5 @@
 import { ADVERTISED_ATTRIBUTES, ATTR_AGENT_ATTRIBUTE, ATTR_AGENT_REASON, ATTR_AGENT_STAGE, type AttributeSpec, EXTENSION_ATTRIBUTES, REQUEST_ATTRIBUTES } from './attributes.js';
+import { REJECTED_ID_REASON } from './values.js';
 
 export type Instrument = 'counter' | 'gauge';
 
@@ -50,7 +51,7 @@ export const METRICS = {
     name: 'extscope.agent.extension_ids.rejected',
     instrument: 'counter',
     unit: '{id}',
-    brief: 'extension ids not recorded, by reason (`invalid`, `too_many`)',
+    brief: `extension ids not recorded, by reason (\`${REJECTED_ID_REASON.invalid}\`, \`${REJECTED_ID_REASON.tooMany}\`)`,
     attributes: [ATTR_AGENT_REASON],
     stored: false,
   },

@@ -32,3 +32,6 @@ export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 export const INVALID_EXTENSION_ID = '_invalid';
 /** What an attribute value becomes once its cardinality cap is reached (after OpenTelemetry's `_OTHER`). */
 export const OVERFLOW_VALUE = '_OTHER';
+
+/** Why the agent did not record an extension id (`extscope.agent.reason`). */
+export const REJECTED_ID_REASON = { invalid: 'invalid', tooMany: 'too_many' } as const;

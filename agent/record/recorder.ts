@@ -17,6 +17,7 @@ import {
   REQUEST_ATTRIBUTES,
   type RequestDimKey,
   isNegotiated,
+  REJECTED_ID_REASON,
 } from '../../contract/index.js';
 import type { DeclaredExtensions } from '../observe/extension-map.js';
 import type { Outcome, RequestFacts } from '../observe/request-facts.js';
@@ -84,8 +85,6 @@ const MAX_ADVERTISED_VARIANTS = 256;
 const NO_IDS: readonly string[] = [];
 const FLAG_SUFFIX = Array.from({ length: 16 }, (_, flags) => `${SEP}${flags.toString(16)}`);
 /** Values of `extscope.agent.reason` on `extscope.agent.extension_ids.rejected`. */
-const REJECTED_INVALID = 'invalid';
-const REJECTED_TOO_MANY = 'too_many';
 
 interface AdvertisedVariant {
   /** Attributes of `extscope.server.extensions`. */
@@ -253,7 +252,7 @@ export class Recorder {
   }
 
   private countRejected(client: DeclaredExtensions): void {
-    if (client.invalid > 0) this.rejectedIds.add(REJECTED_INVALID, '', { [ATTR_AGENT_REASON]: REJECTED_INVALID }, client.invalid);
-    if (client.dropped > 0) this.rejectedIds.add(REJECTED_TOO_MANY, '', { [ATTR_AGENT_REASON]: REJECTED_TOO_MANY }, client.dropped);
+    if (client.invalid > 0) this.rejectedIds.add(REJECTED_ID_REASON.invalid, '', { [ATTR_AGENT_REASON]: REJECTED_ID_REASON.invalid }, client.invalid);
+    if (client.dropped > 0) this.rejectedIds.add(REJECTED_ID_REASON.tooMany, '', { [ATTR_AGENT_REASON]: REJECTED_ID_REASON.tooMany }, client.dropped);
   }
 }
