@@ -52,6 +52,8 @@ export interface CollectorOptions {
   metricsWindowMs?: number;
   /** How long shutdown waits for in-flight requests before closing connections. */
   shutdownGraceMs?: number;
+  /** Below this much free space on the database's file system, /readyz says not ready (default 1 MiB). */
+  minFreeBytes?: number;
   /** The clock; tests move it. */
   clock?: () => number;
 }
@@ -72,6 +74,7 @@ export interface ResolvedConfig {
   examplesPerCell: number;
   metricsWindowMs: number;
   shutdownGraceMs: number;
+  minFreeBytes: number;
   clock: () => number;
 }
 
@@ -101,6 +104,7 @@ const DEFAULTS = {
   examplesPerCell: 5,
   metricsWindowMs: MS_PER_HOUR,
   shutdownGraceMs: 10 * MS_PER_SECOND,
+  minFreeBytes: 1024 * 1024,
 } as const;
 
 export class ConfigError extends Error {
@@ -165,6 +169,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? DEFAULTS.examplesPerCell),
     metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? DEFAULTS.metricsWindowMs),
     shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
+    minFreeBytes: positive('minFreeBytes', options.minFreeBytes ?? DEFAULTS.minFreeBytes),
     clock: options.clock ?? Date.now,
   };
 }

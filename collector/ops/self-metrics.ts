@@ -79,6 +79,22 @@ export class SelfMetrics {
         this.set((await store.stats()).cumulativeStreams);
       },
     });
+    new Gauge({
+      name: 'extscope_collector_quarantined_points',
+      help: 'Logged increments left out of the rollups because they are not counts ingest accepts (see the log)',
+      registers,
+      async collect() {
+        this.set((await store.stats()).quarantinedPoints);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_fold_failures',
+      help: 'Folds of pending increments that failed since start (reads then answer from what is stored)',
+      registers,
+      async collect() {
+        this.set((await store.stats()).foldFailures);
+      },
+    });
 
     const minutes = Math.round(windowMs / MS_PER_MINUTE);
     this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });

@@ -25,6 +25,8 @@ export interface IngestStore {
 
 /** Reads see every batch whose apply has resolved. They sum and return rows; they do not interpret them. */
 export interface RollupReader extends TrendReader {
+  /** True when accepted data may not be visible yet: the store cannot write (disk full, read-only) and reads answer from what is stored. */
+  behind(): boolean;
   /** Matrix cells with their totals over the range (widened to whole buckets), zero totals left out. */
   cellTotals(query: CellQuery): Promise<CellTotals>;
   /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */
@@ -104,6 +106,10 @@ export interface StoreStats {
    * retention drops a superseded start or a silent instance.
    */
   cumulativeStreams: number;
+  /** Logged increments the fold left out because they are not counts ingest accepts (see README). */
+  quarantinedPoints: number;
+  /** Folds that failed since start (reads then answer from what is stored). */
+  foldFailures: number;
 }
 
 /** The store cannot take writes right now (disk full, I/O error, locked); the sender should retry later. */

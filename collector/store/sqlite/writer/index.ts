@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, SeriesKind, Temporality } from '../../../model/batches.js';
-import type { ApplyResult } from '../../../model/records.js';
+import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../columns.js';
 import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
@@ -157,6 +157,11 @@ export class MetricsWriter {
         const increment = this.cumulative.increment(stream.streamId, point);
         if (increment === undefined) {
           result.duplicates++;
+          continue;
+        }
+        if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
+          // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
+          result.rejected = (result.rejected ?? 0) + 1;
           continue;
         }
         result.applied++;

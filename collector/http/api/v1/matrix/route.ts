@@ -19,6 +19,6 @@ export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContex
       // Text, not the JSON the schema describes: sent as it is, past the serializer.
       return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="extscope-matrix.csv"').send(csv as never);
     }
-    return { from: iso(totals.fromMs), to: iso(totals.toMs), resolution: totals.resolution, group, ...view };
+    return { from: iso(totals.fromMs), to: iso(totals.toMs), resolution: totals.resolution, group, behind: reader.behind(), ...view };
   });
 };

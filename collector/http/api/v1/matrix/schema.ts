@@ -29,6 +29,8 @@ export const matrixSchema = {
         to: isoTime,
         resolution: { type: 'string', enum: ['minute', 'hour'] },
         group: { type: 'string', enum: ['client', 'client_version'] },
+        /** True when accepted data may not be included yet (the store cannot write; see README). */
+        behind: { type: 'boolean' },
         extensions: { type: 'array', items: { type: 'string' } },
         rows: {
           type: 'array',
