@@ -63,6 +63,12 @@ export class PointContext {
     this.perStreamMinute.set(key, total);
   }
 
+  /** Refuses one point (partial success), with the reason the sender is told. */
+  reject(reason: string): void {
+    this.batch.rejected++;
+    this.batch.rejectedReason = reason;
+  }
+
   /** Counts the point as refused when it is older than the dedup window. */
   tooOld(timeNs: bigint): boolean {
     if (timeNs >= this.minTimeNs) return false;
