@@ -20,6 +20,11 @@ export interface CollectorLimits {
   maxAttributeLength: number;
   /** Distinct extension ids one instance may report within one UTC hour. */
   maxExtensionIdsPerInstanceHour: number;
+  /**
+   * Distinct values kept per sender-controlled dimension (client names, client versions, server names and
+   * versions, methods, protocol versions, status codes); new values past it are stored as `_OTHER`.
+   */
+  maxValuesPerDimension: number;
   /** OTLP exports processed at once; past this, 503 with Retry-After. */
   maxInFlightExports: number;
   /** How far ahead of the collector's clock a point's timestamp may be. */
@@ -88,6 +93,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxAttributeLength: MAX_ATTRIBUTE_LENGTH,
   // The agent admits 1000 distinct ids per process (plus `_invalid` and `_OTHER`); leave it room.
   maxExtensionIdsPerInstanceHour: 1024,
+  maxValuesPerDimension: 2000,
   maxInFlightExports: 32,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
@@ -225,6 +231,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   limitVariable('EXTSCOPE_MAX_BODY_BYTES', 'maxBodyBytes', 'Largest request body'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
   limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),
+  limitVariable('EXTSCOPE_MAX_VALUES_PER_DIMENSION', 'maxValuesPerDimension', 'Distinct client names, versions, methods, … kept each (the rest: _OTHER)'),
   limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports processed at once before answering 503'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',

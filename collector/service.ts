@@ -102,17 +102,19 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     synchronous: config.synchronous,
     examplesPerCell: config.examplesPerCell,
     minFreeBytes: config.minFreeBytes,
+    maxValuesPerDimension: limits.maxValuesPerDimension,
     warn: (message) => warn(message),
   });
 
   const end = storeConsumer(store);
+  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end);
   const metrics = new NormaliseMetrics(
     { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
-    new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end),
+    idLimit,
   );
   const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
   const admission = new Admission(limits.maxInFlightExports);
-  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, clock, windowMs: config.metricsWindowMs });
+  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, windowMs: config.metricsWindowMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
 

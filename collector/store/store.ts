@@ -110,6 +110,8 @@ export interface StoreStats {
   quarantinedPoints: number;
   /** Folds that failed since start (reads then answer from what is stored). */
   foldFailures: number;
+  /** New values of sender-controlled dimensions stored as `_OTHER` since start (over the per-dimension limit). */
+  overflowedValues: number;
 }
 
 /** The store cannot take writes right now (disk full, I/O error, locked); the sender should retry later. */

@@ -38,6 +38,8 @@ export interface SqliteStoreOptions {
   migrationsDir?: string;
   /** Below this much free space on the database's file system the store says it cannot take writes (readiness). */
   minFreeBytes?: number;
+  /** Distinct values kept per sender-controlled dimension (client names, versions, methods, …); the rest is `_OTHER`. */
+  maxValuesPerDimension?: number;
   /** Told about problems that do not stop the store: quarantined rows, a fold that failed (reads answer from what is stored). */
   warn?: (message: string) => void;
 }
@@ -45,6 +47,7 @@ export interface SqliteStoreOptions {
 /** Bytes one readiness probe writes after a failed write: about one export's worth of pages. */
 const PROBE_BYTES = 256 * 1024;
 const DEFAULT_MIN_FREE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
@@ -108,7 +111,7 @@ export class SqliteStore implements Store {
       }
       throw error;
     }
-    this.writer = new MetricsWriter(this.db, options.clock);
+    this.writer = new MetricsWriter(this.db, options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION);
     this.folder = new Folder(this.db);
     this.retention = new Retention(this.db, options.clock, options.retention, (what) => (what === 'instances' ? this.writer.forget() : this.writer.recountState()));
     this.rollups = new RollupsReader(this.db, () => ({
@@ -225,7 +228,7 @@ export class SqliteStore implements Store {
   }
 
   async stats(): Promise<StoreStats> {
-    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures };
+    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures, overflowedValues: this.writer.overflowedValues };
   }
 
   async flush(): Promise<void> {
