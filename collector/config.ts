@@ -47,6 +47,8 @@ export interface CollectorOptions {
   synchronous?: Synchronous;
   /** An instance not heard from for this long is stale (instances API, drift). */
   staleAfterMs?: number;
+  /** An instance not heard from for this long is left out of the instances API (its counts stay in the matrix). */
+  instanceTtlMs?: number;
   /** How often accepted points are folded into the rollups (queries fold first anyway). */
   foldIntervalMs?: number;
   /** How often retention runs. */
@@ -74,6 +76,7 @@ export interface ResolvedConfig {
   limits: CollectorLimits;
   synchronous: Synchronous;
   staleAfterMs: number;
+  instanceTtlMs: number;
   foldIntervalMs: number;
   maintenanceIntervalMs: number;
   examplesPerCell: number;
@@ -105,6 +108,7 @@ export const DEFAULT_LOG_LEVEL = 'info';
 
 const DEFAULTS = {
   staleAfterMs: 5 * MS_PER_MINUTE,
+  instanceTtlMs: 7 * 24 * MS_PER_HOUR,
   foldIntervalMs: MS_PER_SECOND,
   maintenanceIntervalMs: MS_PER_MINUTE,
   examplesPerCell: 5,
@@ -170,6 +174,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     limits,
     synchronous,
     staleAfterMs: positive('staleAfterMs', options.staleAfterMs ?? DEFAULTS.staleAfterMs),
+    instanceTtlMs: positive('instanceTtlMs', options.instanceTtlMs ?? DEFAULTS.instanceTtlMs),
     foldIntervalMs: positive('foldIntervalMs', options.foldIntervalMs ?? DEFAULTS.foldIntervalMs),
     maintenanceIntervalMs: positive('maintenanceIntervalMs', options.maintenanceIntervalMs ?? DEFAULTS.maintenanceIntervalMs),
     examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? DEFAULTS.examplesPerCell),
@@ -227,6 +232,12 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     help: 'normal (durable across process crashes) or full (also power loss)',
     default: DEFAULT_SYNCHRONOUS,
     apply: (options, value) => (options.synchronous = value as Synchronous),
+  },
+  {
+    name: 'EXTSCOPE_INSTANCE_TTL_HOURS',
+    help: 'Instances not heard from for this long leave the instances list (e.g. ended stdio sessions)',
+    default: DEFAULTS.instanceTtlMs / MS_PER_HOUR,
+    apply: (options, value) => (options.instanceTtlMs = number('EXTSCOPE_INSTANCE_TTL_HOURS', value) * MS_PER_HOUR),
   },
   limitVariable('EXTSCOPE_MAX_BODY_BYTES', 'maxBodyBytes', 'Largest request body'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),

@@ -133,7 +133,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, openEndMs: limits.maxFutureSkewMs });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }),
         );

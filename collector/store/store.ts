@@ -82,6 +82,8 @@ export interface StepQuery extends FilterQuery {
 
 export interface InstancesQuery {
   service?: string | undefined;
+  /** Only instances last seen at or after this. */
+  seenSinceMs?: number | undefined;
 }
 
 export interface ExamplesQuery {
