@@ -84,6 +84,7 @@ describe('disk full: exports are turned away with 503, reads keep answering, and
       expect(body.behind).toBe(true);
       expect(await total(collector.url)).toBe(5);
       expect((await fetch(`${collector.url}/metrics`)).status).toBe(200);
+      remount(dir, 'size=64m');
       rmSync(filler);
       expect(await total(collector.url)).toBe(5 + 1500);
     } finally {

@@ -13,6 +13,8 @@ export interface StoreOpenOptions {
   clock: () => number;
   retention: RetentionConfig;
   examplesPerCell: number;
+  /** Distinct values kept per sender-controlled dimension (the rest: `_OTHER`). */
+  maxValuesPerDimension?: number;
 }
 
 export interface StoreBackend {
@@ -120,9 +122,9 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     let store: Store;
     const open = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> =>
       (store = await factory.open(place, { clock: () => now, retention: RETENTION, examplesPerCell: 2, ...options }));
-    const reopen = async (): Promise<Store> => {
+    const reopen = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> => {
       await store.close();
-      return open();
+      return open(options);
     };
 
     beforeEach(async () => {
@@ -134,6 +136,16 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     afterEach(async () => {
       await store.close();
       await factory.cleanup();
+    });
+
+    it('a sender-controlled dimension past its limit is stored as _OTHER, the same decision after reopening; nothing is lost', async () => {
+      await reopen({ maxValuesPerDimension: 2 });
+      await store.applyMetrics(batch(['a', 'b', 'c'].map((client, index) => ({ client, start: index, time: index + 1, value: 1 }))));
+      await reopen({ maxValuesPerDimension: 2 });
+      await store.applyMetrics(batch([{ client: 'd', start: 5, time: 6, value: 2 }, { client: 'a', start: 5, time: 6, value: 3 }]));
+      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 3', 'a@1.0 declared: 4', 'b@1.0 declared: 1']);
+      expect((await store.stats()).overflowedValues).toBe(1);
+      expect(store.behind()).toBe(false);
     });
 
     it('applies delta points: totals per matrix cell, per service, per instance', async () => {
