@@ -148,6 +148,16 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(store.behind()).toBe(false);
     });
 
+    it('a value whose series retention dropped frees its place under the dimension limit', async () => {
+      await reopen({ maxValuesPerDimension: 1 });
+      await store.applyMetrics(batch([{ client: 'old', start: 0, time: 1, value: 1 }], 'i-old'));
+      now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
+      await store.maintain();
+      const t = (now - T0) / MS_PER_MINUTE;
+      await store.applyMetrics(batch([{ client: 'new', start: t - 2, time: t - 1, value: 2 }], 'i-new'));
+      expect(cells((await store.cellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['new@1.0 declared: 2']);
+    });
+
     it('applies delta points: totals per matrix cell, per service, per instance', async () => {
       const result = await store.applyMetrics(
         batch([
