@@ -20,6 +20,11 @@ export interface CollectorLimits {
   maxAttributeLength: number;
   /** Distinct extension ids one instance may report within one UTC hour. */
   maxExtensionIdsPerInstanceHour: number;
+  /**
+   * Distinct values kept per sender-controlled dimension (client names, client versions, server names and
+   * versions, methods, protocol versions, status codes); new values past it are stored as `_OTHER`.
+   */
+  maxValuesPerDimension: number;
   /** OTLP exports processed at once; past this, 503 with Retry-After. */
   maxInFlightExports: number;
   /** How far ahead of the collector's clock a point's timestamp may be. */
@@ -42,6 +47,8 @@ export interface CollectorOptions {
   synchronous?: Synchronous;
   /** An instance not heard from for this long is stale (instances API, drift). */
   staleAfterMs?: number;
+  /** An instance not heard from for this long is left out of the instances API (its counts stay in the matrix). */
+  instanceTtlMs?: number;
   /** How often accepted points are folded into the rollups (queries fold first anyway). */
   foldIntervalMs?: number;
   /** How often retention runs. */
@@ -52,6 +59,8 @@ export interface CollectorOptions {
   metricsWindowMs?: number;
   /** How long shutdown waits for in-flight requests before closing connections. */
   shutdownGraceMs?: number;
+  /** Below this much free space on the database's file system, /readyz says not ready (default 1 MiB). */
+  minFreeBytes?: number;
   /** The clock; tests move it. */
   clock?: () => number;
 }
@@ -67,11 +76,13 @@ export interface ResolvedConfig {
   limits: CollectorLimits;
   synchronous: Synchronous;
   staleAfterMs: number;
+  instanceTtlMs: number;
   foldIntervalMs: number;
   maintenanceIntervalMs: number;
   examplesPerCell: number;
   metricsWindowMs: number;
   shutdownGraceMs: number;
+  minFreeBytes: number;
   clock: () => number;
 }
 
@@ -85,6 +96,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxAttributeLength: MAX_ATTRIBUTE_LENGTH,
   // The agent admits 1000 distinct ids per process (plus `_invalid` and `_OTHER`); leave it room.
   maxExtensionIdsPerInstanceHour: 1024,
+  maxValuesPerDimension: 2000,
   maxInFlightExports: 32,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
@@ -96,11 +108,13 @@ export const DEFAULT_LOG_LEVEL = 'info';
 
 const DEFAULTS = {
   staleAfterMs: 5 * MS_PER_MINUTE,
+  instanceTtlMs: 7 * 24 * MS_PER_HOUR,
   foldIntervalMs: MS_PER_SECOND,
   maintenanceIntervalMs: MS_PER_MINUTE,
   examplesPerCell: 5,
   metricsWindowMs: MS_PER_HOUR,
   shutdownGraceMs: 10 * MS_PER_SECOND,
+  minFreeBytes: 1024 * 1024,
 } as const;
 
 export class ConfigError extends Error {
@@ -160,11 +174,13 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     limits,
     synchronous,
     staleAfterMs: positive('staleAfterMs', options.staleAfterMs ?? DEFAULTS.staleAfterMs),
+    instanceTtlMs: positive('instanceTtlMs', options.instanceTtlMs ?? DEFAULTS.instanceTtlMs),
     foldIntervalMs: positive('foldIntervalMs', options.foldIntervalMs ?? DEFAULTS.foldIntervalMs),
     maintenanceIntervalMs: positive('maintenanceIntervalMs', options.maintenanceIntervalMs ?? DEFAULTS.maintenanceIntervalMs),
     examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? DEFAULTS.examplesPerCell),
     metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? DEFAULTS.metricsWindowMs),
     shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
+    minFreeBytes: positive('minFreeBytes', options.minFreeBytes ?? DEFAULTS.minFreeBytes),
     clock: options.clock ?? Date.now,
   };
 }
@@ -217,9 +233,16 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: DEFAULT_SYNCHRONOUS,
     apply: (options, value) => (options.synchronous = value as Synchronous),
   },
+  {
+    name: 'EXTSCOPE_INSTANCE_TTL_HOURS',
+    help: 'Instances not heard from for this long leave the instances list (e.g. ended stdio sessions)',
+    default: DEFAULTS.instanceTtlMs / MS_PER_HOUR,
+    apply: (options, value) => (options.instanceTtlMs = number('EXTSCOPE_INSTANCE_TTL_HOURS', value) * MS_PER_HOUR),
+  },
   limitVariable('EXTSCOPE_MAX_BODY_BYTES', 'maxBodyBytes', 'Largest request body'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
   limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),
+  limitVariable('EXTSCOPE_MAX_VALUES_PER_DIMENSION', 'maxValuesPerDimension', 'Distinct client names, versions, methods, … kept each (the rest: _OTHER)'),
   limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports processed at once before answering 503'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',

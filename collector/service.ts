@@ -8,6 +8,7 @@ import { BearerToken } from './http/auth/bearer.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
 import type { Component } from './model/component.js';
 import type { MetricsConsumer, TracesConsumer } from './model/consumer.js';
+import { MAX_COUNT_PER_STREAM_MINUTE } from './model/records.js';
 import { MS_PER_HOUR } from './model/time.js';
 import { healthRoutes } from './ops/health.js';
 import { prometheusRoute } from './ops/prometheus.js';
@@ -34,8 +35,9 @@ export interface RunningCollector {
 function storeConsumer(store: IngestStore): MetricsConsumer<MetricsBatch> & TracesConsumer<SpanBatch> {
   return {
     async consumeMetrics(batch) {
-      const { applied, duplicates } = await store.applyMetrics(batch);
-      return { applied, duplicates, ignored: new Map(), rejected: 0, rejectedReason: undefined };
+      const { applied, duplicates, rejected = 0 } = await store.applyMetrics(batch);
+      const rejectedReason = rejected > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
+      return { applied, duplicates, ignored: new Map(), rejected, rejectedReason };
     },
     async consumeTraces(batch) {
       return { stored: await store.applySpans(batch), ignored: 0, rejected: 0, rejectedReason: undefined };
@@ -91,21 +93,34 @@ function lifecycle(components: Component[]): { start(): Promise<void>; shutdown(
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
   const config = resolveConfig(options);
   const { limits, clock } = config;
-  const store = new SqliteStore({ path: config.dbPath, clock, retention: config.retention, synchronous: config.synchronous, examplesPerCell: config.examplesPerCell });
+  // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
+  let warn = (message: string): void => void process.stderr.write(`${message}\n`);
+  const store = new SqliteStore({
+    path: config.dbPath,
+    clock,
+    retention: config.retention,
+    synchronous: config.synchronous,
+    examplesPerCell: config.examplesPerCell,
+    minFreeBytes: config.minFreeBytes,
+    maxValuesPerDimension: limits.maxValuesPerDimension,
+    warn: (message) => warn(message),
+  });
 
   const end = storeConsumer(store);
+  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end);
   const metrics = new NormaliseMetrics(
     { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
-    new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end),
+    idLimit,
   );
   const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
   const admission = new Admission(limits.maxInFlightExports);
-  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, clock, windowMs: config.metricsWindowMs });
+  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, windowMs: config.metricsWindowMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
 
   const app = createApp({ logger: config.logger });
   const log = app.log;
+  warn = (message) => log.warn(message);
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
@@ -118,7 +133,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, openEndMs: limits.maxFutureSkewMs });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }),
         );

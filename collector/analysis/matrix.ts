@@ -1,4 +1,4 @@
-import { isPseudoExtensionId } from '../../contract/index.js';
+import { OVERFLOW_VALUE, isPseudoExtensionId } from '../../contract/index.js';
 import { SeriesKind } from '../model/batches.js';
 import type { CellTotal } from '../model/records.js';
 
@@ -36,11 +36,22 @@ export interface MatrixRow {
   extensions: MatrixCell[];
 }
 
-/** Clients × extensions: rows by client (name, or name@version), dense over every id seen. */
+/** Clients × extensions: rows by client (name, or name@version), dense over the ids shown. */
 export interface MatrixView {
   extensions: string[];
   rows: MatrixRow[];
+  /** Rows and ids there were before the limits: past them, the rest is summed in a row / an id `_OTHER`. */
+  rowsTotal: number;
+  extensionsTotal: number;
 }
+
+/** The most rows and ids a view holds (the busiest first); the rest is summed under `_OTHER`. */
+export interface MatrixLimits {
+  rows: number;
+  extensions: number;
+}
+
+const UNLIMITED: MatrixLimits = { rows: Number.POSITIVE_INFINITY, extensions: Number.POSITIVE_INFINITY };
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -56,14 +67,27 @@ export function clientLabel(name: string | null, version: string | null, group: 
 
 const zero = (): ExtensionCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0 });
 
+const add = (into: ExtensionCounts, from: ExtensionCounts): void => {
+  into.clientDeclared += from.clientDeclared;
+  into.serverAdvertised += from.serverAdvertised;
+  into.negotiated += from.negotiated;
+};
+
+interface Entry {
+  row: Omit<MatrixRow, 'extensions'>;
+  counts: Map<string, ExtensionCounts>;
+}
+
 /**
  * Cell totals → the matrix. Request cells give a row its requests and declaration states; extension cells
  * give its per-id counts (declared by the client, advertised by the server, negotiated: both). Rows are
- * ordered by requests, then label.
+ * ordered by requests, then label. Past `limits`, the least busy rows are summed in one row `_OTHER` and the
+ * least busy ids in one id `_OTHER`, before the view is made dense: its size is bounded by the limits, not by
+ * how many clients and ids there are.
  */
-export function buildMatrix(cells: readonly CellTotal[], group: Grouping): MatrixView {
-  const ids = new Set<string>();
-  const rows = new Map<string, { row: Omit<MatrixRow, 'extensions'>; counts: Map<string, ExtensionCounts> }>();
+export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits: MatrixLimits = UNLIMITED): MatrixView {
+  const idTotals = new Map<string, number>();
+  const rows = new Map<string, Entry>();
   for (const cell of cells) {
     const version = group === 'client' ? null : cell.clientVersion;
     const key = JSON.stringify([cell.clientName, version]);
@@ -82,32 +106,65 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping): Matri
       continue;
     }
     const id = cell.extensionId ?? '';
-    ids.add(id);
+    idTotals.set(id, (idTotals.get(id) ?? 0) + cell.count);
     let counts = entry.counts.get(id);
     if (counts === undefined) entry.counts.set(id, (counts = zero()));
     if (cell.clientDeclared === true) counts.clientDeclared += cell.count;
     if (cell.serverDeclared === true) counts.serverAdvertised += cell.count;
     if (cell.negotiated === true) counts.negotiated += cell.count;
   }
-  const extensions = [...ids].sort(compareExtensionIds);
-  const view = [...rows.values()].map(({ row, counts }) => ({
-    client: row.client,
-    name: row.name,
-    version: row.version,
-    requests: row.requests,
-    declaration: row.declaration,
-    extensions: extensions.map((id) => {
-      const cell = counts.get(id);
-      return { id, clientDeclared: cell?.clientDeclared ?? 0, serverAdvertised: cell?.serverAdvertised ?? 0, negotiated: cell?.negotiated ?? 0 };
-    }),
-  }));
-  view.sort((a, b) => b.requests - a.requests || byText(a.client, b.client));
-  return { extensions, rows: view };
+
+  let entries = [...rows.values()].sort((a, b) => b.row.requests - a.row.requests || byText(a.row.client, b.row.client));
+  if (entries.length > limits.rows) {
+    const kept = entries.slice(0, Math.max(0, limits.rows - 1));
+    const other: Entry = { row: { client: OVERFLOW_VALUE, name: OVERFLOW_VALUE, version: null, requests: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
+    for (const { row, counts } of entries.slice(kept.length)) {
+      other.row.requests += row.requests;
+      other.row.declaration.unknown += row.declaration.unknown;
+      other.row.declaration.none += row.declaration.none;
+      other.row.declaration.declared += row.declaration.declared;
+      for (const [id, count] of counts) {
+        let into = other.counts.get(id);
+        if (into === undefined) other.counts.set(id, (into = zero()));
+        add(into, count);
+      }
+    }
+    entries = [...kept, other];
+  }
+
+  let extensions = [...idTotals.keys()].sort(compareExtensionIds);
+  let folded: Set<string> | undefined;
+  if (extensions.length > limits.extensions) {
+    const busiest = [...idTotals.entries()].filter(([id]) => id !== OVERFLOW_VALUE).sort((a, b) => b[1] - a[1] || compareExtensionIds(a[0], b[0]));
+    const kept = new Set(busiest.slice(0, Math.max(0, limits.extensions - 1)).map(([id]) => id));
+    folded = new Set(extensions.filter((id) => !kept.has(id)));
+    extensions = [...[...kept].sort(compareExtensionIds), OVERFLOW_VALUE];
+  }
+
+  const view = entries.map(({ row, counts }) => {
+    let other: ExtensionCounts | undefined;
+    if (folded !== undefined) {
+      other = zero();
+      for (const [id, count] of counts) if (folded.has(id)) add(other, count);
+    }
+    return {
+      client: row.client,
+      name: row.name,
+      version: row.version,
+      requests: row.requests,
+      declaration: row.declaration,
+      extensions: extensions.map((id) => {
+        const cell = id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id);
+        return { id, clientDeclared: cell?.clientDeclared ?? 0, serverAdvertised: cell?.serverAdvertised ?? 0, negotiated: cell?.negotiated ?? 0 };
+      }),
+    };
+  });
+  return { extensions, rows: view, rowsTotal: rows.size, extensionsTotal: idTotals.size };
 }
 
 /** Every client name and version seen, with its requests, by label. */
 export function clientTotals(cells: readonly CellTotal[]): { client: string; name: string | null; version: string | null; requests: number }[] {
-  return buildMatrix(cells, 'client_version')
+  return buildMatrix(cells, 'client_version', { rows: Number.POSITIVE_INFINITY, extensions: 0 })
     .rows.map(({ client, name, version, requests }) => ({ client, name, version, requests }))
     .sort((a, b) => byText(a.client, b.client));
 }

@@ -8,7 +8,17 @@ import type { InstanceIdentity, SeriesKind, SpanExample } from './batches.js';
 export interface ApplyResult {
   applied: number;
   duplicates: number;
+  /** Cumulative points whose increment is beyond {@link MAX_COUNT_PER_STREAM_MINUTE}: taken as a new baseline, not counted. */
+  rejected?: number;
 }
+
+/**
+ * The most requests one stream (one instance × client version × method × outcome × …) may add to one minute:
+ * 10^9, about 16.7 million requests per second for one combination, orders of magnitude beyond what one MCP
+ * server process answers. Larger counts are refused where they enter, so that no sum can approach 2^53 through
+ * one stream, and every rollup saturates at 2^53 − 1 anyway.
+ */
+export const MAX_COUNT_PER_STREAM_MINUTE = 1_000_000_000;
 
 /** The rows a matrix is built from. */
 export type Resolution = 'minute' | 'hour';

@@ -8,11 +8,15 @@ import type { RollupReader, StoreLifecycle } from '../store/store.js';
 
 /** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
 const MAX_MATRIX_SERIES = 10_000;
+/** The matrix behind the gauges: the busiest clients and ids (the rest under `_OTHER`), so a scrape's work is bounded. */
+const MATRIX_GAUGE_LIMITS = { rows: 500, extensions: 50 };
 
 export interface SelfMetricsSources {
   store: Pick<RollupReader, 'cellTotals'> & Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
   /** Exports being received or processed now. */
   inFlight: () => number;
+  /** Extension-id points counted under `_OTHER` (over the per-instance-hour limit) since start. */
+  idOverflow?: () => number;
   clock: () => number;
   /** Time window of the matrix gauges. */
   windowMs: number;
@@ -36,7 +40,7 @@ export class SelfMetrics {
   private readonly matrixTruncated: Gauge;
 
   constructor(private readonly sources: SelfMetricsSources) {
-    const { store, inFlight, windowMs } = sources;
+    const { store, inFlight, idOverflow, windowMs } = sources;
     const registers = [this.registry];
     this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal and result', labelNames: ['signal', 'result'], registers });
     this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason', labelNames: ['signal', 'reason'], registers });
@@ -79,6 +83,38 @@ export class SelfMetrics {
         this.set((await store.stats()).cumulativeStreams);
       },
     });
+    new Gauge({
+      name: 'extscope_collector_quarantined_points',
+      help: 'Logged increments left out of the rollups because they are not counts ingest accepts (see the log)',
+      registers,
+      async collect() {
+        this.set((await store.stats()).quarantinedPoints);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_fold_failures',
+      help: 'Folds of pending increments that failed since start (reads then answer from what is stored)',
+      registers,
+      async collect() {
+        this.set((await store.stats()).foldFailures);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_extension_id_overflow',
+      help: 'Extension-request points counted under the id _OTHER since start: their instance reported more distinct ids in the hour than allowed',
+      registers,
+      collect() {
+        this.set(idOverflow?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_dimension_overflow',
+      help: 'New values of sender-controlled dimensions (client names, versions, methods, …) stored as _OTHER since start, over the per-dimension limit',
+      registers,
+      async collect() {
+        this.set((await store.stats()).overflowedValues);
+      },
+    });
 
     const minutes = Math.round(windowMs / MS_PER_MINUTE);
     this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });
@@ -98,7 +134,7 @@ export class SelfMetrics {
   async refreshMatrix(): Promise<void> {
     const now = this.sources.clock();
     const totals = await this.sources.store.cellTotals({ fromMs: now - this.sources.windowMs, toMs: now });
-    const view = buildMatrix(totals.cells, 'client');
+    const view = buildMatrix(totals.cells, 'client', MATRIX_GAUGE_LIMITS);
     this.matrixRequests.reset();
     this.matrixShare.reset();
     let series = 0;

@@ -10,18 +10,33 @@ const RESOURCE_FIELDS = new Map<string, keyof InstanceIdentity>(RESOURCE_ATTRIBU
 /** Distinct valid ids remembered (junk ids churn the set; it is cleared when full). */
 const VALID_IDS_MEMO = 100_000;
 
+/**
+ * Control characters (C0, DEL, C1) and the bidirectional embedding, override and isolate characters: invisible,
+ * or able to reorder what a table, a CSV file or a terminal shows. Replaced, as lone surrogates are.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** A sender's string as kept: well-formed (lone surrogates → U+FFFD) and without control or bidi characters (→ U+FFFD). */
+export function normaliseText(value: string): string {
+  return value.replace(UNSAFE, '\ufffd');
+}
+
 /** Checks the values of the contract that are client- or sender-controlled before anything keeps them. */
 export class ContractValues {
   private readonly validIds = new Set<string>();
 
   constructor(private readonly maxLength: number) {}
 
-  /** A kept string: refused outright when longer than the limit (a huge string is an attack, not data). */
+  /**
+   * A kept string: refused outright when longer than the limit (a huge string is an attack, not data); else
+   * normalised once, here at the edge ({@link normaliseText}), so that one name is one name everywhere after.
+   */
   keep(where: string, attribute: string, value: string): string {
     if (value.length > this.maxLength) {
       throw new PermanentError(`${where}: attribute ${attribute} is ${value.length} characters long; the limit is ${this.maxLength}`, 'attribute_too_long');
     }
-    return value;
+    return normaliseText(value);
   }
 
   /**

@@ -25,6 +25,8 @@ export interface IngestStore {
 
 /** Reads see every batch whose apply has resolved. They sum and return rows; they do not interpret them. */
 export interface RollupReader extends TrendReader {
+  /** True when accepted data may not be visible yet: the store cannot write (disk full, read-only) and reads answer from what is stored. */
+  behind(): boolean;
   /** Matrix cells with their totals over the range (widened to whole buckets), zero totals left out. */
   cellTotals(query: CellQuery): Promise<CellTotals>;
   /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */
@@ -80,6 +82,8 @@ export interface StepQuery extends FilterQuery {
 
 export interface InstancesQuery {
   service?: string | undefined;
+  /** Only instances last seen at or after this. */
+  seenSinceMs?: number | undefined;
 }
 
 export interface ExamplesQuery {
@@ -104,6 +108,12 @@ export interface StoreStats {
    * retention drops a superseded start or a silent instance.
    */
   cumulativeStreams: number;
+  /** Logged increments the fold left out because they are not counts ingest accepts (see README). */
+  quarantinedPoints: number;
+  /** Folds that failed since start (reads then answer from what is stored). */
+  foldFailures: number;
+  /** New values of sender-controlled dimensions stored as `_OTHER` since start (over the per-dimension limit). */
+  overflowedValues: number;
 }
 
 /** The store cannot take writes right now (disk full, I/O error, locked); the sender should retry later. */

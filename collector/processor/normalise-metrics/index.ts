@@ -27,6 +27,9 @@ export interface NormaliseMetricsConfig {
 }
 
 const AGENT_HEALTH_METRICS = new Set<string>([METRICS.agentErrors.name, METRICS.agentIdsRejected.name, METRICS.agentOverflow.name]);
+const CUMULATIVE_WITHOUT_INSTANCE =
+  'cumulative data points without the service.instance.id resource attribute were not applied: the collector could not tell ' +
+  "two processes' running totals apart (set service.instance.id, or send delta temporality)";
 /** Validated dimensions remembered per kind (the same streams arrive every export); cleared when full. */
 const DIMS_CACHE_SIZE = 100_000;
 
@@ -99,6 +102,13 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
         return true;
       }
       const kind = name === METRICS.requests.name ? SeriesKind.Requests : SeriesKind.Extension;
+      if (temporality === Temporality.Cumulative && out.resource.instanceId === null) {
+        // Two processes of a service without an instance id would be one stream: their totals would be taken
+        // for resets of each other and mis-counted both ways. Refused point by point; delta points are fine.
+        const points = countPoints(metric);
+        for (let index = 0; index < points; index++) context.reject(CUMULATIVE_WITHOUT_INSTANCE);
+        return true;
+      }
       const metricKey = `${scopeKey}${name}\u0000${temporality}`;
       for (const point of sum.dataPoints ?? []) {
         const counter = this.counter(point, kind, temporality, metricKey, context, `${where} ${name}`);
@@ -154,6 +164,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       if (cache.size >= DIMS_CACHE_SIZE) cache.clear();
       cache.set(streamAttributes, dims);
     }
+    if (temporality === Temporality.Delta) context.deltaIncrement(`${metricKey}\u0000${streamAttributes}`, timeNs, value, where);
     return { dims, streamScope: metricKey, streamAttributes, attributes, temporality, startNs, timeNs, value };
   }
 

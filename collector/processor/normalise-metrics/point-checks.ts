@@ -1,6 +1,7 @@
 import type { IgnoredReason, MetricsBatch } from '../../model/batches.js';
 import { PermanentError } from '../../model/errors.js';
-import { MS_PER_HOUR, MS_PER_SECOND, msToNanos, nanosToMs } from '../../model/time.js';
+import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
+import { MS_PER_HOUR, MS_PER_SECOND, NANOS_PER_MINUTE, msToNanos, nanosToMs } from '../../model/time.js';
 import { FLAG_NO_RECORDED_VALUE, type Metric, type NumberDataPoint } from '../../otlp/messages.js';
 import { signedInteger, unsignedNanos } from '../../otlp/values.js';
 
@@ -15,6 +16,8 @@ export interface PointWindow {
 export class PointContext {
   private readonly maxTimeNs: bigint;
   private readonly minTimeNs: bigint;
+  /** Delta increments of this export per stream and minute, against {@link MAX_COUNT_PER_STREAM_MINUTE}. */
+  private readonly perStreamMinute = new Map<string, number>();
 
   constructor(
     private readonly window: PointWindow,
@@ -45,6 +48,25 @@ export class PointContext {
       );
     }
     return timeNs;
+  }
+
+  /** A delta increment: refuses the export when it, or its stream's sum in its minute, is beyond the bound. */
+  deltaIncrement(stream: string, timeNs: bigint, value: number, where: string): void {
+    const key = `${stream}\u0000${timeNs / NANOS_PER_MINUTE}`;
+    const total = (this.perStreamMinute.get(key) ?? 0) + value;
+    if (total > MAX_COUNT_PER_STREAM_MINUTE) {
+      throw new PermanentError(
+        `${where}: ${total} requests in one minute of one stream; the limit is ${MAX_COUNT_PER_STREAM_MINUTE} (more than an MCP server can answer)`,
+        'count_too_large',
+      );
+    }
+    this.perStreamMinute.set(key, total);
+  }
+
+  /** Refuses one point (partial success), with the reason the sender is told. */
+  reject(reason: string): void {
+    this.batch.rejected++;
+    this.batch.rejectedReason = reason;
   }
 
   /** Counts the point as refused when it is older than the dedup window. */

@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
@@ -36,7 +36,18 @@ export interface SqliteStoreOptions {
   synchronous: Synchronous;
   examplesPerCell: number;
   migrationsDir?: string;
+  /** Below this much free space on the database's file system the store says it cannot take writes (readiness). */
+  minFreeBytes?: number;
+  /** Distinct values kept per sender-controlled dimension (client names, versions, methods, …); the rest is `_OTHER`. */
+  maxValuesPerDimension?: number;
+  /** Told about problems that do not stop the store: quarantined rows, a fold that failed (reads answer from what is stored). */
+  warn?: (message: string) => void;
 }
+
+/** Bytes one readiness probe writes after a failed write: about one export's worth of pages. */
+const PROBE_BYTES = 256 * 1024;
+const DEFAULT_MIN_FREE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
@@ -68,6 +79,11 @@ export class SqliteStore implements Store {
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
+  private readonly bigProbe: Database.Statement;
+  /** The last write (apply, fold) failed for a reason of the database (disk full, read-only, I/O): until a write succeeds, not ready. */
+  private writeFailure: string | undefined;
+  private foldFailures = 0;
+  private foldFailed = false;
   private closed = false;
   private closing: Promise<void> | undefined;
 
@@ -95,7 +111,7 @@ export class SqliteStore implements Store {
       }
       throw error;
     }
-    this.writer = new MetricsWriter(this.db, options.clock);
+    this.writer = new MetricsWriter(this.db, options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION);
     this.folder = new Folder(this.db);
     this.retention = new Retention(this.db, options.clock, options.retention, (what) => (what === 'instances' ? this.writer.forget() : this.writer.recountState()));
     this.rollups = new RollupsReader(this.db, () => ({
@@ -109,25 +125,34 @@ export class SqliteStore implements Store {
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    this.bigProbe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', zeroblob(?)) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  }
+
+  /** True when accepted exports may not be visible to reads yet (the last fold failed; reads answer from what is stored). */
+  behind(): boolean {
+    return this.writer.pendingRows && this.foldFailed;
   }
 
   async applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
     try {
       const result = this.applyTransaction(batch);
       this.writer.commit();
+      this.writeFailure = undefined;
       return result;
     } catch (error) {
       this.writer.rollback();
-      throw asTransient(error);
+      throw this.failed(error);
     }
   }
 
   async applySpans(batch: SpanBatch): Promise<number> {
     if (batch.examples.length === 0) return 0;
     try {
-      return this.spansTransaction(batch.examples);
+      const stored = this.spansTransaction(batch.examples);
+      this.writeFailure = undefined;
+      return stored;
     } catch (error) {
-      throw asTransient(error);
+      throw this.failed(error);
     }
   }
 
@@ -173,10 +198,19 @@ export class SqliteStore implements Store {
     const health: StoreHealth = { writable: false, schemaVersion: 0, latestSchemaVersion: this.latestSchemaVersion };
     try {
       health.schemaVersion = schemaVersion(this.db);
-      this.probe.run(String(this.options.clock()));
+      const free = this.freeBytes();
+      const minFree = this.options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
+      if (free !== undefined && free < minFree) throw new Error(`${free} bytes free on the database's file system, less than ${minFree}`);
+      if (this.writeFailure === undefined) this.probe.run(String(this.options.clock()));
+      else {
+        // A write failed: ready again only once a write of about an export's size commits.
+        this.bigProbe.run(PROBE_BYTES);
+        this.probe.run(String(this.options.clock()));
+        this.writeFailure = undefined;
+      }
       health.writable = true;
     } catch (error) {
-      health.error = (error as Error).message;
+      health.error = this.writeFailure ?? (error as Error).message;
     }
     return health;
   }
@@ -194,32 +228,79 @@ export class SqliteStore implements Store {
   }
 
   async stats(): Promise<StoreStats> {
-    return { cumulativeStreams: this.writer.cumulativeStreams };
+    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures, overflowedValues: this.writer.overflowedValues };
   }
 
   async flush(): Promise<void> {
-    this.foldPending();
+    this.foldPending(true);
   }
 
   async maintain(): Promise<void> {
-    this.foldPending();
+    this.foldPending(true);
     await this.retention.run();
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.retention.stop();
+      // What cannot be folded or checkpointed now (disk full, read-only) is folded at the next start.
       this.foldPending();
       this.closed = true;
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch (error) {
+        this.options.warn?.(`closing: the write-ahead log could not be checkpointed (${(error as Error).message}); it is at the next start`);
+      }
       this.db.close();
     })();
     return this.closing;
   }
 
-  private foldPending(): void {
+  /**
+   * Folds what is pending. A failure does not fail the read that asked for it: the read answers from what is
+   * stored (and says it may be behind, see {@link behind}); `rethrow` is for the background fold, which logs it.
+   */
+  private foldPending(rethrow = false): void {
     if (!this.writer.pendingRows || this.closed) return;
-    this.folder.fold();
+    let quarantined: number;
+    try {
+      quarantined = this.folder.fold();
+    } catch (error) {
+      this.foldFailures++;
+      this.foldFailed = true;
+      const failure = this.failed(error);
+      if (rethrow) throw failure;
+      this.options.warn?.(`folding pending increments failed (${(error as Error).message}); reads answer from what is stored`);
+      return;
+    }
     this.writer.folded();
+    this.foldFailed = false;
+    if (quarantined > 0) {
+      this.options.warn?.(`${quarantined} logged increments are not counts ingest accepts (beyond the per-stream bound, or not whole): quarantined, left out of the rollups`);
+    }
+  }
+
+  private quarantined(): number {
+    try {
+      return this.folder.quarantined();
+    } catch {
+      return 0;
+    }
+  }
+
+  private freeBytes(): number | undefined {
+    try {
+      const stats = statfsSync(dirname(this.options.path));
+      return stats.bavail * stats.bsize;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A failed write: remembered for readiness when the database is the reason, and made retryable then. */
+  private failed(error: unknown): unknown {
+    const mapped = asTransient(error);
+    if (mapped instanceof StoreUnavailableError) this.writeFailure = mapped.message;
+    return mapped;
   }
 }

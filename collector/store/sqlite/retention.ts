@@ -52,6 +52,9 @@ export class Retention {
       dropInstanceAdvertised: db.prepare('DELETE FROM advertised WHERE instance_ref = ?'),
       dropInstanceCounts: db.prepare('DELETE FROM advertised_counts WHERE instance_ref = ?'),
       dropInstance: db.prepare('DELETE FROM instances WHERE id = ?'),
+      unusedDimensionValues: ['server_name', 'server_version', 'method', 'protocol_version', 'client_name', 'client_version', 'status_code'].map((column) =>
+        db.prepare(`DELETE FROM dimension_values WHERE dimension = '${column}' AND value NOT IN (SELECT ${column} FROM series WHERE ${column} IS NOT NULL)`),
+      ),
     };
   }
 
@@ -133,6 +136,8 @@ export class Retention {
         s.dropInstanceCounts.run(id);
         s.dropInstance.run(id);
       }
+      // Values no series keeps any more free their place under the dimension limit.
+      for (const statement of s.unusedDimensionValues) statement.run();
     })();
     this.deleted('instances');
   }

@@ -1,4 +1,9 @@
 import type Database from 'better-sqlite3';
+import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
+import { MAX_STORED_COUNT, safeSum } from './columns.js';
+
+/** A `point_log` row the fold can add: a whole number within the per-stream bound (what ingest lets in). */
+const FOLDABLE = `typeof(value) = 'integer' AND value BETWEEN 0 AND ${MAX_COUNT_PER_STREAM_MINUTE}`;
 
 /**
  * Adds the increments logged since the last fold (`point_log.seq` > `meta.folded_seq`) to every rollup level at
@@ -6,20 +11,27 @@ import type Database from 'better-sqlite3';
  * one transaction. Set-based: increments from many exports to the same bucket become one upsert. Hourly and
  * daily levels are therefore never behind the minutes ("downsampling" is continuous); retention later drops
  * the minutes.
+ *
+ * The fold cannot fail on the data: sums saturate at 2^53 − 1 instead of overflowing, and a logged row that is
+ * not a count ingest would let in (written by an older build, or by hand) is quarantined: left out of the
+ * rollups, counted in `meta.quarantined_points` and reported, while every other row is folded.
  */
 export class Folder {
   private readonly statements: Database.Statement[];
   private readonly watermark: Database.Statement;
   private readonly advance: Database.Statement;
-  private readonly transaction: () => void;
+  private readonly countBad: Database.Statement;
+  private readonly addQuarantined: Database.Statement;
+  private readonly readQuarantined: Database.Statement;
+  private readonly transaction: () => number;
 
   constructor(db: Database.Database) {
     // The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
     const upsert = (table: string, owner: string, bucket: string, expression: string, source = owner): Database.Statement =>
       db.prepare(`
         INSERT INTO ${table} (${owner}, ${bucket}, count)
-        SELECT ${source}, ${expression}, sum(value) FROM point_log WHERE seq > @folded GROUP BY 1, 2
-        ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = count + excluded.count`);
+        SELECT ${source}, ${expression}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND ${FOLDABLE} GROUP BY 1, 2
+        ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = min(count + excluded.count, ${MAX_STORED_COUNT})`);
     this.statements = [
       upsert('series_minute', 'series_id', 'minute', 'minute'),
       upsert('series_hour', 'series_id', 'hour', 'minute / 60'),
@@ -32,14 +44,28 @@ export class Folder {
     ];
     this.watermark = db.prepare("SELECT value FROM meta WHERE key = 'folded_seq'").pluck();
     this.advance = db.prepare("UPDATE meta SET value = (SELECT coalesce(max(seq), @folded) FROM point_log) WHERE key = 'folded_seq'");
+    this.countBad = db.prepare(`SELECT count(*) FROM point_log WHERE seq > @folded AND NOT (${FOLDABLE})`).pluck();
+    this.addQuarantined = db.prepare(`
+      INSERT INTO meta (key, value) VALUES ('quarantined_points', @bad)
+      ON CONFLICT (key) DO UPDATE SET value = value + excluded.value`);
+    this.readQuarantined = db.prepare("SELECT coalesce((SELECT value FROM meta WHERE key = 'quarantined_points'), 0)").pluck();
     this.transaction = db.transaction(() => {
       const folded = this.watermark.get() as number;
+      const bad = this.countBad.get({ folded }) as number;
+      if (bad > 0) this.addQuarantined.run({ bad });
       for (const statement of this.statements) statement.run({ folded });
       this.advance.run({ folded });
+      return bad;
     });
   }
 
-  fold(): void {
-    this.transaction();
+  /** Returns how many rows this fold quarantined. */
+  fold(): number {
+    return this.transaction();
+  }
+
+  /** Rows quarantined by every fold so far (kept in the database). */
+  quarantined(): number {
+    return this.readQuarantined.get() as number;
   }
 }

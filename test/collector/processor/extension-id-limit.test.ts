@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import type { MetricsConsumer, MetricsOutcome } from '../../../collector/model/consumer.js';
-import { PermanentError } from '../../../collector/model/errors.js';
+import { OVERFLOW_VALUE } from '../../../contract/index.js';
 import { NANOS_PER_HOUR } from '../../../collector/model/time.js';
 import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
 
@@ -36,29 +36,34 @@ function limit(max: number, maxRememberedIds?: number): { limit: ExtensionIdLimi
 
 const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `com.example/${prefix}-${index}`);
 
+const idsOf = (data: MetricsBatch | undefined): (string | null)[] => data?.resources.flatMap((resource) => resource.counters.map((point) => point.dims.extensionId)) ?? [];
+
 describe('extension-id limit', () => {
-  it('refuses an export that would take an instance past the limit in an hour, naming the count; a refused export adds nothing', async () => {
+  it('counts ids past the limit of an instance in an hour under _OTHER, in the order they come, and passes the rest of the export on', async () => {
     const { limit: processor, passed } = limit(3);
     await processor.consumeMetrics(batch('i-1', ids('a', 2)));
-    const refused = processor.consumeMetrics(batch('i-1', [...ids('a', 2), ...ids('b', 2)]));
-    await expect(refused).rejects.toBeInstanceOf(PermanentError);
-    await expect(refused).rejects.toThrow(/instance "i-1" of service "svc" would report 4 distinct extension ids in the hour starting .*; the limit is 3/);
-    // The refused export's new ids were not remembered: one more still fits.
-    await processor.consumeMetrics(batch('i-1', ids('b', 1)));
+    await processor.consumeMetrics(batch('i-1', [...ids('a', 2), ...ids('b', 2)]));
+    expect(idsOf(passed[1])).toEqual([...ids('a', 2), 'com.example/b-0', OVERFLOW_VALUE]);
+    // The overflowed id is a stream of its own (its id counts as itself in an hour where it fits).
+    expect(passed[1]?.resources[0]?.counters[3]?.streamAttributes).toBe(`com.example/b-1\u0000${OVERFLOW_VALUE}`);
+    expect(processor.overflowed).toBe(1);
     // Other instances and other hours count apart; ids already counted count once.
     await processor.consumeMetrics(batch('i-2', ids('c', 3)));
     await processor.consumeMetrics(batch('i-1', ids('d', 3), HOUR + 1n));
     await processor.consumeMetrics(batch('i-1', [...ids('a', 2), ...ids('b', 1)]));
-    expect(passed).toHaveLength(5);
+    expect([idsOf(passed[2]), idsOf(passed[3]), idsOf(passed[4])].flat()).not.toContain(OVERFLOW_VALUE);
+    expect(processor.overflowed).toBe(1);
   });
 
   it('forgets the oldest sets past its memory bound, which only lets more ids through', async () => {
-    const { limit: processor } = limit(3, 4);
+    const { limit: processor, passed } = limit(3, 4);
     await processor.consumeMetrics(batch('i-1', ids('a', 3)));
-    await expect(processor.consumeMetrics(batch('i-1', ids('x', 1)))).rejects.toThrow(/would report 4/);
+    await processor.consumeMetrics(batch('i-1', ids('x', 1)));
+    expect(idsOf(passed[1])).toEqual([OVERFLOW_VALUE]);
     // Two more instances' sets push i-1's out of the 4 remembered ids.
     await processor.consumeMetrics(batch('i-2', ids('b', 2)));
     await processor.consumeMetrics(batch('i-3', ids('c', 2)));
-    await expect(processor.consumeMetrics(batch('i-1', ids('x', 1)))).resolves.toBeDefined();
+    await processor.consumeMetrics(batch('i-1', ids('x', 1)));
+    expect(idsOf(passed[4])).toEqual(['com.example/x-0']);
   });
 });

@@ -13,6 +13,8 @@ export interface StoreOpenOptions {
   clock: () => number;
   retention: RetentionConfig;
   examplesPerCell: number;
+  /** Distinct values kept per sender-controlled dimension (the rest: `_OTHER`). */
+  maxValuesPerDimension?: number;
 }
 
 export interface StoreBackend {
@@ -120,9 +122,9 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     let store: Store;
     const open = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> =>
       (store = await factory.open(place, { clock: () => now, retention: RETENTION, examplesPerCell: 2, ...options }));
-    const reopen = async (): Promise<Store> => {
+    const reopen = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> => {
       await store.close();
-      return open();
+      return open(options);
     };
 
     beforeEach(async () => {
@@ -134,6 +136,26 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     afterEach(async () => {
       await store.close();
       await factory.cleanup();
+    });
+
+    it('a sender-controlled dimension past its limit is stored as _OTHER, the same decision after reopening; nothing is lost', async () => {
+      await reopen({ maxValuesPerDimension: 2 });
+      await store.applyMetrics(batch(['a', 'b', 'c'].map((client, index) => ({ client, start: index, time: index + 1, value: 1 }))));
+      await reopen({ maxValuesPerDimension: 2 });
+      await store.applyMetrics(batch([{ client: 'd', start: 5, time: 6, value: 2 }, { client: 'a', start: 5, time: 6, value: 3 }]));
+      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 3', 'a@1.0 declared: 4', 'b@1.0 declared: 1']);
+      expect((await store.stats()).overflowedValues).toBe(1);
+      expect(store.behind()).toBe(false);
+    });
+
+    it('a value whose series retention dropped frees its place under the dimension limit', async () => {
+      await reopen({ maxValuesPerDimension: 1 });
+      await store.applyMetrics(batch([{ client: 'old', start: 0, time: 1, value: 1 }], 'i-old'));
+      now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
+      await store.maintain();
+      const t = (now - T0) / MS_PER_MINUTE;
+      await store.applyMetrics(batch([{ client: 'new', start: t - 2, time: t - 1, value: 2 }], 'i-new'));
+      expect(cells((await store.cellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['new@1.0 declared: 2']);
     });
 
     it('applies delta points: totals per matrix cell, per service, per instance', async () => {

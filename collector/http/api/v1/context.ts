@@ -6,6 +6,8 @@ export interface ApiContext {
   clock: () => number;
   /** An instance not heard from for this long is stale. */
   staleAfterMs: number;
+  /** An instance not heard from for this long is not listed. */
+  instanceTtlMs: number;
   /** How far ahead of the clock ingest accepts points: where a range without `to` ends. */
   openEndMs: number;
 }

@@ -9,10 +9,18 @@ import { trendsRoutes } from './trends/route.js';
 
 export type { ApiContext } from './context.js';
 
+/** Set (to `true`) on read answers that may not include everything accepted yet. */
+export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
+
 /** The read API (registered under `/api/v1`, behind the read token): each resource a plugin of its own. */
-export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, openEndMs }) => {
+export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, openEndMs }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
-  const context: ApiContext = { reader, clock, staleAfterMs, openEndMs };
+  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, openEndMs };
+  // While the store cannot write, reads answer from what is stored and say that it may be behind.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reader.behind()) reply.header(DATA_BEHIND_HEADER, 'true');
+    return payload;
+  });
   await app.register(matrixRoutes, context);
   await app.register(instancesRoutes, context);
   await app.register(timeseriesRoutes, context);

@@ -42,19 +42,19 @@ export class InstancesReader {
 
   constructor(db: Database.Database) {
     this.instances = db.prepare(`
-      SELECT * FROM instances WHERE (@service IS NULL OR service = @service) ORDER BY service, instance_id`);
+      SELECT * FROM instances WHERE (@service IS NULL OR service = @service) AND last_seen_ms >= @since ORDER BY service, instance_id`);
     this.advertised = db.prepare(`
       SELECT a.* FROM advertised a JOIN instances i ON i.id = a.instance_ref
-      WHERE (@service IS NULL OR i.service = @service)
+      WHERE (@service IS NULL OR i.service = @service) AND i.last_seen_ms >= @since
       ORDER BY a.extension_id, a.fingerprint, a.server_name, a.server_version`);
     this.counts = db.prepare(`
       SELECT a.instance_ref, a.server_name, a.server_version, a.count, a.last_gen FROM advertised_counts a JOIN instances i ON i.id = a.instance_ref
-      WHERE (@service IS NULL OR i.service = @service)
+      WHERE (@service IS NULL OR i.service = @service) AND i.last_seen_ms >= @since
       ORDER BY a.server_name, a.server_version`);
   }
 
   read(query: InstancesQuery): InstanceRecord[] {
-    const parameters = { service: query.service ?? null };
+    const parameters = { service: query.service ?? null, since: query.seenSinceMs ?? Number.MIN_SAFE_INTEGER };
     const rows = this.instances.all(parameters) as InstanceRow[];
     const byId = new Map<number, { row: InstanceRow; record: InstanceRecord }>();
     for (const row of rows) {

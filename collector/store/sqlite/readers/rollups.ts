@@ -3,10 +3,10 @@ import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
 import type { CellQuery, StepQuery } from '../../store.js';
-import { CELL_COLUMNS, type DimColumn, unbound } from '../columns.js';
+import { CELL_COLUMNS, type DimColumn, MAX_STORED_COUNT, safeSum, unbound } from '../columns.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
-  `(SELECT coalesce(sum(count), 0) FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
+  `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
 
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
 const STEP_COLUMNS = FLAG_COLUMNS;
@@ -44,7 +44,7 @@ export class RollupsReader {
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
     this.byCell = db.prepare(`
-      SELECT kind, ${selected(CELL_COLUMNS)}, n AS count FROM (
+      SELECT kind, ${selected(CELL_COLUMNS)}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT c.*,
           ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
           + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h0', 'h1')}
@@ -57,7 +57,7 @@ export class RollupsReader {
     // A series has every cell column (and more); extension series keep their declaration state, which a
     // cell of theirs does not: it is left out here too.
     this.bySeries = db.prepare(`
-      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')}, n AS count FROM (
+      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT s.*,
           ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
@@ -71,7 +71,7 @@ export class RollupsReader {
         level.table,
         db.prepare(`
           SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
-                 c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, sum(b.count) AS count
+                 c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, ${safeSum('b.count')} AS count
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
           WHERE (c.kind = 0 OR c.extension_id = @extension)
             AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../../trends.js';
 import { MS_PER_MINUTE } from '../../../model/time.js';
+import { safeSum } from '../columns.js';
 
 /** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
 const CELL_LEVELS = [
@@ -34,25 +35,25 @@ function source(bySeries: boolean, level: Level): string {
 const MEASURES = {
   declarations: {
     series: false,
-    sql: (from: string) => `SELECT slot, client_declaration AS declaration, sum(b_count) AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
+    sql: (from: string) => `SELECT slot, client_declaration AS declaration, ${safeSum('b_count')} AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, client_declaration`,
   },
   clients: {
     series: false,
-    sql: (from: string) => `SELECT slot, client_name AS name, client_version AS version, sum(b_count) AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
+    sql: (from: string) => `SELECT slot, client_name AS name, client_version AS version, ${safeSum('b_count')} AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, client_name, client_version`,
   },
   // Grouped by the raw columns (the rollup rows are many; the groups few), shaped per id in `extensions()`.
   extensions: {
     series: false,
-    sql: (from: string) => `SELECT slot, kind, extension_id AS ext, client_declared AS cd, server_declared AS sd, negotiated AS ng, sum(b_count) AS n
+    sql: (from: string) => `SELECT slot, kind, extension_id AS ext, client_declared AS cd, server_declared AS sd, negotiated AS ng, ${safeSum('b_count')} AS n
       FROM (${from}) WHERE (@client IS NULL OR client_name = @client)
       GROUP BY slot, kind, extension_id, client_declared, server_declared, negotiated`,
   },
   // `ext`, not `id`: the projection has the row's own `id` column, which a GROUP BY would take instead.
   required: {
     series: true,
-    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, sum(b_count) AS count
+    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, ${safeSum('b_count')} AS count
       FROM (${from}) WHERE ((kind = 1 AND required = 1 AND (@extension IS NULL OR extension_id = @extension)) OR (kind = 0 AND status_code = '-32021'))
         AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, ext, client_name, client_version`,

@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
-import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, SeriesKind, Temporality } from '../../../model/batches.js';
-import type { ApplyResult } from '../../../model/records.js';
+import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
+import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../columns.js';
 import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
+import { DimensionLimit } from './dimension-limit.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from './identity.js';
 import { LOG_COLUMNS, PointLog } from './point-log.js';
 import { StagedCache, StagedCache2 } from './staged-cache.js';
@@ -38,6 +39,7 @@ export class MetricsWriter {
   private readonly log: PointLog;
   private readonly cumulative: CumulativeConversion;
   private readonly advertised: AdvertisedWriter;
+  private readonly dimensionLimit: DimensionLimit;
   private readonly statements;
   /** Streams still keyed as schema 1 wrote them; while there are any, a stream not found is looked for by that key. */
   private schema1Streams: number;
@@ -47,7 +49,9 @@ export class MetricsWriter {
   constructor(
     db: Database.Database,
     private readonly clock: () => number,
+    maxValuesPerDimension: number,
   ) {
+    this.dimensionLimit = new DimensionLimit(db, maxValuesPerDimension);
     const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
     this.statements = {
       upsertInstance: db.prepare(`
@@ -159,6 +163,11 @@ export class MetricsWriter {
           result.duplicates++;
           continue;
         }
+        if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
+          // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
+          result.rejected = (result.rejected ?? 0) + 1;
+          continue;
+        }
         result.applied++;
         if (increment > 0) {
           // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
@@ -181,7 +190,7 @@ export class MetricsWriter {
     const hash = identityHash(streamKey(point.streamScope, point.streamAttributes));
     let stream = (this.statements.selectStream.get(hash) as StreamRef | undefined) ?? this.schema1Stream(point, hash);
     if (stream === undefined) {
-      const series = this.seriesFor(instanceRef, resource, point);
+      const series = this.seriesFor(instanceRef, resource, this.dimensionLimit.apply(point.dims));
       const streamId = Number(this.statements.insertStream.run(hash, series.seriesId, point.temporality).lastInsertRowid);
       stream = { streamId, ...series };
     }
@@ -200,16 +209,20 @@ export class MetricsWriter {
     return stream;
   }
 
-  private seriesFor(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): SeriesRef {
-    const key = seriesKey(instanceRef, point.dims);
+  /** Values folded into `_OTHER` by the dimension limit since start. */
+  get overflowedValues(): number {
+    return this.dimensionLimit.overflowed;
+  }
+
+  private seriesFor(instanceRef: number, resource: ResourceIdentity, dims: Readonly<SeriesDims>): SeriesRef {
+    const key = seriesKey(instanceRef, dims);
     const cached = this.series.get(key);
     if (cached !== undefined) return cached;
     const hash = identityHash(key);
     let found = this.statements.selectSeries.get(hash) as SeriesRef | undefined;
     if (found === undefined) {
-      const cellId = this.cellFor(CellScope.Service, resource.service, point);
-      const allCellId = this.cellFor(CellScope.AllServices, null, point);
-      const { dims } = point;
+      const cellId = this.cellFor(CellScope.Service, resource.service, dims);
+      const allCellId = this.cellFor(CellScope.AllServices, null, dims);
       const values = SERIES_COLUMNS.map((column) => bound(column, dims));
       const seriesId = Number(this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, dims.kind, ...values).lastInsertRowid);
       found = { seriesId, cellId, allCellId };
@@ -218,14 +231,13 @@ export class MetricsWriter {
     return found;
   }
 
-  private cellFor(scope: CellScope, service: string | null, point: CounterPoint): number {
-    const key = cellKey(scope, service, point.dims);
+  private cellFor(scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): number {
+    const key = cellKey(scope, service, dims);
     const cached = this.cells.get(key);
     if (cached !== undefined) return cached;
     const hash = identityHash(key);
     let id = this.statements.selectCell.get(hash) as number | undefined;
     if (id === undefined) {
-      const { dims } = point;
       // An extension cell does not keep the request's declaration state.
       const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
       id = Number(this.statements.insertCell.run(hash, scope, dims.kind, service, ...values).lastInsertRowid);

@@ -11,14 +11,23 @@ export const instancesSchema = {
   querystring: {
     type: 'object',
     additionalProperties: false,
-    properties: { service: nameSchema },
+    properties: {
+      service: nameSchema,
+      /** A page: at most `limit` instances from `offset` on (in service, instance order). */
+      limit: { type: 'integer', minimum: 1, maximum: 2000, default: 500 },
+      offset: { type: 'integer', minimum: 0, default: 0 },
+    },
   },
   response: {
     200: {
       type: 'object',
       additionalProperties: false,
-      required: ['instances'],
+      required: ['instances', 'total', 'nextOffset'],
       properties: {
+        /** Instances listed over all pages. */
+        total: { type: 'integer' },
+        /** The next page's `offset`; null on the last page. */
+        nextOffset: { type: ['integer', 'null'] },
         instances: {
           type: 'array',
           items: {

@@ -8,17 +8,18 @@ import { matrixSchema } from './schema.js';
 /**
  * `GET /matrix`: per client (name, or name@version), requests, declaration states and per extension id the
  * requests where the client declared it, the server advertised it, and both (negotiated). `format=csv` too.
+ * At most `limit` rows and `extensionLimit` ids, the busiest; the rest summed under `_OTHER`.
  */
 export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, openEndMs }) => {
   app.get('/matrix', { schema: matrixSchema }, async (request, reply) => {
-    const { group, format, service, instance } = request.query;
+    const { group, format, service, instance, limit, extensionLimit } = request.query;
     const totals = await reader.cellTotals({ ...parseRange(request.query, clock(), openEndMs), service, instance });
-    const view = buildMatrix(totals.cells, group);
+    const view = buildMatrix(totals.cells, group, { rows: limit, extensions: extensionLimit });
     if (format === 'csv') {
       const csv = matrixCsv(view);
       // Text, not the JSON the schema describes: sent as it is, past the serializer.
       return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="extscope-matrix.csv"').send(csv as never);
     }
-    return { from: iso(totals.fromMs), to: iso(totals.toMs), resolution: totals.resolution, group, ...view };
+    return { from: iso(totals.fromMs), to: iso(totals.toMs), resolution: totals.resolution, group, behind: reader.behind(), ...view };
   });
 };

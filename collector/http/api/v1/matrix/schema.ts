@@ -17,6 +17,10 @@ export const matrixSchema = {
       instance: nameSchema,
       group: { type: 'string', enum: ['client', 'client_version'], default: 'client' },
       format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
+      /** The busiest rows shown; the rest are summed in the row `_OTHER`. */
+      limit: { type: 'integer', minimum: 1, maximum: 5000, default: 500 },
+      /** The busiest extension ids shown; the rest are summed under the id `_OTHER`. */
+      extensionLimit: { type: 'integer', minimum: 1, maximum: 2000, default: 200 },
     },
   },
   response: {
@@ -29,7 +33,12 @@ export const matrixSchema = {
         to: isoTime,
         resolution: { type: 'string', enum: ['minute', 'hour'] },
         group: { type: 'string', enum: ['client', 'client_version'] },
+        /** True when accepted data may not be included yet (the store cannot write; see README). */
+        behind: { type: 'boolean' },
         extensions: { type: 'array', items: { type: 'string' } },
+        /** Rows and ids before the limits. */
+        rowsTotal: { type: 'integer' },
+        extensionsTotal: { type: 'integer' },
         rows: {
           type: 'array',
           items: {

@@ -7,11 +7,13 @@ import { timeseriesSchema } from './schema.js';
 /**
  * `GET /timeseries?extension=`: per step, all requests (within the filters) and those where the extension was
  * declared, advertised, negotiated; `negotiatedShare` = negotiated / requests (null without requests).
+ * Without `to` it ends with the step that holds now.
  */
-export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, openEndMs }) => {
+export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
   app.get('/timeseries', { schema: timeseriesSchema }, async (request) => {
     const { extension, service, client, step } = request.query;
-    const range = parseRange(request.query, clock(), openEndMs);
+    // Without `to`, the series ends with the step that holds now: no empty steps in the future.
+    const range = parseRange(request.query, clock());
     const stepMinutes = step === undefined ? autoStep(range.fromMs, range.toMs) : parseStep(step);
     if (pointCount(range.fromMs, range.toMs, stepMinutes) > MAX_POINTS) {
       throw badRequest(`step: ${step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
