@@ -132,9 +132,8 @@ describe('fuzzing the OTLP receiver', () => {
     const deep = (depth: number, json: boolean): Buffer => {
       if (json) return Buffer.from(`{"resourceMetrics":[${'{"resource":{"attributes":[{"key":"k","value":{"kvlistValue":{"values":['.repeat(depth)}]}}]}}]}`);
       // Nested AnyValue.kvlist_value: field 6 of AnyValue, KeyValue.value (2), KeyValueList.values (1)…
-      let inner = Buffer.alloc(0);
+      let inner: Buffer = Buffer.alloc(0);
       for (let level = 0; level < depth; level++) {
-        const tag = Buffer.from([0x0a]);
         const lengthPrefix = (value: Buffer, field: number): Buffer => {
           const varint: number[] = [];
           let n = value.length;
@@ -145,7 +144,6 @@ describe('fuzzing the OTLP receiver', () => {
           return Buffer.concat([Buffer.from([(field << 3) | 2]), Buffer.from(varint), value]);
         };
         inner = lengthPrefix(inner, 1 + (level % 3));
-        void tag;
       }
       return inner;
     };
