@@ -90,8 +90,9 @@ describe('collector outage under real MCP traffic', () => {
     }
     const clients = await Promise.all(bases.flatMap((base, index) => [countingClient(`outage-${index}-a`, new URL(`${base}/mcp`)), countingClient(`outage-${index}-b`, new URL(`${base}/mcp`))]));
 
-    let phase: 'before' | 'during' | 'after' = 'before';
-    const latencies: Record<typeof phase, number[]> = { before: [], during: [], after: [] };
+    type Phase = 'before' | 'during' | 'after';
+    let phase = 'before' as Phase;
+    const latencies: Record<Phase, number[]> = { before: [], during: [], after: [] };
     let stop = false;
     const traffic = clients.map(async ({ client }) => {
       for (let i = 0; i < 1_000_000 && !stop; i++) {
