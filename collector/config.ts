@@ -25,7 +25,11 @@ export interface CollectorLimits {
    * versions, methods, protocol versions, status codes); new values past it are stored as `_OTHER`.
    */
   maxValuesPerDimension: number;
-  /** OTLP exports processed at once; past this, 503 with Retry-After. */
+  /** Bytes of gunzipped output held at once across all exports; past this, 503 with Retry-After. */
+  maxDecompressingBytes: number;
+  /** Failed authentications one client address may make per minute before it is answered 429. */
+  maxAuthFailuresPerMinute: number;
+  /** OTLP exports received, decoded and processed at once; past this, 503 with Retry-After. */
   maxInFlightExports: number;
   /** How far ahead of the collector's clock a point's timestamp may be. */
   maxFutureSkewMs: number;
@@ -97,6 +101,8 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   // The agent admits 1000 distinct ids per process (plus `_invalid` and `_OTHER`); leave it room.
   maxExtensionIdsPerInstanceHour: 1024,
   maxValuesPerDimension: 2000,
+  maxDecompressingBytes: 128 * 1024 * 1024,
+  maxAuthFailuresPerMinute: 30,
   maxInFlightExports: 32,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
@@ -137,9 +143,22 @@ export function isLoopbackHost(host: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
+/** Shortest bearer token accepted when listening beyond loopback. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/** Why a token is too weak to guard a reachable port, or undefined when it will do. */
+export function tokenWeakness(token: string): string | undefined {
+  if (token.length < MIN_TOKEN_LENGTH) return `is ${token.length} characters long (at least ${MIN_TOKEN_LENGTH} required)`;
+  if (new Set(token).size === 1) return 'repeats a single character';
+  return undefined;
+}
+
 export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
+  if (limits.maxDecompressingBytes < limits.maxDecompressedBytes) {
+    throw new ConfigError('limits.maxDecompressingBytes (all exports at once) must be at least limits.maxDecompressedBytes (one export)');
+  }
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
   for (const [name, value] of Object.entries(retention)) positive(`retention.${name}`, value, false);
   if (retention.dedupHours > retention.minuteDays * 24) {
@@ -158,6 +177,15 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
           'Without both tokens anyone who can reach the port could write telemetry or read the matrix. ' +
           'Set the tokens, or listen on 127.0.0.1.',
       );
+    }
+    for (const [name, token] of [['EXTSCOPE_INGEST_TOKEN', ingestToken], ['EXTSCOPE_READ_TOKEN', readToken]] as const) {
+      const weakness = tokenWeakness(token ?? '');
+      if (weakness !== undefined) {
+        throw new ConfigError(
+          `refusing to listen on ${host}: ${name} ${weakness}. Anyone who can reach the port may try tokens, so a short or ` +
+            `repetitive one is soon guessed; use at least ${MIN_TOKEN_LENGTH} random characters (e.g. \`openssl rand -hex 32\`).`,
+        );
+      }
     }
   }
   if (options.dbPath === '') throw new ConfigError('dbPath must not be empty');
@@ -243,7 +271,9 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
   limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),
   limitVariable('EXTSCOPE_MAX_VALUES_PER_DIMENSION', 'maxValuesPerDimension', 'Distinct client names, versions, methods, … kept each (the rest: _OTHER)'),
-  limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports processed at once before answering 503'),
+  limitVariable('EXTSCOPE_MAX_DECOMPRESSING_BYTES', 'maxDecompressingBytes', 'Gunzipped bytes held at once across exports before answering 503'),
+  limitVariable('EXTSCOPE_MAX_AUTH_FAILURES', 'maxAuthFailuresPerMinute', 'Failed authentications per client address and minute before answering 429'),
+  limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports received and processed at once before answering 503'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',
     help: 'pino level',

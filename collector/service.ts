@@ -5,6 +5,7 @@ import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
 import { dashboardRoutes } from './http/dashboard.js';
 import { BearerToken } from './http/auth/bearer.js';
+import { AuthFailureLimit } from './http/auth/failure-limit.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
 import type { Component } from './model/component.js';
 import type { MetricsConsumer, TracesConsumer } from './model/consumer.js';
@@ -17,6 +18,8 @@ import { ExtensionIdLimit } from './processor/extension-id-limit/index.js';
 import { NormaliseMetrics } from './processor/normalise-metrics/index.js';
 import { NormaliseSpans } from './processor/normalise-spans/index.js';
 import { Admission } from './receiver/otlp/admission.js';
+import { DecompressionBudget } from './receiver/otlp/body.js';
+import { DecodePool } from './receiver/otlp/decode-pool.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
 import { SqliteStore } from './store/sqlite/index.js';
 import type { IngestStore, Store } from './store/store.js';
@@ -117,6 +120,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, windowMs: config.metricsWindowMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
+  const authFailures = ingestToken === undefined && readToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
+  const decoder = new DecodePool();
+  const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
 
   const app = createApp({ logger: config.logger });
   const log = app.log;
@@ -124,18 +130,19 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
+    { start: async () => undefined, shutdown: () => decoder.close() },
     backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
     backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
     {
       async start() {
-        await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics });
+        await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
         await app.register(healthRoutes, { store, draining: () => admission.isDraining });
         await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
             await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
-          }),
+          }, authFailures),
         );
         await app.listen({ host: config.host, port: config.port });
       },

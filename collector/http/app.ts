@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify';
 import { httpStatusOf } from '../model/errors.js';
 import type { BearerToken } from './auth/bearer.js';
+import type { AuthFailureLimit } from './auth/failure-limit.js';
 import { readGuard } from './auth/read-guard.js';
 
 export interface AppOptions {
@@ -46,6 +47,11 @@ export function createApp(options: AppOptions): FastifyInstance {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true } },
     schemaErrorFormatter,
   });
+  // Every answer (JSON, OTLP bodies, the dashboard, errors): a browser must not guess a type other than the one sent.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    void reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   app.setErrorHandler((error, request, reply) => {
     const { status, reason, retryAfterSeconds } = httpStatusOf(error);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
@@ -62,9 +68,9 @@ export function createApp(options: AppOptions): FastifyInstance {
 }
 
 /** Routes behind the read token (or open, on loopback without one): the API and /metrics. */
-export function readScope(token: BearerToken | undefined, routes: FastifyPluginAsync): FastifyPluginAsync {
+export function readScope(token: BearerToken | undefined, routes: FastifyPluginAsync, failures?: AuthFailureLimit): FastifyPluginAsync {
   return async (scope) => {
-    scope.addHook('onRequest', readGuard(token));
+    scope.addHook('onRequest', readGuard(token, failures));
     await scope.register(routes);
   };
 }

@@ -9,7 +9,13 @@ export class JsonMappingError extends Error {
   override readonly name = 'JsonMappingError';
 }
 
-const INT64_FIELDS = new Set(['timeUnixNano', 'startTimeUnixNano', 'endTimeUnixNano', 'asInt', 'intValue']);
+/** fixed64/uint64 fields (timestamps, histogram counts): 0 ≤ value < 2^64. */
+const UINT64_FIELDS = new Set(['timeUnixNano', 'startTimeUnixNano', 'endTimeUnixNano', 'count']);
+/** int64 fields (integer points and attribute values): -2^63 ≤ value < 2^63. */
+const INT64_FIELDS = new Set(['asInt', 'intValue']);
+const UINT64_MAX = (1n << 64n) - 1n;
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
 const DOUBLE_FIELDS = new Set(['asDouble', 'doubleValue']);
 const HEX_ID_BYTES: Record<string, number> = { traceId: 16, spanId: 8, parentSpanId: 8 };
 const MAX_DEPTH = 64;
@@ -20,12 +26,20 @@ function fail(path: string, message: string): never {
   throw new JsonMappingError(`${path}: ${message}`);
 }
 
-function checkInt64(value: unknown, path: string): void {
+/**
+ * A 64-bit integer, as a number or a decimal string, within its type's range. protobufjs' `fromObject` would
+ * keep only the low 64 bits of a larger one (2^64 + 5 becomes 5), so an out-of-range value is refused here.
+ */
+function checkInt64(value: unknown, path: string, unsigned: boolean): void {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) fail(path, 'a 64-bit integer must be a whole number (as a string when beyond 2^53)');
-    return;
+  } else if (typeof value !== 'string' || !INTEGER_STRING.test(value)) {
+    fail(path, 'expected a 64-bit integer as a decimal string or number');
   }
-  if (typeof value !== 'string' || !INTEGER_STRING.test(value)) fail(path, 'expected a 64-bit integer as a decimal string or number');
+  const integer = BigInt(value);
+  if (unsigned ? integer < 0n || integer > UINT64_MAX : integer < INT64_MIN || integer > INT64_MAX) {
+    fail(path, `${String(value)} is outside the range of ${unsigned ? 'an unsigned' : 'a signed'} 64-bit integer`);
+  }
 }
 
 function checkDouble(value: unknown, path: string): void {
@@ -54,7 +68,8 @@ function walk(node: unknown, depth: number, path: string): void {
   for (const key of Object.keys(record)) {
     const value = record[key];
     if (value === null || value === undefined) continue;
-    if (INT64_FIELDS.has(key)) checkInt64(value, `${path}.${key}`);
+    if (UINT64_FIELDS.has(key)) checkInt64(value, `${path}.${key}`, true);
+    else if (INT64_FIELDS.has(key)) checkInt64(value, `${path}.${key}`, false);
     else if (DOUBLE_FIELDS.has(key)) checkDouble(value, `${path}.${key}`);
     else if (key in HEX_ID_BYTES) record[key] = hexToBase64(value, HEX_ID_BYTES[key] ?? 0, `${path}.${key}`);
     else if (typeof value === 'object') walk(value, depth + 1, `${path}.${key}`);

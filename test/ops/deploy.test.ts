@@ -74,7 +74,7 @@ describe('docker-compose.yml and Dockerfile', () => {
     expect(local).toContain('0.0.0.0');
     child = spawn(process.execPath, local, {
       cwd: ROOT,
-      env: { ...process.env, EXTSCOPE_INGEST_TOKEN: 'ingest-secret', EXTSCOPE_READ_TOKEN: 'read-secret' },
+      env: { ...process.env, EXTSCOPE_INGEST_TOKEN: 'ingest-secret-0123456789', EXTSCOPE_READ_TOKEN: 'read-secret-9876543210' },
     });
     let output = '';
     const port = await new Promise<number>((resolve, reject) => {
@@ -90,7 +90,7 @@ describe('docker-compose.yml and Dockerfile', () => {
     });
     const base = `http://127.0.0.1:${port}`;
     expect((await fetch(`${base}/api/v1/matrix`)).status).toBe(401);
-    expect((await fetch(`${base}/api/v1/matrix`, { headers: { authorization: 'Bearer read-secret' } })).status).toBe(200);
+    expect((await fetch(`${base}/api/v1/matrix`, { headers: { authorization: 'Bearer read-secret-9876543210' } })).status).toBe(200);
 
     const [kind, healthProgram, ...healthArgs] = collector.healthcheck.test;
     expect([kind, healthProgram]).toEqual(['CMD', 'node']);

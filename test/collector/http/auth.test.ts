@@ -20,7 +20,8 @@ describe('bearer tokens', () => {
   let collector: TestCollector;
   beforeAll(async () => {
     temp = await tempDir();
-    collector = await startTestCollector(temp.dir, { ingestToken: INGEST, readToken: READ });
+    // These tests try many wrong tokens on purpose; the failure limit has its own test (test/faults/ingest-auth.test.ts).
+    collector = await startTestCollector(temp.dir, { ingestToken: INGEST, readToken: READ, limits: { maxAuthFailuresPerMinute: 10_000 } });
   });
   afterAll(async () => {
     await collector.close();
