@@ -99,11 +99,14 @@ describe('fuzzing the OTLP receiver', () => {
     const validRequest = (): Json => {
       sequence++;
       const count = (sequence % 9) + 1;
+      // A window of its own per export: a mutation that renames one export's instance into another's must not
+      // make it a retry of that one (same stream and window: counted once, by design).
+      const end = t - BigInt(sequence) * 1000n;
       return metricsRequest({
         resource: { service: 'fuzz', instance: `f-${sequence}` },
         temporality: DELTA,
-        requests: [requestPoint({ client: `c-${sequence % 5}`, count, startNs: t - MINUTE_NS, timeNs: t })],
-        extensions: [extensionPoint({ client: `c-${sequence % 5}`, count, startNs: t - MINUTE_NS, timeNs: t, id: 'io.x/y', clientDeclared: true, serverDeclared: false })],
+        requests: [requestPoint({ client: `c-${sequence % 5}`, count, startNs: end - MINUTE_NS, timeNs: end })],
+        extensions: [extensionPoint({ client: `c-${sequence % 5}`, count, startNs: end - MINUTE_NS, timeNs: end, id: 'io.x/y', clientDeclared: true, serverDeclared: false })],
       });
     };
     const mutateBytes = (bytes: Buffer): Buffer => {
