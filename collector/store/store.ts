@@ -121,7 +121,9 @@ export class StoreUnavailableError extends RetryableError {
   override readonly name = 'StoreUnavailableError';
 
   constructor(message: string) {
-    super(message, 'store_unavailable', 5);
+    // 1 s: OpenTelemetry exporters wait exactly Retry-After and give up when that passes their deadline (the
+    // agent's is 2 s), so a longer wait would mean no retry at all.
+    super(message, 'store_unavailable', 1);
   }
 }
 
