@@ -36,8 +36,8 @@ export interface CounterPoint {
   dims: Readonly<SeriesDims>;
   /**
    * The OTLP stream's identity in two parts, stable across restarts: resource, scope, metric and temporality
-   * (one string shared by all points of the metric), and every point attribute by name (sorted name → typed
-   * value), so that an attribute added to the contract leaves the identity of streams without it unchanged.
+   * (one string shared by all points of the metric), and every point attribute by name (sorted names, typed
+   * values), so that an attribute added to the contract leaves the identity of streams without it unchanged.
    */
   streamScope: string;
   streamAttributes: string;

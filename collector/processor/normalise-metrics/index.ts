@@ -13,10 +13,11 @@ import type { MetricsConsumer, MetricsOutcome } from '../../model/consumer.js';
 import { PermanentError } from '../../model/errors.js';
 import { nanosToMs } from '../../model/time.js';
 import type { ExportMetricsServiceRequest, Metric, NumberDataPoint } from '../../otlp/messages.js';
-import { canonicalAttributes, unsignedNanos } from '../../otlp/values.js';
+import { unsignedNanos } from '../../otlp/values.js';
 import { ContractValues } from '../contract-values.js';
 import { AttributeReader } from './attributes.js';
 import { PointContext, type PointWindow, countPoints, countValue, gaugeValue } from './point-checks.js';
+import { StreamIdentity } from './stream-identity.js';
 
 export interface NormaliseMetricsConfig {
   maxAttributeLength: number;
@@ -46,6 +47,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
   private readonly advertisedAttributes: AttributeReader<typeof METRICS.advertised.attributes>;
   private readonly countAttributes: AttributeReader<typeof METRICS.advertisedCount.attributes>;
   private readonly dimsCache = [new Map<string, SeriesDims>(), new Map<string, SeriesDims>()] as const;
+  private readonly identity = new StreamIdentity();
 
   constructor(
     private readonly config: NormaliseMetricsConfig,
@@ -155,7 +157,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
 
     const attributes = point.attributes ?? [];
     // By name, with typed values: the same attributes in any order are the same stream, "1" and 1 are not.
-    const streamAttributes = canonicalAttributes(attributes);
+    const streamAttributes = this.identity.of(attributes);
     const cache = this.dimsCache[kind];
     let dims = cache.get(streamAttributes);
     if (dims === undefined) {

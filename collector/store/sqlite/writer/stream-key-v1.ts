@@ -32,7 +32,8 @@ const STRING_SLOTS = 12;
 /**
  * The attribute part of a schema-1 stream key, for attributes the current normaliser accepted (so every
  * contract attribute has its type). The full key is `streamKey(streamScope, this)`: the scope part did not
- * change. A schema-1 text starts with `[`, a current one with `"` (or is empty), so the two never coincide.
+ * change. The two formats never coincide: a schema-1 array has sixteen entries with flags (or null) from the
+ * thirteenth on, a current one alternates names (always strings) and values, and only schema 1 appends raw NUL.
  */
 export function schema1StreamAttributes(attributes: readonly KeyValue[]): string {
   const raw: (string | boolean | undefined)[] = new Array(SLOTS.length);
