@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildCollector, spawnCollector, tempDir } from '../collector/helpers/collector.js';
+import { countingClient, freePort, matrixRequests } from '../support/counting-clients.js';
 import { ROOT, agentEnv, fixture, nodeArgs } from '../support/processes.js';
 import { percentile, pick, rssOf } from './full.js';
 
@@ -17,47 +16,12 @@ import { percentile, pick, rssOf } from './full.js';
 
 const OUTAGE_MS = pick(20_000, 180_000);
 const EXPORT_INTERVAL_MS = 500;
-const TASKS = 'io.modelcontextprotocol/tasks';
 /**
  * The servers' V8 heap is capped: RSS alone cannot tell a leak from garbage V8 has not yet collected (it grows
  * its heap lazily under load), but a process whose memory grows without bound dies against the cap.
  */
 const SERVER_HEAP_MB = 96;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** A real MCP client whose transport counts the answers it received (what the collector must count for it). */
-async function countingClient(name: string, url: URL) {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' as const } });
-  const transport = new StreamableHTTPClientTransport(url);
-  const counted = { answers: 0 };
-  let deliver: Transport['onmessage'];
-  Object.defineProperty(transport, 'onmessage', {
-    get: () => deliver,
-    set: (handler: Transport['onmessage']) => {
-      deliver = handler && ((message) => {
-        if ('id' in message && ('result' in message || 'error' in message)) counted.answers++;
-        handler(message);
-      });
-    },
-  });
-  await client.connect(transport);
-  return { name, client, counted };
-}
-
-async function matrixRequests(collectorUrl: string): Promise<Record<string, number>> {
-  const response = await fetch(`${collectorUrl}/api/v1/matrix?group=client&from=-1h`);
-  if (response.status !== 200) return {};
-  const body = (await response.json()) as { rows: { client: string; requests: number }[] };
-  return Object.fromEntries(body.rows.map((row) => [row.client, row.requests]));
-}
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let collector: ChildCollector | undefined;
