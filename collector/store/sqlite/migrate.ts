@@ -15,17 +15,17 @@ export interface Migration {
 const FILE_PATTERN = /^(\d+)_([\w-]+)\.sql$/;
 
 /**
- * `migrations/` sits at the package root; this file runs from `collector/store/sqlite/` (sources, under
- * vitest) or `dist/collector/store/sqlite/` (built), so walk up until it is found.
+ * `migrations/<backend>/` sits at the package root; this file runs from `collector/store/sqlite/` (sources,
+ * under vitest) or `dist/collector/store/sqlite/` (built), so walk up until it is found.
  */
 export function findMigrationsDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let level = 0; level < 6; level++) {
-    const candidate = join(dir, 'migrations');
+    const candidate = join(dir, 'migrations', 'sqlite');
     if (existsSync(join(candidate, '001_initial.sql'))) return candidate;
     dir = dirname(dir);
   }
-  throw new Error('extscope: cannot find the migrations/ directory next to the package');
+  throw new Error('extscope: cannot find the migrations/sqlite/ directory next to the package');
 }
 
 export function loadMigrations(dir: string): Migration[] {
