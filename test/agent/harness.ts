@@ -90,15 +90,8 @@ export function barrier(count: number): { arrive(): Promise<void> } {
   };
 }
 
-/** Waits for a condition that telemetry reaches asynchronously (spans end after the response is sent). */
-export async function eventually<T>(read: () => T | Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** Telemetry reaches the sink asynchronously (spans end after the response is sent): poll for it. */
+export { eventually } from '../support/eventually.js';
 
 export type Factory = Parameters<typeof v2stdio.serveStdio>[0];
 

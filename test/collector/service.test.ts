@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getJson, matrix, spawnCollector, startTestCollector, tempDir } from './helpers/collector.js';
+import { eventually } from '../support/eventually.js';
 import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from './helpers/otlp.js';
 
 function exportBytes(client: string, count: number): Buffer {
@@ -76,6 +77,9 @@ describe('operations', () => {
     const inflight = halfSent(child.url, exportBytes('alpha', 5));
     await inFlight(child.url, 1);
     child.child.kill('SIGTERM');
+    // The signal is handled on the child's event loop: send the next export only once it is draining.
+    const draining = await eventually(() => child.output.join(''), (output) => /SIGTERM: draining in-flight exports/.test(output), 10_000);
+    expect(draining).toMatch(/SIGTERM: draining in-flight exports/);
     // While draining, a new export is refused with a retryable status (or the listener is already gone).
     let refusedStatus: number | string;
     try {
