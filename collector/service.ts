@@ -106,6 +106,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     examplesPerCell: config.examplesPerCell,
     minFreeBytes: config.minFreeBytes,
     maxValuesPerDimension: limits.maxValuesPerDimension,
+    maxInstances: limits.maxInstances,
     warn: (message) => warn(message),
   });
 

@@ -114,6 +114,8 @@ export interface StoreStats {
   foldFailures: number;
   /** New values of sender-controlled dimensions stored as `_OTHER` since start (over the per-dimension limit). */
   overflowedValues: number;
+  /** New instances stored under `_OTHER` since start: their service name or instance id was over its limit. */
+  overflowedInstances: number;
 }
 
 /** The store cannot take writes right now (disk full, I/O error, locked); the sender should retry later. */

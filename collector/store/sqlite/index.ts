@@ -40,6 +40,8 @@ export interface SqliteStoreOptions {
   minFreeBytes?: number;
   /** Distinct values kept per sender-controlled dimension (client names, versions, methods, …); the rest is `_OTHER`. */
   maxValuesPerDimension?: number;
+  /** Instances (service, instance id) kept; new ones past it are the service's instance `_OTHER`. Service names are bounded by `maxValuesPerDimension`. */
+  maxInstances?: number;
   /** Told about problems that do not stop the store: quarantined rows, a fold that failed (reads answer from what is stored). */
   warn?: (message: string) => void;
 }
@@ -48,6 +50,7 @@ export interface SqliteStoreOptions {
 const PROBE_BYTES = 256 * 1024;
 const DEFAULT_MIN_FREE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
+export const DEFAULT_MAX_INSTANCES = 20_000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
@@ -111,7 +114,8 @@ export class SqliteStore implements Store {
       }
       throw error;
     }
-    this.writer = new MetricsWriter(this.db, options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION);
+    const maxValues = options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION;
+    this.writer = new MetricsWriter(this.db, options.clock, maxValues, { maxServices: maxValues, maxInstances: options.maxInstances ?? DEFAULT_MAX_INSTANCES });
     this.folder = new Folder(this.db);
     this.retention = new Retention(this.db, options.clock, options.retention, (what) => (what === 'instances' ? this.writer.forget() : this.writer.recountState()));
     this.rollups = new RollupsReader(this.db, () => ({
@@ -228,7 +232,7 @@ export class SqliteStore implements Store {
   }
 
   async stats(): Promise<StoreStats> {
-    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures, overflowedValues: this.writer.overflowedValues };
+    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures, overflowedValues: this.writer.overflowedValues, overflowedInstances: this.writer.overflowedInstances };
   }
 
   async flush(): Promise<void> {

@@ -8,6 +8,7 @@ import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit } from './dimension-limit.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from './identity.js';
 import { LOG_COLUMNS, PointLog } from './point-log.js';
+import { type ResourceLimits, ResourceLimit } from './resource-limit.js';
 import { StagedCache, StagedCache2 } from './staged-cache.js';
 import { schema1StreamAttributes } from './stream-key-v1.js';
 
@@ -40,6 +41,7 @@ export class MetricsWriter {
   private readonly cumulative: CumulativeConversion;
   private readonly advertised: AdvertisedWriter;
   private readonly dimensionLimit: DimensionLimit;
+  private readonly resourceLimit: ResourceLimit;
   private readonly statements;
   /** Streams still keyed as schema 1 wrote them; while there are any, a stream not found is looked for by that key. */
   private schema1Streams: number;
@@ -50,8 +52,10 @@ export class MetricsWriter {
     db: Database.Database,
     private readonly clock: () => number,
     maxValuesPerDimension: number,
+    resourceLimits: ResourceLimits,
   ) {
     this.dimensionLimit = new DimensionLimit(db, maxValuesPerDimension);
+    this.resourceLimit = new ResourceLimit(db, resourceLimits);
     const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
     this.statements = {
       upsertInstance: db.prepare(`
@@ -110,6 +114,7 @@ export class MetricsWriter {
   }
 
   commit(): void {
+    this.resourceLimit.commit();
     this.streams.commit();
     this.series.commit();
     this.cells.commit();
@@ -137,11 +142,12 @@ export class MetricsWriter {
 
   private recount(): void {
     this.cumulative.recount();
+    this.resourceLimit.recount();
     this.schema1Streams = this.statements.countSchema1Streams.get() as number;
   }
 
   private applyResource(batch: ResourceBatch, now: number, result: ApplyResult): void {
-    const { resource } = batch;
+    const resource = this.resourceLimit.apply(batch.resource);
     const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...INSTANCE_COLUMNS.map((column) => resource[column.key]), {
       now,
     }) as AdvertisingInstance;
@@ -181,7 +187,8 @@ export class MetricsWriter {
     const deltaInserted = inserted - cumulativeRows;
     result.applied += deltaInserted;
     result.duplicates += deltaRows - deltaInserted;
-    this.advertised.apply(instance, batch);
+    // What an instance under `_OTHER` advertises is not one instance's: it would only look like drift.
+    if (resource === batch.resource) this.advertised.apply(instance, batch);
   }
 
   private stream(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): StreamRef {
@@ -212,6 +219,11 @@ export class MetricsWriter {
   /** Values folded into `_OTHER` by the dimension limit since start. */
   get overflowedValues(): number {
     return this.dimensionLimit.overflowed;
+  }
+
+  /** New instances stored under `_OTHER` (service or instance id over its limit) since start. */
+  get overflowedInstances(): number {
+    return this.resourceLimit.overflowed;
   }
 
   private seriesFor(instanceRef: number, resource: ResourceIdentity, dims: Readonly<SeriesDims>): SeriesRef {
