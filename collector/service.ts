@@ -111,7 +111,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   });
 
   const end = storeConsumer(store);
-  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end);
+  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end, store);
   const metrics = new NormaliseMetrics(
     { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
     idLimit,

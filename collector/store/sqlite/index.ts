@@ -7,6 +7,8 @@ import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
   type CellQuery,
   type ExamplesQuery,
+  type InstanceHour,
+  type InstanceHourIds,
   type InstancesQuery,
   type RetentionConfig,
   type StepQuery,
@@ -24,6 +26,7 @@ import { TrendsReader } from './readers/trends.js';
 import { Retention } from './retention.js';
 import { Folder } from './rollup.js';
 import { ExamplesWriter } from './writer/examples.js';
+import { ExtensionIdLimitTable } from './writer/extension-id-limits.js';
 import { MetricsWriter } from './writer/index.js';
 
 /** SQLite `synchronous` in WAL mode: `normal` survives the process being killed, `full` also power loss. */
@@ -77,6 +80,7 @@ export class SqliteStore implements Store {
   private readonly rollups: RollupsReader;
   private readonly instancesReader: InstancesReader;
   private readonly examplesWriter: ExamplesWriter;
+  private readonly idLimits: ExtensionIdLimitTable;
   private readonly examplesReader: ExamplesReader;
   private readonly trendsReader: TrendsReader;
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
@@ -124,6 +128,7 @@ export class SqliteStore implements Store {
     }));
     this.instancesReader = new InstancesReader(this.db);
     this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);
+    this.idLimits = new ExtensionIdLimitTable(this.db);
     this.examplesReader = new ExamplesReader(this.db);
     this.trendsReader = new TrendsReader(this.db);
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
@@ -155,6 +160,20 @@ export class SqliteStore implements Store {
       const stored = this.spansTransaction(batch.examples);
       this.writeFailure = undefined;
       return stored;
+    } catch (error) {
+      throw this.failed(error);
+    }
+  }
+
+  async admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
+    return this.idLimits.read(keys);
+  }
+
+  async admitIds(entries: readonly InstanceHourIds[]): Promise<void> {
+    if (entries.length === 0) return;
+    try {
+      this.idLimits.write(entries);
+      this.writeFailure = undefined;
     } catch (error) {
       throw this.failed(error);
     }

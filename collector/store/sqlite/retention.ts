@@ -34,6 +34,8 @@ export class Retention {
           AND EXISTS (SELECT 1 FROM cumulative_state AS newer
                       WHERE newer.stream_id = old.stream_id AND newer.start_ns > old.start_ns AND newer.start_ns < @cutoff)`),
       oldExamples: db.prepare('DELETE FROM span_examples WHERE start_ms < ?'),
+      // Hours wholly before the dedup window: their points are refused, so no decision about them is asked for.
+      oldIdLimits: db.prepare('DELETE FROM extension_id_limits WHERE hour < ?'),
       excessExamples: db.prepare(`
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
       seriesIds: db.prepare('SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ?').pluck(),
@@ -83,6 +85,7 @@ export class Retention {
     const superseded = this.db.transaction(() => {
       s.pointLog.run(dedupCutoffNs);
       s.oldExamples.run(minuteCutoff * MS_PER_MINUTE);
+      s.oldIdLimits.run(Math.floor((now - this.retention.dedupHours * MS_PER_HOUR) / MS_PER_HOUR));
       s.excessExamples.run();
       // An older incarnation's baseline goes once its successor started before the dedup window: any point of
       // the old one is then older than the window and refused anyway.

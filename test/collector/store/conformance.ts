@@ -175,6 +175,28 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect((await store.stats()).overflowedInstances).toBe(2);
     });
 
+    it('keeps the extension ids admitted per instance and hour across reopening, each once, until their hour leaves the dedup window', async () => {
+      const hour = Math.floor(now / MS_PER_HOUR);
+      await store.admitIds([
+        { instance: '["svc","i-1"]', hour, ids: ['a', 'b'] },
+        { instance: '["svc","i-2"]', hour, ids: ['c'] },
+      ]);
+      await store.admitIds([{ instance: '["svc","i-1"]', hour, ids: ['b', 'd'] }]);
+      await reopen();
+      const read = await store.admittedIds([
+        { instance: '["svc","i-1"]', hour },
+        { instance: '["svc","i-1"]', hour: hour + 1 },
+        { instance: '["svc","i-2"]', hour },
+      ]);
+      expect(read.map(({ instance, hour: at, ids }) => ({ instance, at: at - hour, ids: [...ids].sort() }))).toEqual([
+        { instance: '["svc","i-1"]', at: 0, ids: ['a', 'b', 'd'] },
+        { instance: '["svc","i-2"]', at: 0, ids: ['c'] },
+      ]);
+      now += (RETENTION.dedupHours + 2) * MS_PER_HOUR;
+      await store.maintain();
+      expect(await store.admittedIds([{ instance: '["svc","i-1"]', hour }])).toEqual([]);
+    });
+
     it('a value whose series retention dropped frees its place under the dimension limit', async () => {
       await reopen({ maxValuesPerDimension: 1 });
       await store.applyMetrics(batch([{ client: 'old', start: 0, time: 1, value: 1 }], 'i-old'));
