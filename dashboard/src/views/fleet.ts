@@ -11,7 +11,7 @@ interface InstancesPage extends InstancesResponse {
 
 /** Instances per request, and how many requests the view makes at most: past that it says how many it leaves out. */
 const PAGE_SIZE = 500;
-const MAX_PAGES = 4;
+const MAX_PAGES = 2;
 
 /** Pages through the instances (of one service when the filter is set), at most {@link MAX_PAGES} pages. */
 async function loadInstances(context: Context): Promise<{ instances: InstanceView[]; total: number }> {
