@@ -25,6 +25,8 @@ export interface CollectorLimits {
    * versions, methods, protocol versions, status codes); new values past it are stored as `_OTHER`.
    */
   maxValuesPerDimension: number;
+  /** Instances (service, instance id) kept; new ones past it are counted under the service's instance `_OTHER`. Service names count as a dimension above. */
+  maxInstances: number;
   /** Bytes of gunzipped output held at once across all exports; past this, 503 with Retry-After. */
   maxDecompressingBytes: number;
   /** Failed authentications one client address may make per minute before it is answered 429. */
@@ -101,6 +103,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   // The agent admits 1000 distinct ids per process (plus `_invalid` and `_OTHER`); leave it room.
   maxExtensionIdsPerInstanceHour: 1024,
   maxValuesPerDimension: 2000,
+  maxInstances: 20_000,
   maxDecompressingBytes: 128 * 1024 * 1024,
   maxAuthFailuresPerMinute: 30,
   maxInFlightExports: 32,
@@ -271,6 +274,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
   limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),
   limitVariable('EXTSCOPE_MAX_VALUES_PER_DIMENSION', 'maxValuesPerDimension', 'Distinct client names, versions, methods, … kept each (the rest: _OTHER)'),
+  limitVariable('EXTSCOPE_MAX_INSTANCES', 'maxInstances', 'Instances (service, instance id) kept (the rest: _OTHER)'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSING_BYTES', 'maxDecompressingBytes', 'Gunzipped bytes held at once across exports before answering 503'),
   limitVariable('EXTSCOPE_MAX_AUTH_FAILURES', 'maxAuthFailuresPerMinute', 'Failed authentications per client address and minute before answering 429'),
   limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports received and processed at once before answering 503'),

@@ -106,11 +106,12 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     examplesPerCell: config.examplesPerCell,
     minFreeBytes: config.minFreeBytes,
     maxValuesPerDimension: limits.maxValuesPerDimension,
+    maxInstances: limits.maxInstances,
     warn: (message) => warn(message),
   });
 
   const end = storeConsumer(store);
-  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end);
+  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end, store);
   const metrics = new NormaliseMetrics(
     { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
     idLimit,

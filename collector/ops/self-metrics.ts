@@ -115,6 +115,14 @@ export class SelfMetrics {
         this.set((await store.stats()).overflowedValues);
       },
     });
+    new Gauge({
+      name: 'extscope_collector_instance_overflow',
+      help: 'New instances stored under _OTHER since start: over the limit of service names or of instances kept',
+      registers,
+      async collect() {
+        this.set((await store.stats()).overflowedInstances);
+      },
+    });
 
     const minutes = Math.round(windowMs / MS_PER_MINUTE);
     this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });

@@ -36,6 +36,28 @@ export interface RollupReader extends TrendReader {
   examples(query: ExamplesQuery): Promise<ExampleRecord[]>;
 }
 
+/**
+ * What the distinct-extension-id limit has admitted, per instance and UTC hour, kept by the store so that a
+ * restart (or another replica) decides a retried export as the first attempt was decided.
+ */
+export interface ExtensionIdLimitStore {
+  /** The ids admitted so far for each (instance, hour) asked for; a pair with none is left out. */
+  admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]>;
+  /** Adds ids to their (instance, hour) sets, atomically; durable once it resolves. */
+  admitIds(entries: readonly InstanceHourIds[]): Promise<void>;
+}
+
+export interface InstanceHour {
+  /** The instance as sent (service and instance id), canonical text. */
+  instance: string;
+  /** Hours since the epoch (UTC). */
+  hour: number;
+}
+
+export interface InstanceHourIds extends InstanceHour {
+  ids: readonly string[];
+}
+
 export interface StoreLifecycle {
   health(): Promise<StoreHealth>;
   sizeBytes(): Promise<number>;
@@ -49,7 +71,7 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
-export type Store = IngestStore & RollupReader & StoreLifecycle;
+export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLifecycle;
 
 export interface RetentionConfig {
   /** Per-minute rollups. */
@@ -114,6 +136,8 @@ export interface StoreStats {
   foldFailures: number;
   /** New values of sender-controlled dimensions stored as `_OTHER` since start (over the per-dimension limit). */
   overflowedValues: number;
+  /** New instances stored under `_OTHER` since start: their service name or instance id was over its limit. */
+  overflowedInstances: number;
 }
 
 /** The store cannot take writes right now (disk full, I/O error, locked); the sender should retry later. */

@@ -39,3 +39,18 @@ export function bigExport(targetBytes: number, options: { instance?: string; poi
   const body = Buffer.concat([real, filler(Math.max(0, targetBytes - real.length - 1024))]);
   return { body, requests: points * count };
 }
+
+/**
+ * A valid export made only of counted points: `points` request points over `clients` client names (and as many
+ * versions as it takes), each counted `count`, for one instance: every point is normalised and stored.
+ */
+export function wideExport(points: number, options: { instance?: string; clients?: number; count?: number } = {}): { body: Buffer; requests: number } {
+  const t = msToNs(Date.now());
+  const clients = options.clients ?? 1000;
+  const count = options.count ?? 1;
+  const requests: Json[] = [];
+  for (let index = 0; index < points; index++) {
+    requests.push(requestPoint({ client: `client-${index % clients}`, version: `${Math.floor(index / clients)}.0`, count, startNs: t - MINUTE_NS, timeNs: t }));
+  }
+  return { body: encodeMetrics(metricsRequest({ resource: { instance: options.instance ?? 'wide-1' }, requests })), requests: points * count };
+}

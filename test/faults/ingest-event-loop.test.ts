@@ -1,10 +1,21 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeMetricsRequest } from '../../collector/otlp/codec.js';
+import { ExtensionIdLimit } from '../../collector/processor/extension-id-limit/index.js';
+import { NORMALISE_STEP_POINTS, NormaliseMetrics } from '../../collector/processor/normalise-metrics/index.js';
+import { SqliteStore } from '../../collector/store/sqlite/index.js';
+import { APPLY_STEP_POINTS } from '../../collector/store/sqlite/writer/index.js';
 import { type ChildCollector, matrix, spawnCollector, tempDir } from '../collector/helpers/collector.js';
-import { bigExport } from './big-export.js';
+import { bigExport, wideExport } from './big-export.js';
+import { pick } from './full.js';
 
 /** Issue 7, finding 1: a large export must not stall other requests, and overload must be a 503, not latency. */
 
 const BODY_BYTES = 7_660_000;
+/** Counted points in one export of about 7 MB. */
+const POINTS = 20_000;
+/** Over HTTP: about 7 MB at full length. */
+const HTTP_POINTS = pick(5_000, 20_000);
 
 async function post(url: string, body: Buffer): Promise<Response> {
   return fetch(`${url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body });
@@ -75,5 +86,73 @@ describe('a 7.66 MB export does not stall the event loop', () => {
     expect(accepted).toBeGreaterThan(0);
     const after = (await matrix(collector.url)).rows.reduce((sum, row) => sum + row.requests, 0);
     expect(after - before).toBe(accepted * 10);
+  });
+
+  it(`an export of ${HTTP_POINTS} counted points over HTTP is stored exactly, /healthz answered meanwhile`, async () => {
+    const big = wideExport(HTTP_POINTS, { instance: 'wide-1', count: 3 });
+    let done = false;
+    const sending = post(collector.url, big.body).then((response) => {
+      done = true;
+      return response.status;
+    });
+    let answeredDuring = 0;
+    // One /healthz after another until the export is answered; bounded (each probe is one round trip).
+    for (let attempt = 0; attempt < 100_000 && !done; attempt++) {
+      expect((await fetch(`${collector.url}/healthz`)).status).toBe(200);
+      if (!done) answeredDuring++;
+    }
+    expect(await sending).toBe(200);
+    console.log(`[faults] one ${(big.body.length / 1e6).toFixed(2)} MB export of ${HTTP_POINTS} counted points: /healthz answered ${answeredDuring} times while it was processed`);
+    // The decode runs in a worker; normalisation, the store and the fold yield between steps (next describe).
+    expect(answeredDuring).toBeGreaterThan(0);
+    const view = await matrix(collector.url, '&instance=wide-1');
+    expect(view.rows.reduce((sum, row) => sum + row.requests, 0)).toBe(big.requests);
+  });
+});
+
+describe('a large export is normalised, stored and folded in steps', () => {
+  it('the event loop turns many times while one export of 20,000 counted points goes through normalisation and the store, and once more for its fold; counted exactly', async () => {
+    const temp = await tempDir();
+    const clock = (): number => Date.now();
+    const store = new SqliteStore({ path: join(temp.dir, 'steps.db'), clock, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
+    const end = {
+      async consumeMetrics(batch: Parameters<SqliteStore['applyMetrics']>[0]) {
+        const { applied, duplicates } = await store.applyMetrics(batch);
+        return { applied, duplicates, ignored: new Map(), rejected: 0, rejectedReason: undefined };
+      },
+    };
+    const pipeline = new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock }, new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store));
+    const big = wideExport(POINTS, { instance: 'steps-1', count: 2 });
+    const request = decodeMetricsRequest(big.body, 'protobuf');
+    // Counts the turns of the event loop (other requests would be served in each) while `work` runs.
+    const turnsDuring = async (work: Promise<unknown>): Promise<number> => {
+      let turns = 0;
+      let done = false;
+      void work.finally(() => (done = true));
+      const tick = (): void => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      await work;
+      return turns;
+    };
+    try {
+      const outcome = pipeline.consumeMetrics(request);
+      const ingestTurns = await turnsDuring(outcome);
+      expect((await outcome).applied).toBe(POINTS);
+      // Done in one go, the count is 0: nothing else runs until the export is stored. In steps, about one turn a step.
+      expect(ingestTurns).toBeGreaterThanOrEqual((POINTS / NORMALISE_STEP_POINTS + POINTS / APPLY_STEP_POINTS) / 2);
+      const foldTurns = await turnsDuring(store.flush());
+      // 2,000 increments a fold step.
+      expect(foldTurns).toBeGreaterThanOrEqual(POINTS / 2000 / 2);
+      const totals = await store.cellTotals({ fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000 });
+      expect(totals.cells.filter((cell) => cell.kind === 0).reduce((sum, cell) => sum + cell.count, 0)).toBe(big.requests);
+      console.log(`[faults] one export of ${POINTS} points: ${ingestTurns} turns of the event loop while normalised and stored, ${foldTurns} while folded`);
+    } finally {
+      await store.close();
+      await temp.cleanup();
+    }
   });
 });

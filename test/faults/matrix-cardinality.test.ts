@@ -77,4 +77,44 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
       await collector.close();
     }
   });
+
+  it('service names and instance ids past their limits: the export accepted, its retry counted once, under _OTHER, counted on /metrics, the same after a restart, nothing lost', async () => {
+    const dbPath = join(temp.dir, 'resources.db');
+    const options = { dbPath, limits: { maxValuesPerDimension: 3, maxInstances: 10 } };
+    let collector = await startTestCollector(temp.dir, options);
+    const t = msToNs(Date.now());
+    const total = async (query = ''): Promise<number> =>
+      (await getJson<MatrixJson>(`${collector.url}/api/v1/matrix?from=-1h${query}`)).body.rows.reduce((sum, row) => sum + row.requests, 0);
+    // 5 services × 4 instances, one request each, in one export.
+    const resources = Array.from({ length: 20 }, (_, index) => ({
+      resource: { service: `s-${Math.floor(index / 4)}`, instance: `i-${index % 4}` },
+      requests: [requestPoint({ client: 'c', count: 1, startNs: t - MINUTE_NS, timeNs: t })],
+    }));
+    try {
+      const request = metricsRequest(...resources);
+      expect((await postMetrics(collector.url, request)).status).toBe(200);
+      expect((await postMetrics(collector.url, request)).status).toBe(200);
+      expect(await total()).toBe(20);
+      // s-3 and s-4 are past 3 services; past 10 instances, the rest of s-2 is its instance _OTHER.
+      expect(await total(`&service=${OVERFLOW_VALUE}`)).toBe(8);
+      expect(await total('&service=s-2')).toBe(4);
+      const { body } = await getJson<{ instances: { service: string; instanceId: string }[]; total: number }>(`${collector.url}/api/v1/instances`);
+      expect(body.total).toBe(12);
+      expect(body.instances.map((instance) => `${instance.service}/${instance.instanceId}`)).toContain(`s-2/${OVERFLOW_VALUE}`);
+      expect(body.instances.map((instance) => `${instance.service}/${instance.instanceId}`)).toContain(`${OVERFLOW_VALUE}/${OVERFLOW_VALUE}`);
+      expect(await metricValue(collector.url, 'extscope_collector_instance_overflow')).toBe(2 + 8);
+
+      await collector.close();
+      collector = await startTestCollector(temp.dir, options);
+      const later = metricsRequest({ resource: { service: 's-0', instance: 'i-9' }, requests: [requestPoint({ client: 'c', count: 5, startNs: t - MINUTE_NS, timeNs: t })] });
+      expect((await postMetrics(collector.url, later)).status).toBe(200);
+      expect((await postMetrics(collector.url, request)).status).toBe(200);
+      expect(await total()).toBe(25);
+      expect(await total('&service=s-0')).toBe(4 + 5);
+      expect((await getJson<{ total: number }>(`${collector.url}/api/v1/instances`)).body.total).toBe(13);
+      expect(await metricValue(collector.url, 'extscope_collector_instance_overflow')).toBe(1 + 10);
+    } finally {
+      await collector.close();
+    }
+  });
 });

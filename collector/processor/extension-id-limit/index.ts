@@ -6,15 +6,25 @@ import { NANOS_PER_HOUR } from '../../model/time.js';
 export interface ExtensionIdLimitConfig {
   /** Distinct extension ids one instance may report within one UTC hour. */
   maxIdsPerInstanceHour: number;
-  /** Ids remembered at most, over all (instance, hour) sets; the oldest sets go first. */
+  /** Ids remembered in memory at most, over all (instance, hour) sets; the oldest sets go first (and are read again from `state`). */
   maxRememberedIds?: number;
 }
 
-/** Hours behind the newest one seen that are still remembered (points within the dedup window, clock skew). */
+/**
+ * Where the admitted ids are kept across restarts: the store's `ExtensionIdLimitStore` (store/store.ts), passed
+ * in by the service; a processor does not import the store, so the shape is repeated here.
+ */
+export interface AdmittedIdsState {
+  admittedIds(keys: readonly { instance: string; hour: number }[]): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
+  admitIds(entries: readonly { instance: string; hour: number; ids: readonly string[] }[]): Promise<void>;
+}
+
+/** Hours behind the newest one seen that are still kept in memory (points within the dedup window, clock skew). */
 const HOURS_KEPT = 8;
 const DEFAULT_REMEMBERED_IDS = 1_000_000;
 
 interface Fresh {
+  instance: string;
   hour: number;
   known: Set<string> | undefined;
   ids: Set<string>;
@@ -26,9 +36,15 @@ interface Fresh {
  * Bounds how many distinct extension ids an instance may report per UTC hour, so that a sender minting ids
  * cannot grow the store without limit: ids past the limit (in the order they come) are counted under the
  * overflow id `_OTHER`, as the agent does, and the rest of the export is stored as usual (counted in
- * {@link overflowed}). The ids of an export that passed stay counted even if the store then fails it: its
- * retry brings the same ids, which count once. Memory is bounded: sets of the last few hours only, and at most
- * `maxRememberedIds` ids in all (forgetting the oldest sets can only let more ids through, never refuse one).
+ * {@link overflowed}).
+ *
+ * The admitted ids are written to `state` before the export goes on to the store, and read back from it for an
+ * (instance, hour) not in memory: a retry after a restart is decided as the first attempt was (an id that went to
+ * `_OTHER` goes there again, and its points are recognised as duplicates, not counted a second time under their
+ * own id). Ids admitted for an export the store then fails stay admitted: its retry brings the same ids, which
+ * count once. Decisions are made one export at a time, so that two exports of one instance cannot both take the
+ * last places. Memory is bounded: sets of the last few hours only, and at most `maxRememberedIds` ids in all.
+ * Without `state` (tests), memory is all there is: forgetting then lets more ids through, never refuses one.
  */
 export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
   /** By `${hour}:${instance}`, in insertion order (oldest first). */
@@ -36,32 +52,37 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
   private remembered = 0;
   private newestHour = Number.NEGATIVE_INFINITY;
   private readonly maxRemembered: number;
+  private queue: Promise<unknown> = Promise.resolve();
   /** Points counted under `_OTHER` since start. */
   overflowed = 0;
 
   constructor(
     private readonly config: ExtensionIdLimitConfig,
     private readonly next: MetricsConsumer<MetricsBatch>,
+    private readonly state?: AdmittedIdsState,
   ) {
     this.maxRemembered = config.maxRememberedIds ?? DEFAULT_REMEMBERED_IDS;
   }
 
   async consumeMetrics(batch: MetricsBatch): Promise<MetricsOutcome> {
-    this.admit(batch);
+    const admitted = this.queue.then(() => this.admit(batch));
+    this.queue = admitted.catch(() => undefined);
+    await admitted;
     return this.next.consumeMetrics(batch);
   }
 
-  private admit(batch: MetricsBatch): void {
+  private async admit(batch: MetricsBatch): Promise<void> {
+    if (this.state !== undefined) await this.load(batch);
     const fresh = new Map<string, Fresh>();
     for (const { resource, counters } of batch.resources) {
       const instance = JSON.stringify([resource.service, resource.instanceId]);
       for (const point of counters) {
-        const id = point.dims.extensionId;
-        if (point.dims.kind !== SeriesKind.Extension || id === null || id === OVERFLOW_VALUE) continue;
+        const id = extensionIdOf(point);
+        if (id === undefined) continue;
         const hour = Number(point.timeNs / NANOS_PER_HOUR);
         const key = `${hour}:${instance}`;
         let entry = fresh.get(key);
-        if (entry === undefined) fresh.set(key, (entry = { hour, known: this.known.get(key), ids: new Set(), points: new Map() }));
+        if (entry === undefined) fresh.set(key, (entry = { instance, hour, known: this.known.get(key), ids: new Set(), points: new Map() }));
         if (entry.known?.has(id) === true) continue;
         entry.ids.add(id);
         let points = entry.points.get(id);
@@ -74,7 +95,7 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
       if (entry.ids.size <= room) continue;
       const admitted = new Set<string>();
       for (const id of entry.ids) {
-        if (admitted.size < room) {
+        if (admitted.size < Math.max(room, 0)) {
           admitted.add(id);
           continue;
         }
@@ -87,13 +108,35 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
       }
       entry.ids = admitted;
     }
-    for (const [key, { hour, known, ids }] of fresh) {
-      if (ids.size === 0) continue;
-      if (known === undefined) this.remember(key, hour, ids);
-      else for (const id of ids) known.add(id);
-      this.remembered += ids.size;
-    }
+    const entries = [...fresh.values()].filter((entry) => entry.ids.size > 0);
+    // Kept before the store sees the export: a failure here fails the export (retryable), and memory stays as it was.
+    if (this.state !== undefined && entries.length > 0) await this.state.admitIds(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })));
+    for (const { instance, hour, known, ids } of entries) this.add(`${hour}:${instance}`, hour, known, ids);
     this.evict();
+  }
+
+  /** Reads the sets of the (instance, hour) pairs this export touches that are not in memory. */
+  private async load(batch: MetricsBatch): Promise<void> {
+    const missing = new Map<string, { instance: string; hour: number }>();
+    for (const { resource, counters } of batch.resources) {
+      const instance = JSON.stringify([resource.service, resource.instanceId]);
+      for (const point of counters) {
+        if (extensionIdOf(point) === undefined) continue;
+        const hour = Number(point.timeNs / NANOS_PER_HOUR);
+        const key = `${hour}:${instance}`;
+        if (!this.known.has(key) && !missing.has(key)) missing.set(key, { instance, hour });
+      }
+    }
+    if (missing.size === 0 || this.state === undefined) return;
+    for (const { instance, hour, ids } of await this.state.admittedIds([...missing.values()])) {
+      this.add(`${hour}:${instance}`, hour, undefined, new Set(ids));
+    }
+  }
+
+  private add(key: string, hour: number, known: Set<string> | undefined, ids: Set<string>): void {
+    if (known === undefined) this.remember(key, hour, ids);
+    else for (const id of ids) known.add(id);
+    this.remembered += ids.size;
   }
 
   private remember(key: string, hour: number, ids: Set<string>): void {
@@ -116,4 +159,11 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
       this.remembered -= set.size;
     }
   }
+}
+
+/** The id an extension point is limited by; undefined for points the limit does not apply to. */
+function extensionIdOf(point: CounterPoint): string | undefined {
+  const id = point.dims.extensionId;
+  if (point.dims.kind !== SeriesKind.Extension || id === null || id === OVERFLOW_VALUE) return undefined;
+  return id;
 }

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ATTR_EXTENSION_NEGOTIATED, METRICS, isNegotiated } from '../../../contract/index.js';
 import {
   type AdvertisedCount,
@@ -31,6 +32,8 @@ const AGENT_HEALTH_METRICS = new Set<string>([METRICS.agentErrors.name, METRICS.
 const CUMULATIVE_WITHOUT_INSTANCE =
   'cumulative data points without the service.instance.id resource attribute were not applied: the collector could not tell ' +
   "two processes' running totals apart (set service.instance.id, or send delta temporality)";
+/** Data points read between two turns of the event loop: a large export does not hold up other requests meanwhile. */
+export const NORMALISE_STEP_POINTS = 1000;
 /** Validated dimensions remembered per kind (the same streams arrive every export); cleared when full. */
 const DIMS_CACHE_SIZE = 100_000;
 
@@ -48,6 +51,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
   private readonly countAttributes: AttributeReader<typeof METRICS.advertisedCount.attributes>;
   private readonly dimsCache = [new Map<string, SeriesDims>(), new Map<string, SeriesDims>()] as const;
   private readonly identity = new StreamIdentity();
+  private sinceYield = 0;
 
   constructor(
     private readonly config: NormaliseMetricsConfig,
@@ -61,12 +65,19 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
   }
 
   async consumeMetrics(request: ExportMetricsServiceRequest): Promise<MetricsOutcome> {
-    const batch = this.normalise(request);
+    const steps = this.normalise(request);
+    let step = steps.next();
+    while (step.done !== true) {
+      await yieldToEventLoop();
+      step = steps.next();
+    }
+    const batch = step.value;
     const outcome = await this.next.consumeMetrics(batch);
     return { ...outcome, ignored: batch.ignored, rejected: outcome.rejected + batch.rejected, rejectedReason: batch.rejectedReason ?? outcome.rejectedReason };
   }
 
-  private normalise(request: ExportMetricsServiceRequest): MetricsBatch {
+  /** In steps of about {@link NORMALISE_STEP_POINTS} data points; the last returns the batch. */
+  private *normalise(request: ExportMetricsServiceRequest): Generator<void, MetricsBatch, void> {
     const batch: MetricsBatch = { resources: [], ignored: new Map(), rejected: 0, rejectedReason: undefined };
     const window: PointWindow = { now: this.config.clock(), maxFutureSkewMs: this.config.maxFutureSkewMs, dedupWindowMs: this.config.dedupWindowMs };
     const context = new PointContext(window, batch);
@@ -85,7 +96,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       for (const sm of rm.scopeMetrics ?? []) {
         const scopeKey = `${JSON.stringify(sm.scope?.name ?? '')}${JSON.stringify(sm.scope?.version ?? '')}`;
         for (const metric of sm.metrics ?? []) {
-          ours = this.metric(metric, `${resourceBatch.resource.key}\u0000${scopeKey}`, resourceBatch, context, where) || ours;
+          ours = (yield* this.metric(metric, `${resourceBatch.resource.key}\u0000${scopeKey}`, resourceBatch, context, where)) || ours;
         }
       }
       if (ours) batch.resources.push(resourceBatch);
@@ -94,7 +105,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
   }
 
   /** Returns whether the metric belongs to the extscope contract. */
-  private metric(metric: Metric, scopeKey: string, out: ResourceBatch, context: PointContext, where: string): boolean {
+  private *metric(metric: Metric, scopeKey: string, out: ResourceBatch, context: PointContext, where: string): Generator<void, boolean, void> {
     const name = metric.name ?? '';
     if (name === METRICS.requests.name || name === METRICS.extensionRequests.name) {
       const sum = metric.sum;
@@ -113,6 +124,10 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       }
       const metricKey = `${scopeKey}${name}\u0000${temporality}`;
       for (const point of sum.dataPoints ?? []) {
+        if (++this.sinceYield >= NORMALISE_STEP_POINTS) {
+          this.sinceYield = 0;
+          yield;
+        }
         const counter = this.counter(point, kind, temporality, metricKey, context, `${where} ${name}`);
         if (counter !== undefined) out.counters.push(counter);
       }

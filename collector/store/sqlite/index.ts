@@ -1,5 +1,6 @@
 import { mkdirSync, statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
@@ -7,6 +8,8 @@ import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
   type CellQuery,
   type ExamplesQuery,
+  type InstanceHour,
+  type InstanceHourIds,
   type InstancesQuery,
   type RetentionConfig,
   type StepQuery,
@@ -24,6 +27,7 @@ import { TrendsReader } from './readers/trends.js';
 import { Retention } from './retention.js';
 import { Folder } from './rollup.js';
 import { ExamplesWriter } from './writer/examples.js';
+import { ExtensionIdLimitTable } from './writer/extension-id-limits.js';
 import { MetricsWriter } from './writer/index.js';
 
 /** SQLite `synchronous` in WAL mode: `normal` survives the process being killed, `full` also power loss. */
@@ -40,6 +44,8 @@ export interface SqliteStoreOptions {
   minFreeBytes?: number;
   /** Distinct values kept per sender-controlled dimension (client names, versions, methods, …); the rest is `_OTHER`. */
   maxValuesPerDimension?: number;
+  /** Instances (service, instance id) kept; new ones past it are the service's instance `_OTHER`. Service names are bounded by `maxValuesPerDimension`. */
+  maxInstances?: number;
   /** Told about problems that do not stop the store: quarantined rows, a fold that failed (reads answer from what is stored). */
   warn?: (message: string) => void;
 }
@@ -47,7 +53,10 @@ export interface SqliteStoreOptions {
 /** Bytes one readiness probe writes after a failed write: about one export's worth of pages. */
 const PROBE_BYTES = 256 * 1024;
 const DEFAULT_MIN_FREE_BYTES = 1024 * 1024;
+/** Logged increments folded per transaction: a few milliseconds of work between turns of the event loop. */
+const FOLD_STEP_ROWS = 2000;
 export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
+export const DEFAULT_MAX_INSTANCES = 20_000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
@@ -74,14 +83,16 @@ export class SqliteStore implements Store {
   private readonly rollups: RollupsReader;
   private readonly instancesReader: InstancesReader;
   private readonly examplesWriter: ExamplesWriter;
+  private readonly idLimits: ExtensionIdLimitTable;
   private readonly examplesReader: ExamplesReader;
   private readonly trendsReader: TrendsReader;
-  private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
   private readonly bigProbe: Database.Statement;
   /** The last write (apply, fold) failed for a reason of the database (disk full, read-only, I/O): until a write succeeds, not ready. */
   private writeFailure: string | undefined;
+  /** Every write, one after another: an apply keeps its transaction open across turns of the event loop. */
+  private writes: Promise<unknown> = Promise.resolve();
   private foldFailures = 0;
   private foldFailed = false;
   private closed = false;
@@ -111,18 +122,25 @@ export class SqliteStore implements Store {
       }
       throw error;
     }
-    this.writer = new MetricsWriter(this.db, options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION);
+    const maxValues = options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION;
+    this.writer = new MetricsWriter(this.db, options.clock, maxValues, { maxServices: maxValues, maxInstances: options.maxInstances ?? DEFAULT_MAX_INSTANCES });
     this.folder = new Folder(this.db);
-    this.retention = new Retention(this.db, options.clock, options.retention, (what) => (what === 'instances' ? this.writer.forget() : this.writer.recountState()));
+    this.retention = new Retention(
+      this.db,
+      options.clock,
+      options.retention,
+      (what) => (what === 'instances' ? this.writer.forget() : this.writer.recountState()),
+      (work) => this.exclusive(work),
+    );
     this.rollups = new RollupsReader(this.db, () => ({
       minuteHorizonMs: options.clock() - options.retention.minuteDays * MS_PER_DAY + MS_PER_HOUR,
       hourlyAboveMs: HOURLY_ABOVE_MS,
     }));
     this.instancesReader = new InstancesReader(this.db);
     this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);
+    this.idLimits = new ExtensionIdLimitTable(this.db);
     this.examplesReader = new ExamplesReader(this.db);
     this.trendsReader = new TrendsReader(this.db);
-    this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     this.bigProbe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', zeroblob(?)) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -133,56 +151,89 @@ export class SqliteStore implements Store {
     return this.writer.pendingRows && this.foldFailed;
   }
 
-  async applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
-    try {
-      const result = this.applyTransaction(batch);
-      this.writer.commit();
-      this.writeFailure = undefined;
-      return result;
-    } catch (error) {
-      this.writer.rollback();
-      throw this.failed(error);
-    }
+  /**
+   * One transaction, applied in steps with a turn of the event loop between them (a large export would
+   * otherwise hold up every other request); other writes wait for it. Reads in the meantime see the rows it has
+   * added so far but none of its counts: those become visible through the fold, which is a write too.
+   */
+  applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
+    return this.exclusive(async () => {
+      this.db.exec('BEGIN');
+      try {
+        const steps = this.writer.apply(batch);
+        let step = steps.next();
+        while (step.done !== true) {
+          await yieldToEventLoop();
+          step = steps.next();
+        }
+        this.db.exec('COMMIT');
+        this.writer.commit();
+        this.writeFailure = undefined;
+        return step.value;
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.writer.rollback();
+        throw this.failed(error);
+      }
+    });
   }
 
-  async applySpans(batch: SpanBatch): Promise<number> {
-    if (batch.examples.length === 0) return 0;
-    try {
-      const stored = this.spansTransaction(batch.examples);
-      this.writeFailure = undefined;
-      return stored;
-    } catch (error) {
-      throw this.failed(error);
-    }
+  applySpans(batch: SpanBatch): Promise<number> {
+    if (batch.examples.length === 0) return Promise.resolve(0);
+    return this.exclusive(() => {
+      try {
+        const stored = this.spansTransaction(batch.examples);
+        this.writeFailure = undefined;
+        return stored;
+      } catch (error) {
+        throw this.failed(error);
+      }
+    });
+  }
+
+  async admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
+    return this.idLimits.read(keys);
+  }
+
+  admitIds(entries: readonly InstanceHourIds[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.exclusive(() => {
+      try {
+        this.idLimits.write(entries);
+        this.writeFailure = undefined;
+      } catch (error) {
+        throw this.failed(error);
+      }
+    });
   }
 
   async cellTotals(query: CellQuery): Promise<CellTotals> {
-    this.foldPending();
+    await this.foldBeforeRead();
     return this.rollups.cellTotals(query);
   }
 
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
-    this.foldPending();
+    await this.foldBeforeRead();
     return this.rollups.stepTotals(query);
   }
 
   async declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
-    this.foldPending();
+    await this.foldBeforeRead();
     return this.trendsReader.declarations(query);
   }
 
   async clientTrend(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
-    this.foldPending();
+    await this.foldBeforeRead();
     return this.trendsReader.clients(query);
   }
 
   async extensionTrend(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
-    this.foldPending();
+    await this.foldBeforeRead();
     return this.trendsReader.extensions(query);
   }
 
   async requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
-    this.foldPending();
+    await this.foldBeforeRead();
     return this.trendsReader.required(query);
   }
 
@@ -194,7 +245,11 @@ export class SqliteStore implements Store {
     return this.examplesReader.read(query);
   }
 
-  async health(): Promise<StoreHealth> {
+  health(): Promise<StoreHealth> {
+    return this.exclusive(() => this.probeHealth());
+  }
+
+  private probeHealth(): StoreHealth {
     const health: StoreHealth = { writable: false, schemaVersion: 0, latestSchemaVersion: this.latestSchemaVersion };
     try {
       health.schemaVersion = schemaVersion(this.db);
@@ -228,15 +283,15 @@ export class SqliteStore implements Store {
   }
 
   async stats(): Promise<StoreStats> {
-    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures, overflowedValues: this.writer.overflowedValues };
+    return { cumulativeStreams: this.writer.cumulativeStreams, quarantinedPoints: this.quarantined(), foldFailures: this.foldFailures, overflowedValues: this.writer.overflowedValues, overflowedInstances: this.writer.overflowedInstances };
   }
 
-  async flush(): Promise<void> {
-    this.foldPending(true);
+  flush(): Promise<void> {
+    return this.foldPending(true);
   }
 
   async maintain(): Promise<void> {
-    this.foldPending(true);
+    await this.flush();
     await this.retention.run();
   }
 
@@ -244,27 +299,56 @@ export class SqliteStore implements Store {
     this.closing ??= (async () => {
       await this.retention.stop();
       // What cannot be folded or checkpointed now (disk full, read-only) is folded at the next start.
-      this.foldPending();
-      this.closed = true;
-      try {
-        this.db.pragma('wal_checkpoint(TRUNCATE)');
-      } catch (error) {
-        this.options.warn?.(`closing: the write-ahead log could not be checkpointed (${(error as Error).message}); it is at the next start`);
-      }
-      this.db.close();
+      await this.foldPending();
+      // After every write already queued.
+      await this.exclusive(() => {
+        this.closed = true;
+        try {
+          this.db.pragma('wal_checkpoint(TRUNCATE)');
+        } catch (error) {
+          this.options.warn?.(`closing: the write-ahead log could not be checkpointed (${(error as Error).message}); it is at the next start`);
+        }
+        this.db.close();
+      });
     })();
     return this.closing;
   }
 
+  /** Runs `work` once every write before it has finished (writes are not interleaved). */
+  private exclusive<T>(work: () => T | Promise<T>): Promise<T> {
+    const run = this.writes.then(work);
+    this.writes = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Reads see every batch whose apply has resolved: what is pending is folded first (after any write in progress). */
+  private foldBeforeRead(): Promise<void> {
+    return this.foldPending();
+  }
+
   /**
-   * Folds what is pending. A failure does not fail the read that asked for it: the read answers from what is
-   * stored (and says it may be behind, see {@link behind}); `rethrow` is for the background fold, which logs it.
+   * Folds what is pending, up to what was logged when it began, in steps of {@link FOLD_STEP_ROWS} increments,
+   * each a transaction of its own between the store's other writes, with a turn of the event loop between them.
+   * A failure does not fail the read that asked for it: the read answers from what is stored (and says it may be
+   * behind, see {@link behind}); `rethrow` is for the background fold, which logs it.
    */
-  private foldPending(rethrow = false): void {
+  private async foldPending(rethrow = false): Promise<void> {
     if (!this.writer.pendingRows || this.closed) return;
-    let quarantined: number;
+    let quarantined = 0;
     try {
-      quarantined = this.folder.fold();
+      const target = await this.exclusive(() => this.folder.newest());
+      for (;;) {
+        const done = await this.exclusive(() => {
+          if (this.closed) return true;
+          const step = this.folder.foldStep(target, FOLD_STEP_ROWS);
+          quarantined += step.quarantined;
+          // Nothing logged since the fold began: nothing pending any more.
+          if (step.done && this.folder.newest() <= target) this.writer.folded();
+          return step.done;
+        });
+        if (done) break;
+        await yieldToEventLoop();
+      }
     } catch (error) {
       this.foldFailures++;
       this.foldFailed = true;
@@ -273,7 +357,6 @@ export class SqliteStore implements Store {
       this.options.warn?.(`folding pending increments failed (${(error as Error).message}); reads answer from what is stored`);
       return;
     }
-    this.writer.folded();
     this.foldFailed = false;
     if (quarantined > 0) {
       this.options.warn?.(`${quarantined} logged increments are not counts ingest accepts (beyond the per-stream bound, or not whole): quarantined, left out of the rollups`);

@@ -25,6 +25,8 @@ export class Retention {
     private readonly retention: RetentionConfig,
     /** Called after deleting rows that in-memory caches or counts refer to: state rows only, or whole instances. */
     private readonly deleted: (what: 'cumulative_state' | 'instances') => void,
+    /** Runs one transaction of this pass between the store's other writes (an apply may be open across turns of the event loop). */
+    private readonly exclusive: <T>(work: () => T) => Promise<T>,
   ) {
     this.statements = {
       // Never a row the fold has not reached.
@@ -34,6 +36,8 @@ export class Retention {
           AND EXISTS (SELECT 1 FROM cumulative_state AS newer
                       WHERE newer.stream_id = old.stream_id AND newer.start_ns > old.start_ns AND newer.start_ns < @cutoff)`),
       oldExamples: db.prepare('DELETE FROM span_examples WHERE start_ms < ?'),
+      // Hours wholly before the dedup window: their points are refused, so no decision about them is asked for.
+      oldIdLimits: db.prepare('DELETE FROM extension_id_limits WHERE hour < ?'),
       excessExamples: db.prepare(`
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
       seriesIds: db.prepare('SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ?').pluck(),
@@ -80,14 +84,15 @@ export class Retention {
     const minuteCutoff = Math.floor((now - this.retention.minuteDays * MS_PER_DAY) / MS_PER_MINUTE);
     const hourCutoff = Math.floor((now - this.retention.hourDays * MS_PER_DAY) / MS_PER_HOUR);
 
-    const superseded = this.db.transaction(() => {
+    const superseded = await this.exclusive(this.db.transaction(() => {
       s.pointLog.run(dedupCutoffNs);
       s.oldExamples.run(minuteCutoff * MS_PER_MINUTE);
+      s.oldIdLimits.run(Math.floor((now - this.retention.dedupHours * MS_PER_HOUR) / MS_PER_HOUR));
       s.excessExamples.run();
       // An older incarnation's baseline goes once its successor started before the dedup window: any point of
       // the old one is then older than the window and refused anyway.
       return s.supersededState.run({ cutoff: dedupCutoffNs }).changes;
-    })();
+    }));
     if (superseded > 0) this.deleted('cumulative_state');
 
     if (minuteCutoff - this.minuteCutoffDone >= 60 && !this.stopped) {
@@ -102,7 +107,7 @@ export class Retention {
         [s.cellDay, Math.floor(hourCutoff / 24)],
       ]);
       if (this.stopped) return;
-      this.dropGoneInstances(hourCutoff * MS_PER_HOUR);
+      await this.exclusive(() => this.dropGoneInstances(hourCutoff * MS_PER_HOUR));
       this.hourCutoffDone = hourCutoff;
     }
   }
@@ -112,9 +117,11 @@ export class Retention {
     while (!this.stopped) {
       const chunk = ids.all(after, CHUNK) as number[];
       if (chunk.length === 0) return;
-      this.db.transaction(() => {
-        for (const id of chunk) for (const [statement, cutoff] of deletes) statement.run(id, cutoff);
-      })();
+      await this.exclusive(
+        this.db.transaction(() => {
+          for (const id of chunk) for (const [statement, cutoff] of deletes) statement.run(id, cutoff);
+        }),
+      );
       after = chunk[chunk.length - 1] ?? after;
       await yieldToEventLoop();
     }

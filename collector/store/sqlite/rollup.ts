@@ -23,14 +23,15 @@ export class Folder {
   private readonly countBad: Database.Statement;
   private readonly addQuarantined: Database.Statement;
   private readonly readQuarantined: Database.Statement;
-  private readonly transaction: () => number;
+  private readonly newestSeq: Database.Statement;
+  private readonly transaction: (upto: number) => number;
 
   constructor(db: Database.Database) {
     // The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
     const upsert = (table: string, owner: string, bucket: string, expression: string, source = owner): Database.Statement =>
       db.prepare(`
         INSERT INTO ${table} (${owner}, ${bucket}, count)
-        SELECT ${source}, ${expression}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND ${FOLDABLE} GROUP BY 1, 2
+        SELECT ${source}, ${expression}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE} GROUP BY 1, 2
         ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = min(count + excluded.count, ${MAX_STORED_COUNT})`);
     this.statements = [
       upsert('series_minute', 'series_id', 'minute', 'minute'),
@@ -43,25 +44,37 @@ export class Folder {
       upsert('cell_day', 'cell_id', 'day', 'minute / 1440', 'all_cell_id'),
     ];
     this.watermark = db.prepare("SELECT value FROM meta WHERE key = 'folded_seq'").pluck();
-    this.advance = db.prepare("UPDATE meta SET value = (SELECT coalesce(max(seq), @folded) FROM point_log) WHERE key = 'folded_seq'");
-    this.countBad = db.prepare(`SELECT count(*) FROM point_log WHERE seq > @folded AND NOT (${FOLDABLE})`).pluck();
+    this.advance = db.prepare("UPDATE meta SET value = @upto WHERE key = 'folded_seq'");
+    this.newestSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM point_log').pluck();
+    this.countBad = db.prepare(`SELECT count(*) FROM point_log WHERE seq > @folded AND seq <= @upto AND NOT (${FOLDABLE})`).pluck();
     this.addQuarantined = db.prepare(`
       INSERT INTO meta (key, value) VALUES ('quarantined_points', @bad)
       ON CONFLICT (key) DO UPDATE SET value = value + excluded.value`);
     this.readQuarantined = db.prepare("SELECT coalesce((SELECT value FROM meta WHERE key = 'quarantined_points'), 0)").pluck();
-    this.transaction = db.transaction(() => {
+    this.transaction = db.transaction((upto: number) => {
       const folded = this.watermark.get() as number;
-      const bad = this.countBad.get({ folded }) as number;
+      const bad = this.countBad.get({ folded, upto }) as number;
       if (bad > 0) this.addQuarantined.run({ bad });
-      for (const statement of this.statements) statement.run({ folded });
-      this.advance.run({ folded });
+      for (const statement of this.statements) statement.run({ folded, upto });
+      this.advance.run({ upto });
       return bad;
     });
   }
 
-  /** Returns how many rows this fold quarantined. */
-  fold(): number {
-    return this.transaction();
+  /** The newest logged increment's sequence number (0 when none). */
+  newest(): number {
+    return this.newestSeq.get() as number;
+  }
+
+  /**
+   * Folds the increments after the watermark up to `target`, at most `maxRows` sequence numbers of them, in one
+   * transaction. Returns how many rows it quarantined and whether the watermark reached `target`.
+   */
+  foldStep(target: number, maxRows: number): { quarantined: number; done: boolean } {
+    const folded = this.watermark.get() as number;
+    if (folded >= target) return { quarantined: 0, done: true };
+    const upto = Math.min(target, folded + maxRows);
+    return { quarantined: this.transaction(upto), done: upto >= target };
   }
 
   /** Rows quarantined by every fold so far (kept in the database). */

@@ -3,6 +3,31 @@ import { code, h, hidden, notice, replace, time } from '../dom.js';
 import { href } from '../state.js';
 import type { InstanceView, InstancesResponse } from '../types.js';
 
+/** A page of `/api/v1/instances`, as the API sends it. */
+interface InstancesPage extends InstancesResponse {
+  total: number;
+  nextOffset: number | null;
+}
+
+/** Instances per request, and how many requests the view makes at most: past that it says how many it leaves out. */
+const PAGE_SIZE = 500;
+const MAX_PAGES = 2;
+
+/** Pages through the instances (of one service when the filter is set), at most {@link MAX_PAGES} pages. */
+async function loadInstances(context: Context): Promise<{ instances: InstanceView[]; total: number }> {
+  const service = context.state.service === '' ? undefined : context.state.service;
+  const instances: InstanceView[] = [];
+  let total = 0;
+  let offset: number | null = 0;
+  for (let page = 0; page < MAX_PAGES && offset !== null; page++) {
+    const response: InstancesPage = await context.load<InstancesPage>('instances', { service, limit: PAGE_SIZE, offset });
+    instances.push(...response.instances);
+    total = response.total;
+    offset = response.nextOffset;
+  }
+  return { instances, total };
+}
+
 /**
  * Instances grouped by service, with the ids each advertises now. Settings variants (one id, several settings
  * fingerprints) get letters per service; an instance whose set differs from another live one of its service is
@@ -18,9 +43,9 @@ class FleetView implements ViewModule {
 
   async update(context: Context): Promise<void> {
     const { state } = context;
-    let response: InstancesResponse;
+    let response: { instances: InstanceView[]; total: number };
     try {
-      response = await context.load<InstancesResponse>('instances');
+      response = await loadInstances(context);
     } catch (error) {
       if (context.isCurrent()) context.fail(error);
       return;
@@ -28,7 +53,7 @@ class FleetView implements ViewModule {
     if (!context.isCurrent()) return;
     context.loaded();
     const instances = response.instances.filter((instance) => (state.service === '' || instance.service === state.service) && (state.instance === '' || instance.instanceId === state.instance));
-    if (response.instances.length === 0) {
+    if (response.instances.length === 0 && state.service === '') {
       replace(this.body, notice('empty', 'No instance has reported yet.', 'Run your MCP server with ', code('node --import extscope/register server.js'), '; idle instances report what they advertise at every export.'));
       return;
     }
@@ -46,7 +71,12 @@ class FleetView implements ViewModule {
     const sections = [...services.entries()]
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([service, list]) => this.serviceSection(context, service, list));
-    replace(this.body, ...sections);
+    const left = response.total - response.instances.length;
+    const more =
+      left > 0
+        ? h('p', { class: 'hint more', role: 'status' }, `Showing ${response.instances.length} of ${response.total} instances: ${left} more not shown.${state.service === '' ? ' Filter by service to see them.' : ''}`)
+        : null;
+    replace(this.body, ...(more === null ? [] : [more]), ...sections);
   }
 
   private serviceSection(context: Context, service: string, instances: InstanceView[]): HTMLElement {

@@ -1,9 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import type { MetricsConsumer, MetricsOutcome } from '../../../collector/model/consumer.js';
 import { OVERFLOW_VALUE } from '../../../contract/index.js';
 import { NANOS_PER_HOUR } from '../../../collector/model/time.js';
-import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
+import { type AdmittedIdsState, ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
+import { SqliteStore } from '../../../collector/store/sqlite/index.js';
 
 const HOUR = 500_000n;
 
@@ -23,7 +27,7 @@ function batch(instance: string, ids: string[], hour = HOUR): MetricsBatch {
   return { resources: [{ resource, counters: ids.map(point), advertised: [], advertisedCounts: [] }], ignored: new Map(), rejected: 0, rejectedReason: undefined };
 }
 
-function limit(max: number, maxRememberedIds?: number): { limit: ExtensionIdLimit; passed: MetricsBatch[] } {
+function limit(max: number, maxRememberedIds?: number, state?: AdmittedIdsState): { limit: ExtensionIdLimit; passed: MetricsBatch[] } {
   const passed: MetricsBatch[] = [];
   const next: MetricsConsumer<MetricsBatch> = {
     async consumeMetrics(data): Promise<MetricsOutcome> {
@@ -31,7 +35,7 @@ function limit(max: number, maxRememberedIds?: number): { limit: ExtensionIdLimi
       return { applied: 0, duplicates: 0, ignored: new Map(), rejected: 0, rejectedReason: undefined };
     },
   };
-  return { limit: new ExtensionIdLimit({ maxIdsPerInstanceHour: max, ...(maxRememberedIds === undefined ? {} : { maxRememberedIds }) }, next), passed };
+  return { limit: new ExtensionIdLimit({ maxIdsPerInstanceHour: max, ...(maxRememberedIds === undefined ? {} : { maxRememberedIds }) }, next, state), passed };
 }
 
 const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `com.example/${prefix}-${index}`);
@@ -65,5 +69,31 @@ describe('extension-id limit', () => {
     await processor.consumeMetrics(batch('i-3', ids('c', 2)));
     await processor.consumeMetrics(batch('i-1', ids('x', 1)));
     expect(idsOf(passed[4])).toEqual(['com.example/x-0']);
+  });
+});
+
+describe('extension-id limit with its state in a store', () => {
+  it('a new processor on the same database (a restart) decides as the first did: ids that overflowed overflow again, admitted ones still count as themselves', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'extscope-id-limit-'));
+    const open = (): SqliteStore =>
+      new SqliteStore({ path: join(dir, 'ids.db'), clock: () => Number(HOUR) * 3_600_000, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
+    try {
+      let store = open();
+      const before = limit(3, undefined, store);
+      await before.limit.consumeMetrics(batch('i-1', ids('a', 3)));
+      await before.limit.consumeMetrics(batch('i-1', ids('b', 2)));
+      expect(idsOf(before.passed[1])).toEqual([OVERFLOW_VALUE, OVERFLOW_VALUE]);
+      await store.close();
+
+      store = open();
+      const after = limit(3, undefined, store);
+      await after.limit.consumeMetrics(batch('i-1', ids('b', 2)));
+      await after.limit.consumeMetrics(batch('i-1', ids('a', 3)));
+      expect(idsOf(after.passed[0])).toEqual([OVERFLOW_VALUE, OVERFLOW_VALUE]);
+      expect(idsOf(after.passed[1])).toEqual(ids('a', 3));
+      await store.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -15,6 +15,8 @@ export interface StoreOpenOptions {
   examplesPerCell: number;
   /** Distinct values kept per sender-controlled dimension (the rest: `_OTHER`). */
   maxValuesPerDimension?: number;
+  /** Instances kept (the rest: the service's instance `_OTHER`). */
+  maxInstances?: number;
 }
 
 export interface StoreBackend {
@@ -146,6 +148,53 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 3', 'a@1.0 declared: 4', 'b@1.0 declared: 1']);
       expect((await store.stats()).overflowedValues).toBe(1);
       expect(store.behind()).toBe(false);
+    });
+
+    it('service names and instance ids past their limits are stored as _OTHER, the same after reopening; a retry of an overflowed instance counts once', async () => {
+      const limits = { maxValuesPerDimension: 2, maxInstances: 3 };
+      // Each instance's streams are its own (the resource is part of the stream identity).
+      const from = (instance: string, service: string, points: PointSpec[]): MetricsBatch => {
+        const out = batch(points, instance, service);
+        for (const point of out.resources[0]?.counters ?? []) point.streamScope = `${service}/${instance}\u0000${point.streamScope}`;
+        return out;
+      };
+      await reopen(limits);
+      await store.applyMetrics(from('i-1', 'svc-a', [{ start: 0, time: 1, value: 1 }]));
+      await store.applyMetrics(from('i-2', 'svc-b', [{ start: 0, time: 1, value: 1 }]));
+      await store.applyMetrics(from('i-3', 'svc-c', [{ start: 0, time: 1, value: 1 }]));
+      await reopen(limits);
+      expect(await store.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 1, duplicates: 0 });
+      expect(await store.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 0, duplicates: 1 });
+      await store.applyMetrics(from('i-5', 'svc-a', [{ start: 0, time: 1, value: 4 }]));
+      await store.applyMetrics(from('i-1', 'svc-a', [{ start: 1, time: 2, value: 8 }]));
+      expect((await store.instances({})).map((instance) => `${instance.service}/${instance.instanceId}`).sort()).toEqual(['_OTHER/i-3', 'svc-a/_OTHER', 'svc-a/i-1', 'svc-b/i-2']);
+      const total = (await store.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0);
+      expect(total).toBe(1 + 1 + 1 + 2 + 4 + 8);
+      expect(cells((await store.cellTotals({ ...day, service: '_OTHER' })).cells)).toEqual(['alpha@1.0 declared: 1']);
+      expect(cells((await store.cellTotals({ ...day, service: 'svc-a' })).cells)).toEqual(['alpha@1.0 declared: 15']);
+      expect((await store.stats()).overflowedInstances).toBe(2);
+    });
+
+    it('keeps the extension ids admitted per instance and hour across reopening, each once, until their hour leaves the dedup window', async () => {
+      const hour = Math.floor(now / MS_PER_HOUR);
+      await store.admitIds([
+        { instance: '["svc","i-1"]', hour, ids: ['a', 'b'] },
+        { instance: '["svc","i-2"]', hour, ids: ['c'] },
+      ]);
+      await store.admitIds([{ instance: '["svc","i-1"]', hour, ids: ['b', 'd'] }]);
+      await reopen();
+      const read = await store.admittedIds([
+        { instance: '["svc","i-1"]', hour },
+        { instance: '["svc","i-1"]', hour: hour + 1 },
+        { instance: '["svc","i-2"]', hour },
+      ]);
+      expect(read.map(({ instance, hour: at, ids }) => ({ instance, at: at - hour, ids: [...ids].sort() }))).toEqual([
+        { instance: '["svc","i-1"]', at: 0, ids: ['a', 'b', 'd'] },
+        { instance: '["svc","i-2"]', at: 0, ids: ['c'] },
+      ]);
+      now += (RETENTION.dedupHours + 2) * MS_PER_HOUR;
+      await store.maintain();
+      expect(await store.admittedIds([{ instance: '["svc","i-1"]', hour }])).toEqual([]);
     });
 
     it('a value whose series retention dropped frees its place under the dimension limit', async () => {

@@ -116,7 +116,7 @@ describe('a database written at schema version 1', () => {
 
     const db = new Database(dbPath, { readonly: true });
     try {
-      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: 3 });
+      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: 4 });
       // The three streams were re-keyed in place: no new stream or series, history kept.
       expect(db.prepare('SELECT id, key_version FROM streams ORDER BY id').all()).toEqual([
         { id: 1, key_version: 2 },

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
@@ -16,6 +17,12 @@ const LEVELS = [
   { table: 'cell_minute', bucket: 'minute', minutes: 1 },
 ] as const;
 
+/**
+ * Cells (or series) summed per statement run: a few milliseconds of work, after which the read yields to the event
+ * loop, so that one matrix over millions of cells never holds up ingest or `/healthz` for longer than that.
+ */
+export const READ_CHUNK = 1000;
+
 /** `column AS key`: rows come back keyed as the records are. */
 const selected = (columns: readonly DimColumn[], table = ''): string => columns.map((column) => `${table}${column.column} AS ${column.key}`).join(', ');
 
@@ -28,6 +35,23 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
   return rows as T[];
 }
 
+/** One chunk's rows (`@after` < id ≤ `@upto`), and where a chunk of {@link READ_CHUNK} ids from `@after` ends. */
+interface ChunkedRead {
+  rows: Database.Statement;
+  end: Database.Statement;
+}
+
+async function chunked(read: ChunkedRead, parameters: Record<string, unknown>, into: CellTotal[]): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const upto = read.end.get({ ...parameters, after }) as number | null;
+    if (upto === null) return;
+    for (const cell of records<CellTotal>(read.rows.all({ ...parameters, after, upto }) as Record<string, unknown>[], FLAG_COLUMNS)) into.push(cell);
+    after = upto;
+    await yieldToEventLoop();
+  }
+}
+
 /**
  * The rollup reads: totals per matrix cell over a range, and per step. Without an instance filter the cell
  * rollups are read (no instance dimension, a daily level for long ranges): the all-services cells, or one
@@ -35,15 +59,18 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
  * series, so the cost follows their number, not the range's length.
  */
 export class RollupsReader {
-  private readonly byCell: Database.Statement;
-  private readonly bySeries: Database.Statement;
+  private readonly allCells: ChunkedRead;
+  private readonly serviceCells: ChunkedRead;
+  private readonly instanceRefs: Database.Statement;
+  private readonly instanceSeries: ChunkedRead;
   private readonly steps: Map<string, Database.Statement>;
 
   constructor(
     db: Database.Database,
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
-    this.byCell = db.prepare(`
+    const byCell = (where: string): Database.Statement =>
+      db.prepare(`
       SELECT kind, ${selected(CELL_COLUMNS)}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT c.*,
           ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
@@ -52,19 +79,30 @@ export class RollupsReader {
           + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm0', 'm1')}
           + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm2', 'm3')} AS n
         FROM cells c
-        WHERE (@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service)
+        WHERE ${where} AND c.id > @after AND c.id <= @upto
       ) WHERE n > 0`);
+    // Each chunk's end first, from the index alone (cells_by_service keeps equal keys in id order).
+    const chunkEnd = (where: string): Database.Statement =>
+      db.prepare(`SELECT max(id) FROM (SELECT c.id FROM cells c WHERE ${where} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`).pluck();
+    const ALL = 'c.scope = 1 AND c.service IS NULL';
+    const ONE = 'c.scope = 0 AND c.service = @service';
+    this.allCells = { rows: byCell(ALL), end: chunkEnd(ALL) };
+    this.serviceCells = { rows: byCell(ONE), end: chunkEnd(ONE) };
+    this.instanceRefs = db.prepare('SELECT id FROM instances WHERE instance_id = @instance AND (@service IS NULL OR service = @service)').pluck();
     // A series has every cell column (and more); extension series keep their declaration state, which a
     // cell of theirs does not: it is left out here too.
-    this.bySeries = db.prepare(`
+    this.instanceSeries = {
+      rows: db.prepare(`
       SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT s.*,
           ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
-        FROM instances i JOIN series s ON s.instance_ref = i.id
-        WHERE i.instance_id = @instance AND (@service IS NULL OR i.service = @service)
-      ) WHERE n > 0`);
+        FROM series s
+        WHERE s.instance_ref = @ref AND s.id > @after AND s.id <= @upto
+      ) WHERE n > 0`),
+      end: db.prepare(`SELECT max(id) FROM (SELECT id FROM series WHERE instance_ref = @ref AND id > @after ORDER BY id LIMIT ${READ_CHUNK})`).pluck(),
+    };
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
       LEVELS.map((level) => [
@@ -81,11 +119,20 @@ export class RollupsReader {
     );
   }
 
-  cellTotals(query: CellQuery): CellTotals {
+  /**
+   * Read in chunks of cells (or series) with a turn of the event loop between them. Each chunk sees what was
+   * committed when it ran: everything applied before the read began, and perhaps some of what came during it.
+   */
+  async cellTotals(query: CellQuery): Promise<CellTotals> {
     const byInstance = query.instance !== undefined;
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
-    const cells = records<CellTotal>((byInstance ? this.bySeries : this.byCell).all(parameters) as Record<string, unknown>[], FLAG_COLUMNS);
+    const cells: CellTotal[] = [];
+    if (byInstance) {
+      for (const ref of this.instanceRefs.all(parameters) as number[]) await chunked(this.instanceSeries, { ...parameters, ref }, cells);
+    } else {
+      await chunked(query.service === undefined ? this.allCells : this.serviceCells, parameters, cells);
+    }
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
   }
 

@@ -8,8 +8,15 @@ import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit } from './dimension-limit.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from './identity.js';
 import { LOG_COLUMNS, PointLog } from './point-log.js';
+import { type ResourceLimits, ResourceLimit } from './resource-limit.js';
 import { StagedCache, StagedCache2 } from './staged-cache.js';
 import { schema1StreamAttributes } from './stream-key-v1.js';
+
+/**
+ * Points applied between two turns of the event loop: a large export is applied in one transaction, but in steps
+ * of a few milliseconds, so that other requests are answered meanwhile (the store holds its other writes back).
+ */
+export const APPLY_STEP_POINTS = 500;
 
 /** The `streams.key_version` of keys this writer makes (schema 1 keyed streams by attribute position). */
 const KEY_VERSION = 2;
@@ -40,6 +47,7 @@ export class MetricsWriter {
   private readonly cumulative: CumulativeConversion;
   private readonly advertised: AdvertisedWriter;
   private readonly dimensionLimit: DimensionLimit;
+  private readonly resourceLimit: ResourceLimit;
   private readonly statements;
   /** Streams still keyed as schema 1 wrote them; while there are any, a stream not found is looked for by that key. */
   private schema1Streams: number;
@@ -50,8 +58,10 @@ export class MetricsWriter {
     db: Database.Database,
     private readonly clock: () => number,
     maxValuesPerDimension: number,
+    resourceLimits: ResourceLimits,
   ) {
     this.dimensionLimit = new DimensionLimit(db, maxValuesPerDimension);
+    this.resourceLimit = new ResourceLimit(db, resourceLimits);
     const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
     this.statements = {
       upsertInstance: db.prepare(`
@@ -101,15 +111,19 @@ export class MetricsWriter {
     return this.cumulative.size;
   }
 
-  /** Must run inside a transaction. */
-  apply(batch: MetricsBatch): ApplyResult {
+  /**
+   * Must run inside a transaction, which the caller keeps open until the steps are done: each `next()` applies
+   * up to {@link APPLY_STEP_POINTS} points; the last one returns the result.
+   */
+  *apply(batch: MetricsBatch): Generator<void, ApplyResult, void> {
     const result: ApplyResult = { applied: 0, duplicates: 0 };
     const now = this.clock();
-    for (const resourceBatch of batch.resources) this.applyResource(resourceBatch, now, result);
+    for (const resourceBatch of batch.resources) yield* this.applyResource(resourceBatch, now, result);
     return result;
   }
 
   commit(): void {
+    this.resourceLimit.commit();
     this.streams.commit();
     this.series.commit();
     this.cells.commit();
@@ -137,19 +151,35 @@ export class MetricsWriter {
 
   private recount(): void {
     this.cumulative.recount();
+    this.resourceLimit.recount();
     this.schema1Streams = this.statements.countSchema1Streams.get() as number;
   }
 
-  private applyResource(batch: ResourceBatch, now: number, result: ApplyResult): void {
-    const { resource } = batch;
+  private *applyResource(batch: ResourceBatch, now: number, result: ApplyResult): Generator<void, void, void> {
+    const resource = this.resourceLimit.apply(batch.resource);
     const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...INSTANCE_COLUMNS.map((column) => resource[column.key]), {
       now,
     }) as AdvertisingInstance;
 
     // Log rows of LOG_COLUMNS values: end, stream, start, minute, series, cell, all-services cell, increment.
-    const rows: (bigint | number)[] = [];
+    let rows: (bigint | number)[] = [];
     let deltaRows = 0;
+    const logRows = (): void => {
+      const cumulativeRows = rows.length / LOG_COLUMNS - deltaRows;
+      const inserted = this.log.insert(rows);
+      if (inserted > 0) this.unfolded = true;
+      const deltaInserted = inserted - cumulativeRows;
+      result.applied += deltaInserted;
+      result.duplicates += deltaRows - deltaInserted;
+      rows = [];
+      deltaRows = 0;
+    };
+    let step = 0;
     for (const point of batch.counters) {
+      if (++step % APPLY_STEP_POINTS === 0) {
+        logRows();
+        yield;
+      }
       if (point.temporality === Temporality.Delta) {
         // A zero increment changes nothing, so it needs neither a stream nor a log row.
         if (point.value === 0) continue;
@@ -175,13 +205,9 @@ export class MetricsWriter {
         }
       }
     }
-    const cumulativeRows = rows.length / LOG_COLUMNS - deltaRows;
-    const inserted = this.log.insert(rows);
-    if (inserted > 0) this.unfolded = true;
-    const deltaInserted = inserted - cumulativeRows;
-    result.applied += deltaInserted;
-    result.duplicates += deltaRows - deltaInserted;
-    this.advertised.apply(instance, batch);
+    logRows();
+    // What an instance under `_OTHER` advertises is not one instance's: it would only look like drift.
+    if (resource === batch.resource) this.advertised.apply(instance, batch);
   }
 
   private stream(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): StreamRef {
@@ -212,6 +238,11 @@ export class MetricsWriter {
   /** Values folded into `_OTHER` by the dimension limit since start. */
   get overflowedValues(): number {
     return this.dimensionLimit.overflowed;
+  }
+
+  /** New instances stored under `_OTHER` (service or instance id over its limit) since start. */
+  get overflowedInstances(): number {
+    return this.resourceLimit.overflowed;
   }
 
   private seriesFor(instanceRef: number, resource: ResourceIdentity, dims: Readonly<SeriesDims>): SeriesRef {

@@ -1,0 +1,30 @@
+import type Database from 'better-sqlite3';
+import type { InstanceHour, InstanceHourIds } from '../../store.js';
+
+/** The ids the distinct-extension-id limit admitted, per instance and hour (`extension_id_limits`). */
+export class ExtensionIdLimitTable {
+  private readonly select: Database.Statement;
+  private readonly insert: Database.Statement;
+  private readonly insertAll: (entries: readonly InstanceHourIds[]) => void;
+
+  constructor(db: Database.Database) {
+    this.select = db.prepare('SELECT extension_id FROM extension_id_limits WHERE instance = ? AND hour = ?').pluck();
+    this.insert = db.prepare('INSERT OR IGNORE INTO extension_id_limits (instance, hour, extension_id) VALUES (?, ?, ?)');
+    this.insertAll = db.transaction((entries: readonly InstanceHourIds[]) => {
+      for (const { instance, hour, ids } of entries) for (const id of ids) this.insert.run(instance, hour, id);
+    });
+  }
+
+  read(keys: readonly InstanceHour[]): InstanceHourIds[] {
+    const found: InstanceHourIds[] = [];
+    for (const { instance, hour } of keys) {
+      const ids = this.select.all(instance, hour) as string[];
+      if (ids.length > 0) found.push({ instance, hour, ids });
+    }
+    return found;
+  }
+
+  write(entries: readonly InstanceHourIds[]): void {
+    this.insertAll(entries);
+  }
+}

@@ -1,0 +1,54 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { READ_CHUNK } from '../../collector/store/sqlite/readers/rollups.js';
+import { type ChildCollector, type MatrixJson, spawnCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
+import { pick } from './full.js';
+import { fillCells } from './matrix-fill.js';
+
+/** Client names × ids: 250 × the hourly id limit (1024) at full length. */
+const CLIENTS = pick(100, 250);
+const IDS = 1024;
+
+describe('one matrix read does not hold up the collector', () => {
+  let temp: Awaited<ReturnType<typeof tempDir>>;
+  let child: ChildCollector | undefined;
+  beforeEach(async () => {
+    temp = await tempDir();
+  });
+  afterEach(async () => {
+    child?.child.kill('SIGKILL');
+    await child?.exited;
+    await temp.cleanup();
+  });
+
+  it(`a matrix over ${CLIENTS} clients × ${IDS} ids (one cell each): /healthz keeps answering while it is read, and the read is complete`, async () => {
+    const dbPath = join(temp.dir, 'wide.db');
+    const empty = await startTestCollector(temp.dir, { dbPath });
+    await empty.close();
+    const cells = fillCells(dbPath, CLIENTS, IDS, Date.now());
+    child = await spawnCollector(dbPath);
+    const url = child.url;
+
+    let done = false;
+    const read = fetch(`${url}/api/v1/matrix?from=-1h&limit=10&extensionLimit=10`).then(async (response) => {
+      const body = (await response.json()) as MatrixJson & { rowsTotal: number; extensionsTotal: number };
+      done = true;
+      return { status: response.status, body };
+    });
+    let answeredDuring = 0;
+    // One /healthz after another until the matrix answer is in; bounded by the number of chunks the read takes.
+    for (let attempt = 0; attempt < 100 * (cells / READ_CHUNK) && !done; attempt++) {
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(200);
+      if (!done) answeredDuring++;
+    }
+    const { status, body } = await read;
+    expect(status).toBe(200);
+    expect(body.rowsTotal).toBe(CLIENTS);
+    expect(body.extensionsTotal).toBe(IDS);
+    expect(body.rows.reduce((sum, row) => sum + row.extensions.reduce((cellSum, cell) => cellSum + cell.clientDeclared, 0), 0)).toBeGreaterThan(0);
+    // Read in one go, the collector answers none while the read runs (perhaps the one it took first).
+    console.log(`matrix over ${cells} cells: /healthz answered ${answeredDuring} times during the read`);
+    expect(answeredDuring).toBeGreaterThanOrEqual(5);
+  });
+});
