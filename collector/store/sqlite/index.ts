@@ -6,6 +6,10 @@ import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal 
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
   type CellQuery,
+  type DeliveryEntry,
+  type DeliveryLogStore,
+  type DeliveryQuery,
+  type DeliveryRecord,
   type ExamplesQuery,
   type InstancesQuery,
   type RetentionConfig,
@@ -16,6 +20,7 @@ import {
   StoreUnavailableError,
 } from '../store.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
+import { DeliveryLog } from './deliveries.js';
 import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { ExamplesReader } from './readers/examples.js';
 import { InstancesReader } from './readers/instances.js';
@@ -65,7 +70,7 @@ const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
  * the same file is refused instead of corrupting the exactly-once bookkeeping). All work is synchronous; one
  * export is one transaction, and `applyMetrics` resolves after its commit.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, DeliveryLogStore {
   private readonly latestSchemaVersion: number;
   private readonly db: Database.Database;
   private readonly writer: MetricsWriter;
@@ -76,6 +81,7 @@ export class SqliteStore implements Store {
   private readonly examplesWriter: ExamplesWriter;
   private readonly examplesReader: ExamplesReader;
   private readonly trendsReader: TrendsReader;
+  private readonly deliveryLog: DeliveryLog;
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
@@ -122,6 +128,7 @@ export class SqliteStore implements Store {
     this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);
     this.examplesReader = new ExamplesReader(this.db);
     this.trendsReader = new TrendsReader(this.db);
+    this.deliveryLog = new DeliveryLog(this.db);
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -194,6 +201,15 @@ export class SqliteStore implements Store {
     return this.examplesReader.read(query);
   }
 
+  async recordDelivery(entry: DeliveryEntry): Promise<void> {
+    if (this.closed) return;
+    this.deliveryLog.record(entry);
+  }
+
+  async deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+    return this.deliveryLog.read(query);
+  }
+
   async health(): Promise<StoreHealth> {
     const health: StoreHealth = { writable: false, schemaVersion: 0, latestSchemaVersion: this.latestSchemaVersion };
     try {
@@ -237,6 +253,8 @@ export class SqliteStore implements Store {
 
   async maintain(): Promise<void> {
     this.foldPending(true);
+    // The delivery log is kept as long as the hourly rollups: it explains alerts of that whole range.
+    this.deliveryLog.dropBefore(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY);
     await this.retention.run();
   }
 

@@ -1,0 +1,102 @@
+import type { DeliveryState } from '../../store/store.js';
+import type { AlertTransition, EvaluationCycle, Notifier } from '../model.js';
+import type { DeliveryConfig, WebhookConfig } from './config.js';
+import { postJson } from './http.js';
+import { type JobChange, RetryQueue } from './retry-queue.js';
+import { IDEMPOTENCY_HEADER, signedHeaders } from './signature.js';
+import { type DeliveryDependencies, dashboardUrl, logWriter } from './telemetry.js';
+import { webhookBody } from './webhook-body.js';
+
+interface Message {
+  transition: AlertTransition;
+  /** Serialised once: every attempt sends (and signs) the same bytes. */
+  body: string;
+}
+
+const LOGGED_STATE: Record<JobChange['state'], DeliveryState> = {
+  queued: 'queued',
+  delivered: 'delivered',
+  retrying: 'retrying',
+  failed: 'failed',
+  dropped: 'dropped',
+  abandoned: 'abandoned',
+};
+
+/**
+ * A webhook receiver: one signed POST per transition, retried with backoff through a bounded queue, each step
+ * in the delivery log under the transition id.
+ */
+export class WebhookNotifier implements Notifier {
+  private readonly queue: RetryQueue<Message>;
+  /** Transition ids already taken: a cycle handed over twice does not send twice. */
+  private readonly seen = new Set<string>();
+
+  constructor(
+    readonly name: string,
+    private readonly webhook: WebhookConfig,
+    private readonly config: DeliveryConfig,
+    private readonly deps: DeliveryDependencies,
+  ) {
+    const record = logWriter(deps);
+    this.queue = new RetryQueue<Message>({
+      capacity: config.queueCapacity,
+      concurrency: config.concurrency,
+      policy: config.retry,
+      now: deps.clock,
+      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.transition.id }, config.requestTimeoutMs),
+      changed: (job, change) => {
+        const { transition } = job.payload;
+        record({
+          receiver: name,
+          transitionId: transition.id,
+          fingerprint: transition.alert.fingerprint,
+          rule: transition.alert.rule,
+          from: transition.from,
+          to: transition.to,
+          state: LOGGED_STATE[change.state],
+          attempts: job.attempts,
+          lastStatus: 'status' in change ? change.status : undefined,
+          lastError: 'error' in change ? change.error : undefined,
+          nextAttemptAtMs: change.state === 'retrying' ? change.nextAttemptAtMs : undefined,
+          atMs: deps.clock(),
+        });
+        this.count(change, transition);
+      },
+    });
+  }
+
+  deliver(cycle: EvaluationCycle): void {
+    for (const transition of cycle.transitions) {
+      if (this.seen.has(transition.id)) continue;
+      this.remember(transition.id);
+      const body = JSON.stringify(webhookBody(transition, dashboardUrl(this.deps.publicUrl(), transition.alert.dashboardPath)));
+      this.queue.push(transition.id, { transition, body });
+    }
+  }
+
+  close(): Promise<void> {
+    return this.queue.close(this.config.requestTimeoutMs);
+  }
+
+  private count(change: JobChange, transition: AlertTransition): void {
+    const telemetry = this.deps.telemetry;
+    if (change.state === 'delivered') telemetry?.deliveryCounted(this.name, 'sent');
+    else if (change.state === 'retrying') telemetry?.deliveryCounted(this.name, 'retried');
+    else if (change.state === 'dropped') {
+      telemetry?.deliveryCounted(this.name, 'dropped');
+      this.deps.warn(`webhook ${this.name}: queue full, dropped the notification of ${transition.alert.rule} ${transition.from} → ${transition.to} (${transition.id})`);
+    } else if (change.state === 'failed') {
+      telemetry?.deliveryCounted(this.name, 'failed');
+      this.deps.warn(`webhook ${this.name}: gave up on ${transition.id} after ${change.error}`);
+    }
+  }
+
+  /** Bounded: ids older than a few queues' worth are forgotten (the engine never repeats an old transition). */
+  private remember(id: string): void {
+    this.seen.add(id);
+    if (this.seen.size > this.config.queueCapacity * 4) {
+      const oldest = this.seen.values().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+  }
+}
