@@ -80,8 +80,6 @@ export class AlertmanagerNotifier implements Notifier {
       this.log(transition, 'queued', 0);
       changed = true;
     }
-    // An alert that fires again is no longer resolved (a post carrying both would end it).
-    for (const fingerprint of this.firing.keys()) this.resolved.delete(fingerprint);
     this.bound();
     if (changed || performance.now() - this.lastSentAt >= this.config.alertmanagerResendMs) this.trigger();
   }
@@ -121,7 +119,11 @@ export class AlertmanagerNotifier implements Notifier {
   private async post(): Promise<void> {
     const now = this.deps.clock();
     const resolved = [...this.resolved.values()];
-    const alerts = [...[...this.firing.values()].map((alert) => this.postable(alert, now)), ...resolved.map((alert) => this.postable(alert, now))];
+    // An alert that fires again before its resolution got through waits for the next post: in one post
+    // Alertmanager would merge the two into one alert that never ended.
+    const firing = [...this.firing.values()].filter((alert) => !this.resolved.has(alert.fingerprint));
+    const heldBack = new Set([...this.firing.keys()].filter((fingerprint) => this.resolved.has(fingerprint)));
+    const alerts = [...firing.map((alert) => this.postable(alert, now)), ...resolved.map((alert) => this.postable(alert, now))];
     const included = [...this.unsent.entries()];
     if (alerts.length === 0) return;
     for (const [, entry] of included) entry.attempts++;
@@ -133,9 +135,11 @@ export class AlertmanagerNotifier implements Notifier {
       telemetry?.deliveryCounted(this.name, 'sent');
       for (const alert of resolved) if (this.resolved.get(alert.fingerprint) === alert) this.resolved.delete(alert.fingerprint);
       for (const [id, entry] of included) {
+        if (entry.transition.to === 'firing' && heldBack.has(entry.transition.alert.fingerprint)) continue;
         this.unsent.delete(id);
         this.log(entry.transition, 'delivered', entry.attempts, result.status);
       }
+      if (heldBack.size > 0) this.again = true;
       return;
     }
     this.failures++;

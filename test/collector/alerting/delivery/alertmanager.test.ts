@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Alertmanager, type AlertmanagerAlert, startAlertmanager } from '../../../support/alertmanager.js';
+import { type TestCollector, getJson, startTestCollector, tempDir } from '../../helpers/collector.js';
+import { alert, cycle, opened, transition } from './cycles.js';
+import { eventually } from './receiver.js';
+
+const PUBLIC_URL = 'http://extscope.example.test:4318';
+
+describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () => {
+  let alertmanager: Alertmanager;
+  let temp: Awaited<ReturnType<typeof tempDir>>;
+  let collector: TestCollector;
+  beforeAll(async () => {
+    alertmanager = await startAlertmanager();
+    temp = await tempDir();
+    collector = await startTestCollector(temp.dir, { delivery: { alertmanagerUrls: [alertmanager.url], publicUrl: PUBLIC_URL, alertmanagerResendMs: 200 } });
+  });
+  afterAll(async () => {
+    await collector?.close();
+    await alertmanager?.stop();
+    await temp?.cleanup();
+  });
+
+  const find = (alerts: AlertmanagerAlert[], service: string): AlertmanagerAlert | undefined => alerts.find((each) => each.labels['alertname'] === 'advertisement-skew' && each.labels['service'] === service);
+
+  it('a firing alert appears with its labels, annotations and a link back; it is re-sent while firing and ends after resolve', async () => {
+    const start = alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'api', 'extension.id': 'io.modelcontextprotocol/tasks', empty: '' } });
+    const pending = opened(start);
+    collector.notifier.deliver(cycle([pending], []));
+    const firing = transition(pending.alert, 'firing');
+    collector.notifier.deliver(cycle([firing], [firing.alert]));
+
+    const shown = await eventually(async () => find(await alertmanager.alerts(), 'api'), 'the alert in Alertmanager');
+    expect(shown.labels).toEqual({ alertname: 'advertisement-skew', severity: 'warning', service: 'api', extension_id: 'io.modelcontextprotocol/tasks' });
+    expect(shown.annotations).toEqual(start.annotations);
+    expect(shown.generatorURL).toBe(`${PUBLIC_URL}/#/fleet?service=api`);
+    expect(Date.parse(shown.startsAt)).toBe(firing.atMs);
+    expect(Date.parse(shown.endsAt)).toBeGreaterThan(Date.now());
+    expect(shown.status.state).toBe('active');
+
+    // Later cycles without a transition re-send it (once the resend interval has passed): its end moves on.
+    const resent = await eventually(async () => {
+      collector.notifier.deliver(cycle([], [firing.alert]));
+      const now = find(await alertmanager.alerts(), 'api');
+      return now !== undefined && Date.parse(now.endsAt) > Date.parse(shown.endsAt) ? now : undefined;
+    }, 'a re-sent alert with a later endsAt');
+    expect(resent.fingerprint).toBe(shown.fingerprint);
+
+    const resolved = transition(firing.alert, 'resolved');
+    collector.notifier.deliver(cycle([resolved], []));
+    await eventually(async () => (find(await alertmanager.alerts(), 'api') === undefined ? true : undefined), 'the alert to end in Alertmanager');
+
+    const { body } = await getJson<{ deliveries: { transitionId: string; state: string; receiver: string }[] }>(`${collector.url}/api/v1/alerts/deliveries?receiver=alertmanager`);
+    const states = new Map(body.deliveries.map((row) => [row.transitionId, row.state]));
+    // Pending alerts are not Alertmanager's business; firing and its resolution are.
+    expect(states.has(pending.id)).toBe(false);
+    expect(states.get(firing.id)).toBe('delivered');
+    expect(states.get(resolved.id)).toBe('delivered');
+    const metrics = await (await fetch(`${collector.url}/metrics`)).text();
+    const sent = Number(/extscope_alert_deliveries_total\{receiver="alertmanager",result="sent"\} (\d+)/.exec(metrics)?.[1]);
+    expect(sent).toBeGreaterThanOrEqual(3);
+  });
+
+  it('an alert that fires again after resolving is active again', async () => {
+    const start = alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'billing' }, dashboardPath: '/#/fleet?service=billing' });
+    const pending = opened(start);
+    const firing = transition(pending.alert, 'firing');
+    collector.notifier.deliver(cycle([pending, firing], [firing.alert]));
+    await eventually(async () => find(await alertmanager.alerts(), 'billing'), 'the alert in Alertmanager');
+    const resolved = transition(firing.alert, 'resolved');
+    const again = transition(opened(start).alert, 'firing');
+    collector.notifier.deliver(cycle([resolved], []));
+    collector.notifier.deliver(cycle([again], [again.alert]));
+    const shown = await eventually(async () => {
+      const now = find(await alertmanager.alerts(), 'billing');
+      return now !== undefined && Date.parse(now.startsAt) === again.atMs ? now : undefined;
+    }, 'the alert active again');
+    expect(Date.parse(shown.endsAt)).toBeGreaterThan(Date.now());
+  });
+});
