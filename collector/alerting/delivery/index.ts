@@ -18,6 +18,7 @@ export { WebhookNotifier } from './webhook.js';
 /** Every configured receiver behind one notifier; none configured, a notifier that does nothing. */
 export class Notifiers implements Notifier {
   readonly name = 'notifiers';
+  private closing: Promise<void> | undefined;
 
   constructor(
     readonly receivers: readonly Notifier[],
@@ -35,8 +36,10 @@ export class Notifiers implements Notifier {
     }
   }
 
-  async close(): Promise<void> {
-    await Promise.allSettled(this.receivers.map((receiver) => receiver.close()));
+  /** Idempotent (the service and the rule engine may both close it). */
+  close(): Promise<void> {
+    this.closing ??= Promise.allSettled(this.receivers.map((receiver) => receiver.close())).then(() => undefined);
+    return this.closing;
   }
 }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Alertmanager, type AlertmanagerAlert, startAlertmanager } from '../../../support/alertmanager.js';
 import { type TestCollector, getJson, startTestCollector, tempDir } from '../../helpers/collector.js';
 import { alert, cycle, opened, transition } from './cycles.js';
-import { eventually } from './receiver.js';
+import { deadUrl, eventually } from './receiver.js';
 
 const PUBLIC_URL = 'http://extscope.example.test:4318';
 
@@ -76,5 +76,31 @@ describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () =>
       return now !== undefined && Date.parse(now.startsAt) === again.atMs ? now : undefined;
     }, 'the alert active again');
     expect(Date.parse(shown.endsAt)).toBeGreaterThan(Date.now());
+  });
+});
+
+describe('Alertmanager delivery to one that is down', () => {
+  it('retries with backoff up to the cap, each step in the delivery log, and then gives up', async () => {
+    const temp = await tempDir();
+    const collector = await startTestCollector(temp.dir, {
+      delivery: { alertmanagerUrls: [(await deadUrl()).replace('/hooks/extscope', '')], retry: { initialDelayMs: 20, maxDelayMs: 100, maxAttempts: 4 } },
+    });
+    try {
+      const firing = transition(opened(alert()).alert, 'firing');
+      collector.notifier.deliver(cycle([firing], [firing.alert]));
+      const row = await eventually(async () => {
+        const { body } = await getJson<{ deliveries: { state: string; attempts: number; lastError: string | null }[] }>(`${collector.url}/api/v1/alerts/deliveries?transition=${firing.id}`);
+        const [first] = body.deliveries;
+        return first?.state === 'failed' ? first : undefined;
+      }, 'the post given up');
+      expect(row).toMatchObject({ state: 'failed', attempts: 4 });
+      expect(row.lastError).toMatch(/ECONNREFUSED/);
+      const metrics = await (await fetch(`${collector.url}/metrics`)).text();
+      expect(metrics).toMatch(/extscope_alert_deliveries_total\{receiver="alertmanager",result="retried"\} 3/);
+      expect(metrics).toMatch(/extscope_alert_deliveries_total\{receiver="alertmanager",result="failed"\} 1/);
+    } finally {
+      await collector.close();
+      await temp.cleanup();
+    }
   });
 });
