@@ -153,10 +153,13 @@ export interface DeliveryEntry {
   lastStatus?: number | undefined;
   lastError?: string | undefined;
   nextAttemptAtMs?: number | undefined;
+  /** When the notification was queued (the row's creation time). */
+  queuedAtMs: number;
+  /** When this state was reached. */
   atMs: number;
 }
 
-export interface DeliveryRecord extends Omit<DeliveryEntry, 'atMs'> {
+export interface DeliveryRecord extends Omit<DeliveryEntry, 'atMs' | 'queuedAtMs'> {
   createdAtMs: number;
   updatedAtMs: number;
   deliveredAtMs?: number | undefined;
@@ -175,7 +178,8 @@ export interface DeliveryQuery {
  * attempt. Delivery writes it and never waits on it to send; the query API reads it.
  */
 export interface DeliveryLogStore {
-  recordDelivery(entry: DeliveryEntry): Promise<void>;
+  /** Writes the entries at once (one transaction): delivery batches its log writes. */
+  recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void>;
   /** Most recently updated first. */
   deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
 }

@@ -3,7 +3,7 @@ import type { Alert, AlertTransition, EvaluationCycle, Notifier } from '../model
 import { backoffDelay } from './backoff.js';
 import type { DeliveryConfig } from './config.js';
 import { postJson } from './http.js';
-import { type DeliveryDependencies, dashboardUrl, logWriter } from './telemetry.js';
+import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
 
 /** An alert as Alertmanager's API v2 takes it (`POST /api/v2/alerts`, `postableAlerts`). */
 export interface PostableAlert {
@@ -12,6 +12,13 @@ export interface PostableAlert {
   startsAt: string;
   endsAt: string;
   generatorURL: string;
+}
+
+/** A transition to firing or to resolved, not yet in a successful post. */
+interface Unsent {
+  transition: AlertTransition;
+  attempts: number;
+  queuedAtMs: number;
 }
 
 /** Alertmanager 0.25 accepts only Prometheus-style label names. */
@@ -38,12 +45,12 @@ export function labelSet(source: Record<string, string>): Record<string, string>
  */
 export class AlertmanagerNotifier implements Notifier {
   private readonly endpoint: string;
-  private readonly record;
+  private readonly record: DeliveryLogBuffer;
   private firing = new Map<string, Alert>();
   /** Resolved since the last successful post, by fingerprint. */
   private readonly resolved = new Map<string, Alert>();
   /** Transitions not yet in a successful post, with their attempts. */
-  private readonly unsent = new Map<string, { transition: AlertTransition; attempts: number }>();
+  private readonly unsent = new Map<string, Unsent>();
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private lastCycleAtMs: number | undefined;
   private cycleGapMs = 0;
@@ -60,7 +67,7 @@ export class AlertmanagerNotifier implements Notifier {
     private readonly deps: DeliveryDependencies,
   ) {
     this.endpoint = `${baseUrl.replace(/\/+$/, '')}/api/v2/alerts`;
-    this.record = logWriter(deps);
+    this.record = new DeliveryLogBuffer(deps);
   }
 
   deliver(cycle: EvaluationCycle): void {
@@ -76,8 +83,9 @@ export class AlertmanagerNotifier implements Notifier {
         this.resolved.set(alert.fingerprint, alert);
       } else if (transition.to !== 'firing') continue;
       if (this.unsent.has(transition.id)) continue;
-      this.unsent.set(transition.id, { transition, attempts: 0 });
-      this.log(transition, 'queued', 0);
+      const entry = { transition, attempts: 0, queuedAtMs: this.deps.clock() };
+      this.unsent.set(transition.id, entry);
+      this.log(entry, 'queued');
       changed = true;
     }
     this.bound();
@@ -93,8 +101,9 @@ export class AlertmanagerNotifier implements Notifier {
       await Promise.race([this.sending, new Promise((resolve) => (timer = setTimeout(resolve, this.config.requestTimeoutMs)))]);
       clearTimeout(timer);
     }
-    for (const { transition, attempts } of this.unsent.values()) this.log(transition, 'abandoned', attempts);
+    for (const entry of this.unsent.values()) this.log(entry, 'abandoned');
     this.unsent.clear();
+    await this.record.flush();
   }
 
   /** Starts a post now, or after the one running; a retry waiting out its backoff takes the news with it. */
@@ -137,7 +146,7 @@ export class AlertmanagerNotifier implements Notifier {
       for (const [id, entry] of included) {
         if (entry.transition.to === 'firing' && heldBack.has(entry.transition.alert.fingerprint)) continue;
         this.unsent.delete(id);
-        this.log(entry.transition, 'delivered', entry.attempts, result.status);
+        this.log(entry, 'delivered', result.status);
       }
       if (heldBack.size > 0) this.again = true;
       return;
@@ -146,7 +155,7 @@ export class AlertmanagerNotifier implements Notifier {
     if (result.outcome === 'retry' && this.failures < this.config.retry.maxAttempts && !this.closed) {
       telemetry?.deliveryCounted(this.name, 'retried');
       const delay = backoffDelay(this.config.retry, this.failures, result.retryAfterMs);
-      for (const [, entry] of included) this.log(entry.transition, 'retrying', entry.attempts, result.status, result.error, now + delay);
+      for (const [, entry] of included) this.log(entry, 'retrying', result.status, result.error, now + delay);
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;
         this.trigger();
@@ -160,7 +169,7 @@ export class AlertmanagerNotifier implements Notifier {
     for (const alert of resolved) this.resolved.delete(alert.fingerprint);
     for (const [id, entry] of included) {
       this.unsent.delete(id);
-      this.log(entry.transition, 'failed', entry.attempts, result.status, result.error);
+      this.log(entry, 'failed', result.status, result.error);
     }
   }
 
@@ -185,15 +194,14 @@ export class AlertmanagerNotifier implements Notifier {
         const [key, value] = map.entries().next().value as [string, unknown];
         map.delete(key);
         if (map !== this.unsent) continue;
-        const entry = value as { transition: AlertTransition; attempts: number };
-        this.log(entry.transition, 'dropped', entry.attempts);
+        this.log(value as Unsent, 'dropped');
         this.deps.telemetry?.deliveryCounted(this.name, 'dropped');
       }
     }
   }
 
-  private log(transition: AlertTransition, state: DeliveryState, attempts: number, lastStatus?: number, lastError?: string, nextAttemptAtMs?: number): void {
-    this.record({
+  private log({ transition, attempts, queuedAtMs }: Unsent, state: DeliveryState, lastStatus?: number, lastError?: string, nextAttemptAtMs?: number): void {
+    this.record.write({
       receiver: this.name,
       transitionId: transition.id,
       fingerprint: transition.alert.fingerprint,
@@ -205,6 +213,7 @@ export class AlertmanagerNotifier implements Notifier {
       lastStatus,
       lastError,
       nextAttemptAtMs,
+      queuedAtMs,
       atMs: this.deps.clock(),
     });
   }

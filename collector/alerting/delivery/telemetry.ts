@@ -9,8 +9,8 @@ export interface DeliveryTelemetry {
 }
 
 export interface DeliveryDependencies {
-  /** The delivery log; written after each step, never waited on by a send. */
-  log: Pick<DeliveryLogStore, 'recordDelivery'>;
+  /** The delivery log; written in batches after the steps, never waited on by a send. */
+  log: Pick<DeliveryLogStore, 'recordDeliveries'>;
   telemetry?: DeliveryTelemetry | undefined;
   /** Base URL the dashboard links start with, asked at send time (the collector's own address is known only once it listens). */
   publicUrl: () => string;
@@ -20,18 +20,46 @@ export interface DeliveryDependencies {
   warn: (message: string) => void;
 }
 
-/** Writes one delivery-log row; a failure (disk full) is reported once per burst, never thrown. */
-export function logWriter(deps: DeliveryDependencies): (entry: DeliveryEntry) => void {
-  let failing = false;
-  return (entry) => {
-    deps.log.recordDelivery(entry).then(
-      () => (failing = false),
-      (error: unknown) => {
-        if (!failing) deps.warn(`alert delivery log: cannot write (${error instanceof Error ? error.message : String(error)}); notifications are still sent`);
-        failing = true;
-      },
+/** How long log entries are collected before they are written together. */
+const LOG_FLUSH_MS = 100;
+
+/**
+ * The delivery log's writer: entries are collected for {@link LOG_FLUSH_MS} and written together, the last state
+ * of each notification only, in one transaction. A notification makes several steps (queued, then delivered; or
+ * queued, dropped, one per retry); one write each would cost the event loop, and so ingest, more than the
+ * sending does. A failure (disk full) is reported once per run of failures, never thrown.
+ */
+export class DeliveryLogBuffer {
+  private pending = new Map<string, DeliveryEntry>();
+  private timer: NodeJS.Timeout | undefined;
+  private failing = false;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: Pick<DeliveryDependencies, 'log' | 'warn'>) {}
+
+  write(entry: DeliveryEntry): void {
+    this.pending.set(`${entry.receiver}\u0000${entry.transitionId}`, entry);
+    this.timer ??= setTimeout(() => void this.flush(), LOG_FLUSH_MS).unref();
+  }
+
+  /** Writes what is pending now (also at close, so the last states are not lost). */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const entries = [...this.pending.values()];
+    this.pending = new Map();
+    if (entries.length === 0) return this.writing;
+    this.writing = this.writing.then(() =>
+      this.deps.log.recordDeliveries(entries).then(
+        () => void (this.failing = false),
+        (error: unknown) => {
+          if (!this.failing) this.deps.warn(`alert delivery log: cannot write (${error instanceof Error ? error.message : String(error)}); notifications are still sent`);
+          this.failing = true;
+        },
+      ),
     );
-  };
+    return this.writing;
+  }
 }
 
 /** `publicUrl` + the alert's dashboard path, whatever slashes each has. */

@@ -4,13 +4,14 @@ import type { DeliveryConfig, WebhookConfig } from './config.js';
 import { postJson } from './http.js';
 import { type JobChange, RetryQueue } from './retry-queue.js';
 import { IDEMPOTENCY_HEADER, signedHeaders } from './signature.js';
-import { type DeliveryDependencies, dashboardUrl, logWriter } from './telemetry.js';
+import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
 import { webhookBody } from './webhook-body.js';
 
 interface Message {
   transition: AlertTransition;
   /** Serialised once: every attempt sends (and signs) the same bytes. */
   body: string;
+  queuedAtMs: number;
 }
 
 const LOGGED_STATE: Record<JobChange['state'], DeliveryState> = {
@@ -30,6 +31,8 @@ export class WebhookNotifier implements Notifier {
   private readonly queue: RetryQueue<Message>;
   /** Transition ids already taken: a cycle handed over twice does not send twice. */
   private readonly seen = new Set<string>();
+  private readonly log: DeliveryLogBuffer;
+  private dropping = false;
 
   constructor(
     readonly name: string,
@@ -37,7 +40,7 @@ export class WebhookNotifier implements Notifier {
     private readonly config: DeliveryConfig,
     private readonly deps: DeliveryDependencies,
   ) {
-    const record = logWriter(deps);
+    this.log = new DeliveryLogBuffer(deps);
     this.queue = new RetryQueue<Message>({
       capacity: config.queueCapacity,
       concurrency: config.concurrency,
@@ -46,7 +49,7 @@ export class WebhookNotifier implements Notifier {
       send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.transition.id }, config.requestTimeoutMs),
       changed: (job, change) => {
         const { transition } = job.payload;
-        record({
+        this.log.write({
           receiver: name,
           transitionId: transition.id,
           fingerprint: transition.alert.fingerprint,
@@ -58,6 +61,7 @@ export class WebhookNotifier implements Notifier {
           lastStatus: 'status' in change ? change.status : undefined,
           lastError: 'error' in change ? change.error : undefined,
           nextAttemptAtMs: change.state === 'retrying' ? change.nextAttemptAtMs : undefined,
+          queuedAtMs: job.payload.queuedAtMs,
           atMs: deps.clock(),
         });
         this.count(change, transition);
@@ -70,21 +74,26 @@ export class WebhookNotifier implements Notifier {
       if (this.seen.has(transition.id)) continue;
       this.remember(transition.id);
       const body = JSON.stringify(webhookBody(transition, dashboardUrl(this.deps.publicUrl(), transition.alert.dashboardPath)));
-      this.queue.push(transition.id, { transition, body });
+      this.queue.push(transition.id, { transition, body, queuedAtMs: this.deps.clock() });
     }
   }
 
-  close(): Promise<void> {
-    return this.queue.close(this.config.requestTimeoutMs);
+  async close(): Promise<void> {
+    await this.queue.close(this.config.requestTimeoutMs);
+    await this.log.flush();
   }
 
   private count(change: JobChange, transition: AlertTransition): void {
     const telemetry = this.deps.telemetry;
-    if (change.state === 'delivered') telemetry?.deliveryCounted(this.name, 'sent');
-    else if (change.state === 'retrying') telemetry?.deliveryCounted(this.name, 'retried');
+    if (change.state === 'delivered') {
+      telemetry?.deliveryCounted(this.name, 'sent');
+      this.dropping = false;
+    } else if (change.state === 'retrying') telemetry?.deliveryCounted(this.name, 'retried');
     else if (change.state === 'dropped') {
       telemetry?.deliveryCounted(this.name, 'dropped');
-      this.deps.warn(`webhook ${this.name}: queue full, dropped the notification of ${transition.alert.rule} ${transition.from} → ${transition.to} (${transition.id})`);
+      // Once per run of drops: a receiver down for long drops one notification per new one.
+      if (!this.dropping) this.deps.warn(`webhook ${this.name}: queue full, dropping the oldest notifications (first: ${transition.id}); see the delivery log`);
+      this.dropping = true;
     } else if (change.state === 'failed') {
       telemetry?.deliveryCounted(this.name, 'failed');
       this.deps.warn(`webhook ${this.name}: gave up on ${transition.id} after ${change.error}`);

@@ -32,7 +32,7 @@ export class DeliveryLog {
       INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
                                     last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms)
       VALUES (@receiver, @transitionId, @fingerprint, @rule, @from, @to, @state, @attempts,
-              @lastStatus, @lastError, @atMs, @atMs, @nextAttemptAtMs, CASE WHEN @state = 'delivered' THEN @atMs END)
+              @lastStatus, @lastError, @queuedAtMs, @atMs, @nextAttemptAtMs, CASE WHEN @state = 'delivered' THEN @atMs END)
       ON CONFLICT (receiver, transition_id) DO UPDATE SET
         state = excluded.state,
         attempts = excluded.attempts,
@@ -63,6 +63,7 @@ export class DeliveryLog {
       attempts: entry.attempts,
       lastStatus: entry.lastStatus ?? null,
       lastError: entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_ERROR_LENGTH),
+      queuedAtMs: entry.queuedAtMs,
       atMs: entry.atMs,
       nextAttemptAtMs: entry.nextAttemptAtMs ?? null,
     });

@@ -82,6 +82,7 @@ export class SqliteStore implements Store, DeliveryLogStore {
   private readonly examplesReader: ExamplesReader;
   private readonly trendsReader: TrendsReader;
   private readonly deliveryLog: DeliveryLog;
+  private readonly deliveriesTransaction: (entries: readonly DeliveryEntry[]) => void;
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
@@ -129,6 +130,9 @@ export class SqliteStore implements Store, DeliveryLogStore {
     this.examplesReader = new ExamplesReader(this.db);
     this.trendsReader = new TrendsReader(this.db);
     this.deliveryLog = new DeliveryLog(this.db);
+    this.deliveriesTransaction = this.db.transaction((entries: readonly DeliveryEntry[]) => {
+      for (const entry of entries) this.deliveryLog.record(entry);
+    });
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -201,9 +205,9 @@ export class SqliteStore implements Store, DeliveryLogStore {
     return this.examplesReader.read(query);
   }
 
-  async recordDelivery(entry: DeliveryEntry): Promise<void> {
-    if (this.closed) return;
-    this.deliveryLog.record(entry);
+  async recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void> {
+    if (this.closed || entries.length === 0) return;
+    this.deliveriesTransaction(entries);
   }
 
   async deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {

@@ -50,8 +50,12 @@ describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () =>
     collector.notifier.deliver(cycle([resolved], []));
     await eventually(async () => (find(await alertmanager.alerts(), 'api') === undefined ? true : undefined), 'the alert to end in Alertmanager');
 
-    const { body } = await getJson<{ deliveries: { transitionId: string; state: string; receiver: string }[] }>(`${collector.url}/api/v1/alerts/deliveries?receiver=alertmanager`);
-    const states = new Map(body.deliveries.map((row) => [row.transitionId, row.state]));
+    // The log is written shortly after each step.
+    const states = await eventually(async () => {
+      const { body } = await getJson<{ deliveries: { transitionId: string; state: string }[] }>(`${collector.url}/api/v1/alerts/deliveries?receiver=alertmanager`);
+      const byId = new Map(body.deliveries.map((row) => [row.transitionId, row.state]));
+      return byId.get(resolved.id) === 'delivered' ? byId : undefined;
+    }, 'the resolution delivered in the log');
     // Pending alerts are not Alertmanager's business; firing and its resolution are.
     expect(states.has(pending.id)).toBe(false);
     expect(states.get(firing.id)).toBe('delivered');
