@@ -127,12 +127,14 @@ export class AlertmanagerNotifier implements Notifier {
 
   private async post(): Promise<void> {
     const now = this.deps.clock();
+    // Alertmanager judges `endsAt` by its own clock: the wall clock, whatever clock evaluation runs on.
+    const wallNow = Date.now();
     const resolved = [...this.resolved.values()];
     // An alert that fires again before its resolution got through waits for the next post: in one post
     // Alertmanager would merge the two into one alert that never ended.
     const firing = [...this.firing.values()].filter((alert) => !this.resolved.has(alert.fingerprint));
     const heldBack = new Set([...this.firing.keys()].filter((fingerprint) => this.resolved.has(fingerprint)));
-    const alerts = [...firing.map((alert) => this.postable(alert, now)), ...resolved.map((alert) => this.postable(alert, now))];
+    const alerts = [...firing.map((alert) => this.postable(alert, wallNow)), ...resolved.map((alert) => this.postable(alert, wallNow))];
     const included = [...this.unsent.entries()];
     if (alerts.length === 0) return;
     for (const [, entry] of included) entry.attempts++;
@@ -173,10 +175,12 @@ export class AlertmanagerNotifier implements Notifier {
     }
   }
 
-  private postable(alert: Alert, nowMs: number): PostableAlert {
+  private postable(alert: Alert, wallNowMs: number): PostableAlert {
     const startsAt = new Date(alert.firingSinceMs ?? alert.activeSinceMs).toISOString();
-    // As Prometheus does: a firing alert ends a few sends ahead unless it is sent again.
-    const endsAtMs = alert.state === 'resolved' ? (alert.resolvedAtMs ?? nowMs) : nowMs + 4 * Math.max(this.config.alertmanagerResendMs, this.cycleGapMs);
+    // As Prometheus does: a firing alert ends a few sends ahead unless it is sent again; a resolved one ends at its
+    // resolution, and at the latest now (an evaluation clock running ahead must not keep it open).
+    const endsAtMs =
+      alert.state === 'resolved' ? Math.min(alert.resolvedAtMs ?? wallNowMs, wallNowMs) : wallNowMs + 4 * Math.max(this.config.alertmanagerResendMs, this.cycleGapMs);
     return {
       labels: labelSet(alert.labels),
       annotations: labelSet(alert.annotations),

@@ -83,6 +83,27 @@ describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () =>
   });
 });
 
+describe('Alertmanager delivery from a collector whose clock runs ahead', () => {
+  it('a resolved alert still ends now in Alertmanager (which judges endsAt by its own clock)', async () => {
+    const alertmanager = await startAlertmanager();
+    const temp = await tempDir();
+    const ahead = (): number => Date.now() + 10 * 60_000;
+    const collector = await startTestCollector(temp.dir, { clock: ahead, delivery: { alertmanagerUrls: [alertmanager.url] } });
+    try {
+      const firing = transition(opened(alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'ahead' } }), Date.now()).alert, 'firing', Date.now());
+      collector.notifier.deliver(cycle([firing], [firing.alert]));
+      await eventually(async () => (await alertmanager.alerts()).find((each) => each.labels['service'] === 'ahead'), 'the alert in Alertmanager');
+      const resolved = transition(firing.alert, 'resolved', ahead());
+      collector.notifier.deliver(cycle([resolved], []));
+      await eventually(async () => ((await alertmanager.alerts()).some((each) => each.labels['service'] === 'ahead') ? undefined : true), 'the alert to end');
+    } finally {
+      await collector.close();
+      await alertmanager.stop();
+      await temp.cleanup();
+    }
+  });
+});
+
 describe('Alertmanager delivery to one that is down', () => {
   it('retries with backoff up to the cap, each step in the delivery log, and then gives up', async () => {
     const temp = await tempDir();
