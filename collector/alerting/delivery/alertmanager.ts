@@ -1,7 +1,7 @@
 import type { DeliveryState } from '../../store/store.js';
 import type { Alert, AlertTransition, EvaluationCycle, Notifier } from '../model.js';
 import { backoffDelay } from './backoff.js';
-import type { DeliveryConfig } from './config.js';
+import { CLOSE_GRACE_MS, type DeliveryConfig } from './config.js';
 import { postJson } from './http.js';
 import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
 
@@ -59,6 +59,8 @@ export class AlertmanagerNotifier implements Notifier {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private closed = false;
+  /** Aborts a post still in flight once closing has waited for it. */
+  private readonly cancel = new AbortController();
 
   constructor(
     readonly name: string,
@@ -98,9 +100,11 @@ export class AlertmanagerNotifier implements Notifier {
     this.retryTimer = undefined;
     if (this.sending !== undefined) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.sending, new Promise((resolve) => (timer = setTimeout(resolve, this.config.requestTimeoutMs)))]);
+      await Promise.race([this.sending, new Promise((resolve) => (timer = setTimeout(resolve, Math.min(CLOSE_GRACE_MS, this.config.requestTimeoutMs))))]);
       clearTimeout(timer);
     }
+    this.cancel.abort();
+    await this.sending;
     for (const entry of this.unsent.values()) this.log(entry, 'abandoned');
     this.unsent.clear();
     await this.record.flush();
@@ -138,8 +142,10 @@ export class AlertmanagerNotifier implements Notifier {
     const included = [...this.unsent.entries()];
     if (alerts.length === 0) return;
     for (const [, entry] of included) entry.attempts++;
-    const result = await postJson(this.endpoint, JSON.stringify(alerts), {}, this.config.requestTimeoutMs);
+    const result = await postJson(this.endpoint, JSON.stringify(alerts), {}, this.config.requestTimeoutMs, this.cancel.signal);
     const telemetry = this.deps.telemetry;
+    // Closing: what did not get through is marked abandoned by close().
+    if (result.outcome !== 'delivered' && this.closed) return;
     if (result.outcome === 'delivered') {
       this.lastSentAt = performance.now();
       this.failures = 0;
@@ -154,7 +160,7 @@ export class AlertmanagerNotifier implements Notifier {
       return;
     }
     this.failures++;
-    if (result.outcome === 'retry' && this.failures < this.config.retry.maxAttempts && !this.closed) {
+    if (result.outcome === 'retry' && this.failures < this.config.retry.maxAttempts) {
       telemetry?.deliveryCounted(this.name, 'retried');
       const delay = backoffDelay(this.config.retry, this.failures, result.retryAfterMs);
       for (const [, entry] of included) this.log(entry, 'retrying', result.status, result.error, now + delay);

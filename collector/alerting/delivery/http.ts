@@ -8,8 +8,11 @@ export type AttemptResult =
 
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
 
-/** POSTs a JSON body. Never throws; redirects are not followed (a receiver that moved is a configuration error). */
-export async function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<AttemptResult> {
+/**
+ * POSTs a JSON body. Never throws; redirects are not followed (a receiver that moved is a configuration error).
+ * `cancel` aborts it (the notifier is closing).
+ */
+export async function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, cancel?: AbortSignal): Promise<AttemptResult> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -17,7 +20,7 @@ export async function postJson(url: string, body: string, headers: Record<string
       headers: { 'content-type': 'application/json', 'user-agent': 'extscope-alerting', ...headers },
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: cancel === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel]),
     });
   } catch (error) {
     return { outcome: 'retry', error: describe(error) };
@@ -35,6 +38,7 @@ export async function postJson(url: string, body: string, headers: Record<string
 /** A network failure as one line: fetch's own message is only "fetch failed", the reason is in its cause. */
 function describe(error: unknown): string {
   if (error instanceof Error && error.name === 'TimeoutError') return 'timed out';
+  if (error instanceof Error && error.name === 'AbortError') return 'cancelled: the collector is shutting down';
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof Error) return cause.message;
   return error instanceof Error ? error.message : String(error);

@@ -78,8 +78,11 @@ export class RetryQueue<T> {
     this.schedulePump();
   }
 
-  /** Stops retrying (waiting jobs are reported abandoned) and waits up to `graceMs` for attempts in flight. */
-  async close(graceMs: number): Promise<void> {
+  /**
+   * Stops retrying (waiting jobs are reported abandoned) and waits up to `graceMs` for attempts in flight; then
+   * `cancel` aborts those left, and their end is reported before this resolves.
+   */
+  async close(graceMs: number, cancel: () => void): Promise<void> {
     this.closed = true;
     for (const job of this.waiting.splice(0)) {
       clearTimeout(job.timer);
@@ -89,6 +92,9 @@ export class RetryQueue<T> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
+    if (this.inFlight.size === 0) return;
+    cancel();
+    await Promise.allSettled([...this.inFlight]);
   }
 
   /** Attempts start on a later turn of the event loop: the caller (evaluation) never runs a send. */

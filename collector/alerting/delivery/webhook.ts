@@ -1,6 +1,6 @@
 import type { DeliveryState } from '../../store/store.js';
 import type { AlertTransition, EvaluationCycle, Notifier } from '../model.js';
-import type { DeliveryConfig, WebhookConfig } from './config.js';
+import { CLOSE_GRACE_MS, type DeliveryConfig, type WebhookConfig } from './config.js';
 import { postJson } from './http.js';
 import { type JobChange, RetryQueue } from './retry-queue.js';
 import { IDEMPOTENCY_HEADER, signedHeaders } from './signature.js';
@@ -33,6 +33,8 @@ export class WebhookNotifier implements Notifier {
   private readonly seen = new Set<string>();
   private readonly log: DeliveryLogBuffer;
   private dropping = false;
+  /** Aborts requests still in flight once closing has waited for them. */
+  private readonly cancel = new AbortController();
 
   constructor(
     readonly name: string,
@@ -46,7 +48,7 @@ export class WebhookNotifier implements Notifier {
       concurrency: config.concurrency,
       policy: config.retry,
       now: deps.clock,
-      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.transition.id }, config.requestTimeoutMs),
+      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.transition.id }, config.requestTimeoutMs, this.cancel.signal),
       changed: (job, change) => {
         const { transition } = job.payload;
         this.log.write({
@@ -79,7 +81,7 @@ export class WebhookNotifier implements Notifier {
   }
 
   async close(): Promise<void> {
-    await this.queue.close(this.config.requestTimeoutMs);
+    await this.queue.close(Math.min(CLOSE_GRACE_MS, this.config.requestTimeoutMs), () => this.cancel.abort());
     await this.log.flush();
   }
 

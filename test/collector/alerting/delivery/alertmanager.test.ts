@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Alertmanager, type AlertmanagerAlert, startAlertmanager } from '../../../support/alertmanager.js';
 import { type TestCollector, getJson, startTestCollector, tempDir } from '../../helpers/collector.js';
 import { alert, cycle, opened, transition } from './cycles.js';
-import { deadUrl, eventually } from './receiver.js';
+import { deadUrl, eventually, startReceiver } from './receiver.js';
 
 const PUBLIC_URL = 'http://extscope.example.test:4318';
 
@@ -125,6 +125,30 @@ describe('Alertmanager delivery to one that is down', () => {
       expect(metrics).toMatch(/extscope_alert_deliveries_total\{receiver="alertmanager",result="failed"\} 1/);
     } finally {
       await collector.close();
+      await temp.cleanup();
+    }
+  });
+
+  it('closing does not wait for one that never answers: the post is cancelled and the transition marked abandoned', async () => {
+    const hanging = await startReceiver(() => 0);
+    const temp = await tempDir();
+    const collector = await startTestCollector(temp.dir, { delivery: { alertmanagerUrls: [hanging.url.replace('/hooks/extscope', '')], requestTimeoutMs: 600_000 } });
+    try {
+      const firing = transition(opened(alert()).alert, 'firing');
+      collector.notifier.deliver(cycle([firing], [firing.alert]));
+      await eventually(async () => (hanging.requests.length === 1 ? true : undefined), 'the post to arrive');
+      expect(JSON.parse(hanging.requests[0]!.body)).toHaveLength(1);
+      await collector.close();
+      const reopened = await startTestCollector(temp.dir);
+      try {
+        const { body } = await getJson<{ deliveries: { state: string; attempts: number }[] }>(`${reopened.url}/api/v1/alerts/deliveries?transition=${firing.id}`);
+        expect(body.deliveries).toMatchObject([{ state: 'abandoned', attempts: 1 }]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await collector.close();
+      await hanging.close();
       await temp.cleanup();
     }
   });

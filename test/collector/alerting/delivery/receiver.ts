@@ -14,7 +14,7 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** `answer(n)` gives the status for the n-th request (from 1); 204 by default. */
+/** `answer(n)` gives the status for the n-th request (from 1), 0 for no answer at all (a receiver that hangs); 204 by default. */
 export async function startReceiver(answer: (n: number) => number = () => 204): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const server: Server = createServer((request, response) => {
@@ -22,7 +22,9 @@ export async function startReceiver(answer: (n: number) => number = () => 204): 
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       requests.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAtMs: Date.now() });
-      response.statusCode = answer(requests.length);
+      const status = answer(requests.length);
+      if (status === 0) return;
+      response.statusCode = status;
       response.end();
     });
   });

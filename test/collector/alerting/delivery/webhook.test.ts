@@ -185,6 +185,21 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('closing does not wait for a receiver that never answers: the request is cancelled and the notification marked abandoned', async () => {
+    receiver = await startReceiver(() => 0);
+    collector = await startTestCollector(temp.dir, { delivery: { webhookUrl: receiver.url, webhookSecret: SECRET, requestTimeoutMs: 600_000 } });
+    const pending = opened(alert());
+    collector.notifier.deliver(cycle([pending], []));
+    await eventually(async () => (receiver!.requests.length === 1 ? true : undefined), 'the request to arrive');
+    await collector.close();
+    const reopened = await startTestCollector(temp.dir);
+    try {
+      expect(await deliveries(reopened, `&transition=${pending.id}`)).toMatchObject([{ state: 'abandoned', attempts: 1 }]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('the API filters the delivery log and refuses an unknown state', async () => {
     collector = await startTestCollector(temp.dir);
     expect(await deliveries(collector)).toEqual([]);
