@@ -4,6 +4,7 @@
  * the CLI reads the environment through {@link ENVIRONMENT}, which its help is generated from.
  */
 import { MAX_ATTRIBUTE_LENGTH } from '../contract/index.js';
+import { DELIVERY_ENVIRONMENT, type DeliveryConfig, DeliveryConfigError, type DeliveryOptions, resolveDeliveryConfig } from './alerting/delivery/config.js';
 import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
 import type { Synchronous } from './store/sqlite/index.js';
 import type { RetentionConfig } from './store/store.js';
@@ -67,6 +68,8 @@ export interface CollectorOptions {
   shutdownGraceMs?: number;
   /** Below this much free space on the database's file system, /readyz says not ready (default 1 MiB). */
   minFreeBytes?: number;
+  /** Alert receivers (webhook, Alertmanager) and how delivery retries. */
+  delivery?: DeliveryOptions;
   /** The clock; tests move it. */
   clock?: () => number;
 }
@@ -89,6 +92,7 @@ export interface ResolvedConfig {
   metricsWindowMs: number;
   shutdownGraceMs: number;
   minFreeBytes: number;
+  delivery: DeliveryConfig;
   clock: () => number;
 }
 
@@ -212,8 +216,17 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? DEFAULTS.metricsWindowMs),
     shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
     minFreeBytes: positive('minFreeBytes', options.minFreeBytes ?? DEFAULTS.minFreeBytes),
+    delivery: deliveryConfig(options.delivery),
     clock: options.clock ?? Date.now,
   };
+}
+
+function deliveryConfig(options: DeliveryOptions | undefined): DeliveryConfig {
+  try {
+    return resolveDeliveryConfig(options);
+  } catch (error) {
+    throw error instanceof DeliveryConfigError ? new ConfigError(error.message) : error;
+  }
 }
 
 /** An environment variable the CLI reads: what it sets, and its default as the help shows it. */
@@ -284,6 +297,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: DEFAULT_LOG_LEVEL,
     apply: (options, value) => (options.logger = { level: value }),
   },
+  ...DELIVERY_ENVIRONMENT,
 ];
 
 /** The collector options the environment sets (empty values count as unset). */

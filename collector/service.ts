@@ -1,8 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { buildNotifiers } from './alerting/delivery/index.js';
+import type { Notifier } from './alerting/model.js';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
+import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
 import { dashboardRoutes } from './http/dashboard.js';
 import { BearerToken } from './http/auth/bearer.js';
 import { AuthFailureLimit } from './http/auth/failure-limit.js';
@@ -30,6 +33,8 @@ export interface RunningCollector {
   app: FastifyInstance;
   store: Store;
   config: ResolvedConfig;
+  /** Alert delivery (webhooks, Alertmanager): the rule engine hands it each evaluation cycle. */
+  notifier: Notifier;
   /** Drains in-flight exports, stops the server and the background jobs, folds what is pending and closes the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -123,6 +128,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
   const authFailures = ingestToken === undefined && readToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
   const decoder = new DecodePool();
+  // Known once the server listens; links in notifications use it unless a public URL is configured.
+  let ownUrl = '';
+  const notifier = buildNotifiers(config.delivery, { log: store, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
 
   const app = createApp({ logger: config.logger });
@@ -132,6 +140,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
     { start: async () => undefined, shutdown: () => decoder.close() },
+    { start: async () => undefined, shutdown: () => notifier.close() },
     backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
     backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
     {
@@ -142,6 +151,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(
           readScope(readToken, async (scope) => {
             await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });
+            await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),
         );
@@ -170,5 +180,6 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return { url: `http://${host}:${address.port}`, app, store, config, close: () => components.shutdown() };
+  ownUrl = `http://${host}:${address.port}`;
+  return { url: ownUrl, app, store, config, notifier, close: () => components.shutdown() };
 }

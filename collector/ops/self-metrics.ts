@@ -38,6 +38,7 @@ export class SelfMetrics {
   private readonly matrixRequests: Gauge<'client'>;
   private readonly matrixShare: Gauge<'client' | 'extension'>;
   private readonly matrixTruncated: Gauge;
+  private readonly deliveries: Counter<'receiver' | 'result'>;
 
   constructor(private readonly sources: SelfMetricsSources) {
     const { store, inFlight, idOverflow, windowMs } = sources;
@@ -133,6 +134,12 @@ export class SelfMetrics {
       registers,
     });
     this.matrixTruncated = new Gauge({ name: 'extscope_matrix_series_truncated', help: 'Matrix gauge series left out over the cap', registers });
+    this.deliveries = new Counter({
+      name: 'extscope_alert_deliveries_total',
+      help: 'Alert notifications by receiver and result: sent, failed (given up), retried (per retry), dropped (queue full)',
+      labelNames: ['receiver', 'result'],
+      registers,
+    });
   }
 
   /**
@@ -183,5 +190,10 @@ export class SelfMetrics {
     this.spans.inc({ result: 'stored' }, outcome.stored);
     this.spans.inc({ result: 'ignored' }, outcome.ignored);
     this.spans.inc({ result: 'rejected' }, outcome.rejected);
+  }
+
+  /** Delivery's report (see collector/alerting/delivery/telemetry.ts); receiver names come from configuration, not from senders. */
+  deliveryCounted(receiver: string, result: 'sent' | 'failed' | 'retried' | 'dropped'): void {
+    this.deliveries.inc({ receiver, result });
   }
 }

@@ -159,3 +159,51 @@ export class SchemaTooNewError extends PermanentError {
     super(message, 'schema_too_new');
   }
 }
+
+/** Where one notification of one alert transition stands with one receiver. */
+export type DeliveryState = 'queued' | 'retrying' | 'delivered' | 'failed' | 'dropped' | 'abandoned';
+
+/** One write to the delivery log: the row for (receiver, transition) as it stands now (created or replaced). */
+export interface DeliveryEntry {
+  receiver: string;
+  transitionId: string;
+  fingerprint: string;
+  rule: string;
+  from: string;
+  to: string;
+  state: DeliveryState;
+  attempts: number;
+  /** HTTP status of the last attempt, when one came back. */
+  lastStatus?: number | undefined;
+  lastError?: string | undefined;
+  nextAttemptAtMs?: number | undefined;
+  /** When the notification was queued (the row's creation time). */
+  queuedAtMs: number;
+  /** When this state was reached. */
+  atMs: number;
+}
+
+export interface DeliveryRecord extends Omit<DeliveryEntry, 'atMs' | 'queuedAtMs'> {
+  createdAtMs: number;
+  updatedAtMs: number;
+  deliveredAtMs?: number | undefined;
+}
+
+export interface DeliveryQuery {
+  receiver?: string | undefined;
+  state?: DeliveryState | undefined;
+  fingerprint?: string | undefined;
+  transitionId?: string | undefined;
+  limit: number;
+}
+
+/**
+ * The log of alert notifications: one row per receiver and transition (the idempotency key), rewritten at each
+ * attempt. Delivery writes it and never waits on it to send; the query API reads it.
+ */
+export interface DeliveryLogStore {
+  /** Writes the entries at once (one transaction): delivery batches its log writes. */
+  recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void>;
+  /** Most recently updated first. */
+  deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
+}

@@ -7,6 +7,10 @@ import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal 
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
   type CellQuery,
+  type DeliveryEntry,
+  type DeliveryLogStore,
+  type DeliveryQuery,
+  type DeliveryRecord,
   type ExamplesQuery,
   type InstanceHour,
   type InstanceHourIds,
@@ -19,6 +23,7 @@ import {
   StoreUnavailableError,
 } from '../store.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
+import { DeliveryLog } from './deliveries.js';
 import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { ExamplesReader } from './readers/examples.js';
 import { InstancesReader } from './readers/instances.js';
@@ -74,7 +79,7 @@ const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
  * the same file is refused instead of corrupting the exactly-once bookkeeping). All work is synchronous; one
  * export is one transaction, and `applyMetrics` resolves after its commit.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, DeliveryLogStore {
   private readonly latestSchemaVersion: number;
   private readonly db: Database.Database;
   private readonly writer: MetricsWriter;
@@ -86,6 +91,8 @@ export class SqliteStore implements Store {
   private readonly idLimits: ExtensionIdLimitTable;
   private readonly examplesReader: ExamplesReader;
   private readonly trendsReader: TrendsReader;
+  private readonly deliveryLog: DeliveryLog;
+  private readonly deliveriesTransaction: (entries: readonly DeliveryEntry[]) => void;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
   private readonly bigProbe: Database.Statement;
@@ -141,6 +148,10 @@ export class SqliteStore implements Store {
     this.idLimits = new ExtensionIdLimitTable(this.db);
     this.examplesReader = new ExamplesReader(this.db);
     this.trendsReader = new TrendsReader(this.db);
+    this.deliveryLog = new DeliveryLog(this.db);
+    this.deliveriesTransaction = this.db.transaction((entries: readonly DeliveryEntry[]) => {
+      for (const entry of entries) this.deliveryLog.record(entry);
+    });
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     this.bigProbe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', zeroblob(?)) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -245,6 +256,16 @@ export class SqliteStore implements Store {
     return this.examplesReader.read(query);
   }
 
+  recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void> {
+    if (this.closed || entries.length === 0) return Promise.resolve();
+    // Between the store's other writes: an export applied in steps holds one transaction open across turns.
+    return this.exclusive(() => this.deliveriesTransaction(entries));
+  }
+
+  async deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+    return this.deliveryLog.read(query);
+  }
+
   health(): Promise<StoreHealth> {
     return this.exclusive(() => this.probeHealth());
   }
@@ -292,6 +313,8 @@ export class SqliteStore implements Store {
 
   async maintain(): Promise<void> {
     await this.flush();
+    // The delivery log is kept as long as the hourly rollups: it explains alerts of that whole range.
+    await this.exclusive(() => this.deliveryLog.dropBefore(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY));
     await this.retention.run();
   }
 

@@ -1,0 +1,113 @@
+import type { DeliveryState } from '../../store/store.js';
+import type { AlertTransition, EvaluationCycle, Notifier } from '../model.js';
+import { CLOSE_GRACE_MS, type DeliveryConfig, type WebhookConfig } from './config.js';
+import { postJson } from './http.js';
+import { type JobChange, RetryQueue } from './retry-queue.js';
+import { IDEMPOTENCY_HEADER, signedHeaders } from './signature.js';
+import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
+import { webhookBody } from './webhook-body.js';
+
+interface Message {
+  transition: AlertTransition;
+  /** Serialised once: every attempt sends (and signs) the same bytes. */
+  body: string;
+  queuedAtMs: number;
+}
+
+const LOGGED_STATE: Record<JobChange['state'], DeliveryState> = {
+  queued: 'queued',
+  delivered: 'delivered',
+  retrying: 'retrying',
+  failed: 'failed',
+  dropped: 'dropped',
+  abandoned: 'abandoned',
+};
+
+/**
+ * A webhook receiver: one signed POST per transition, retried with backoff through a bounded queue, each step
+ * in the delivery log under the transition id.
+ */
+export class WebhookNotifier implements Notifier {
+  private readonly queue: RetryQueue<Message>;
+  /** Transition ids already taken: a cycle handed over twice does not send twice. */
+  private readonly seen = new Set<string>();
+  private readonly log: DeliveryLogBuffer;
+  private dropping = false;
+  /** Aborts requests still in flight once closing has waited for them. */
+  private readonly cancel = new AbortController();
+
+  constructor(
+    readonly name: string,
+    private readonly webhook: WebhookConfig,
+    private readonly config: DeliveryConfig,
+    private readonly deps: DeliveryDependencies,
+  ) {
+    this.log = new DeliveryLogBuffer(deps);
+    this.queue = new RetryQueue<Message>({
+      capacity: config.queueCapacity,
+      concurrency: config.concurrency,
+      policy: config.retry,
+      now: deps.clock,
+      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.transition.id }, config.requestTimeoutMs, this.cancel.signal),
+      changed: (job, change) => {
+        const { transition } = job.payload;
+        this.log.write({
+          receiver: name,
+          transitionId: transition.id,
+          fingerprint: transition.alert.fingerprint,
+          rule: transition.alert.rule,
+          from: transition.from,
+          to: transition.to,
+          state: LOGGED_STATE[change.state],
+          attempts: job.attempts,
+          lastStatus: 'status' in change ? change.status : undefined,
+          lastError: 'error' in change ? change.error : undefined,
+          nextAttemptAtMs: change.state === 'retrying' ? change.nextAttemptAtMs : undefined,
+          queuedAtMs: job.payload.queuedAtMs,
+          atMs: deps.clock(),
+        });
+        this.count(change, transition);
+      },
+    });
+  }
+
+  deliver(cycle: EvaluationCycle): void {
+    for (const transition of cycle.transitions) {
+      if (this.seen.has(transition.id)) continue;
+      this.remember(transition.id);
+      const body = JSON.stringify(webhookBody(transition, dashboardUrl(this.deps.publicUrl(), transition.alert.dashboardPath)));
+      this.queue.push(transition.id, { transition, body, queuedAtMs: this.deps.clock() });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close(Math.min(CLOSE_GRACE_MS, this.config.requestTimeoutMs), () => this.cancel.abort());
+    await this.log.flush();
+  }
+
+  private count(change: JobChange, transition: AlertTransition): void {
+    const telemetry = this.deps.telemetry;
+    if (change.state === 'delivered') {
+      telemetry?.deliveryCounted(this.name, 'sent');
+      this.dropping = false;
+    } else if (change.state === 'retrying') telemetry?.deliveryCounted(this.name, 'retried');
+    else if (change.state === 'dropped') {
+      telemetry?.deliveryCounted(this.name, 'dropped');
+      // Once per run of drops: a receiver down for long drops one notification per new one.
+      if (!this.dropping) this.deps.warn(`webhook ${this.name}: queue full, dropping the oldest notifications (first: ${transition.id}); see the delivery log`);
+      this.dropping = true;
+    } else if (change.state === 'failed') {
+      telemetry?.deliveryCounted(this.name, 'failed');
+      this.deps.warn(`webhook ${this.name}: gave up on ${transition.id} after ${change.error}`);
+    }
+  }
+
+  /** Bounded: ids older than a few queues' worth are forgotten (the engine never repeats an old transition). */
+  private remember(id: string): void {
+    this.seen.add(id);
+    if (this.seen.size > this.config.queueCapacity * 4) {
+      const oldest = this.seen.values().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+  }
+}

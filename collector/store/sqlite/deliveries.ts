@@ -1,0 +1,102 @@
+import type Database from 'better-sqlite3';
+import type { DeliveryEntry, DeliveryQuery, DeliveryRecord, DeliveryState } from '../store.js';
+
+interface DeliveryRow {
+  receiver: string;
+  transition_id: string;
+  fingerprint: string;
+  rule: string;
+  from_state: string;
+  to_state: string;
+  state: DeliveryState;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+  next_attempt_at_ms: number | null;
+  delivered_at_ms: number | null;
+}
+
+/** Longest error text kept per row: a receiver's error says what happened, it is not stored whole. */
+const MAX_ERROR_LENGTH = 500;
+
+/** The delivery log (migration 006): one row per receiver and transition, replaced at each attempt. */
+export class DeliveryLog {
+  private readonly upsert: Database.Statement;
+  private readonly select: Database.Statement;
+  private readonly prune: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.upsert = db.prepare(`
+      INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
+                                    last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms)
+      VALUES (@receiver, @transitionId, @fingerprint, @rule, @from, @to, @state, @attempts,
+              @lastStatus, @lastError, @queuedAtMs, @atMs, @nextAttemptAtMs, CASE WHEN @state = 'delivered' THEN @atMs END)
+      ON CONFLICT (receiver, transition_id) DO UPDATE SET
+        state = excluded.state,
+        attempts = excluded.attempts,
+        last_status = excluded.last_status,
+        last_error = excluded.last_error,
+        updated_at_ms = excluded.updated_at_ms,
+        next_attempt_at_ms = excluded.next_attempt_at_ms,
+        delivered_at_ms = COALESCE(alert_deliveries.delivered_at_ms, excluded.delivered_at_ms)`);
+    this.select = db.prepare(`
+      SELECT * FROM alert_deliveries
+      WHERE (@receiver IS NULL OR receiver = @receiver)
+        AND (@state IS NULL OR state = @state)
+        AND (@fingerprint IS NULL OR fingerprint = @fingerprint)
+        AND (@transitionId IS NULL OR transition_id = @transitionId)
+      ORDER BY updated_at_ms DESC, id DESC LIMIT @limit`);
+    this.prune = db.prepare('DELETE FROM alert_deliveries WHERE updated_at_ms < ?');
+  }
+
+  record(entry: DeliveryEntry): void {
+    this.upsert.run({
+      receiver: entry.receiver,
+      transitionId: entry.transitionId,
+      fingerprint: entry.fingerprint,
+      rule: entry.rule,
+      from: entry.from,
+      to: entry.to,
+      state: entry.state,
+      attempts: entry.attempts,
+      lastStatus: entry.lastStatus ?? null,
+      lastError: entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_ERROR_LENGTH),
+      queuedAtMs: entry.queuedAtMs,
+      atMs: entry.atMs,
+      nextAttemptAtMs: entry.nextAttemptAtMs ?? null,
+    });
+  }
+
+  read(query: DeliveryQuery): DeliveryRecord[] {
+    const rows = this.select.all({
+      receiver: query.receiver ?? null,
+      state: query.state ?? null,
+      fingerprint: query.fingerprint ?? null,
+      transitionId: query.transitionId ?? null,
+      limit: query.limit,
+    }) as DeliveryRow[];
+    return rows.map((row) => ({
+      receiver: row.receiver,
+      transitionId: row.transition_id,
+      fingerprint: row.fingerprint,
+      rule: row.rule,
+      from: row.from_state,
+      to: row.to_state,
+      state: row.state,
+      attempts: row.attempts,
+      lastStatus: row.last_status ?? undefined,
+      lastError: row.last_error ?? undefined,
+      createdAtMs: row.created_at_ms,
+      updatedAtMs: row.updated_at_ms,
+      nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
+      deliveredAtMs: row.delivered_at_ms ?? undefined,
+    }));
+  }
+
+  /** Retention: rows not updated since `beforeMs`. */
+  dropBefore(beforeMs: number): void {
+    this.prune.run(beforeMs);
+  }
+}
