@@ -3,7 +3,7 @@ import { buildMatrix } from '../analysis/matrix.js';
 import { share } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
 import { MS_PER_MINUTE } from '../model/time.js';
-import type { Signal } from '../otlp/codec.js';
+import type { Protocol, Signal } from '../otlp/codec.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
 
 /** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
@@ -29,8 +29,8 @@ export interface SelfMetricsSources {
  */
 export class SelfMetrics {
   readonly registry = new Registry();
-  private readonly exports: Counter<'signal' | 'result'>;
-  private readonly refusals: Counter<'signal' | 'reason'>;
+  private readonly exports: Counter<'signal' | 'result' | 'protocol'>;
+  private readonly refusals: Counter<'signal' | 'reason' | 'protocol'>;
   private readonly points: Counter<'result'>;
   private readonly ignored: Counter<'reason'>;
   private readonly spans: Counter<'result'>;
@@ -42,8 +42,8 @@ export class SelfMetrics {
   constructor(private readonly sources: SelfMetricsSources) {
     const { store, inFlight, idOverflow, windowMs } = sources;
     const registers = [this.registry];
-    this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal and result', labelNames: ['signal', 'result'], registers });
-    this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason', labelNames: ['signal', 'reason'], registers });
+    this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal, result and protocol (http, grpc)', labelNames: ['signal', 'result', 'protocol'], registers });
+    this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason and protocol', labelNames: ['signal', 'reason', 'protocol'], registers });
     this.points = new Counter({
       name: 'extscope_collector_points_total',
       help: 'Counter data points: applied, duplicate (a retry, not counted again), rejected (partial success), ignored',
@@ -153,9 +153,9 @@ export class SelfMetrics {
   }
 
   /** The receiver's report of one export (see the receiver's telemetry interface). */
-  exportFinished(signal: Signal, result: string, seconds: number, reason?: string): void {
-    this.exports.inc({ signal, result });
-    if (reason !== undefined) this.refusals.inc({ signal, reason });
+  exportFinished(protocol: Protocol, signal: Signal, result: string, seconds: number, reason?: string): void {
+    this.exports.inc({ signal, result, protocol });
+    if (reason !== undefined) this.refusals.inc({ signal, reason, protocol });
     if (result === 'accepted' || result === 'partial') this.duration.observe({ signal }, seconds);
   }
 
