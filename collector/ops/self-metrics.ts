@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { buildMatrix } from '../analysis/matrix.js';
-import { share } from '../analysis/share.js';
+import { negotiatedShare } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
 import { MS_PER_MINUTE } from '../model/time.js';
 import type { Protocol, Signal } from '../otlp/codec.js';
@@ -120,7 +120,7 @@ export class SelfMetrics {
     this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });
     this.matrixShare = new Gauge({
       name: 'extscope_matrix_negotiated_share',
-      help: `Share of a client's requests in which the extension was negotiated, over the last ${minutes} minutes`,
+      help: `Share of a client's requests in which the extension was negotiated (of those whose server's declaration is known), over the last ${minutes} minutes`,
       labelNames: ['client', 'extension'],
       registers,
     });
@@ -134,7 +134,7 @@ export class SelfMetrics {
   async refreshMatrix(): Promise<void> {
     const now = this.sources.clock();
     const totals = await this.sources.store.cellTotals({ fromMs: now - this.sources.windowMs, toMs: now });
-    const view = buildMatrix(totals.cells, 'client', MATRIX_GAUGE_LIMITS);
+    const view = buildMatrix(totals.cells, 'client', MATRIX_GAUGE_LIMITS, totals.serverUnknown);
     this.matrixRequests.reset();
     this.matrixShare.reset();
     let series = 0;
@@ -143,9 +143,9 @@ export class SelfMetrics {
       if (series++ < MAX_MATRIX_SERIES) this.matrixRequests.set({ client: row.client }, row.requests);
       else left++;
       for (const cell of row.extensions) {
-        const negotiatedShare = share(cell.negotiated, row.requests);
-        if (negotiatedShare === null || (cell.clientDeclared === 0 && cell.serverAdvertised === 0)) continue;
-        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, negotiatedShare);
+        const value = negotiatedShare(cell.negotiated, row.requests, row.serverUnknown);
+        if (value === null || (cell.clientDeclared === 0 && cell.serverAdvertised === 0)) continue;
+        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, value);
         else left++;
       }
     }

@@ -166,6 +166,11 @@ export class SqliteStore implements Store {
     return this.rollups.stepTotals(query);
   }
 
+  async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    this.foldPending();
+    return this.rollups.serverUnknownStepTotals(query);
+  }
+
   async declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
     this.foldPending();
     return this.trendsReader.declarations(query);

@@ -118,7 +118,7 @@ describe('OTLP/gRPC receiver fed by the OpenTelemetry JS gRPC exporters', () => 
     const view = await matrix(collector.url, '&group=client_version');
     expect(view.rows).toHaveLength(1);
     expect(view.rows[0]).toMatchObject({ requests: 15, declaration: { unknown: 0, none: 0, declared: 15 } });
-    expect(view.rows[0]?.extensions).toEqual([{ id: TASKS, clientDeclared: 11, serverAdvertised: 11, negotiated: 11 }]);
+    expect(view.rows[0]?.extensions).toEqual([{ id: TASKS, clientDeclared: 11, serverAdvertised: 11, negotiated: 11, serverUnknown: 0 }]);
 
     // Each protocol's exports are counted under its own label, none refused.
     expect(await sample(collector.url, /extscope_collector_exports_total\{signal="metrics",result="accepted",protocol="grpc"\}/)).toBeGreaterThanOrEqual(3);
