@@ -42,6 +42,8 @@ export interface OtlpGrpcReceiverOptions {
 /** Seconds a sender is asked to wait when the budget of held messages is spent. */
 const RETRY_AFTER_BUDGET = 1;
 
+const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
+
 /**
  * OTLP/gRPC receiver: `MetricsService/Export` and `TraceService/Export` on their own port (4317 by default),
  * with grpc-js. Each call passes the same gate as OTLP/HTTP before its message is read (the ingest token from the
@@ -90,18 +92,26 @@ export class OtlpGrpcReceiver implements Component {
 
   /**
    * Runs when a call's metadata arrives, before its message is read: refused there, a call costs neither memory
-   * nor decoding. An admitted call holds its admission slot until it ends, however it ends (answered, cancelled,
-   * refused by grpc-js itself: too large, undecodable compression, past its deadline), which grpc-js reports to
-   * `onCancel` in every case.
+   * nor decoding. An admitted call holds its admission slot until it is answered, or, when its message never
+   * reaches the handler (grpc-js refused it itself: too large, undecodable compression, past its deadline; or the
+   * sender gave up), until grpc-js ends it (`onCancel`, which it calls for every call at its end). A message the
+   * handler took keeps its slot until the handler answers, even if the sender has gone: the store is still working.
    */
   private readonly gateInterceptor: ServerInterceptor = (method, call: ServerInterceptingCallInterface) => {
     const signal = signalOfPath(method.path);
     if (signal === undefined) return new ServerInterceptingCall(call);
     const { gate, pipeline, log } = this.options;
     const started = process.hrtime.bigint();
-    const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
     let admitted = false;
+    let delivered = false;
     let answered = false;
+    const answer = (): void => {
+      answered = true;
+      if (admitted) {
+        admitted = false;
+        gate.admission.leave();
+      }
+    };
     return new ServerInterceptingCall(call, {
       start: (next) =>
         next({
@@ -111,7 +121,7 @@ export class OtlpGrpcReceiver implements Component {
               enterGate(gate, typeof authorization === 'string' ? authorization : undefined, call.getConnectionInfo().remoteAddress ?? call.getPeer());
             } catch (error) {
               const failure = grpcFailureOf(error);
-              pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(), failure.reason);
+              pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
               log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
               answered = true;
               call.sendStatus(failure.status);
@@ -120,17 +130,23 @@ export class OtlpGrpcReceiver implements Component {
             admitted = true;
             pass(metadata);
           },
+          onReceiveMessage: (message, pass) => {
+            delivered = true;
+            pass(message);
+          },
           onCancel: () => {
-            if (admitted) {
-              admitted = false;
-              gate.admission.leave();
-            }
-            // Neither the gate nor the handler answered: grpc-js refused the message itself, or the sender gave up.
-            if (!answered) pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(), 'not_received');
+            if (delivered || answered) return;
+            answer();
+            pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');
           },
         }),
+      // The handler's answer: a response message (then OK), or an error status.
+      sendMessage: (message, next) => {
+        answer();
+        next(message);
+      },
       sendStatus: (status, next) => {
-        answered = true;
+        answer();
         next(status);
       },
     });
@@ -140,7 +156,6 @@ export class OtlpGrpcReceiver implements Component {
     const { pipeline, decompression, log } = this.options;
     return (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
       const started = process.hrtime.bigint();
-      const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
       const bytes = call.request;
       const receive = async () => {
         // grpc-js has already inflated a compressed message (bounded by the message limit); what all calls hold
@@ -154,12 +169,12 @@ export class OtlpGrpcReceiver implements Component {
       };
       receive().then(
         (partial) => {
-          pipeline.telemetry.exportFinished('grpc', signal, partial === undefined ? 'accepted' : 'partial', seconds());
+          pipeline.telemetry.exportFinished('grpc', signal, partial === undefined ? 'accepted' : 'partial', seconds(started));
           callback(null, encodeExportResponse(signal, 'protobuf', partial) as Buffer);
         },
         (error: unknown) => {
           const failure = grpcFailureOf(error);
-          pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(), failure.reason);
+          pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
           if (failure.result === 'failed') log.error({ err: error, protocol: 'grpc' }, 'export failed');
           else log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
           callback(failure.status);

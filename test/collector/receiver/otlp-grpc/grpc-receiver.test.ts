@@ -191,8 +191,8 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
   });
   afterAll(async () => {
     await collector.close();
-    // Only the last good export is stored: every refused one left nothing behind.
-    for (const [table, count] of Object.entries({ series: 1, streams: 1, point_log: 1 })) expect(tableCount(collector.dbPath, table), table).toBe(count);
+    // Only the good exports are stored (the retried one once): every refused one left nothing behind.
+    for (const [table, count] of Object.entries({ series: 2, streams: 2, point_log: 2 })) expect(tableCount(collector.dbPath, table), table).toBe(count);
     await temp.cleanup();
   });
 
@@ -221,6 +221,9 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
     expect(bomb.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(bomb.details).toMatch(/decompresses to a size larger than/);
     expect(retryDelaySeconds(bomb.metadata)).toBeUndefined();
+    // Refused by grpc-js before the handler saw them: still counted, and their admission slots given back.
+    expect(await sample(collector.url, /extscope_collector_exports_refused_total\{signal="metrics",reason="not_received",protocol="grpc"\}/)).toBe(2);
+    expect(await sample(collector.url, /extscope_collector_exports_in_flight/)).toBe(0);
   });
 
   it('an unknown service or method is UNIMPLEMENTED', async () => {
@@ -252,8 +255,18 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
     expect(await sample(collector.url, /extscope_collector_exports_refused_total\{signal="metrics",reason="overloaded",protocol="grpc"\}/)).toBe(1);
   });
 
+  it('a retried export is counted once, also when the retry comes over OTLP/HTTP', async () => {
+    const t = now();
+    const bytes = encodeMetrics(metricsRequest({ resource: { instance: 'retry-1' }, requests: [requestPoint({ client: 'retried', count: 4, startNs: t - MINUTE_NS, timeNs: t })] }));
+    expect((await call(METRICS_EXPORT, bytes)).code).toBe(status.OK);
+    expect((await call(METRICS_EXPORT, bytes)).code).toBe(status.OK);
+    const http = await fetch(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${TOKEN}` }, body: bytes });
+    expect(http.status).toBe(200);
+    expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([['retried', 4]]);
+    expect(await sample(collector.url, /extscope_collector_points_total\{result="duplicate"\}/)).toBe(2);
+  });
+
   it('repeated wrong tokens are told to wait (RESOURCE_EXHAUSTED with RetryInfo); then good data is taken', async () => {
-    expect((await matrix(collector.url)).rows).toEqual([]);
     const answers = [];
     for (let attempt = 0; attempt < 4; attempt++) answers.push(await call(METRICS_EXPORT, Buffer.alloc(0), bearer('wrong-token-0123456789')));
     expect(answers.slice(0, 3).map((answer) => answer.code)).toEqual([status.UNAUTHENTICATED, status.UNAUTHENTICATED, status.UNAUTHENTICATED]);
@@ -262,7 +275,9 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
     // The process is alive and takes good data.
     const good = await call(METRICS_EXPORT, encodeMetrics(metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 2, startNs: now() - MINUTE_NS, timeNs: now() })] })));
     expect(good.code).toBe(status.OK);
-    expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([['alpha', 2]]);
+    expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([['retried', 4], ['alpha', 2]]);
+    // No admission slot was leaked by any refusal.
+    expect(await sample(collector.url, /extscope_collector_exports_in_flight/)).toBe(0);
   });
 
   it('the trace service answers the same way', async () => {
