@@ -18,9 +18,6 @@ import { type AuthFailures, AuthRateLimitedError, type IngestToken, MAX_RETRY_AF
 import { consumeExport } from './pipeline.js';
 import type { ExportResult, ReceiverTelemetry } from './telemetry.js';
 
-export type { AuthFailures, IngestToken } from './gate.js';
-export { MAX_RETRY_AFTER_SECONDS } from './gate.js';
-
 export interface ReceiverLimits {
   /** Largest request body as received (compressed or not). */
   maxBodyBytes: number;
