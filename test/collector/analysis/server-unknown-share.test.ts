@@ -40,7 +40,7 @@ describe('shares are taken over requests whose server declaration is known', () 
     await temp.cleanup();
   });
 
-  it('answers given before any server instance existed are their own count, left out of the shares of the matrix, time series, trends, /metrics and dashboard', async () => {
+  it('answers given before any server instance existed are their own count (also after a restart), left out of the shares of the matrix, time series, trends, /metrics and dashboard', async () => {
     const server = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), true), { cwd: ROOT, env: agentEnv(collector.url) });
     const exited = once(server, 'exit');
     try {
@@ -75,6 +75,11 @@ describe('shares are taken over requests whose server declaration is known', () 
     const [row] = await matrix();
     expect(row).toMatchObject({ client: CLIENT.name, requests: 5, serverUnknown: 2 });
     expect(row?.extensions.find((cell) => cell.id === TASKS)).toEqual({ id: TASKS, clientDeclared: 5, serverAdvertised: 3, negotiated: 3, serverUnknown: 2 });
+
+    // After a restart the collector finds them again in what it stored.
+    await collector.close();
+    collector = await startTestCollector(temp.dir);
+    expect((await matrix())[0]).toMatchObject({ requests: 5, serverUnknown: 2 });
 
     // The time series and the trends take the share over the same requests.
     const series = (await getJson<{ points: { requests: number; serverUnknown: number; negotiated: number; negotiatedShare: number | null }[] }>(

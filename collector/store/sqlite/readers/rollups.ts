@@ -75,7 +75,19 @@ export class RollupsReader {
         WHERE i.instance_id = @instance AND (@service IS NULL OR i.service = @service)
       ) WHERE n > 0`);
     // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
-    // series do. There are few such series (answers no server saw); they are read from the series rollups.
+    // series do. There are few such series (answers no server saw) among very many, and no index finds them, so this
+    // connection keeps their ids in a table of its own (TEMP: not part of the schema, gone with the connection),
+    // filled once now and kept current by triggers as series are created and dropped.
+    db.exec(`
+      CREATE TEMP TABLE IF NOT EXISTS server_unknown_series (id INTEGER PRIMARY KEY);
+      INSERT OR IGNORE INTO temp.server_unknown_series (id) SELECT id FROM main.series WHERE server_declaration = '${DECLARATION.unknown}';
+      CREATE TEMP TRIGGER IF NOT EXISTS server_unknown_series_added AFTER INSERT ON main.series WHEN NEW.server_declaration = '${DECLARATION.unknown}'
+        BEGIN INSERT OR IGNORE INTO temp.server_unknown_series (id) VALUES (NEW.id); END;
+      CREATE TEMP TRIGGER IF NOT EXISTS server_unknown_series_dropped AFTER DELETE ON main.series WHEN OLD.server_declaration = '${DECLARATION.unknown}'
+        BEGIN DELETE FROM temp.server_unknown_series WHERE id = OLD.id; END;
+    `);
+    // CROSS JOIN: SQLite keeps this order, from the few ids out (it would otherwise scan the series).
+    const unknownSeries = 'temp.server_unknown_series u CROSS JOIN series s ON s.id = u.id CROSS JOIN instances i ON i.id = s.instance_ref';
     this.unknownCells = db.prepare(`
       SELECT kind, ${SERIES_CELL_COLUMNS}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT s.*,
@@ -83,8 +95,8 @@ export class RollupsReader {
           + ${sum('series_hour', 'hour', 'series_id', 's.id', 'h2', 'h3')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
-        FROM instances i JOIN series s ON s.instance_ref = i.id
-        WHERE s.server_declaration = @unknown AND (@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service)
+        FROM ${unknownSeries}
+        WHERE (@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service)
       ) WHERE n > 0`);
     this.unknownSteps = new Map(
       SERIES_LEVELS.map((level) => [
@@ -92,9 +104,9 @@ export class RollupsReader {
         db.prepare(`
           SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
                  s.kind AS kind, ${selected(STEP_COLUMNS, 's.')}, ${safeSum('b.count')} AS count
-          FROM instances i JOIN series s ON s.instance_ref = i.id
+          FROM ${unknownSeries}
             JOIN ${level.table} b ON b.series_id = s.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
-          WHERE s.server_declaration = @unknown AND (s.kind = 0 OR s.extension_id = @extension)
+          WHERE (s.kind = 0 OR s.extension_id = @extension)
             AND (@service IS NULL OR i.service = @service)
             AND (@client IS NULL OR s.client_name = @client)
           GROUP BY tMs, s.kind, ${STEP_COLUMNS.map((column) => `s.${column.column}`).join(', ')}`),
@@ -123,7 +135,7 @@ export class RollupsReader {
     const cells = records<CellTotal>((byInstance ? this.bySeries : this.byCell).all(parameters) as Record<string, unknown>[], FLAG_COLUMNS);
     // The same range from the series rollups (no daily level: the same buckets, split differently).
     const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
-    const unknownParameters = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null, unknown: DECLARATION.unknown };
+    const unknownParameters = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
     const serverUnknown = records<CellTotal>(this.unknownCells.all(unknownParameters) as Record<string, unknown>[], FLAG_COLUMNS);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells, serverUnknown };
   }
@@ -131,21 +143,20 @@ export class RollupsReader {
   /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
   serverUnknownStepTotals(query: StepQuery): StepTotal[] {
     const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
-    return this.stepRows(this.unknownSteps.get(level.table), level.minutes, query, { unknown: DECLARATION.unknown });
+    return this.stepRows(this.unknownSteps.get(level.table), level.minutes, query);
   }
 
   /** From the coarsest cell rollup the step allows; `fromMs` and `toMs` are whole steps since the epoch. */
   stepTotals(query: StepQuery): StepTotal[] {
     const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
-    return this.stepRows(this.steps.get(level.table), level.minutes, query, {});
+    return this.stepRows(this.steps.get(level.table), level.minutes, query);
   }
 
-  private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery, extra: Record<string, string>): StepTotal[] {
+  private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery): StepTotal[] {
     const step = query.stepMinutes;
     const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
     const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
     const rows = statement?.all({
-      ...extra,
       m0,
       step,
       b0: Math.floor(m0 / minutes),
