@@ -72,7 +72,10 @@ export class OtlpGrpcReceiver implements Component {
     if (this.boundPort !== undefined) return;
     const host = this.options.host.includes(':') && !this.options.host.startsWith('[') ? `[${this.options.host}]` : this.options.host;
     this.boundPort = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (error, port) => (error === null ? resolve(port) : reject(error)));
+      this.server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (error, port) =>
+        // grpc-js says only "No address added out of total 1 resolved"; say which address, and the cause it gives.
+        error === null ? resolve(port) : reject(new Error(`the OTLP/gRPC receiver cannot listen on ${host}:${this.options.port} (--grpc-port, or off): ${error.message}`, { cause: error })),
+      );
     });
   }
 

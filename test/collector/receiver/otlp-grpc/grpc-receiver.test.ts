@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { Metadata, status } from '@grpc/grpc-js';
 import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
@@ -160,6 +161,17 @@ describe('OTLP/gRPC receiver fed by the OpenTelemetry JS gRPC exporters', () => 
     await right.shutdown();
     expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([['sdk-client', 6]]);
     await collector.close();
+  });
+
+  it('a gRPC port already in use stops the start, naming the address', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      await expect(startTestCollector(temp.dir, { grpcPort: port })).rejects.toThrow(`the OTLP/gRPC receiver cannot listen on 127.0.0.1:${port}`);
+    } finally {
+      busy.close();
+    }
   });
 
   it('the CLI listens on --grpc-port, and not at all with off', async () => {
