@@ -24,6 +24,7 @@ COPY --from=build /app/migrations ./migrations
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 4318
+# 4318: OTLP/HTTP, the API and the dashboard; 4317: OTLP/gRPC (the default of --grpc-port).
+EXPOSE 4318 4317
 # Listening beyond loopback requires EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN (the collector refuses otherwise).
 CMD ["node", "dist/bin/extscope.js", "collector", "--host", "0.0.0.0", "--port", "4318", "--db", "/data/extscope.db"]

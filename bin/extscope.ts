@@ -1,25 +1,38 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { type CollectorOptions, ConfigError, DEFAULT_DB_PATH, DEFAULT_HOST, DEFAULT_PORT, environmentHelp, optionsFromEnvironment } from '../collector/config.js';
+import {
+  type CollectorOptions,
+  ConfigError,
+  DEFAULT_DB_PATH,
+  DEFAULT_GRPC_PORT,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  environmentHelp,
+  grpcPortValue,
+  optionsFromEnvironment,
+} from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
-  collector   Run the collector: OTLP/HTTP receiver, query API, /metrics, /healthz, /readyz
+  collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
 
 Run "extscope collector --help" for the collector's options.
 `;
 
-const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--db PATH]
+const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH]
 
 Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
-(/api/v1/*), /metrics, /healthz and /readyz on one port.
+(/api/v1/*), /metrics, /healthz and /readyz on one port; receives OTLP/gRPC on another.
 
 Options:
   --host HOST   Address to listen on (env EXTSCOPE_HOST, default ${DEFAULT_HOST}).
                 Anything but loopback requires both tokens below.
   --port PORT   Port (env EXTSCOPE_PORT, default ${DEFAULT_PORT}, the OTLP/HTTP default; 0 = any free port)
+  --grpc-port PORT
+                OTLP/gRPC port on the same host (env EXTSCOPE_GRPC_PORT, default ${DEFAULT_GRPC_PORT}, the OTLP/gRPC
+                default; 0 = any free port; off = no gRPC receiver)
   --db PATH     SQLite database file (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH})
   -h, --help    Show this help
 
@@ -30,7 +43,7 @@ ${environmentHelp()}
 async function runCollector(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
     allowPositionals: false,
   });
@@ -44,9 +57,11 @@ async function runCollector(args: string[]): Promise<number> {
     fromFlags.port = Number(values.port);
     if (values.port.trim() === '' || !Number.isFinite(fromFlags.port)) throw new ConfigError(`--port must be a number (got ${JSON.stringify(values.port)})`);
   }
+  if (values['grpc-port'] !== undefined) fromFlags.grpcPort = grpcPortValue('--grpc-port', values['grpc-port']);
   if (values.db !== undefined) fromFlags.dbPath = values.db;
   const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
-  collector.app.log.info({ url: collector.url, db: collector.config.dbPath }, `extscope collector listening on ${collector.url}`);
+  const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
+  collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: collector.config.dbPath }, `extscope collector listening on ${collector.url}${grpc}`);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       collector.app.log.info(`${signal}: draining in-flight exports and closing the database`);

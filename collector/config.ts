@@ -43,6 +43,11 @@ export interface CollectorLimits {
 export interface CollectorOptions {
   host?: string;
   port?: number;
+  /**
+   * The OTLP/gRPC receiver's port, on the same host: default 4317 (0 when `port` is 0: any free port);
+   * `null` turns the receiver off.
+   */
+  grpcPort?: number | null;
   dbPath: string;
   ingestToken?: string;
   readToken?: string;
@@ -77,6 +82,8 @@ export interface CollectorOptions {
 export interface ResolvedConfig {
   host: string;
   port: number;
+  /** null: no OTLP/gRPC receiver. */
+  grpcPort: number | null;
   dbPath: string;
   ingestToken: string | undefined;
   readToken: string | undefined;
@@ -98,6 +105,8 @@ export interface ResolvedConfig {
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 4318;
+/** The OTLP/gRPC default port. */
+export const DEFAULT_GRPC_PORT = 4317;
 export const DEFAULT_DB_PATH = './data/extscope.db';
 
 export const DEFAULT_LIMITS: CollectorLimits = {
@@ -173,6 +182,11 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   }
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`port must be 0..65535 (got ${String(port)})`);
+  // Asked for any free HTTP port (tests, embedding), the gRPC receiver takes any free port too: never a fixed one by surprise.
+  const grpcPort = options.grpcPort === undefined ? (port === 0 ? 0 : DEFAULT_GRPC_PORT) : options.grpcPort;
+  if (grpcPort !== null && (!Number.isInteger(grpcPort) || grpcPort < 0 || grpcPort > 65_535)) {
+    throw new ConfigError(`grpcPort must be 0..65535, or off (got ${String(grpcPort)})`);
+  }
   const host = options.host ?? DEFAULT_HOST;
   const ingestToken = options.ingestToken === '' ? undefined : options.ingestToken;
   const readToken = options.readToken === '' ? undefined : options.readToken;
@@ -201,6 +215,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   return {
     host,
     port,
+    grpcPort,
     dbPath: options.dbPath,
     ingestToken,
     readToken,
@@ -243,6 +258,11 @@ function number(name: string, value: string): number {
   return parsed;
 }
 
+/** A gRPC port as the CLI and the environment give it: a number, or `off`. */
+export function grpcPortValue(name: string, value: string): number | null {
+  return value.trim().toLowerCase() === 'off' ? null : number(name, value);
+}
+
 const retentionVariable = (name: string, key: keyof RetentionConfig, help: string): EnvironmentVariable => ({
   name,
   help,
@@ -265,8 +285,14 @@ const limitVariable = (name: string, key: keyof CollectorLimits, help: string): 
 export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'EXTSCOPE_HOST', help: 'Address to listen on (as --host)', default: DEFAULT_HOST, apply: (options, value) => (options.host = value) },
   { name: 'EXTSCOPE_PORT', help: 'Port (as --port)', default: DEFAULT_PORT, apply: (options, value) => (options.port = number('EXTSCOPE_PORT', value)) },
+  {
+    name: 'EXTSCOPE_GRPC_PORT',
+    help: 'OTLP/gRPC receiver port (as --grpc-port; off = no gRPC receiver)',
+    default: DEFAULT_GRPC_PORT,
+    apply: (options, value) => (options.grpcPort = grpcPortValue('EXTSCOPE_GRPC_PORT', value)),
+  },
   { name: 'EXTSCOPE_DB', help: 'SQLite database file (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
-  { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/*', apply: (options, value) => (options.ingestToken = value) },
+  { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/* and on OTLP/gRPC exports', apply: (options, value) => (options.ingestToken = value) },
   { name: 'EXTSCOPE_READ_TOKEN', help: 'Bearer token required on /api/v1/* and /metrics', apply: (options, value) => (options.readToken = value) },
   retentionVariable('EXTSCOPE_RETENTION_MINUTE_DAYS', 'minuteDays', 'Keep per-minute rollups this many days'),
   retentionVariable('EXTSCOPE_RETENTION_HOUR_DAYS', 'hourDays', 'Keep hourly and daily rollups this many days'),

@@ -24,12 +24,15 @@ import { Admission } from './receiver/otlp/admission.js';
 import { DecompressionBudget } from './receiver/otlp/body.js';
 import { DecodePool } from './receiver/otlp/decode-pool.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
+import { OtlpGrpcReceiver } from './receiver/otlp-grpc/receiver.js';
 import { SqliteStore } from './store/sqlite/index.js';
 import type { IngestStore, Store } from './store/store.js';
 
 export interface RunningCollector {
   /** e.g. `http://127.0.0.1:4318` (the port actually bound, also when asked for port 0). */
   url: string;
+  /** e.g. `127.0.0.1:4317`, the OTLP/gRPC receiver's address (the port actually bound); undefined when it is off. */
+  grpcAddress: string | undefined;
   app: FastifyInstance;
   store: Store;
   config: ResolvedConfig;
@@ -93,9 +96,10 @@ function lifecycle(components: Component[]): { start(): Promise<void>; shutdown(
 }
 
 /**
- * Builds and starts the collector: the store; the pipelines (OTLP receiver → normalise → distinct-id limit →
- * store, and receiver → normalise spans → store); one fastify server with the receiver (`/v1/*`), the query API
- * (`/api/v1/*`), `/healthz`, `/readyz` and `/metrics`; and the background fold and retention. Used by the CLI
+ * Builds and starts the collector: the store; the pipelines (OTLP receivers → normalise → distinct-id limit →
+ * store, and receivers → normalise spans → store); one fastify server with the OTLP/HTTP receiver (`/v1/*`), the
+ * query API (`/api/v1/*`), `/healthz`, `/readyz` and `/metrics`; the OTLP/gRPC receiver on its own port (unless
+ * off), sharing the HTTP receiver's gate and pipeline; and the background fold and retention. Used by the CLI
  * and, in process, by tests (`port: 0`).
  */
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
@@ -136,6 +140,19 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const app = createApp({ logger: config.logger });
   const log = app.log;
   warn = (message) => log.warn(message);
+  const grpc =
+    config.grpcPort === null
+      ? undefined
+      : new OtlpGrpcReceiver({
+          host: config.host,
+          port: config.grpcPort,
+          pipeline: { metrics, traces, decoder, telemetry: selfMetrics },
+          gate: { ingestToken, authFailures, admission },
+          limits: { maxMessageBytes: limits.maxBodyBytes },
+          decompression,
+          log,
+          shutdownGraceMs: config.shutdownGraceMs,
+        });
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
@@ -146,7 +163,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
-        await app.register(healthRoutes, { store, draining: () => admission.isDraining });
+        await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null });
         await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
@@ -169,6 +186,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         clearTimeout(forced);
       },
     },
+    // Started after the HTTP server, stopped before it: no gRPC export arrives once admission drains.
+    ...(grpc === undefined ? [] : [grpc]),
   ]);
 
   try {
@@ -181,5 +200,6 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   ownUrl = `http://${host}:${address.port}`;
-  return { url: ownUrl, app, store, config, notifier, close: () => components.shutdown() };
+  const grpcAddress = grpc?.port === undefined ? undefined : `${host}:${grpc.port}`;
+  return { url: ownUrl, grpcAddress, app, store, config, notifier, close: () => components.shutdown() };
 }

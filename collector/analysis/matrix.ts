@@ -23,6 +23,8 @@ export interface DeclarationCounts {
 
 export interface MatrixCell extends ExtensionCounts {
   id: string;
+  /** Of `clientDeclared`, the requests answered before any server instance existed (left out of shares). */
+  serverUnknown: number;
 }
 
 export interface MatrixRow {
@@ -31,6 +33,11 @@ export interface MatrixRow {
   /** null when grouping by name only, or when the client sent no version. */
   version: string | null;
   requests: number;
+  /**
+   * Of `requests`, those answered before any server instance existed (the server's declaration unknown): counted
+   * as requests, left out of every share (analysis/share.ts).
+   */
+  serverUnknown: number;
   declaration: DeclarationCounts;
   /** One per id of {@link MatrixView.extensions}, in the same order (zeros included). */
   extensions: MatrixCell[];
@@ -65,17 +72,20 @@ export function clientLabel(name: string | null, version: string | null, group: 
   return group === 'client' ? base : `${base}@${version ?? UNKNOWN_VERSION}`;
 }
 
-const zero = (): ExtensionCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0 });
+type CellCounts = Omit<MatrixCell, 'id'>;
 
-const add = (into: ExtensionCounts, from: ExtensionCounts): void => {
+const zero = (): CellCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 });
+
+const add = (into: CellCounts, from: CellCounts): void => {
   into.clientDeclared += from.clientDeclared;
   into.serverAdvertised += from.serverAdvertised;
   into.negotiated += from.negotiated;
+  into.serverUnknown += from.serverUnknown;
 };
 
 interface Entry {
   row: Omit<MatrixRow, 'extensions'>;
-  counts: Map<string, ExtensionCounts>;
+  counts: Map<string, CellCounts>;
 }
 
 /**
@@ -83,22 +93,27 @@ interface Entry {
  * give its per-id counts (declared by the client, advertised by the server, negotiated: both). Rows are
  * ordered by requests, then label. Past `limits`, the least busy rows are summed in one row `_OTHER` and the
  * least busy ids in one id `_OTHER`, before the view is made dense: its size is bounded by the limits, not by
- * how many clients and ids there are.
+ * how many clients and ids there are. `serverUnknown` is the part of `cells` answered before any server instance
+ * existed: it gives each row and cell its `serverUnknown` count, which shares leave out.
  */
-export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits: MatrixLimits = UNLIMITED): MatrixView {
+export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits: MatrixLimits = UNLIMITED, serverUnknown: readonly CellTotal[] = []): MatrixView {
   const idTotals = new Map<string, number>();
   const rows = new Map<string, Entry>();
-  for (const cell of cells) {
+  const entryOf = (cell: CellTotal): Entry => {
     const version = group === 'client' ? null : cell.clientVersion;
     const key = JSON.stringify([cell.clientName, version]);
     let entry = rows.get(key);
     if (entry === undefined) {
       entry = {
-        row: { client: clientLabel(cell.clientName, cell.clientVersion, group), name: cell.clientName, version, requests: 0, declaration: { unknown: 0, none: 0, declared: 0 } },
+        row: { client: clientLabel(cell.clientName, cell.clientVersion, group), name: cell.clientName, version, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } },
         counts: new Map(),
       };
       rows.set(key, entry);
     }
+    return entry;
+  };
+  for (const cell of cells) {
+    const entry = entryOf(cell);
     if (cell.kind === SeriesKind.Requests) {
       entry.row.requests += cell.count;
       const state = cell.clientDeclaration;
@@ -113,13 +128,26 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits
     if (cell.serverDeclared === true) counts.serverAdvertised += cell.count;
     if (cell.negotiated === true) counts.negotiated += cell.count;
   }
+  // A part of what is already counted above: it adds no row, id or request, only says which were answered blind.
+  for (const cell of serverUnknown) {
+    const entry = entryOf(cell);
+    if (cell.kind === SeriesKind.Requests) {
+      entry.row.serverUnknown += cell.count;
+      continue;
+    }
+    const id = cell.extensionId ?? '';
+    let counts = entry.counts.get(id);
+    if (counts === undefined) entry.counts.set(id, (counts = zero()));
+    if (cell.clientDeclared === true) counts.serverUnknown += cell.count;
+  }
 
   let entries = [...rows.values()].sort((a, b) => b.row.requests - a.row.requests || byText(a.row.client, b.row.client));
   if (entries.length > limits.rows) {
     const kept = entries.slice(0, Math.max(0, limits.rows - 1));
-    const other: Entry = { row: { client: OVERFLOW_VALUE, name: OVERFLOW_VALUE, version: null, requests: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
+    const other: Entry = { row: { client: OVERFLOW_VALUE, name: OVERFLOW_VALUE, version: null, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
     for (const { row, counts } of entries.slice(kept.length)) {
       other.row.requests += row.requests;
+      other.row.serverUnknown += row.serverUnknown;
       other.row.declaration.unknown += row.declaration.unknown;
       other.row.declaration.none += row.declaration.none;
       other.row.declaration.declared += row.declaration.declared;
@@ -142,7 +170,7 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits
   }
 
   const view = entries.map(({ row, counts }) => {
-    let other: ExtensionCounts | undefined;
+    let other: CellCounts | undefined;
     if (folded !== undefined) {
       other = zero();
       for (const [id, count] of counts) if (folded.has(id)) add(other, count);
@@ -152,10 +180,11 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits
       name: row.name,
       version: row.version,
       requests: row.requests,
+      serverUnknown: row.serverUnknown,
       declaration: row.declaration,
       extensions: extensions.map((id) => {
         const cell = id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id);
-        return { id, clientDeclared: cell?.clientDeclared ?? 0, serverAdvertised: cell?.serverAdvertised ?? 0, negotiated: cell?.negotiated ?? 0 };
+        return { id, clientDeclared: cell?.clientDeclared ?? 0, serverAdvertised: cell?.serverAdvertised ?? 0, negotiated: cell?.negotiated ?? 0, serverUnknown: cell?.serverUnknown ?? 0 };
       }),
     };
   });
@@ -179,6 +208,7 @@ export function extensionTotals(view: MatrixView): MatrixCell[] {
       total.clientDeclared += cell.clientDeclared;
       total.serverAdvertised += cell.serverAdvertised;
       total.negotiated += cell.negotiated;
+      total.serverUnknown += cell.serverUnknown;
     }
     return total;
   });

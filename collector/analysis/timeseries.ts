@@ -2,7 +2,7 @@ import { SeriesKind } from '../model/batches.js';
 import type { StepTotal } from '../model/records.js';
 import { MS_PER_MINUTE } from '../model/time.js';
 import type { ExtensionCounts } from './matrix.js';
-import { share } from './share.js';
+import { negotiatedShare } from './share.js';
 
 /** More points than this is a step too small for the range. */
 export const MAX_POINTS = 5000;
@@ -13,7 +13,9 @@ const AUTO_POINTS = 300;
 export interface TimeseriesPoint extends ExtensionCounts {
   tMs: number;
   requests: number;
-  /** negotiated / requests; null without requests. */
+  /** Of `requests`, those answered before any server instance existed: left out of the share. */
+  serverUnknown: number;
+  /** negotiated / (requests − serverUnknown); null without such requests. */
   negotiatedShare: number | null;
 }
 
@@ -44,13 +46,19 @@ export function alignToSteps(fromMs: number, toMs: number, stepMinutes: number):
 
 /**
  * Step totals of an aligned range → one point per step (zeros included): all requests, and those where the
- * extension was declared by the client, advertised by the server, negotiated; with the negotiated share.
+ * extension was declared by the client, advertised by the server, negotiated; with the negotiated share over the
+ * requests whose server's declaration is known (`serverUnknown`: the request totals of the part answered before
+ * any server instance existed).
  */
-export function buildTimeseries(range: { fromMs: number; toMs: number }, stepMinutes: number, totals: readonly StepTotal[]): Timeseries {
+export function buildTimeseries(range: { fromMs: number; toMs: number }, stepMinutes: number, totals: readonly StepTotal[], serverUnknown: readonly StepTotal[] = []): Timeseries {
   const stepMs = stepMinutes * MS_PER_MINUTE;
   const points: TimeseriesPoint[] = [];
   for (let tMs = range.fromMs; tMs < range.toMs; tMs += stepMs) {
-    points.push({ tMs, requests: 0, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, negotiatedShare: null });
+    points.push({ tMs, requests: 0, serverUnknown: 0, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, negotiatedShare: null });
+  }
+  for (const total of serverUnknown) {
+    const point = points[(total.tMs - range.fromMs) / stepMs];
+    if (point !== undefined && total.kind === SeriesKind.Requests) point.serverUnknown += total.count;
   }
   for (const total of totals) {
     const point = points[(total.tMs - range.fromMs) / stepMs];
@@ -62,6 +70,6 @@ export function buildTimeseries(range: { fromMs: number; toMs: number }, stepMin
       if (total.negotiated === true) point.negotiated += total.count;
     }
   }
-  for (const point of points) point.negotiatedShare = share(point.negotiated, point.requests);
+  for (const point of points) point.negotiatedShare = negotiatedShare(point.negotiated, point.requests, point.serverUnknown);
   return { fromMs: range.fromMs, toMs: range.toMs, stepMinutes, points };
 }

@@ -1,5 +1,6 @@
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendResult } from '../store/trends.js';
 import { type Grouping, clientLabel } from './matrix.js';
+import { negotiatedShare } from './share.js';
 
 /**
  * Rollup sums per time step → the dashboard's series: dense arrays (one value per step, zeros included), shares
@@ -43,11 +44,13 @@ export function clientSeries(result: TrendResult<ClientSlot>, group: Grouping, l
 
 export function extensionSeries(result: TrendResult<ExtensionSlot>) {
   const requests = zeros(result.slots);
+  const serverUnknown = zeros(result.slots);
   const extensions = new Map<string, { id: string; clientDeclared: number[]; serverAdvertised: number[]; negotiated: number[] }>();
   for (const row of result.rows) {
     if (row.slot < 0 || row.slot >= result.slots) continue;
     if (row.id === null) {
       requests[row.slot] = (requests[row.slot] ?? 0) + row.requests;
+      serverUnknown[row.slot] = (serverUnknown[row.slot] ?? 0) + (row.serverUnknown ?? 0);
       continue;
     }
     let entry = extensions.get(row.id);
@@ -60,8 +63,8 @@ export function extensionSeries(result: TrendResult<ExtensionSlot>) {
   }
   const list = [...extensions.values()]
     .sort((a, b) => byText(a.id, b.id))
-    .map((entry) => ({ ...entry, negotiatedShare: entry.negotiated.map((n, index) => ((requests[index] ?? 0) === 0 ? null : n / (requests[index] ?? 1))) }));
-  return { requests, extensions: list };
+    .map((entry) => ({ ...entry, negotiatedShare: entry.negotiated.map((n, index) => negotiatedShare(n, requests[index] ?? 0, serverUnknown[index] ?? 0)) }));
+  return { requests, serverUnknown, extensions: list };
 }
 
 export function requiredSeries(result: TrendResult<RequiredSlot>) {

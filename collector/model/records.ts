@@ -47,6 +47,11 @@ export interface CellTotals {
   toMs: number;
   resolution: Resolution;
   cells: CellTotal[];
+  /**
+   * The part of `cells` answered before any server instance existed (the request's server declaration is
+   * `unknown`), in the same shape and over the same range; absent when the backend cannot tell (then none is).
+   */
+  serverUnknown?: CellTotal[];
 }
 
 /** Requests (kind 0) or one extension's requests by flags (kind 1) in the step starting at `tMs`. */

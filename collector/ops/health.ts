@@ -5,6 +5,8 @@ export interface HealthOptions {
   store: Pick<StoreLifecycle, 'health'>;
   /** True once shutdown began: exports are turned away. */
   draining: () => boolean;
+  /** The OTLP/gRPC receiver's port while it listens; null when it is off. */
+  grpcPort?: () => number | null;
 }
 
 /**
@@ -12,7 +14,7 @@ export interface HealthOptions {
  * is the one this build knows, and it is not shutting down. Both are unauthenticated (for orchestrators) and
  * reveal nothing else.
  */
-export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { store, draining }) => {
+export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { store, draining, grpcPort = () => null }) => {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
@@ -24,6 +26,8 @@ export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { sto
     }
     if (draining()) reasons.push('shutting down');
     const ready = reasons.length === 0;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', schemaVersion: health.schemaVersion, reasons });
+    // Both receivers feed the same store through the same gate: ready means an export sent now to either is stored.
+    const receivers = { otlpHttp: true, otlpGrpc: grpcPort() !== null };
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', schemaVersion: health.schemaVersion, reasons, receivers });
   });
 };

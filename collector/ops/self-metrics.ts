@@ -1,9 +1,9 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { buildMatrix } from '../analysis/matrix.js';
-import { share } from '../analysis/share.js';
+import { negotiatedShare } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
 import { MS_PER_MINUTE } from '../model/time.js';
-import type { Signal } from '../otlp/codec.js';
+import type { Protocol, Signal } from '../otlp/codec.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
 
 /** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
@@ -29,8 +29,8 @@ export interface SelfMetricsSources {
  */
 export class SelfMetrics {
   readonly registry = new Registry();
-  private readonly exports: Counter<'signal' | 'result'>;
-  private readonly refusals: Counter<'signal' | 'reason'>;
+  private readonly exports: Counter<'signal' | 'result' | 'protocol'>;
+  private readonly refusals: Counter<'signal' | 'reason' | 'protocol'>;
   private readonly points: Counter<'result'>;
   private readonly ignored: Counter<'reason'>;
   private readonly spans: Counter<'result'>;
@@ -43,8 +43,8 @@ export class SelfMetrics {
   constructor(private readonly sources: SelfMetricsSources) {
     const { store, inFlight, idOverflow, windowMs } = sources;
     const registers = [this.registry];
-    this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal and result', labelNames: ['signal', 'result'], registers });
-    this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason', labelNames: ['signal', 'reason'], registers });
+    this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal, result and protocol (http, grpc)', labelNames: ['signal', 'result', 'protocol'], registers });
+    this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason and protocol', labelNames: ['signal', 'reason', 'protocol'], registers });
     this.points = new Counter({
       name: 'extscope_collector_points_total',
       help: 'Counter data points: applied, duplicate (a retry, not counted again), rejected (partial success), ignored',
@@ -129,7 +129,7 @@ export class SelfMetrics {
     this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });
     this.matrixShare = new Gauge({
       name: 'extscope_matrix_negotiated_share',
-      help: `Share of a client's requests in which the extension was negotiated, over the last ${minutes} minutes`,
+      help: `Share of a client's requests in which the extension was negotiated (of those whose server's declaration is known), over the last ${minutes} minutes`,
       labelNames: ['client', 'extension'],
       registers,
     });
@@ -149,7 +149,7 @@ export class SelfMetrics {
   async refreshMatrix(): Promise<void> {
     const now = this.sources.clock();
     const totals = await this.sources.store.cellTotals({ fromMs: now - this.sources.windowMs, toMs: now });
-    const view = buildMatrix(totals.cells, 'client', MATRIX_GAUGE_LIMITS);
+    const view = buildMatrix(totals.cells, 'client', MATRIX_GAUGE_LIMITS, totals.serverUnknown);
     this.matrixRequests.reset();
     this.matrixShare.reset();
     let series = 0;
@@ -158,9 +158,9 @@ export class SelfMetrics {
       if (series++ < MAX_MATRIX_SERIES) this.matrixRequests.set({ client: row.client }, row.requests);
       else left++;
       for (const cell of row.extensions) {
-        const negotiatedShare = share(cell.negotiated, row.requests);
-        if (negotiatedShare === null || (cell.clientDeclared === 0 && cell.serverAdvertised === 0)) continue;
-        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, negotiatedShare);
+        const value = negotiatedShare(cell.negotiated, row.requests, row.serverUnknown);
+        if (value === null || (cell.clientDeclared === 0 && cell.serverAdvertised === 0)) continue;
+        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, value);
         else left++;
       }
     }
@@ -168,9 +168,9 @@ export class SelfMetrics {
   }
 
   /** The receiver's report of one export (see the receiver's telemetry interface). */
-  exportFinished(signal: Signal, result: string, seconds: number, reason?: string): void {
-    this.exports.inc({ signal, result });
-    if (reason !== undefined) this.refusals.inc({ signal, reason });
+  exportFinished(protocol: Protocol, signal: Signal, result: string, seconds: number, reason?: string): void {
+    this.exports.inc({ signal, result, protocol });
+    if (reason !== undefined) this.refusals.inc({ signal, reason, protocol });
     if (result === 'accepted' || result === 'partial') this.duration.observe({ signal }, seconds);
   }
 

@@ -6,6 +6,8 @@ import { MetricsRequest, MetricsResponse, type MessageType, TraceRequest, TraceR
 /** The two OTLP/HTTP encodings; a response always uses the request's. */
 export type OtlpFormat = 'protobuf' | 'json';
 export type Signal = 'metrics' | 'traces';
+/** The transport an export arrived on: OTLP/HTTP or OTLP/gRPC. */
+export type Protocol = 'http' | 'grpc';
 
 export const CONTENT_TYPE: Record<OtlpFormat, string> = {
   protobuf: 'application/x-protobuf',

@@ -9,7 +9,10 @@ import { createRequire } from 'node:module';
 interface Writer {
   uint32(value: number): Writer;
   int32(value: number): Writer;
+  int64(value: number): Writer;
   string(value: string): Writer;
+  fork(): Writer;
+  ldelim(): Writer;
   finish(): Uint8Array;
 }
 
@@ -48,4 +51,19 @@ export const TraceResponse = root.opentelemetry.proto.collector.trace.v1.ExportT
  */
 export function encodeStatus(code: number, message: string): Uint8Array {
   return protobuf.Writer.create().uint32(8).int32(code).uint32(18).string(message).finish();
+}
+
+/** The `type_url` of `google.rpc.RetryInfo` inside a `google.protobuf.Any`. */
+export const RETRY_INFO_TYPE_URL = 'type.googleapis.com/google.rpc.RetryInfo';
+
+/**
+ * `google.rpc.Status` with one detail, `google.rpc.RetryInfo { retry_delay: Duration { seconds } }` packed in an
+ * `Any` (details = 3; Any: type_url = 1, value = 2; RetryInfo: retry_delay = 1; Duration: seconds = 1): what an
+ * OTLP/gRPC server sends in `grpc-status-details-bin` to say when a throttled export may be retried.
+ */
+export function encodeStatusWithRetryInfo(code: number, message: string, retryDelaySeconds: number): Uint8Array {
+  const writer = protobuf.Writer.create().uint32(8).int32(code).uint32(18).string(message);
+  writer.uint32(26).fork().uint32(10).string(RETRY_INFO_TYPE_URL);
+  writer.uint32(18).fork().uint32(10).fork().uint32(8).int64(retryDelaySeconds).ldelim().ldelim();
+  return writer.ldelim().finish();
 }

@@ -31,6 +31,11 @@ export interface RollupReader extends TrendReader {
   cellTotals(query: CellQuery): Promise<CellTotals>;
   /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */
   stepTotals(query: StepQuery): Promise<StepTotal[]>;
+  /**
+   * The part of {@link stepTotals} answered before any server instance existed (server declaration `unknown`), in
+   * the same shape; a backend without it has none to report.
+   */
+  serverUnknownStepTotals?(query: StepQuery): Promise<StepTotal[]>;
   instances(query: InstancesQuery): Promise<InstanceRecord[]>;
   /** Newest first. */
   examples(query: ExamplesQuery): Promise<ExampleRecord[]>;

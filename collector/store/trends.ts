@@ -50,6 +50,8 @@ export interface ExtensionSlot {
   serverAdvertised: number;
   negotiated: number;
   requests: number;
+  /** `id` null: of the step's requests, those answered before any server instance existed (left out of shares). */
+  serverUnknown?: number;
 }
 
 /** `id` null: requests answered `-32021` (whatever ids they named); otherwise the answers naming `id`. */

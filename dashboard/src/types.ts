@@ -7,6 +7,8 @@ export interface ExtensionCounts {
   clientDeclared: number;
   serverAdvertised: number;
   negotiated: number;
+  /** Matrix cells: of `clientDeclared`, the requests answered before any server instance existed. */
+  serverUnknown?: number;
 }
 
 export interface MatrixRow {
@@ -14,6 +16,8 @@ export interface MatrixRow {
   name: string | null;
   version: string | null;
   requests: number;
+  /** Of `requests`, those answered before any server instance existed: left out of every share. */
+  serverUnknown?: number;
   declaration: Declarations;
   extensions: ExtensionCounts[];
 }

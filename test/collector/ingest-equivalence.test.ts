@@ -112,13 +112,13 @@ describe('the same traffic, sent different ways, gives the same rollups', () => 
     const unknown = view.rows.find((row) => row.client === '(unknown client)@(unknown version)');
     expect(alpha).toMatchObject({ requests: 9, declaration: { unknown: 0, none: 0, declared: 9 } });
     expect(alpha?.extensions).toEqual([
-      { id: REPLAY, clientDeclared: 7, serverAdvertised: 0, negotiated: 0 },
-      { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9 },
+      { id: REPLAY, clientDeclared: 7, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 },
+      { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0 },
     ]);
     expect(beta).toMatchObject({ requests: 7, declaration: { unknown: 0, none: 7, declared: 0 } });
     expect(beta?.extensions).toEqual([
-      { id: REPLAY, clientDeclared: 0, serverAdvertised: 0, negotiated: 0 },
-      { id: TASKS, clientDeclared: 0, serverAdvertised: 7, negotiated: 0 },
+      { id: REPLAY, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 },
+      { id: TASKS, clientDeclared: 0, serverAdvertised: 7, negotiated: 0, serverUnknown: 0 },
     ]);
     expect(unknown).toMatchObject({ name: null, version: null, requests: 3, declaration: { unknown: 3, none: 0, declared: 0 } });
   });
@@ -187,8 +187,9 @@ describe('the same traffic, sent different ways, gives the same rollups', () => 
         name: 'sdk-client',
         version: '3.1',
         requests: 7,
+        serverUnknown: 0,
         declaration: { unknown: 0, none: 0, declared: 7 },
-        extensions: [{ id: TASKS, clientDeclared: 5, serverAdvertised: 5, negotiated: 5 }],
+        extensions: [{ id: TASKS, clientDeclared: 5, serverAdvertised: 5, negotiated: 5, serverUnknown: 0 }],
       },
     ]);
     expect(fromCumulative.rows).toEqual(fromDelta.rows);

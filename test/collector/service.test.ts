@@ -66,7 +66,7 @@ describe('operations', () => {
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('gamma', 1) })).status).toBe(200);
       const view = await matrix(collector.url);
       expect(view.rows.map((row) => row.client).sort()).toEqual(['alpha', 'beta', 'gamma']);
-      expect(await (await fetch(`${collector.url}/metrics`)).text()).toMatch(/extscope_collector_exports_total\{signal="metrics",result="throttled"\} 1/);
+      expect(await (await fetch(`${collector.url}/metrics`)).text()).toMatch(/extscope_collector_exports_total\{signal="metrics",result="throttled",protocol="http"\} 1/);
     } finally {
       await collector.close();
     }
@@ -107,7 +107,7 @@ describe('operations', () => {
   it('readyz reports the schema; a second collector on the same database is refused', async () => {
     const collector = await startTestCollector(temp.dir);
     try {
-      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir()).at(-1)?.version, reasons: [] } });
+      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir()).at(-1)?.version, reasons: [], receivers: { otlpHttp: true, otlpGrpc: true } } });
       await expect(startTestCollector(temp.dir, { dbPath: collector.dbPath })).rejects.toThrow(/in use by another process/);
       // The first one is unaffected.
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 1) })).status).toBe(200);
@@ -124,8 +124,8 @@ describe('operations', () => {
       const response = await fetch(`${collector.url}/metrics`);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
       const text = await response.text();
-      expect(text).toMatch(/extscope_collector_exports_total\{signal="metrics",result="accepted"\} 1/);
-      expect(text).toMatch(/extscope_collector_exports_refused_total\{signal="metrics",reason="malformed"\} 1/);
+      expect(text).toMatch(/extscope_collector_exports_total\{signal="metrics",result="accepted",protocol="http"\} 1/);
+      expect(text).toMatch(/extscope_collector_exports_refused_total\{signal="metrics",reason="malformed",protocol="http"\} 1/);
       expect(text).toMatch(/extscope_collector_points_total\{result="applied"\} 1/);
       expect(text).toMatch(/extscope_collector_export_duration_seconds_count\{signal="metrics"\} 1/);
       expect(text).toMatch(/extscope_collector_database_size_bytes [1-9]\d*/);

@@ -44,10 +44,10 @@ afterEach(async () => {
 });
 
 describe('docker-compose.yml and Dockerfile', () => {
-  it('compose builds this directory, publishes the OTLP port, keeps data in a volume, and requires both tokens', () => {
+  it('compose builds this directory, publishes the OTLP ports (HTTP and gRPC), keeps data in a volume, and requires both tokens', () => {
     expect(collector.build).toBe('.');
     expect(existsSync(join(ROOT, 'Dockerfile'))).toBe(true);
-    expect(collector.ports).toEqual(['4318:4318']);
+    expect(collector.ports).toEqual(['4318:4318', '4317:4317']);
     const [volume, mountPoint] = collector.volumes[0]!.split(':');
     expect(mountPoint).toBe('/data');
     expect(Object.keys(compose.volumes)).toContain(volume);

@@ -1,9 +1,10 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
-import { PermanentError, RetryableError, httpStatusOf } from '../../model/errors.js';
+import { PermanentError, httpStatusOf } from '../../model/errors.js';
 import {
   CONTENT_TYPE,
   type OtlpFormat,
+  type PartialSuccess,
   RPC_CODE,
   type Signal,
   encodeExportResponse,
@@ -13,6 +14,8 @@ import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../
 import type { Admission } from './admission.js';
 import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, decodedBody, formatOf } from './body.js';
 import type { DecodePool } from './decode-pool.js';
+import { type AuthFailures, AuthRateLimitedError, type IngestToken, MAX_RETRY_AFTER_SECONDS, enterGate } from './gate.js';
+import { consumeExport } from './pipeline.js';
 import type { ExportResult, ReceiverTelemetry } from './telemetry.js';
 
 export interface ReceiverLimits {
@@ -20,17 +23,6 @@ export interface ReceiverLimits {
   maxBodyBytes: number;
   /** Largest body after gzip decompression: a gzip bomb stops here, with a 413. */
   maxDecompressedBytes: number;
-}
-
-/** Failed authentications per client address (the service's AuthFailureLimit). */
-export interface AuthFailures {
-  /** Records a failure; the seconds to wait when the address is over its limit. */
-  failed(address: string): number | undefined;
-}
-
-/** Checks the `Authorization` header of an export. */
-export interface IngestToken {
-  matches(authorization: string | undefined): boolean;
 }
 
 export interface OtlpReceiverOptions {
@@ -56,25 +48,13 @@ const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
 const DISCARD_MAX_MS = 10_000;
 
 /**
- * The longest Retry-After the receiver sends, whatever the failing stage asked for (the store says 5 s).
- * The OpenTelemetry JS exporters (otlp-exporter-base's retrying transport) wait exactly Retry-After before
- * retrying, but give up instead when that wait would end past the export's deadline; the extscope agent's
- * exports time out after 2 s (agent/register/sdk.ts), so anything above ~1.5 s means the agent never retries
- * and the export is lost. 1 s leaves room for one retry within the deadline; exporters with longer timeouts
- * (the spec's 10 s) simply retry more often, with their own backoff growing between attempts.
- */
-export const MAX_RETRY_AFTER_SECONDS = 1;
-const RETRY_AFTER_BUSY = 1;
-const RETRY_AFTER_DRAINING = 1;
-
-/**
  * OTLP/HTTP receiver: `POST /v1/metrics` and `POST /v1/traces`, protobuf or JSON, optionally gzipped, with the
  * specification's status codes and bodies (an Export*ServiceResponse on 200, a google.rpc.Status otherwise, in
  * the request's encoding). Registered with prefix `/v1`; its parsers and error handler stay inside it. It
  * decodes and hands each export to the next consumer; everything after that is theirs.
  */
 export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app, options) => {
-  const { metrics, traces, admission, limits, ingestToken, telemetry, decoder, decompression, authFailures } = options;
+  const { admission, limits, ingestToken, telemetry, decompression, authFailures } = options;
   const decodedBodies = new WeakMap<FastifyRequest, DecodedBody>();
   const started = new WeakMap<FastifyRequest, bigint>();
   const signalOf = (request: FastifyRequest): Signal => (request.url.startsWith('/v1/traces') ? 'traces' : 'metrics');
@@ -89,18 +69,11 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
 
   app.addHook('onRequest', async (request, reply) => {
     started.set(request, process.hrtime.bigint());
-    if (ingestToken !== undefined && !ingestToken.matches(request.headers.authorization)) {
-      const wait = authFailures?.failed(request.ip);
-      if (wait !== undefined) {
-        void reply.header('retry-after', String(wait));
-        throw Object.assign(new Error('too many failed authentication attempts from this address; retry later'), { statusCode: 429, code: 'auth_rate_limited' });
-      }
-      throw new PermanentError('a valid bearer token (EXTSCOPE_INGEST_TOKEN) is required', 'unauthorized', 401);
-    }
-    if (!admission.tryEnter()) {
-      throw admission.isDraining
-        ? new RetryableError('the collector is shutting down', 'draining', RETRY_AFTER_DRAINING)
-        : new RetryableError('too many exports in progress; retry later', 'overloaded', RETRY_AFTER_BUSY);
+    try {
+      enterGate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
+    } catch (error) {
+      if (error instanceof AuthRateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
+      throw error;
     }
     reply.raw.once('close', () => {
       admission.leave();
@@ -113,7 +86,7 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
     const format = formatOf(request.headers['content-type']) ?? 'json';
     const { status, reason, retryAfterSeconds } = httpStatusOf(error);
     const result: ExportResult = status === 401 ? 'unauthorized' : status === 503 || status === 429 ? 'throttled' : status >= 500 ? 'failed' : 'rejected';
-    telemetry.exportFinished(signalOf(request), result, seconds(request), reason);
+    telemetry.exportFinished('http', signalOf(request), result, seconds(request), reason);
     if (status >= 500 && status !== 503) request.log.error({ err: error }, 'export failed');
     else request.log.warn({ reason, status }, `export refused: ${error.message}`);
     if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(Math.min(retryAfterSeconds, MAX_RETRY_AFTER_SECONDS)));
@@ -146,25 +119,17 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
     return { format, bytes: decoded.bytes };
   };
 
-  const respond = (request: FastifyRequest, reply: FastifyReply, signal: Signal, format: OtlpFormat, rejected: number, message: string | undefined): FastifyReply => {
-    telemetry.exportFinished(signal, rejected > 0 ? 'partial' : 'accepted', seconds(request));
-    const partial = rejected > 0 ? { rejected, message: message ?? 'some items were refused' } : undefined;
+  const respond = (request: FastifyRequest, reply: FastifyReply, signal: Signal, format: OtlpFormat, partial: PartialSuccess | undefined): FastifyReply => {
+    telemetry.exportFinished('http', signal, partial === undefined ? 'accepted' : 'partial', seconds(request));
     return reply.code(200).header('content-type', CONTENT_TYPE[format]).send(encodeExportResponse(signal, format, partial));
   };
 
-  app.post('/metrics', { bodyLimit: limits.maxBodyBytes }, async (request, reply) => {
-    const { format, bytes } = await body(request);
-    const outcome = await metrics.consumeMetrics(await decoder.decodeMetrics(bytes, format));
-    telemetry.metricsConsumed(outcome);
-    return respond(request, reply, 'metrics', format, outcome.rejected, outcome.rejectedReason);
-  });
-
-  app.post('/traces', { bodyLimit: limits.maxBodyBytes }, async (request, reply) => {
-    const { format, bytes } = await body(request);
-    const outcome = await traces.consumeTraces(await decoder.decodeTraces(bytes, format));
-    telemetry.tracesConsumed(outcome);
-    return respond(request, reply, 'traces', format, outcome.rejected, outcome.rejectedReason);
-  });
+  for (const signal of ['metrics', 'traces'] as const) {
+    app.post(`/${signal}`, { bodyLimit: limits.maxBodyBytes }, async (request, reply) => {
+      const { format, bytes } = await body(request);
+      return respond(request, reply, signal, format, await consumeExport(options, signal, bytes, format));
+    });
+  }
 };
 
 /** fastify's own refusals of a body, in the receiver's words. */

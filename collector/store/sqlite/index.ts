@@ -228,6 +228,11 @@ export class SqliteStore implements Store, DeliveryLogStore {
     return this.rollups.stepTotals(query);
   }
 
+  async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    this.foldPending();
+    return this.rollups.serverUnknownStepTotals(query);
+  }
+
   async declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
     await this.foldBeforeRead();
     return this.trendsReader.declarations(query);

@@ -33,9 +33,11 @@ interface Moved {
 }
 
 const shareOf = (row: MatrixRow | undefined, id: string): { share: number | null; negotiated: number; requests: number } => {
-  if (row === undefined || row.requests === 0) return { share: null, negotiated: 0, requests: row?.requests ?? 0 };
+  // Over the requests whose server's declaration is known, as in the matrix.
+  const known = row === undefined ? 0 : row.requests - (row.serverUnknown ?? 0);
+  if (row === undefined || known <= 0) return { share: null, negotiated: 0, requests: known };
   const negotiated = row.extensions.find((cell) => cell.id === id)?.negotiated ?? 0;
-  return { share: negotiated / row.requests, negotiated, requests: row.requests };
+  return { share: negotiated / known, negotiated, requests: known };
 };
 
 const pct = (value: number | null): string => (value === null ? '–' : `${(value * 100).toFixed(0)} %`);

@@ -1,7 +1,7 @@
 import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
-import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, sliceMatrix } from '../matrix-model.js';
+import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, serverUnknownOf, sliceMatrix } from '../matrix-model.js';
 import { matrixParams } from '../filters.js';
 import { type State, href, rangeLabel } from '../state.js';
 import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
@@ -86,7 +86,7 @@ class MatrixView implements ViewModule {
       'ul',
       { class: 'legend', 'aria-label': 'Legend' },
       ...(Object.keys(STATES) as (keyof typeof STATES)[]).map((state) => h('li', { class: `state-${state}` }, h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[state].symbol), ` ${STATES[state].text}`)),
-      h('li', null, 'Cell figure: share of the row’s requests. Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).'),
+      h('li', null, 'Cell figure: share of the row’s requests whose server’s declaration is known (requests answered before any server instance existed are counted apart). Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).'),
     );
     this.summary = h('p', { class: 'summary', 'aria-live': 'polite' });
     this.grid = h('div', { class: 'grid-wrap' });
@@ -268,7 +268,15 @@ class MatrixView implements ViewModule {
     const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client, 'aria-rowindex': rowIndex + 2 });
     const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: row.client }, row.client);
     tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
-    tr.appendChild(h('td', { class: 'requests' }, integer(row.requests)));
+    const unknown = serverUnknownOf(row);
+    tr.appendChild(
+      h(
+        'td',
+        { class: 'requests' },
+        integer(row.requests),
+        ...(unknown === 0 ? [] : [h('span', { class: 'server-unknown', title: `${integer(unknown)} of ${integer(row.requests)} requests were answered before any server instance existed: not in the shares` }, ` (${integer(unknown)} no server)`)]),
+      ),
+    );
     slice.extensions.forEach(({ id, index }, colIndex) => {
       const tabStop = this.tabStop.row === rowIndex && this.tabStop.col === colIndex;
       tr.appendChild(cellElement(row, cellOf(row, index, id), id, rowIndex, colIndex, tabStop, state.cellClient === row.client && state.cellExt === id));
@@ -471,7 +479,10 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
   td.dataset['client'] = row.client;
   td.dataset['ext'] = id;
   td.tabIndex = first ? 0 : -1;
-  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} of requests`}`);
+  const unknown = serverUnknownOf(row);
+  const base = unknown === 0 ? 'of requests' : `of ${cell.known} requests with a known server; ${unknown} answered before any server instance existed`;
+  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} ${base}`}`);
+  if (unknown > 0) td.dataset['serverUnknown'] = String(unknown);
   td.appendChild(document.createTextNode(share === '' ? '\u00a0' : share));
   const word = document.createElement('span');
   word.className = 'word';

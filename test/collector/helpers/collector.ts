@@ -34,8 +34,10 @@ export interface MatrixRowJson {
   name: string | null;
   version: string | null;
   requests: number;
+  /** Of `requests`, those answered before any server instance existed. */
+  serverUnknown: number;
   declaration: { unknown: number; none: number; declared: number };
-  extensions: { id: string; clientDeclared: number; serverAdvertised: number; negotiated: number }[];
+  extensions: { id: string; clientDeclared: number; serverAdvertised: number; negotiated: number; serverUnknown: number }[];
 }
 
 export interface MatrixJson {

@@ -85,11 +85,12 @@ describe('query API', () => {
       name: 'alpha',
       version: null,
       requests: 4 + 2 + 3 + 3,
+      serverUnknown: 0,
       declaration: { unknown: 0, none: 3, declared: 9 },
       extensions: [
-        { id: 'com.example/server-only', clientDeclared: 0, serverAdvertised: 12, negotiated: 0 },
-        { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9 },
-        { id: UI, clientDeclared: 9, serverAdvertised: 0, negotiated: 0 },
+        { id: 'com.example/server-only', clientDeclared: 0, serverAdvertised: 12, negotiated: 0, serverUnknown: 0 },
+        { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0 },
+        { id: UI, clientDeclared: 9, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 },
       ],
     });
     expect(view.rows[0]?.client).toBe('alpha');

@@ -1,5 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
+import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
@@ -10,7 +11,13 @@ const sum = (table: string, bucket: string, owner: string, id: string, from: str
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
 
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+/** A series' cell columns, extension series without their declaration state (as their cells). */
+const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ');
 const STEP_COLUMNS = FLAG_COLUMNS;
+const SERIES_LEVELS = [
+  { table: 'series_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
+  { table: 'series_minute', bucket: 'minute', minutes: 1 },
+] as const;
 const LEVELS = [
   { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
   { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
@@ -64,6 +71,8 @@ export class RollupsReader {
   private readonly instanceRefs: Database.Statement;
   private readonly instanceSeries: ChunkedRead;
   private readonly steps: Map<string, Database.Statement>;
+  private readonly unknownCells: Database.Statement;
+  private readonly unknownSteps: Map<string, Database.Statement>;
 
   constructor(
     db: Database.Database,
@@ -93,7 +102,7 @@ export class RollupsReader {
     // cell of theirs does not: it is left out here too.
     this.instanceSeries = {
       rows: db.prepare(`
-      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+      SELECT kind, ${SERIES_CELL_COLUMNS}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT s.*,
           ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
           + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
@@ -103,6 +112,44 @@ export class RollupsReader {
       ) WHERE n > 0`),
       end: db.prepare(`SELECT max(id) FROM (SELECT id FROM series WHERE instance_ref = @ref AND id > @after ORDER BY id LIMIT ${READ_CHUNK})`).pluck(),
     };
+    // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
+    // series do. There are few such series (answers no server saw) among very many, and no index finds them, so this
+    // connection keeps their ids in a table of its own (TEMP: not part of the schema, gone with the connection),
+    // filled once now and kept current by triggers as series are created and dropped.
+    db.exec(`
+      CREATE TEMP TABLE IF NOT EXISTS server_unknown_series (id INTEGER PRIMARY KEY);
+      INSERT OR IGNORE INTO temp.server_unknown_series (id) SELECT id FROM main.series WHERE server_declaration = '${DECLARATION.unknown}';
+      CREATE TEMP TRIGGER IF NOT EXISTS server_unknown_series_added AFTER INSERT ON main.series WHEN NEW.server_declaration = '${DECLARATION.unknown}'
+        BEGIN INSERT OR IGNORE INTO temp.server_unknown_series (id) VALUES (NEW.id); END;
+      CREATE TEMP TRIGGER IF NOT EXISTS server_unknown_series_dropped AFTER DELETE ON main.series WHEN OLD.server_declaration = '${DECLARATION.unknown}'
+        BEGIN DELETE FROM temp.server_unknown_series WHERE id = OLD.id; END;
+    `);
+    // CROSS JOIN: SQLite keeps this order, from the few ids out (it would otherwise scan the series).
+    const unknownSeries = 'temp.server_unknown_series u CROSS JOIN series s ON s.id = u.id CROSS JOIN instances i ON i.id = s.instance_ref';
+    this.unknownCells = db.prepare(`
+      SELECT kind, ${SERIES_CELL_COLUMNS}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+        SELECT s.*,
+          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
+          + ${sum('series_hour', 'hour', 'series_id', 's.id', 'h2', 'h3')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        FROM ${unknownSeries}
+        WHERE (@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service)
+      ) WHERE n > 0`);
+    this.unknownSteps = new Map(
+      SERIES_LEVELS.map((level) => [
+        level.table,
+        db.prepare(`
+          SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
+                 s.kind AS kind, ${selected(STEP_COLUMNS, 's.')}, ${safeSum('b.count')} AS count
+          FROM ${unknownSeries}
+            JOIN ${level.table} b ON b.series_id = s.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
+          WHERE (s.kind = 0 OR s.extension_id = @extension)
+            AND (@service IS NULL OR i.service = @service)
+            AND (@client IS NULL OR s.client_name = @client)
+          GROUP BY tMs, s.kind, ${STEP_COLUMNS.map((column) => `s.${column.column}`).join(', ')}`),
+      ]),
+    );
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
       LEVELS.map((level) => [
@@ -133,20 +180,34 @@ export class RollupsReader {
     } else {
       await chunked(query.service === undefined ? this.allCells : this.serviceCells, parameters, cells);
     }
-    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
+    // The same range from the series rollups (no daily level: the same buckets, split differently).
+    const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const unknownParameters = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
+    const serverUnknown = records<CellTotal>(this.unknownCells.all(unknownParameters) as Record<string, unknown>[], FLAG_COLUMNS);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells, serverUnknown };
+  }
+
+  /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
+  serverUnknownStepTotals(query: StepQuery): StepTotal[] {
+    const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
+    return this.stepRows(this.unknownSteps.get(level.table), level.minutes, query);
   }
 
   /** From the coarsest cell rollup the step allows; `fromMs` and `toMs` are whole steps since the epoch. */
   stepTotals(query: StepQuery): StepTotal[] {
+    const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
+    return this.stepRows(this.steps.get(level.table), level.minutes, query);
+  }
+
+  private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery): StepTotal[] {
     const step = query.stepMinutes;
-    const level = LEVELS.find((candidate) => step % candidate.minutes === 0) ?? LEVELS[2];
     const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
     const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
-    const rows = this.steps.get(level.table)?.all({
+    const rows = statement?.all({
       m0,
       step,
-      b0: Math.floor(m0 / level.minutes),
-      b1: Math.ceil(m1 / level.minutes),
+      b0: Math.floor(m0 / minutes),
+      b1: Math.ceil(m1 / minutes),
       extension: query.extensionId,
       service: query.service ?? null,
       client: query.clientName ?? null,

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { DECLARATION } from '../../../../contract/index.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../../trends.js';
 import { MS_PER_MINUTE } from '../../../model/time.js';
 import { safeSum } from '../columns.js';
@@ -50,6 +51,13 @@ const MEASURES = {
       FROM (${from}) WHERE (@client IS NULL OR client_name = @client)
       GROUP BY slot, kind, extension_id, client_declared, server_declared, negotiated`,
   },
+  // Requests answered before any server instance existed: only the series keep the server's declaration.
+  serverUnknown: {
+    series: true,
+    sql: (from: string) => `SELECT slot, ${safeSum('b_count')} AS n FROM (${from})
+      WHERE kind = 0 AND server_declaration = '${DECLARATION.unknown}' AND (@client IS NULL OR client_name = @client)
+      GROUP BY slot`,
+  },
   // `ext`, not `id`: the projection has the row's own `id` column, which a GROUP BY would take instead.
   required: {
     series: true,
@@ -93,7 +101,10 @@ export class TrendsReader {
         ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
         : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
     );
-    return { ...result, rows };
+    const unknown = this.read<{ slot: number; n: number }>('serverUnknown', query).rows.map(
+      (row): ExtensionSlot => ({ slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: 0, serverUnknown: row.n }),
+    );
+    return { ...result, rows: [...rows, ...unknown] };
   }
 
   required(query: TrendQuery): TrendResult<RequiredSlot> {

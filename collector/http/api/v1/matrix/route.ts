@@ -7,14 +7,15 @@ import { matrixSchema } from './schema.js';
 
 /**
  * `GET /matrix`: per client (name, or name@version), requests, declaration states and per extension id the
- * requests where the client declared it, the server advertised it, and both (negotiated). `format=csv` too.
+ * requests where the client declared it, the server advertised it, and both (negotiated), and the requests answered
+ * before any server instance existed (`serverUnknown`, which shares leave out). `format=csv` too.
  * At most `limit` rows and `extensionLimit` ids, the busiest; the rest summed under `_OTHER`.
  */
 export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, openEndMs }) => {
   app.get('/matrix', { schema: matrixSchema }, async (request, reply) => {
     const { group, format, service, instance, limit, extensionLimit } = request.query;
     const totals = await reader.cellTotals({ ...parseRange(request.query, clock(), openEndMs), service, instance });
-    const view = buildMatrix(totals.cells, group, { rows: limit, extensions: extensionLimit });
+    const view = buildMatrix(totals.cells, group, { rows: limit, extensions: extensionLimit }, totals.serverUnknown);
     if (format === 'csv') {
       const csv = matrixCsv(view);
       // Text, not the JSON the schema describes: sent as it is, past the serializer.

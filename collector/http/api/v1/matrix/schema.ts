@@ -7,6 +7,16 @@ const declaration = {
   properties: { unknown: { type: 'integer' }, none: { type: 'integer' }, declared: { type: 'integer' } },
 } as const;
 
+/** The shared per-id counts, plus the part of `clientDeclared` answered before any server instance existed. */
+const cells = {
+  ...extensionCountsSchema,
+  items: {
+    ...extensionCountsSchema.items,
+    required: [...extensionCountsSchema.items.required, 'serverUnknown'],
+    properties: { ...extensionCountsSchema.items.properties, serverUnknown: { type: 'integer' } },
+  },
+} as const;
+
 export const matrixSchema = {
   querystring: {
     type: 'object',
@@ -44,14 +54,19 @@ export const matrixSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['client', 'name', 'version', 'requests', 'declaration', 'extensions'],
+            required: ['client', 'name', 'version', 'requests', 'serverUnknown', 'declaration', 'extensions'],
             properties: {
               client: { type: 'string' },
               name: nullableString,
               version: nullableString,
               requests: { type: 'integer' },
+              /**
+               * Of `requests`, those answered before any server instance existed (no server declaration known):
+               * shares are taken over `requests - serverUnknown`.
+               */
+              serverUnknown: { type: 'integer' },
               declaration,
-              extensions: extensionCountsSchema,
+              extensions: cells,
             },
           },
         },

@@ -6,7 +6,8 @@ import { timeseriesSchema } from './schema.js';
 
 /**
  * `GET /timeseries?extension=`: per step, all requests (within the filters) and those where the extension was
- * declared, advertised, negotiated; `negotiatedShare` = negotiated / requests (null without requests).
+ * declared, advertised, negotiated; `serverUnknown`, the requests answered before any server instance existed;
+ * `negotiatedShare` = negotiated / (requests − serverUnknown) (null without such requests).
  * Without `to` it ends with the step that holds now.
  */
 export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
@@ -19,8 +20,9 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
       throw badRequest(`step: ${step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
     }
     const aligned = alignToSteps(range.fromMs, range.toMs, stepMinutes);
-    const totals = await reader.stepTotals({ ...aligned, extensionId: extension, stepMinutes, service, clientName: client });
-    const series = buildTimeseries(aligned, stepMinutes, totals);
+    const query = { ...aligned, extensionId: extension, stepMinutes, service, clientName: client };
+    const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals?.(query) ?? []]);
+    const series = buildTimeseries(aligned, stepMinutes, totals, serverUnknown);
     return {
       extension,
       from: iso(series.fromMs),
@@ -29,6 +31,7 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
       points: series.points.map((point) => ({
         t: iso(point.tMs),
         requests: point.requests,
+        serverUnknown: point.serverUnknown,
         clientDeclared: point.clientDeclared,
         serverAdvertised: point.serverAdvertised,
         negotiated: point.negotiated,

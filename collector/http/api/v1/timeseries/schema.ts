@@ -28,10 +28,12 @@ export const timeseriesSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['t', 'requests', 'clientDeclared', 'serverAdvertised', 'negotiated', 'negotiatedShare'],
+            required: ['t', 'requests', 'serverUnknown', 'clientDeclared', 'serverAdvertised', 'negotiated', 'negotiatedShare'],
             properties: {
               t: isoTime,
               requests: { type: 'integer' },
+              /** Of `requests`, those answered before any server instance existed: left out of `negotiatedShare`. */
+              serverUnknown: { type: 'integer' },
               clientDeclared: { type: 'integer' },
               serverAdvertised: { type: 'integer' },
               negotiated: { type: 'integer' },

@@ -67,6 +67,8 @@ export const extensionsSchema = {
       properties: {
         ...frame,
         requests: counts,
+        /** Of `requests`, those answered before any server instance existed: left out of `negotiatedShare`. */
+        serverUnknown: counts,
         extensions: {
           type: 'array',
           items: {

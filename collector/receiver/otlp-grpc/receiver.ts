@@ -1,0 +1,188 @@
+import {
+  Server,
+  ServerCredentials,
+  type ServerInterceptingCallInterface,
+  ServerInterceptingCall,
+  type ServerInterceptor,
+  type ServerUnaryCall,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Component } from '../../model/component.js';
+import { RetryableError } from '../../model/errors.js';
+import { type Signal, encodeExportResponse } from '../../otlp/codec.js';
+import type { DecompressionBudget } from '../otlp/body.js';
+import { type IngestGate, enterGate } from '../otlp/gate.js';
+import { type ExportPipeline, consumeExport } from '../otlp/pipeline.js';
+import { exportService, signalOfPath } from './export-service.js';
+import { grpcFailureOf } from './status.js';
+
+export interface GrpcReceiverLimits {
+  /**
+   * Largest message, as received and after decompression (grpc-js applies one limit to both): past it,
+   * RESOURCE_EXHAUSTED without RetryInfo, before the message is decoded.
+   */
+  maxMessageBytes: number;
+}
+
+export interface OtlpGrpcReceiverOptions {
+  host: string;
+  /** 0: any free port. */
+  port: number;
+  pipeline: ExportPipeline;
+  gate: IngestGate;
+  limits: GrpcReceiverLimits;
+  /** Bytes of received messages held at once across all exports, shared with OTLP/HTTP's decompression. */
+  decompression: DecompressionBudget;
+  log: Pick<FastifyBaseLogger, 'warn' | 'error'>;
+  /** How long shutdown waits for calls in progress before closing connections. */
+  shutdownGraceMs: number;
+}
+
+/** Seconds a sender is asked to wait when the budget of held messages is spent. */
+const RETRY_AFTER_BUDGET = 1;
+
+const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
+
+/**
+ * OTLP/gRPC receiver: `MetricsService/Export` and `TraceService/Export` on their own port (4317 by default),
+ * with grpc-js. Each call passes the same gate as OTLP/HTTP before its message is read (the ingest token from the
+ * `authorization` metadata, the failure limit per address, the shared in-flight admission), then takes the same
+ * pipeline (decode → normalise → limit → store); `partial_success` and the status codes follow the OTLP
+ * specification. Unknown services and methods are answered UNIMPLEMENTED by grpc-js.
+ */
+export class OtlpGrpcReceiver implements Component {
+  private readonly server: Server;
+  private boundPort: number | undefined;
+
+  constructor(private readonly options: OtlpGrpcReceiverOptions) {
+    this.server = new Server({
+      'grpc.max_receive_message_length': options.limits.maxMessageBytes,
+      interceptors: [this.gateInterceptor],
+    });
+    for (const signal of ['metrics', 'traces'] as const) this.server.addService(exportService(signal), { Export: this.exportHandler(signal) });
+  }
+
+  /** The port bound (also when asked for port 0); undefined before start. */
+  get port(): number | undefined {
+    return this.boundPort;
+  }
+
+  async start(): Promise<void> {
+    if (this.boundPort !== undefined) return;
+    const host = this.options.host.includes(':') && !this.options.host.startsWith('[') ? `[${this.options.host}]` : this.options.host;
+    this.boundPort = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (error, port) =>
+        // grpc-js says only "No address added out of total 1 resolved"; say which address, and the cause it gives.
+        error === null ? resolve(port) : reject(new Error(`the OTLP/gRPC receiver cannot listen on ${host}:${this.options.port} (--grpc-port, or off): ${error.message}`, { cause: error })),
+      );
+    });
+  }
+
+  /** Stops taking calls; calls in progress get `shutdownGraceMs` to be answered before their connections close. */
+  async shutdown(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const forced = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, this.options.shutdownGraceMs).unref();
+      this.server.tryShutdown(() => {
+        clearTimeout(forced);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Runs when a call's metadata arrives, before its message is read: refused there, a call costs neither memory
+   * nor decoding. An admitted call holds its admission slot until it is answered, or, when its message never
+   * reaches the handler (grpc-js refused it itself: too large, undecodable compression, past its deadline; or the
+   * sender gave up), until grpc-js ends it (`onCancel`, which it calls for every call at its end). A message the
+   * handler took keeps its slot until the handler answers, even if the sender has gone: the store is still working.
+   */
+  private readonly gateInterceptor: ServerInterceptor = (method, call: ServerInterceptingCallInterface) => {
+    const signal = signalOfPath(method.path);
+    if (signal === undefined) return new ServerInterceptingCall(call);
+    const { gate, pipeline, log } = this.options;
+    const started = process.hrtime.bigint();
+    let admitted = false;
+    let delivered = false;
+    let answered = false;
+    const answer = (): void => {
+      answered = true;
+      if (admitted) {
+        admitted = false;
+        gate.admission.leave();
+      }
+    };
+    return new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            const authorization = metadata.get('authorization')[0];
+            try {
+              enterGate(gate, typeof authorization === 'string' ? authorization : undefined, call.getConnectionInfo().remoteAddress ?? call.getPeer());
+            } catch (error) {
+              const failure = grpcFailureOf(error);
+              pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
+              log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
+              answered = true;
+              call.sendStatus(failure.status);
+              return;
+            }
+            admitted = true;
+            pass(metadata);
+          },
+          onReceiveMessage: (message, pass) => {
+            delivered = true;
+            pass(message);
+          },
+          onCancel: () => {
+            if (delivered || answered) return;
+            answer();
+            pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');
+          },
+        }),
+      // The handler's answer: a response message (then OK), or an error status.
+      sendMessage: (message, next) => {
+        answer();
+        next(message);
+      },
+      sendStatus: (status, next) => {
+        answer();
+        next(status);
+      },
+    });
+  };
+
+  private exportHandler(signal: Signal) {
+    const { pipeline, decompression, log } = this.options;
+    return (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
+      const started = process.hrtime.bigint();
+      const bytes = call.request;
+      const receive = async () => {
+        // grpc-js has already inflated a compressed message (bounded by the message limit); what all calls hold
+        // at once while they decode and store is bounded by the budget OTLP/HTTP's gunzip draws from.
+        if (!decompression.tryTake(bytes.length)) throw new RetryableError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
+        try {
+          return await consumeExport(pipeline, signal, bytes, 'protobuf');
+        } finally {
+          decompression.give(bytes.length);
+        }
+      };
+      receive().then(
+        (partial) => {
+          pipeline.telemetry.exportFinished('grpc', signal, partial === undefined ? 'accepted' : 'partial', seconds(started));
+          callback(null, encodeExportResponse(signal, 'protobuf', partial) as Buffer);
+        },
+        (error: unknown) => {
+          const failure = grpcFailureOf(error);
+          pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
+          if (failure.result === 'failed') log.error({ err: error, protocol: 'grpc' }, 'export failed');
+          else log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
+          callback(failure.status);
+        },
+      );
+    };
+  }
+}

@@ -1,0 +1,61 @@
+import { PermanentError, RetryableError } from '../../model/errors.js';
+import type { Admission } from './admission.js';
+
+/** Failed authentications per client address (the service's AuthFailureLimit). */
+export interface AuthFailures {
+  /** Records a failure; the seconds to wait when the address is over its limit. */
+  failed(address: string): number | undefined;
+}
+
+/** Checks the `Authorization` value of an export (an HTTP header, or gRPC metadata). */
+export interface IngestToken {
+  matches(authorization: string | undefined): boolean;
+}
+
+/** What every export passes before its body is read, whichever protocol carries it. */
+export interface IngestGate {
+  ingestToken: IngestToken | undefined;
+  authFailures: AuthFailures | undefined;
+  admission: Admission;
+}
+
+/** Too many failed authentications from one address: answered 429 (HTTP) or RESOURCE_EXHAUSTED with RetryInfo (gRPC). */
+export class AuthRateLimitedError extends Error {
+  override readonly name = 'AuthRateLimitedError';
+  /** As fastify's own errors carry it, so the HTTP mapping keeps its status. */
+  readonly statusCode = 429;
+  readonly code = 'auth_rate_limited';
+
+  constructor(readonly retryAfterSeconds: number) {
+    super('too many failed authentication attempts from this address; retry later');
+  }
+}
+
+/**
+ * The longest wait the receivers ask for (Retry-After, gRPC RetryInfo), whatever the failing stage asked for (the
+ * store says 5 s). The OpenTelemetry JS exporters (otlp-exporter-base's retrying transport) wait exactly
+ * Retry-After before retrying, but give up instead when that wait would end past the export's deadline; the
+ * extscope agent's exports time out after 2 s (agent/register/sdk.ts), so anything above ~1.5 s means the agent
+ * never retries and the export is lost. 1 s leaves room for one retry within the deadline; exporters with longer
+ * timeouts (the spec's 10 s) simply retry more often, with their own backoff growing between attempts.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 1;
+const RETRY_AFTER_BUSY = 1;
+const RETRY_AFTER_DRAINING = 1;
+
+/**
+ * The ingest token, then an admission slot: throws what the sender is told (unauthenticated, rate-limited,
+ * overloaded, draining). On return the caller holds a slot and must `admission.leave()` once the export is answered.
+ */
+export function enterGate(gate: IngestGate, authorization: string | undefined, address: string): void {
+  if (gate.ingestToken !== undefined && !gate.ingestToken.matches(authorization)) {
+    const wait = gate.authFailures?.failed(address);
+    if (wait !== undefined) throw new AuthRateLimitedError(wait);
+    throw new PermanentError('a valid bearer token (EXTSCOPE_INGEST_TOKEN) is required', 'unauthorized', 401);
+  }
+  if (!gate.admission.tryEnter()) {
+    throw gate.admission.isDraining
+      ? new RetryableError('the collector is shutting down', 'draining', RETRY_AFTER_DRAINING)
+      : new RetryableError('too many exports in progress; retry later', 'overloaded', RETRY_AFTER_BUSY);
+  }
+}

@@ -1,0 +1,35 @@
+import { status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { PermanentError, RetryableError } from '../../../../collector/model/errors.js';
+import { AuthRateLimitedError } from '../../../../collector/receiver/otlp/gate.js';
+import { grpcFailureOf } from '../../../../collector/receiver/otlp-grpc/status.js';
+import { retryDelaySeconds } from './helpers.js';
+
+/** The failures no OpenTelemetry exporter can provoke on demand (shutdown, a busy store, a bug), mapped as the OTLP specification asks. */
+describe('failures → OTLP/gRPC status', () => {
+  it('shutting down and a busy store are UNAVAILABLE with RetryInfo, capped at 1 s', () => {
+    const draining = grpcFailureOf(new RetryableError('the collector is shutting down', 'draining', 1));
+    expect(draining.status.code).toBe(status.UNAVAILABLE);
+    expect(retryDelaySeconds(draining.status.metadata ?? undefined)).toBe(1);
+    const busy = grpcFailureOf(new RetryableError('the database is busy', 'store_busy', 5));
+    expect(busy).toMatchObject({ status: { code: status.UNAVAILABLE }, reason: 'store_busy', result: 'throttled' });
+    expect(retryDelaySeconds(busy.status.metadata ?? undefined)).toBe(1);
+  });
+
+  it('throttling is RESOURCE_EXHAUSTED with RetryInfo; too large is RESOURCE_EXHAUSTED without', () => {
+    for (const error of [new RetryableError('busy', 'overloaded', 1), new RetryableError('busy', 'decompression_busy', 1), new AuthRateLimitedError(40)]) {
+      const failure = grpcFailureOf(error);
+      expect(failure.status.code).toBe(status.RESOURCE_EXHAUSTED);
+      expect(retryDelaySeconds(failure.status.metadata ?? undefined)).toBe(1);
+    }
+    const large = grpcFailureOf(new PermanentError('too large', 'decode_too_large', 413));
+    expect(large).toMatchObject({ status: { code: status.RESOURCE_EXHAUSTED }, result: 'rejected' });
+    expect(retryDelaySeconds(large.status.metadata ?? undefined)).toBeUndefined();
+  });
+
+  it('bad input is INVALID_ARGUMENT, a missing token UNAUTHENTICATED, anything else INTERNAL without its message', () => {
+    expect(grpcFailureOf(new PermanentError('bad', 'malformed')).status.code).toBe(status.INVALID_ARGUMENT);
+    expect(grpcFailureOf(new PermanentError('token', 'unauthorized', 401))).toMatchObject({ status: { code: status.UNAUTHENTICATED }, result: 'unauthorized' });
+    expect(grpcFailureOf(new Error('secret detail'))).toMatchObject({ status: { code: status.INTERNAL, details: 'internal error' }, result: 'failed' });
+  });
+});
