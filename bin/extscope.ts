@@ -2,16 +2,18 @@
 import { parseArgs } from 'node:util';
 import { type CollectorOptions, ConfigError, DEFAULT_DB_PATH, DEFAULT_HOST, DEFAULT_PORT, environmentHelp, optionsFromEnvironment } from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
+import { runRules } from './commands/rules-check.js';
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
   collector   Run the collector: OTLP/HTTP receiver, query API, /metrics, /healthz, /readyz
+  rules       "rules check FILE...": validate alert rules files
 
 Run "extscope collector --help" for the collector's options.
 `;
 
-const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--db PATH]
+const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--db PATH] [--rules FILE]
 
 Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
 (/api/v1/*), /metrics, /healthz and /readyz on one port.
@@ -21,6 +23,8 @@ Options:
                 Anything but loopback requires both tokens below.
   --port PORT   Port (env EXTSCOPE_PORT, default ${DEFAULT_PORT}, the OTLP/HTTP default; 0 = any free port)
   --db PATH     SQLite database file (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH})
+  --rules FILE  Alert rules, YAML or JSON (env EXTSCOPE_RULES; default: the built-in rules).
+                Re-read on SIGHUP; an invalid file keeps the rules in force.
   -h, --help    Show this help
 
 Environment (flags win):
@@ -30,7 +34,7 @@ ${environmentHelp()}
 async function runCollector(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' }, rules: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
     allowPositionals: false,
   });
@@ -45,13 +49,18 @@ async function runCollector(args: string[]): Promise<number> {
     if (values.port.trim() === '' || !Number.isFinite(fromFlags.port)) throw new ConfigError(`--port must be a number (got ${JSON.stringify(values.port)})`);
   }
   if (values.db !== undefined) fromFlags.dbPath = values.db;
+  if (values.rules !== undefined) fromFlags.rulesPath = values.rules;
   const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
   collector.app.log.info({ url: collector.url, db: collector.config.dbPath }, `extscope collector listening on ${collector.url}`);
+  // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
+  const reload = (): void => void collector.alerting.reload();
+  process.on('SIGHUP', reload);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       collector.app.log.info(`${signal}: draining in-flight exports and closing the database`);
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+      process.off('SIGHUP', reload);
       collector.close().then(resolve, (error: unknown) => {
         collector.app.log.error({ err: error }, 'shutdown failed');
         process.exitCode = 1;
@@ -70,6 +79,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
+  if (command === 'rules') return runRules(rest);
   if (command !== 'collector') {
     process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
     return 2;

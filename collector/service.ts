@@ -1,5 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { AlertEngine, initialRules } from './alerting/engine.js';
+import type { Notifier } from './alerting/model.js';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
@@ -11,6 +13,7 @@ import type { Component } from './model/component.js';
 import type { MetricsConsumer, TracesConsumer } from './model/consumer.js';
 import { MAX_COUNT_PER_STREAM_MINUTE } from './model/records.js';
 import { MS_PER_HOUR } from './model/time.js';
+import { AlertMetrics } from './ops/alert-metrics.js';
 import { healthRoutes } from './ops/health.js';
 import { prometheusRoute } from './ops/prometheus.js';
 import { SelfMetrics } from './ops/self-metrics.js';
@@ -30,6 +33,8 @@ export interface RunningCollector {
   app: FastifyInstance;
   store: Store;
   config: ResolvedConfig;
+  /** The alert rule engine: `evaluate()` runs a cycle now, `reload()` re-reads the rules file (SIGHUP). */
+  alerting: AlertEngine;
   /** Drains in-flight exports, stops the server and the background jobs, folds what is pending and closes the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -96,6 +101,8 @@ function lifecycle(components: Component[]): { start(): Promise<void>; shutdown(
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
   const config = resolveConfig(options);
   const { limits, clock } = config;
+  // Before anything is opened: an invalid rules file stops the start with every error and its line.
+  const rules = initialRules(config.rulesPath);
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
   const store = new SqliteStore({
@@ -127,12 +134,28 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const app = createApp({ logger: config.logger });
   const log = app.log;
   warn = (message) => log.warn(message);
+  // Delivery channels (webhooks, Alertmanager) each take every evaluation cycle; the engine closes them.
+  const notifiers: Notifier[] = [];
+  const alerting = new AlertEngine({
+    rules,
+    rulesPath: config.rulesPath,
+    source: store,
+    states: store,
+    clock,
+    staleAfterMs: config.staleAfterMs,
+    instanceTtlMs: config.instanceTtlMs,
+    notifiers,
+    observer: new AlertMetrics(selfMetrics.registry),
+    log,
+    intervalMs: config.alertIntervalMs,
+  });
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
     { start: async () => undefined, shutdown: () => decoder.close() },
     backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
     backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
+    alerting,
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
@@ -140,7 +163,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),
         );
@@ -169,5 +192,5 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return { url: `http://${host}:${address.port}`, app, store, config, close: () => components.shutdown() };
+  return { url: `http://${host}:${address.port}`, app, store, config, alerting, close: () => components.shutdown() };
 }

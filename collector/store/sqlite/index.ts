@@ -1,10 +1,14 @@
 import { mkdirSync, statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Alert } from '../../alerting/model.js';
 import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
+  type AlertChanges,
+  type AlertPage,
+  type AlertQuery,
   type CellQuery,
   type ExamplesQuery,
   type InstancesQuery,
@@ -16,6 +20,7 @@ import {
   StoreUnavailableError,
 } from '../store.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
+import { AlertsTable } from './alerts.js';
 import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { ExamplesReader } from './readers/examples.js';
 import { InstancesReader } from './readers/instances.js';
@@ -76,6 +81,7 @@ export class SqliteStore implements Store {
   private readonly examplesWriter: ExamplesWriter;
   private readonly examplesReader: ExamplesReader;
   private readonly trendsReader: TrendsReader;
+  private readonly alertsTable: AlertsTable;
   private readonly applyTransaction: (batch: MetricsBatch) => ApplyResult;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
@@ -122,6 +128,7 @@ export class SqliteStore implements Store {
     this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);
     this.examplesReader = new ExamplesReader(this.db);
     this.trendsReader = new TrendsReader(this.db);
+    this.alertsTable = new AlertsTable(this.db);
     this.applyTransaction = this.db.transaction((batch: MetricsBatch) => this.writer.apply(batch));
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -194,6 +201,26 @@ export class SqliteStore implements Store {
     return this.examplesReader.read(query);
   }
 
+  async activeAlerts(): Promise<Alert[]> {
+    return this.alertsTable.activeAlerts();
+  }
+
+  async recordAlerts(changes: AlertChanges): Promise<void> {
+    try {
+      this.alertsTable.record(changes);
+    } catch (error) {
+      throw this.failed(error);
+    }
+  }
+
+  async alerts(query: AlertQuery): Promise<AlertPage> {
+    return this.alertsTable.page(query);
+  }
+
+  async pruneAlerts(resolvedBeforeMs: number): Promise<number> {
+    return this.alertsTable.prune(resolvedBeforeMs);
+  }
+
   async health(): Promise<StoreHealth> {
     const health: StoreHealth = { writable: false, schemaVersion: 0, latestSchemaVersion: this.latestSchemaVersion };
     try {
@@ -238,6 +265,7 @@ export class SqliteStore implements Store {
   async maintain(): Promise<void> {
     this.foldPending(true);
     await this.retention.run();
+    this.alertsTable.prune(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY);
   }
 
   close(): Promise<void> {

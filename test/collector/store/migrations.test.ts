@@ -76,7 +76,8 @@ describe('migrations', () => {
 
     const error = await startTestCollector(temp.dir, { dbPath }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect((error as Error).message).toMatch(/schema version 99, newer than this extscope understands \(3\).*upgrade extscope/);
+    const latest = loadMigrations(findMigrationsDir()).at(-1)?.version;
+    expect((error as Error).message).toMatch(new RegExp(`schema version 99, newer than this extscope understands \\(${latest}\\).*upgrade extscope`));
     const cli = await runCli(['collector', '--db', dbPath, '--port', '0']);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toMatch(/newer than this extscope understands/);

@@ -1,0 +1,2 @@
+-- extscope collector schema, version 4: no change to the schema.
+SELECT 1;
