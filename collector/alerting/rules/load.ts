@@ -177,9 +177,9 @@ export function parseRules(text: string, source: string): ParseOutcome {
   return { ok: true, rules: resolveRules(data, source) };
 }
 
-/** `FILE:LINE:COLUMN: PATH: REASON`, one line per error: what `extscope rules check` prints and the collector refuses to start with. */
+/** `FILE:LINE:COLUMN: PATH: REASON`, one line per error (no line and column for a file that cannot be read): what `extscope rules check` prints and the collector refuses to start with. */
 export function formatRuleErrors(source: string, errors: readonly RuleError[]): string {
-  return errors.map((error) => `${source}:${error.line}:${error.column}: ${error.path === '' ? '' : `${error.path}: `}${error.message}`).join('\n');
+  return errors.map((error) => `${source}${error.line > 0 ? `:${error.line}:${error.column}` : ''}: ${error.path === '' ? '' : `${error.path}: `}${error.message}`).join('\n');
 }
 
 /** An invalid rules file: the message lists every error with its line. */

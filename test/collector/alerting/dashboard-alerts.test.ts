@@ -72,7 +72,7 @@ describe('dashboard: alerts view', () => {
 
   it('lists firing alerts and resolved ones, hostile names as text', async () => {
     await open('?view=alerts');
-    await screenshot(page, 'alerts');
+    await screenshot(page, 'alerts-firing');
     await expect(page.getByRole('heading', { name: 'Firing and pending (2)' }).count()).resolves.toBe(1);
     await expect(active().count()).resolves.toBe(2);
     const skew = active().filter({ hasText: 'advertisement_skew' });

@@ -94,7 +94,7 @@ describe('extscope rules check', () => {
     ]);
   });
 
-  it('reports a YAML syntax error with its line, and an empty or unreadable file', async () => {
+  it('reports a YAML syntax error with its line, and an empty or unreadable file (which the collector refuses too)', async () => {
     const syntax = join(temp.dir, 'syntax.yaml');
     await writeFile(syntax, 'rules:\n  - name: a\n    kind: [stale_instance\n');
     const empty = join(temp.dir, 'empty.yaml');
@@ -105,6 +105,9 @@ describe('extscope rules check', () => {
     expect(result.stderr).toMatch(new RegExp(`${syntax}:4:1: not valid YAML: `));
     expect(result.stderr).toContain(`${empty}:1:1: the file is empty: expected a mapping with a "rules" list`);
     expect(result.stderr).toContain(`${missing}: cannot be read:`);
+    const collector = await runCli(['collector', '--port', '0', '--db', join(temp.dir, 'x.db'), '--rules', missing]);
+    expect(collector.code).toBe(2);
+    expect(collector.stderr).toContain(`extscope collector: invalid rules file ${missing} (1 error):\n${missing}: cannot be read: ENOENT`);
   });
 
   it('the collector refuses to start on that file with the same errors', async () => {
