@@ -63,7 +63,7 @@ export interface AlertStateStore {
    * transition appended once (a transition id already stored adds nothing).
    */
   recordAlerts(changes: AlertChanges): Promise<void>;
-  /** Current and past alerts, active ones first (firing, pending), then the most recently started. */
+  /** Current and past alerts: firing, pending, then resolved; within each the most recently started first, then by rule, service and labels. */
   alerts(query: AlertQuery): Promise<AlertPage>;
   /** Retention: resolved alerts (and their transitions) resolved before this go. */
   pruneAlerts(resolvedBeforeMs: number): Promise<number>;

@@ -24,7 +24,8 @@ interface TransitionRow {
   at_ms: number;
 }
 
-const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, fingerprint`;
+/** Firing, pending, resolved; newest first; then by rule, service and labels, so that the order is the same each time. */
+const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule, service, labels, fingerprint`;
 
 function toAlert(row: AlertRow): Alert {
   return {

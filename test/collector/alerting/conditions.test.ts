@@ -100,6 +100,24 @@ describe('alert rule conditions', () => {
     expect(await active(url)).toEqual([`drop firing {"service":"shop","client":"alpha","extension":"${A}"}`]);
   });
 
+  it('scope by client: a drop of a client outside the scope alerts nobody; a drop within it, counted over the scoped clients only, does', async () => {
+    const url = await start(['rules:', '  - { name: beta-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, scope: { clients: [beta] } }', '  - { name: alpha-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 40, minRequests: 10, scope: { clients: [alpha] } }', ''].join('\n'));
+    // alpha: 100% → 50%; beta unchanged. Over both clients the share fell 25 points only.
+    for (const [atMs, alpha] of [[NOW - 30 * MINUTE, 10], [NOW - 5 * MINUTE, 5]] as const) {
+      await send(url, {
+        service: 'shop',
+        atMs,
+        requests: [{ client: 'alpha', count: 10 }, { client: 'beta', count: 10 }],
+        extensions: [
+          { id: A, client: 'alpha', count: alpha, clientDeclared: true, serverDeclared: true },
+          { id: A, client: 'beta', count: 10, clientDeclared: true, serverDeclared: true },
+        ],
+      });
+    }
+    await evaluate();
+    expect(await active(url)).toEqual([`alpha-only firing {"service":"shop","extension":"${A}"}`]);
+  });
+
   it('client_regression: the newest version of a client no longer declaring what the previous one did; too few requests of it stays quiet', async () => {
     const url = await start('rules:\n  - { name: regression, kind: client_regression, minRequests: 10 }\n');
     await send(url, {
