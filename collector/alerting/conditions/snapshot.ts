@@ -35,9 +35,13 @@ export class Snapshot {
     return this.options.now;
   }
 
+  /**
+   * Each read after a turn of the event loop: the SQLite store answers synchronously, and a cycle of many reads
+   * must not hold up ingest for its whole length (exports are taken between reads).
+   */
   private once<T>(key: string, read: () => Promise<T>): Promise<T> {
     let entry = this.memo.get(key) as Promise<T> | undefined;
-    if (entry === undefined) this.memo.set(key, (entry = read()));
+    if (entry === undefined) this.memo.set(key, (entry = new Promise<void>((resolve) => setImmediate(resolve)).then(read)));
     return entry;
   }
 
