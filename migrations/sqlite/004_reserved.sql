@@ -1,2 +1,0 @@
--- extscope collector schema, version 4: no change to the schema.
-SELECT 1;
