@@ -61,6 +61,13 @@ export interface AlertStatus {
   lastEvaluationMs: number | undefined;
 }
 
+/** The labels a rule's scope limits, by scope dimension. */
+const SCOPED_LABELS = [
+  ['services', 'service'],
+  ['clients', 'client'],
+  ['extensions', 'extension'],
+] as const;
+
 /** How long shutdown waits for notifiers to finish what is in flight. */
 const NOTIFIER_CLOSE_MS = 5000;
 
@@ -176,9 +183,8 @@ export class AlertEngine implements Component {
       }
       evaluated.add(rule.name);
       for (const finding of findings) {
-        // Scoping is applied by the conditions where it changes a sum; checked here again on the labels.
-        if (!inScope(rule.scope, 'services', finding.labels['service'] ?? null) && finding.labels['service'] !== undefined) continue;
-        if (!inScope(rule.scope, 'extensions', finding.labels['extension'] ?? null) && finding.labels['extension'] !== undefined) continue;
+        // The conditions apply the scope where it changes a sum; a finding's labels are held to it here as well.
+        if (!SCOPED_LABELS.every(([dimension, label]) => finding.labels[label] === undefined || inScope(rule.scope, dimension, finding.labels[label]))) continue;
         const labels = { ...finding.labels, ...rule.labels, alertname: rule.name, severity: rule.severity };
         const key = fingerprint(labels);
         if (!observed.has(key)) observed.set(key, { rule, labels, annotations: annotate(rule, finding, labels), dashboardPath: finding.dashboardPath });

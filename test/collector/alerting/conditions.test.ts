@@ -184,6 +184,15 @@ describe('alert rule conditions', () => {
     expect((await alerts(url, '?state=resolved')).alerts.map((alert) => alert.labels['extension'])).toEqual([B]);
   });
 
+  it('new_extension_id over a lookback read by the hour: the window is not counted as before it, the rest of the hour is', async () => {
+    const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 3d }\n');
+    // NOW is 12:00:30: the window starts at 11:50. OLD at 11:10 lies in the hour before it; NEW at 11:57 only in the window.
+    await send(url, { service: 'shop', atMs: NOW - 50 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await send(url, { service: 'shop', atMs: NOW - 3 * MINUTE, requests: [{ count: 2 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }, { id: B, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await evaluate();
+    expect(await active(url)).toEqual([`new-ids firing {"extension":"${B}"}`]);
+  });
+
   it('stale_instance: an instance silent for longer than the threshold; one silent a little less stays quiet', async () => {
     const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m }\n');
     clock.now = NOW - 11 * MINUTE;
