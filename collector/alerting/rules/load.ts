@@ -37,6 +37,8 @@ const SCOPES: Record<RuleKind, readonly ('services' | 'clients' | 'extensions')[
   stale_instance: ['services'],
 };
 
+const DURATION = new RegExp(DURATION_PATTERN);
+
 /** Options that are windows of time: zero would be an empty window. */
 const WINDOWS = ['window', 'baseline', 'lookback', 'after'] as const;
 
@@ -130,7 +132,7 @@ function semanticErrors(data: unknown): { segments: Segment[]; message: string; 
     }
     for (const option of WINDOWS) {
       const text = (rule as Record<string, unknown>)[option];
-      if (typeof text === 'string' && parseDuration(text) === 0) errors.push({ segments: ['rules', index, option], message: 'must be longer than 0 (a window of no time holds nothing)' });
+      if (typeof text === 'string' && DURATION.test(text) && parseDuration(text) === 0) errors.push({ segments: ['rules', index, option], message: 'must be longer than 0 (a window of no time holds nothing)' });
     }
     if (rule.kind === 'negotiation_drop') {
       const window = parseDuration(String(rule.window ?? KIND_DEFAULTS.negotiation_drop.options.window));

@@ -110,6 +110,17 @@ describe('extscope rules check', () => {
     expect(collector.stderr).toContain(`extscope collector: invalid rules file ${missing} (1 error):\n${missing}: cannot be read: ENOENT`);
   });
 
+  it('names errors in a JSON file by line too', async () => {
+    const file = join(temp.dir, 'rules.json');
+    await writeFile(file, '{\n  "rules": [\n    { "name": "a", "kind": "stale_instance", "after": "soon" },\n    { "name": "b", "kind": "negotiation_drop", "drop": -5 }\n  ]\n}\n');
+    const result = await runCli(['rules', 'check', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${file}:3:55: rules[0].after: must be a duration such as 30s, 10m, 1h or 7d (got "soon")`);
+    expect(result.stderr).toContain(`${file}:4:56: rules[1].drop: must be > 0 (got -5)`);
+    // One error per mistake: a duration that is not one is not also called empty.
+    expect(result.stderr.split('\n').filter((line) => line.startsWith(`${file}:`))).toHaveLength(2);
+  });
+
   it('the collector refuses to start on that file with the same errors', async () => {
     const file = join(temp.dir, 'broken.yaml');
     await writeFile(file, BROKEN);
