@@ -21,9 +21,12 @@ function declared(cells: readonly CellTotal[], clientIn: (name: string | null) =
 
 /**
  * An extension id that clients (those in scope) declared in the window and no client declared in the lookback
- * before it. Informational: it says what is new, and resolves by itself once the id is no longer new.
+ * before it, when there was traffic before it to compare with. Informational: it says what is new, and resolves by
+ * itself once the id is no longer new.
  */
 export function newExtensionIds(rule: Rule<'new_extension_id'>, recent: readonly CellTotal[], before: readonly CellTotal[], service: string | undefined): Finding[] {
+  // Nothing stored before the window (a new database, a new service): every id would look new; none is judged.
+  if (!before.some((cell) => cell.kind === SeriesKind.Requests && cell.count > 0)) return [];
   const seen = declared(before, () => true);
   const findings: Finding[] = [];
   for (const [id, clients] of [...declared(recent, (name) => inScope(rule.scope, 'clients', name))].sort(([a], [b]) => (a < b ? -1 : 1))) {

@@ -184,6 +184,13 @@ describe('alert rule conditions', () => {
     expect((await alerts(url, '?state=resolved')).alerts.map((alert) => alert.labels['extension'])).toEqual([B]);
   });
 
+  it('new_extension_id: with no traffic before the window (a new database), no id is judged new', async () => {
+    const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 2h }\n');
+    await send(url, { service: 'shop', atMs: NOW - 3 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: B, count: 1, clientDeclared: true, serverDeclared: false }] });
+    await evaluate();
+    expect(await active(url)).toEqual([]);
+  });
+
   it('new_extension_id over a lookback read by the hour: the window is not counted as before it, the rest of the hour is', async () => {
     const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 3d }\n');
     // NOW is 12:00:30: the window starts at 11:50. OLD at 11:10 lies in the hour before it; NEW at 11:57 only in the window.
