@@ -5,14 +5,18 @@ import type { Rule } from '../rules/rule.js';
 import { type Finding, dashboardPath, inScope, orNone } from './finding.js';
 import type { Snapshot } from './snapshot.js';
 
-/** An instance silent for longer than `after`, but heard from within the lookback (older ones are gone, not stale). */
+/**
+ * An instance silent for longer than `after`, but heard from within the lookback (older ones are gone, not stale),
+ * that had reported for at least `minUptime` (a short-lived process, such as a stdio session, ends by design).
+ */
 export function staleInstances(rule: Rule<'stale_instance'>, records: readonly InstanceRecord[], now: number): Finding[] {
   const after = parseDuration(rule.options.after);
   const since = now - parseDuration(rule.options.lookback);
+  const minUptime = parseDuration(rule.options.minUptime);
   const findings: Finding[] = [];
   for (const record of records) {
     const silentMs = now - record.lastSeenMs;
-    if (!(silentMs > after) || record.lastSeenMs < since || !inScope(rule.scope, 'services', record.service)) continue;
+    if (!(silentMs > after) || record.lastSeenMs < since || record.lastSeenMs - record.firstSeenMs < minUptime || !inScope(rule.scope, 'services', record.service)) continue;
     const service = orNone(record.service);
     const instance = orNone(record.instanceId);
     const minutes = Math.floor(silentMs / MS_PER_MINUTE);

@@ -13,7 +13,7 @@ export const KIND_DEFAULTS = {
   client_regression: { for: '0s', severity: 'warning', options: { window: '7d', minRequests: 10 } },
   missing_capability: { for: '5m', severity: 'warning', options: { window: '5m', ratePerMinute: 1 } },
   new_extension_id: { for: '0s', severity: 'info', options: { window: '1h', lookback: '30d' } },
-  stale_instance: { for: '0s', severity: 'warning', options: { after: '10m', lookback: '24h' } },
+  stale_instance: { for: '0s', severity: 'warning', options: { after: '10m', lookback: '24h', minUptime: '30m' } },
 } as const satisfies { [Kind in RuleKind]: { for: string; severity: RuleSpec['severity']; options: RuleOptions<Kind> } };
 
 export const DEFAULT_INTERVAL = '30s';

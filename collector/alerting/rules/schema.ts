@@ -96,6 +96,8 @@ export const staleInstanceSchema = rule('stale_instance', {
   after: duration,
   /** Instances silent for longer than this are gone, not stale (they stop alerting). */
   lookback: duration,
+  /** Instances that reported for less than this before going silent are left out: short-lived processes (stdio sessions) end by design. */
+  minUptime: duration,
 });
 
 export const ruleSchema = {

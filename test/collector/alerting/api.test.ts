@@ -18,7 +18,7 @@ describe('GET /api/v1/alerts', () => {
   beforeAll(async () => {
     temp = await tempDir();
     const rulesPath = join(temp.dir, 'rules.yaml');
-    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m }\n  - { name: stale-later, kind: stale_instance, after: 10m, for: 1h }\n');
+    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s }\n  - { name: stale-later, kind: stale_instance, after: 10m, minUptime: 0s, for: 1h }\n');
     collector = await startTestCollector(temp.dir, { rulesPath, clock: () => clock.now, alertIntervalMs: 3_600_000, readToken: TOKEN });
     // Three silent instances (two services); one reports again, so its alerts resolve.
     for (const [service, instance] of [['shop', 'shop-1'], ['shop', 'shop-2'], ['cart', 'cart-1']]) await send(collector.url, { service: service ?? '', instance, atMs: clock.now, requests: [{ count: 1 }] });

@@ -200,10 +200,16 @@ describe('alert rule conditions', () => {
     expect(await active(url)).toEqual([`new-ids firing {"extension":"${B}"}`]);
   });
 
-  it('stale_instance: an instance silent for longer than the threshold; one silent a little less stays quiet', async () => {
-    const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m }\n');
+  it('stale_instance: an instance silent for longer than the threshold; one silent a little less, or one that lived shorter than minUptime, stays quiet', async () => {
+    const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 30m }\n');
+    // shop-old and shop-short fall silent 11 minutes before NOW; shop-old had reported for 30 minutes, shop-short for 29.
+    for (const [instance, from] of [['shop-old', 41], ['shop-short', 40], ['shop-recent', 39]] as const) {
+      clock.now = NOW - from * MINUTE;
+      await send(url, { service: 'shop', instance, atMs: clock.now, requests: [{ count: 1 }] });
+    }
     clock.now = NOW - 11 * MINUTE;
-    await send(url, { service: 'shop', instance: 'shop-old', atMs: clock.now, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-old', atMs: clock.now + 1, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-short', atMs: clock.now + 1, requests: [{ count: 1 }] });
     clock.now = NOW - 9 * MINUTE;
     await send(url, { service: 'shop', instance: 'shop-recent', atMs: clock.now, requests: [{ count: 1 }] });
     clock.now = NOW;

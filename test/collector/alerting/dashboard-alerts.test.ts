@@ -18,7 +18,7 @@ const NOW = Date.UTC(2026, 5, 1, 12, 0, 30);
 const RULES = `rules:
   - { name: skew, kind: advertisement_skew, for: 0s, severity: critical }
   - { name: regression, kind: client_regression, minRequests: 1 }
-  - { name: stale, kind: stale_instance, after: 10m }
+  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s }
 `;
 
 describe('dashboard: alerts view', () => {

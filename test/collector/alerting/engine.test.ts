@@ -55,7 +55,7 @@ describe('alert engine', () => {
     temp = await tempDir();
     ({ collector, clock } = await alertingCollector(temp.dir, 'rules: []\n', NOW));
     rulesPath = join(temp.dir, 'engine-rules.yaml');
-    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, for: 2m }\n  - { name: stale-copy, kind: stale_instance, after: 10m, for: 0s }\n');
+    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n  - { name: stale-copy, kind: stale_instance, after: 10m, minUptime: 0s, for: 0s }\n');
   });
   afterEach(async () => {
     await collector.close();
@@ -115,7 +115,7 @@ describe('alert engine', () => {
     expect(lines.lines.some((line) => line.includes('alert rule stale could not be evaluated'))).toBe(true);
     expect((await collector.store.activeAlerts()).map((alert) => `${alert.rule} ${alert.state}`).sort()).toEqual(['stale firing', 'stale-copy firing']);
 
-    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, for: 2m }\n');
+    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n');
     expect(failing.reload()).toMatchObject({ ok: true });
     // The read still fails: the remaining rule's alert stays firing, the removed rule's is resolved.
     const cycle = await failing.evaluate();

@@ -40,7 +40,7 @@ describe('Prometheus scrapes the alert states', () => {
     temp = await tempDir();
     const start = Date.now();
     let clock: { now: number };
-    ({ collector, clock } = await alertingCollector(temp.dir, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, labels: { team: mcp } }\n', start - 11 * MINUTE));
+    ({ collector, clock } = await alertingCollector(temp.dir, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, labels: { team: mcp } }\n', start - 11 * MINUTE));
     await send(collector.url, { service: 'shop', instance: 'shop-1', atMs: start - 11 * MINUTE, requests: [{ count: 1 }] });
     clock.now = start;
     const port = await freePort();
