@@ -38,5 +38,6 @@ export default tseslint.config(
   restrict(['collector/processor/**'], [forbid(['**/receiver/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a processor only knows the next consumer (model/).')]),
   restrict(['collector/store/**'], [forbid(['**/receiver/**', '**/processor/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'the store is downstream of every stage.')]),
   restrict(['collector/analysis/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'], 'analysis/ is pure: it reads store records, never a backend or a route.')]),
+  restrict(['collector/alerting/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/service*'], 'alert rules read through the store interface and analysis/.')]),
   restrict(['collector/http/**', 'collector/ops/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'], 'routes read through the store interface and analysis/.')]),
 );

@@ -12,16 +12,18 @@ import {
   optionsFromEnvironment,
 } from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
+import { runRules } from './commands/rules-check.js';
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
   collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
+  rules       "rules check FILE...": validate alert rules files
 
 Run "extscope collector --help" for the collector's options.
 `;
 
-const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH]
+const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
 
 Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
 (/api/v1/*), /metrics, /healthz and /readyz on one port; receives OTLP/gRPC on another.
@@ -34,6 +36,8 @@ Options:
                 OTLP/gRPC port on the same host (env EXTSCOPE_GRPC_PORT, default ${DEFAULT_GRPC_PORT}, the OTLP/gRPC
                 default; 0 = any free port; off = no gRPC receiver)
   --db PATH     SQLite database file (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH})
+  --rules FILE  Alert rules, YAML or JSON (env EXTSCOPE_RULES; default: the built-in rules).
+                Re-read on SIGHUP; an invalid file keeps the rules in force.
   -h, --help    Show this help
 
 Environment (flags win):
@@ -43,7 +47,7 @@ ${environmentHelp()}
 async function runCollector(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' }, db: { type: 'string' }, rules: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
     allowPositionals: false,
   });
@@ -59,14 +63,19 @@ async function runCollector(args: string[]): Promise<number> {
   }
   if (values['grpc-port'] !== undefined) fromFlags.grpcPort = grpcPortValue('--grpc-port', values['grpc-port']);
   if (values.db !== undefined) fromFlags.dbPath = values.db;
+  if (values.rules !== undefined) fromFlags.rulesPath = values.rules;
   const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
   const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
   collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: collector.config.dbPath }, `extscope collector listening on ${collector.url}${grpc}`);
+  // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
+  const reload = (): void => void collector.alerting.reload();
+  process.on('SIGHUP', reload);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       collector.app.log.info(`${signal}: draining in-flight exports and closing the database`);
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+      process.off('SIGHUP', reload);
       collector.close().then(resolve, (error: unknown) => {
         collector.app.log.error({ err: error }, 'shutdown failed');
         process.exitCode = 1;
@@ -85,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
+  if (command === 'rules') return runRules(rest);
   if (command !== 'collector') {
     process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
     return 2;

@@ -75,6 +75,10 @@ export interface CollectorOptions {
   minFreeBytes?: number;
   /** Alert receivers (webhook, Alertmanager) and how delivery retries. */
   delivery?: DeliveryOptions;
+  /** The alert rules file (YAML or JSON); absent: the default rules. See docs/alerting.md. */
+  rulesPath?: string;
+  /** How often the alert rules are evaluated, overriding the rules file's `interval` (default 30 s). */
+  alertIntervalMs?: number;
   /** The clock; tests move it. */
   clock?: () => number;
 }
@@ -100,6 +104,8 @@ export interface ResolvedConfig {
   shutdownGraceMs: number;
   minFreeBytes: number;
   delivery: DeliveryConfig;
+  rulesPath: string | undefined;
+  alertIntervalMs: number | undefined;
   clock: () => number;
 }
 
@@ -232,6 +238,8 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
     minFreeBytes: positive('minFreeBytes', options.minFreeBytes ?? DEFAULTS.minFreeBytes),
     delivery: deliveryConfig(options.delivery),
+    rulesPath: options.rulesPath === '' ? undefined : options.rulesPath,
+    alertIntervalMs: options.alertIntervalMs === undefined ? undefined : positive('alertIntervalMs', options.alertIntervalMs),
     clock: options.clock ?? Date.now,
   };
 }
@@ -309,6 +317,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: DEFAULTS.instanceTtlMs / MS_PER_HOUR,
     apply: (options, value) => (options.instanceTtlMs = number('EXTSCOPE_INSTANCE_TTL_HOURS', value) * MS_PER_HOUR),
   },
+  { name: 'EXTSCOPE_RULES', help: 'Alert rules file, YAML or JSON (as --rules; default: the built-in rules)', apply: (options, value) => (options.rulesPath = value) },
   limitVariable('EXTSCOPE_MAX_BODY_BYTES', 'maxBodyBytes', 'Largest request body'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
   limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),

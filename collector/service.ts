@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildNotifiers } from './alerting/delivery/index.js';
+import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './alerting/model.js';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import { apiV1 } from './http/api/v1/index.js';
@@ -14,6 +15,7 @@ import type { Component } from './model/component.js';
 import type { MetricsConsumer, TracesConsumer } from './model/consumer.js';
 import { MAX_COUNT_PER_STREAM_MINUTE } from './model/records.js';
 import { MS_PER_HOUR } from './model/time.js';
+import { AlertMetrics } from './ops/alert-metrics.js';
 import { healthRoutes } from './ops/health.js';
 import { prometheusRoute } from './ops/prometheus.js';
 import { SelfMetrics } from './ops/self-metrics.js';
@@ -38,6 +40,8 @@ export interface RunningCollector {
   config: ResolvedConfig;
   /** Alert delivery (webhooks, Alertmanager): the rule engine hands it each evaluation cycle. */
   notifier: Notifier;
+  /** The alert rule engine: `evaluate()` runs a cycle now, `reload()` re-reads the rules file (SIGHUP). */
+  alerting: AlertEngine;
   /** Drains in-flight exports, stops the server and the background jobs, folds what is pending and closes the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -105,6 +109,8 @@ function lifecycle(components: Component[]): { start(): Promise<void>; shutdown(
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
   const config = resolveConfig(options);
   const { limits, clock } = config;
+  // Before anything is opened: an invalid rules file stops the start with every error and its line.
+  const rules = initialRules(config.rulesPath);
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
   const store = new SqliteStore({
@@ -153,6 +159,21 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           log,
           shutdownGraceMs: config.shutdownGraceMs,
         });
+  // Delivery channels (webhooks, Alertmanager) each take every evaluation cycle; the engine closes them.
+  const notifiers: Notifier[] = [notifier];
+  const alerting = new AlertEngine({
+    rules,
+    rulesPath: config.rulesPath,
+    source: store,
+    states: store,
+    clock,
+    staleAfterMs: config.staleAfterMs,
+    instanceTtlMs: config.instanceTtlMs,
+    notifiers,
+    observer: new AlertMetrics(selfMetrics.registry),
+    log,
+    intervalMs: config.alertIntervalMs,
+  });
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
@@ -160,6 +181,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     { start: async () => undefined, shutdown: () => notifier.close() },
     backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
     backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
+    alerting,
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
@@ -167,7 +189,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(dashboardRoutes, {});
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),
@@ -201,5 +223,5 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   ownUrl = `http://${host}:${address.port}`;
   const grpcAddress = grpc?.port === undefined ? undefined : `${host}:${grpc.port}`;
-  return { url: ownUrl, grpcAddress, app, store, config, notifier, close: () => components.shutdown() };
+  return { url: ownUrl, grpcAddress, app, store, config, notifier, alerting, close: () => components.shutdown() };
 }

@@ -1,3 +1,4 @@
+import type { Alert, AlertState, AlertTransition } from '../alerting/model.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError } from '../model/errors.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../model/records.js';
@@ -76,7 +77,52 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
-export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLifecycle;
+/**
+ * Alert states and their history (collector/alerting/model.ts). One evaluator writes (on one replica at a
+ * time); the API reads. An alert is kept per activation: (fingerprint, activeSinceMs); at most one activation
+ * of a fingerprint is not resolved.
+ */
+export interface AlertStateStore {
+  /** Every alert pending or firing, as the last evaluation left it (the evaluator resumes from these). */
+  activeAlerts(): Promise<Alert[]>;
+  /**
+   * One evaluation's changes, atomically: each alert inserted or, when its activation is stored, updated; each
+   * transition appended once (a transition id already stored adds nothing).
+   */
+  recordAlerts(changes: AlertChanges): Promise<void>;
+  /** Current and past alerts: firing, pending, then resolved; within each the most recently started first, then by rule, service and labels. */
+  alerts(query: AlertQuery): Promise<AlertPage>;
+  /** Retention: resolved alerts (and their transitions) resolved before this go. */
+  pruneAlerts(resolvedBeforeMs: number): Promise<number>;
+}
+
+export interface AlertChanges {
+  alerts: readonly Alert[];
+  transitions: readonly AlertTransition[];
+}
+
+export interface AlertQuery {
+  /** Any of these states; absent: all. */
+  states?: readonly AlertState[] | undefined;
+  rule?: string | undefined;
+  /** The alert's `service` label. */
+  service?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+export interface AlertRecord extends Alert {
+  /** Oldest first. */
+  transitions: { from: AlertTransition['from']; to: AlertState; atMs: number }[];
+}
+
+export interface AlertPage {
+  /** Alerts matching the query over all pages. */
+  total: number;
+  alerts: AlertRecord[];
+}
+
+export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLifecycle & AlertStateStore & DeliveryLogStore;
 
 export interface RetentionConfig {
   /** Per-minute rollups. */

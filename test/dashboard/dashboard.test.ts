@@ -298,9 +298,11 @@ describe('the dashboard, end to end in Chromium', () => {
     await screenshot(page, 'trends');
   });
 
-  it('alerts: none configured until the collector evaluates alert rules', async () => {
+  it('alerts: the built-in rules, with the sections for active and resolved alerts', async () => {
     await open('?view=alerts');
-    await expect(page.locator('main').innerText()).resolves.toContain('No alert rules configured.');
+    await expect(page.locator('main p.summary').innerText()).resolves.toMatch(/^7 rules \(the built-in rules\), evaluated every 30 s; last evaluation /);
+    await expect(page.getByRole('heading', { name: /^Firing and pending \(\d+\)$/ }).count()).resolves.toBe(1);
+    await expect(page.getByRole('heading', { name: /^Resolved \(\d+\)$/ }).count()).resolves.toBe(1);
     await screenshot(page, 'alerts');
   });
 

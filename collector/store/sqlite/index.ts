@@ -2,10 +2,14 @@ import { mkdirSync, statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import type { Alert } from '../../alerting/model.js';
 import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
+  type AlertChanges,
+  type AlertPage,
+  type AlertQuery,
   type CellQuery,
   type DeliveryEntry,
   type DeliveryLogStore,
@@ -24,6 +28,7 @@ import {
 } from '../store.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
 import { DeliveryLog } from './deliveries.js';
+import { AlertsTable } from './alerts.js';
 import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { ExamplesReader } from './readers/examples.js';
 import { InstancesReader } from './readers/instances.js';
@@ -93,6 +98,7 @@ export class SqliteStore implements Store, DeliveryLogStore {
   private readonly trendsReader: TrendsReader;
   private readonly deliveryLog: DeliveryLog;
   private readonly deliveriesTransaction: (entries: readonly DeliveryEntry[]) => void;
+  private readonly alertsTable: AlertsTable;
   private readonly spansTransaction: (examples: readonly SpanExample[]) => number;
   private readonly probe: Database.Statement;
   private readonly bigProbe: Database.Statement;
@@ -152,6 +158,7 @@ export class SqliteStore implements Store, DeliveryLogStore {
     this.deliveriesTransaction = this.db.transaction((entries: readonly DeliveryEntry[]) => {
       for (const entry of entries) this.deliveryLog.record(entry);
     });
+    this.alertsTable = new AlertsTable(this.db);
     this.spansTransaction = this.db.transaction((examples: readonly SpanExample[]) => this.examplesWriter.write(examples));
     this.probe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     this.bigProbe = this.db.prepare("INSERT INTO meta (key, value) VALUES ('ready_probe', zeroblob(?)) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -261,6 +268,29 @@ export class SqliteStore implements Store, DeliveryLogStore {
     return this.examplesReader.read(query);
   }
 
+  async activeAlerts(): Promise<Alert[]> {
+    return this.alertsTable.activeAlerts();
+  }
+
+  recordAlerts(changes: AlertChanges): Promise<void> {
+    // Between the store's other writes: an export applied in steps holds one transaction open across turns.
+    return this.exclusive(() => {
+      try {
+        this.alertsTable.record(changes);
+      } catch (error) {
+        throw this.failed(error);
+      }
+    });
+  }
+
+  async alerts(query: AlertQuery): Promise<AlertPage> {
+    return this.alertsTable.page(query);
+  }
+
+  pruneAlerts(resolvedBeforeMs: number): Promise<number> {
+    return this.exclusive(() => this.alertsTable.prune(resolvedBeforeMs));
+  }
+
   recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void> {
     if (this.closed || entries.length === 0) return Promise.resolve();
     // Between the store's other writes: an export applied in steps holds one transaction open across turns.
@@ -321,6 +351,7 @@ export class SqliteStore implements Store, DeliveryLogStore {
     // The delivery log is kept as long as the hourly rollups: it explains alerts of that whole range.
     await this.exclusive(() => this.deliveryLog.dropBefore(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY));
     await this.retention.run();
+    await this.pruneAlerts(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY);
   }
 
   close(): Promise<void> {

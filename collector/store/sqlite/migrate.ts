@@ -42,11 +42,9 @@ export function loadMigrations(dir: string): Migration[] {
     });
   }
   migrations.sort((a, b) => a.version - b.version);
-  // Numbers are reserved ahead of the migration that uses them, so one may be unused; a number used twice is an error.
   migrations.forEach((migration, index) => {
-    const previous = migrations[index - 1];
-    if (migration.version < 1 || (previous !== undefined && previous.version === migration.version)) {
-      throw new Error(`extscope: migration number ${migration.version} is used more than once or is not positive`);
+    if (migration.version !== index + 1) {
+      throw new Error(`extscope: migrations must be numbered 1, 2, 3… without gaps (found ${migration.version} at position ${index + 1})`);
     }
   });
   return migrations;

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, type ResourceBatch, type SeriesDims, SeriesKind, type SpanExample, Temporality } from '../../../collector/model/batches.js';
+import type { Alert, AlertTransition } from '../../../collector/alerting/model.js';
 import type { CellTotal } from '../../../collector/model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import type { RetentionConfig, Store } from '../../../collector/store/store.js';
@@ -115,6 +116,25 @@ function cells(list: readonly CellTotal[]): string[] {
 }
 
 const day = { fromMs: T0 - MS_PER_DAY, toMs: T0 + MS_PER_DAY };
+
+function alert(fingerprint: string, service: string, activeSinceMs: number, changes: Partial<Alert> = {}): Alert {
+  return {
+    fingerprint,
+    rule: 'skew',
+    kind: 'advertisement_skew',
+    severity: 'warning',
+    state: 'pending',
+    labels: { alertname: 'skew', severity: 'warning', service },
+    annotations: { summary: `<b>${service}</b> differs` },
+    activeSinceMs,
+    firingSinceMs: undefined,
+    resolvedAtMs: undefined,
+    dashboardPath: `/?view=fleet&service=${service}`,
+    ...changes,
+  };
+}
+
+const moved = (to: Alert, from: AlertTransition['from'], atMs: number): AlertTransition => ({ id: `${to.fingerprint}-${to.activeSinceMs}-${to.state}`, from, to: to.state, atMs, alert: to });
 
 export function storeConformance(name: string, backend: () => StoreBackend): void {
   describe(`store conformance: ${name}`, () => {
@@ -368,6 +388,42 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       const tasks = await store.examples({ service: 'svc', extensionId: TASKS, limit: 1 });
       expect(tasks.map((e) => e.startMs - T0)).toEqual([4000]);
       expect(await store.examples({ service: 'other', limit: 10 })).toEqual([]);
+    });
+
+    it('alert states: each activation stored with its transitions once, active ones listed first, filtered, paged, kept across reopening', async () => {
+      const a = alert('fp-a', 'shop', T0);
+      const b = alert('fp-b', 'cart', T0 + MS_PER_MINUTE);
+      await store.recordAlerts({ alerts: [a, b], transitions: [moved(a, 'inactive', T0), moved(b, 'inactive', T0 + MS_PER_MINUTE)] });
+      const aFiring = { ...a, state: 'firing' as const, firingSinceMs: T0 + 10 * MS_PER_MINUTE };
+      // The same transition twice (a retried write) is stored once.
+      await store.recordAlerts({ alerts: [aFiring], transitions: [moved(aFiring, 'pending', T0 + 10 * MS_PER_MINUTE)] });
+      await store.recordAlerts({ alerts: [aFiring], transitions: [moved(aFiring, 'pending', T0 + 10 * MS_PER_MINUTE)] });
+      const bResolved = { ...b, state: 'resolved' as const, resolvedAtMs: T0 + 2 * MS_PER_MINUTE };
+      await store.recordAlerts({ alerts: [bResolved], transitions: [moved(bResolved, 'pending', T0 + 2 * MS_PER_MINUTE)] });
+      // b's condition holds again later: a new activation of the same fingerprint.
+      const bAgain = alert('fp-b', 'cart', T0 + 20 * MS_PER_MINUTE);
+      await store.recordAlerts({ alerts: [bAgain], transitions: [moved(bAgain, 'inactive', T0 + 20 * MS_PER_MINUTE)] });
+      await reopen();
+
+      expect((await store.activeAlerts()).map((x) => [x.fingerprint, x.state, x.activeSinceMs - T0])).toEqual([
+        ['fp-a', 'firing', 0],
+        ['fp-b', 'pending', 20 * MS_PER_MINUTE],
+      ]);
+      const all = await store.alerts({ limit: 10, offset: 0 });
+      expect(all.total).toBe(3);
+      expect(all.alerts.map((x) => `${x.fingerprint} ${x.state}`)).toEqual(['fp-a firing', 'fp-b pending', 'fp-b resolved']);
+      expect(all.alerts[0]).toEqual({ ...aFiring, transitions: [{ from: 'inactive', to: 'pending', atMs: T0 }, { from: 'pending', to: 'firing', atMs: T0 + 10 * MS_PER_MINUTE }] });
+      expect(all.alerts[2]?.transitions.map((t) => `${t.from}>${t.to}`)).toEqual(['inactive>pending', 'pending>resolved']);
+
+      expect((await store.alerts({ states: ['resolved'], limit: 10, offset: 0 })).alerts.map((x) => x.resolvedAtMs)).toEqual([T0 + 2 * MS_PER_MINUTE]);
+      expect((await store.alerts({ states: ['pending', 'firing'], service: 'cart', limit: 10, offset: 0 })).alerts.map((x) => x.fingerprint)).toEqual(['fp-b']);
+      expect((await store.alerts({ rule: 'other', limit: 10, offset: 0 })).total).toBe(0);
+      const second = await store.alerts({ limit: 1, offset: 1 });
+      expect([second.total, second.alerts.map((x) => x.state)]).toEqual([3, ['pending']]);
+
+      expect(await store.pruneAlerts(T0 + 2 * MS_PER_MINUTE)).toBe(0);
+      expect(await store.pruneAlerts(T0 + 3 * MS_PER_MINUTE)).toBe(1);
+      expect((await store.alerts({ limit: 10, offset: 0 })).alerts.map((x) => `${x.fingerprint} ${x.state}`)).toEqual(['fp-a firing', 'fp-b pending']);
     });
 
     it('health, size and close', async () => {

@@ -57,8 +57,7 @@ export async function watchedPage(context: BrowserContext, origin: string): Prom
     void dialog.dismiss().catch(() => undefined);
   });
   page.on('console', (message) => {
-    // The alerts view asks /api/v1/alerts, which answers 404 until the collector evaluates alert rules.
-    if (message.type() === 'error' && !message.location().url.endsWith('/api/v1/alerts')) watched.errors.push(message.text());
+    if (message.type() === 'error') watched.errors.push(message.text());
   });
   page.on('pageerror', (error) => watched.errors.push(String(error)));
   page.on('request', (request) => {

@@ -1,4 +1,5 @@
-import type { RollupReader } from '../../../store/store.js';
+import type { AlertStatus } from '../../../alerting/engine.js';
+import type { AlertStateStore, RollupReader } from '../../../store/store.js';
 
 /** What every API route needs: the store's read side and the clock that "now" comes from. */
 export interface ApiContext {
@@ -10,4 +11,6 @@ export interface ApiContext {
   instanceTtlMs: number;
   /** How far ahead of the clock ingest accepts points: where a range without `to` ends. */
   openEndMs: number;
+  /** Alert states and how the rules are evaluated; absent: no rule engine runs, and `/alerts` is not served. */
+  alerts?: { states: Pick<AlertStateStore, 'alerts'>; status(): AlertStatus } | undefined;
 }

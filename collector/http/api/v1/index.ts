@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { alertsRoutes } from './alerts/route.js';
 import type { ApiContext } from './context.js';
 import { examplesRoutes } from './examples/route.js';
 import { filterRoutes } from './filters/route.js';
@@ -13,9 +14,9 @@ export type { ApiContext } from './context.js';
 export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
 
 /** The read API (registered under `/api/v1`, behind the read token): each resource a plugin of its own. */
-export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, openEndMs }) => {
+export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
-  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, openEndMs };
+  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts };
   // While the store cannot write, reads answer from what is stored and say that it may be behind.
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reader.behind()) reply.header(DATA_BEHIND_HEADER, 'true');
@@ -27,4 +28,5 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
   await app.register(filterRoutes, context);
   await app.register(examplesRoutes, context);
   await app.register(trendsRoutes, context);
+  await app.register(alertsRoutes, context);
 };

@@ -1,0 +1,16 @@
+import type { Finding } from './conditions/finding.js';
+import type { Rule } from './rules/rule.js';
+
+/** `{{ $labels.name }}` and `{{ $value }}`, as in Prometheus' alert templates; anything else is left as written. */
+const TEMPLATE = /\{\{\s*\$(labels\.([a-zA-Z_][a-zA-Z0-9_]*)|value)\s*\}\}/g;
+
+export function expand(template: string, labels: Readonly<Record<string, string>>, value: number): string {
+  return template.replace(TEMPLATE, (whole, _what: string, label: string | undefined) => (label === undefined ? String(value) : (labels[label] ?? '')));
+}
+
+/** The condition's own words (`summary`, `description`), then the rule's annotations, expanded. */
+export function annotate(rule: Rule, finding: Finding, labels: Readonly<Record<string, string>>): Record<string, string> {
+  const annotations: Record<string, string> = { summary: finding.summary, description: finding.description };
+  for (const [name, template] of Object.entries(rule.annotations)) annotations[name] = expand(template, labels, finding.value);
+  return annotations;
+}

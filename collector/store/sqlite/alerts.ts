@@ -1,0 +1,133 @@
+import type Database from 'better-sqlite3';
+import type { Alert, AlertState, AlertTransition } from '../../alerting/model.js';
+import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.js';
+
+interface AlertRow {
+  fingerprint: string;
+  active_since_ms: number;
+  rule: string;
+  kind: Alert['kind'];
+  severity: Alert['severity'];
+  state: AlertState;
+  labels: string;
+  annotations: string;
+  firing_since_ms: number | null;
+  resolved_at_ms: number | null;
+  dashboard_path: string;
+}
+
+interface TransitionRow {
+  fingerprint: string;
+  active_since_ms: number;
+  from_state: AlertTransition['from'];
+  to_state: AlertState;
+  at_ms: number;
+}
+
+/** Firing, pending, resolved; newest first; then by rule, service and labels, so that the order is the same each time. */
+const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule, service, labels, fingerprint`;
+
+function toAlert(row: AlertRow): Alert {
+  return {
+    fingerprint: row.fingerprint,
+    rule: row.rule,
+    kind: row.kind,
+    severity: row.severity,
+    state: row.state,
+    labels: JSON.parse(row.labels) as Record<string, string>,
+    annotations: JSON.parse(row.annotations) as Record<string, string>,
+    activeSinceMs: row.active_since_ms,
+    firingSinceMs: row.firing_since_ms ?? undefined,
+    resolvedAtMs: row.resolved_at_ms ?? undefined,
+    dashboardPath: row.dashboard_path,
+  };
+}
+
+/** The `alerts` and `alert_transitions` tables (migration 005). */
+export class AlertsTable {
+  private readonly upsert: Database.Statement;
+  private readonly insertTransition: Database.Statement;
+  private readonly active: Database.Statement;
+  private readonly transitionsOf: Database.Statement;
+  private readonly pruneTransitions: Database.Statement;
+  private readonly pruneAlerts: Database.Statement;
+  private readonly recordTransaction: (changes: AlertChanges) => void;
+
+  constructor(private readonly db: Database.Database) {
+    this.upsert = db.prepare(`
+      INSERT INTO alerts (fingerprint, active_since_ms, rule, kind, severity, state, service, labels, annotations, firing_since_ms, resolved_at_ms, dashboard_path)
+      VALUES (@fingerprint, @activeSinceMs, @rule, @kind, @severity, @state, @service, @labels, @annotations, @firingSinceMs, @resolvedAtMs, @dashboardPath)
+      ON CONFLICT (fingerprint, active_since_ms) DO UPDATE SET
+        severity = excluded.severity, state = excluded.state, labels = excluded.labels, annotations = excluded.annotations,
+        firing_since_ms = excluded.firing_since_ms, resolved_at_ms = excluded.resolved_at_ms, dashboard_path = excluded.dashboard_path`);
+    this.insertTransition = db.prepare(`
+      INSERT INTO alert_transitions (id, fingerprint, active_since_ms, from_state, to_state, at_ms) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO NOTHING`);
+    this.active = db.prepare(`SELECT * FROM alerts WHERE state <> 'resolved' ORDER BY ${ORDER}`);
+    this.transitionsOf = db.prepare(`SELECT * FROM alert_transitions WHERE fingerprint = ? AND active_since_ms = ? ORDER BY at_ms, CASE to_state WHEN 'pending' THEN 0 WHEN 'firing' THEN 1 ELSE 2 END`);
+    this.pruneTransitions = db.prepare(`
+      DELETE FROM alert_transitions WHERE (fingerprint, active_since_ms) IN (SELECT fingerprint, active_since_ms FROM alerts WHERE resolved_at_ms < ?)`);
+    this.pruneAlerts = db.prepare('DELETE FROM alerts WHERE resolved_at_ms < ?');
+    this.recordTransaction = db.transaction((changes: AlertChanges) => {
+      for (const alert of changes.alerts) {
+        this.upsert.run({
+          fingerprint: alert.fingerprint,
+          activeSinceMs: alert.activeSinceMs,
+          rule: alert.rule,
+          kind: alert.kind,
+          severity: alert.severity,
+          state: alert.state,
+          service: alert.labels['service'] ?? null,
+          labels: JSON.stringify(alert.labels),
+          annotations: JSON.stringify(alert.annotations),
+          firingSinceMs: alert.firingSinceMs ?? null,
+          resolvedAtMs: alert.resolvedAtMs ?? null,
+          dashboardPath: alert.dashboardPath,
+        });
+      }
+      for (const transition of changes.transitions) {
+        this.insertTransition.run(transition.id, transition.alert.fingerprint, transition.alert.activeSinceMs, transition.from, transition.to, transition.atMs);
+      }
+    });
+  }
+
+  activeAlerts(): Alert[] {
+    return (this.active.all() as AlertRow[]).map(toAlert);
+  }
+
+  record(changes: AlertChanges): void {
+    this.recordTransaction(changes);
+  }
+
+  page(query: AlertQuery): AlertPage {
+    const conditions: string[] = [];
+    const parameters: unknown[] = [];
+    if (query.states !== undefined && query.states.length > 0) {
+      conditions.push(`state IN (${query.states.map(() => '?').join(', ')})`);
+      parameters.push(...query.states);
+    }
+    if (query.rule !== undefined) {
+      conditions.push('rule = ?');
+      parameters.push(query.rule);
+    }
+    if (query.service !== undefined) {
+      conditions.push('service = ?');
+      parameters.push(query.service);
+    }
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM alerts ${where}`).get(...parameters) as { n: number }).n;
+    const rows = this.db.prepare(`SELECT * FROM alerts ${where} ORDER BY ${ORDER} LIMIT ? OFFSET ?`).all(...parameters, query.limit, query.offset) as AlertRow[];
+    const alerts: AlertRecord[] = rows.map((row) => ({
+      ...toAlert(row),
+      transitions: (this.transitionsOf.all(row.fingerprint, row.active_since_ms) as TransitionRow[]).map((t) => ({ from: t.from_state, to: t.to_state, atMs: t.at_ms })),
+    }));
+    return { total, alerts };
+  }
+
+  prune(resolvedBeforeMs: number): number {
+    return this.db.transaction(() => {
+      this.pruneTransitions.run(resolvedBeforeMs);
+      return this.pruneAlerts.run(resolvedBeforeMs).changes;
+    })();
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * Each rule kind, fed over OTLP to a real collector on its own clock: the condition makes the alert, and the
+ * same data just below the rule's threshold (another service, client or instance) makes none.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type TestCollector, tempDir } from '../helpers/collector.js';
+import { active, alertingCollector, alerts, send } from './helpers.js';
+
+const A = 'com.example/a';
+const B = 'com.example/b';
+const MINUTE = 60_000;
+const NOW = Date.UTC(2026, 5, 1, 12, 0, 30);
+
+describe('alert rule conditions', () => {
+  let temp: Awaited<ReturnType<typeof tempDir>>;
+  let collector: TestCollector | undefined;
+  let clock: { now: number };
+  const start = async (rules: string): Promise<string> => {
+    ({ collector, clock } = await alertingCollector(temp.dir, rules, NOW));
+    return collector.url;
+  };
+  const evaluate = async (): Promise<void> => {
+    await collector?.alerting.evaluate();
+  };
+
+  beforeEach(async () => {
+    temp = await tempDir();
+  });
+  afterEach(async () => {
+    await collector?.close();
+    collector = undefined;
+    await temp.cleanup();
+  });
+
+  it('advertisement_skew: live instances of one service advertising different ids or settings; identical ones stay quiet', async () => {
+    const url = await start('rules:\n  - { name: skew, kind: advertisement_skew, for: 0s }\n');
+    await send(url, { service: 'ids', instance: 'ids-1', atMs: NOW - MINUTE, advertised: [{ id: A }] });
+    await send(url, { service: 'ids', instance: 'ids-2', atMs: NOW - MINUTE, advertised: [{ id: A }, { id: B }] });
+    await send(url, { service: 'settings', instance: 'settings-1', atMs: NOW - MINUTE, advertised: [{ id: A, fingerprint: 'f1' }] });
+    await send(url, { service: 'settings', instance: 'settings-2', atMs: NOW - MINUTE, advertised: [{ id: A, fingerprint: 'f2' }] });
+    await send(url, { service: 'same', instance: 'same-1', atMs: NOW - MINUTE, advertised: [{ id: A }, { id: B }] });
+    await send(url, { service: 'same', instance: 'same-2', atMs: NOW - MINUTE, advertised: [{ id: B }, { id: A }] });
+    await send(url, { service: 'alone', instance: 'alone-1', atMs: NOW - MINUTE, advertised: [{ id: A }] });
+    await evaluate();
+    expect(await active(url)).toEqual(['skew firing {"service":"ids"}', 'skew firing {"service":"settings"}']);
+    const [alert] = (await alerts(url, '?service=ids')).alerts;
+    expect(alert?.annotations['description']).toContain(`(${B} differ)`);
+    expect(alert?.dashboardPath).toBe('/?view=fleet&service=ids');
+  });
+
+  it('extension_withdrawn: an id a service (or one instance) advertised before and no longer does; one still advertised stays quiet', async () => {
+    const url = await start(['rules:', '  - { name: by-service, kind: extension_withdrawn, for: 0s }', '  - { name: by-instance, kind: extension_withdrawn, for: 0s, level: instance }', ''].join('\n'));
+    await send(url, { service: 'shop', instance: 'shop-1', atMs: NOW - 3 * MINUTE, advertised: [{ id: A }, { id: B }] });
+    await send(url, { service: 'shop', instance: 'shop-1', atMs: NOW - MINUTE, advertised: [{ id: A }] });
+    // cart: cart-1 stops advertising B, but cart-2 still does: withdrawn by one instance, not by the service.
+    await send(url, { service: 'cart', instance: 'cart-1', atMs: NOW - 3 * MINUTE, advertised: [{ id: A }, { id: B }] });
+    await send(url, { service: 'cart', instance: 'cart-1', atMs: NOW - MINUTE, advertised: [{ id: A }] });
+    await send(url, { service: 'cart', instance: 'cart-2', atMs: NOW - MINUTE, advertised: [{ id: A }, { id: B }] });
+    await send(url, { service: 'steady', instance: 'steady-1', atMs: NOW - 3 * MINUTE, advertised: [{ id: A }] });
+    await send(url, { service: 'steady', instance: 'steady-1', atMs: NOW - MINUTE, advertised: [{ id: A }] });
+    await evaluate();
+    expect(await active(url)).toEqual([
+      `by-instance firing {"service":"cart","instance":"cart-1","extension":"${B}"}`,
+      `by-instance firing {"service":"shop","instance":"shop-1","extension":"${B}"}`,
+      `by-service firing {"service":"shop","extension":"${B}"}`,
+    ]);
+  });
+
+  it('negotiation_drop: a share down by the threshold against the baseline fires; one point less, or too few requests, stays quiet', async () => {
+    const url = await start('rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 100 }\n');
+    const traffic = async (service: string, baseline: [number, number], recent: [number, number]): Promise<void> => {
+      for (const [atMs, [requests, negotiated]] of [[NOW - 30 * MINUTE, baseline], [NOW - 5 * MINUTE, recent]] as const) {
+        await send(url, { service, atMs, requests: [{ count: requests }], extensions: [{ id: A, count: negotiated, clientDeclared: true, serverDeclared: true }] });
+      }
+    };
+    await traffic('down-20', [100, 80], [100, 60]);
+    await traffic('down-19', [100, 80], [100, 61]);
+    await traffic('quiet-hour', [100, 80], [99, 0]);
+    await evaluate();
+    expect(await active(url)).toEqual([`drop firing {"service":"down-20","extension":"${A}"}`]);
+    const [alert] = (await alerts(url)).alerts;
+    expect(alert?.annotations['summary']).toBe(`${A} negotiated on 60.0% of down-20's requests, down from 80.0%`);
+    expect(alert?.dashboardPath).toBe(`/?view=extension&ext=${encodeURIComponent(A)}&service=down-20`);
+  });
+
+  it('negotiation_drop per client: only the client whose share fell', async () => {
+    const url = await start('rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, perClient: true }\n');
+    for (const [atMs, alpha, beta] of [[NOW - 30 * MINUTE, 10, 10], [NOW - 5 * MINUTE, 0, 10]] as const) {
+      await send(url, {
+        service: 'shop',
+        atMs,
+        requests: [{ client: 'alpha', count: 10 }, { client: 'beta', count: 10 }],
+        extensions: [
+          { id: A, client: 'alpha', count: alpha, clientDeclared: true, serverDeclared: true },
+          { id: A, client: 'beta', count: beta, clientDeclared: true, serverDeclared: true },
+        ],
+      });
+    }
+    await evaluate();
+    expect(await active(url)).toEqual([`drop firing {"service":"shop","client":"alpha","extension":"${A}"}`]);
+  });
+
+  it('scope by client: a drop of a client outside the scope alerts nobody; a drop within it, counted over the scoped clients only, does', async () => {
+    const url = await start(['rules:', '  - { name: beta-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, scope: { clients: [beta] } }', '  - { name: alpha-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 40, minRequests: 10, scope: { clients: [alpha] } }', ''].join('\n'));
+    // alpha: 100% → 50%; beta unchanged. Over both clients the share fell 25 points only.
+    for (const [atMs, alpha] of [[NOW - 30 * MINUTE, 10], [NOW - 5 * MINUTE, 5]] as const) {
+      await send(url, {
+        service: 'shop',
+        atMs,
+        requests: [{ client: 'alpha', count: 10 }, { client: 'beta', count: 10 }],
+        extensions: [
+          { id: A, client: 'alpha', count: alpha, clientDeclared: true, serverDeclared: true },
+          { id: A, client: 'beta', count: 10, clientDeclared: true, serverDeclared: true },
+        ],
+      });
+    }
+    await evaluate();
+    expect(await active(url)).toEqual([`alpha-only firing {"service":"shop","extension":"${A}"}`]);
+  });
+
+  it('client_regression: the newest version of a client no longer declaring what the previous one did; too few requests of it stays quiet', async () => {
+    const url = await start('rules:\n  - { name: regression, kind: client_regression, minRequests: 10 }\n');
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 20 * MINUTE,
+      requests: [{ client: 'alpha', version: '1.9.0', count: 5 }, { client: 'beta', version: '2.0.0', count: 5 }],
+      extensions: [
+        { id: A, client: 'alpha', version: '1.9.0', count: 5, clientDeclared: true, serverDeclared: true },
+        { id: A, client: 'beta', version: '2.0.0', count: 5, clientDeclared: true, serverDeclared: true },
+      ],
+    });
+    // 1.10.0 is newer than 1.9.0 (numerically); it sends 10 requests without A. beta 2.1.0: only 9.
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 2 * MINUTE,
+      requests: [{ client: 'alpha', version: '1.10.0', count: 10 }, { client: 'beta', version: '2.1.0', count: 9 }],
+      extensions: [
+        { id: A, client: 'alpha', version: '1.10.0', count: 10, clientDeclared: false, serverDeclared: true },
+        { id: A, client: 'beta', version: '2.1.0', count: 9, clientDeclared: false, serverDeclared: true },
+      ],
+    });
+    await evaluate();
+    expect(await active(url)).toEqual([`regression firing {"client":"alpha","version":"1.10.0","previous_version":"1.9.0","extension":"${A}"}`]);
+    expect((await alerts(url)).alerts[0]?.dashboardPath).toBe('/?view=matrix&group=client_version&rows=alpha');
+  });
+
+  it('missing_capability: -32021 answers naming an id above the rate fire; exactly at the rate stays quiet', async () => {
+    const url = await start('rules:\n  - { name: required, kind: missing_capability, for: 0s, window: 5m, ratePerMinute: 1 }\n');
+    const errors = async (service: string, count: number): Promise<void> => {
+      await send(url, {
+        service,
+        atMs: NOW - 2 * MINUTE,
+        requests: [{ count, outcome: 'error', statusCode: '-32021' }],
+        extensions: [{ id: A, count, clientDeclared: false, serverDeclared: true, required: true }],
+      });
+    };
+    await errors('six', 6);
+    await errors('five', 5);
+    await evaluate();
+    expect(await active(url)).toEqual([`required firing {"service":"six","extension":"${A}"}`]);
+    expect((await alerts(url)).alerts[0]?.annotations['description']).toContain('1.20 missing-capability answers per minute');
+  });
+
+  it('new_extension_id: an id clients declare for the first time; one declared within the lookback, or only by servers, stays quiet', async () => {
+    const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 2h }\n');
+    await send(url, { service: 'shop', atMs: NOW - 60 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 3 * MINUTE,
+      requests: [{ count: 3 }],
+      extensions: [
+        { id: A, count: 1, clientDeclared: true, serverDeclared: true },
+        { id: B, count: 1, clientDeclared: true, serverDeclared: false },
+        { id: 'com.example/server-only', count: 1, clientDeclared: false, serverDeclared: true },
+      ],
+    });
+    await evaluate();
+    expect(await active(url)).toEqual([`new-ids firing {"extension":"${B}"}`]);
+    expect((await alerts(url)).alerts[0]?.severity).toBe('info');
+    // Once its window has passed, the id is no longer new: resolved.
+    clock.now = NOW + 11 * MINUTE;
+    await evaluate();
+    expect(await active(url)).toEqual([]);
+    expect((await alerts(url, '?state=resolved')).alerts.map((alert) => alert.labels['extension'])).toEqual([B]);
+  });
+
+  it('new_extension_id: with no traffic before the window (a new database), no id is judged new', async () => {
+    const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 2h }\n');
+    await send(url, { service: 'shop', atMs: NOW - 3 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: B, count: 1, clientDeclared: true, serverDeclared: false }] });
+    await evaluate();
+    expect(await active(url)).toEqual([]);
+  });
+
+  it('new_extension_id over a lookback read by the hour: the window is not counted as before it, the rest of the hour is', async () => {
+    const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 3d }\n');
+    // NOW is 12:00:30: the window starts at 11:50. OLD at 11:10 lies in the hour before it; NEW at 11:57 only in the window.
+    await send(url, { service: 'shop', atMs: NOW - 50 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await send(url, { service: 'shop', atMs: NOW - 3 * MINUTE, requests: [{ count: 2 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }, { id: B, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await evaluate();
+    expect(await active(url)).toEqual([`new-ids firing {"extension":"${B}"}`]);
+  });
+
+  it('stale_instance: an instance silent for longer than the threshold; one silent a little less, or one that lived shorter than minUptime, stays quiet', async () => {
+    const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 30m }\n');
+    // shop-old and shop-short fall silent 11 minutes before NOW; shop-old had reported for 30 minutes, shop-short for 29.
+    for (const [instance, from] of [['shop-old', 41], ['shop-short', 40], ['shop-recent', 39]] as const) {
+      clock.now = NOW - from * MINUTE;
+      await send(url, { service: 'shop', instance, atMs: clock.now, requests: [{ count: 1 }] });
+    }
+    clock.now = NOW - 11 * MINUTE;
+    await send(url, { service: 'shop', instance: 'shop-old', atMs: clock.now + 1, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-short', atMs: clock.now + 1, requests: [{ count: 1 }] });
+    clock.now = NOW - 9 * MINUTE;
+    await send(url, { service: 'shop', instance: 'shop-recent', atMs: clock.now, requests: [{ count: 1 }] });
+    clock.now = NOW;
+    await evaluate();
+    expect(await active(url)).toEqual(['stale firing {"service":"shop","instance":"shop-old"}']);
+    expect((await alerts(url)).alerts[0]?.dashboardPath).toBe('/?view=fleet&service=shop&instance=shop-old');
+  });
+
+  it('scope: a rule scoped to services and extension ids alerts only within them', async () => {
+    const url = await start('rules:\n  - { name: withdrawn, kind: extension_withdrawn, for: 0s, scope: { services: [shop], extensions: ["' + B + '"] } }\n');
+    for (const service of ['shop', 'cart']) {
+      await send(url, { service, atMs: NOW - 3 * MINUTE, advertised: [{ id: A }, { id: B }, { id: 'com.example/c' }] });
+      await send(url, { service, atMs: NOW - MINUTE, advertised: [] });
+    }
+    // An empty advertisement is no advertisement at all: advertise something else to withdraw the rest.
+    for (const service of ['shop', 'cart']) await send(url, { service, atMs: NOW - MINUTE / 2, advertised: [{ id: 'com.example/d' }] });
+    await evaluate();
+    expect(await active(url)).toEqual([`withdrawn firing {"service":"shop","extension":"${B}"}`]);
+  });
+});
