@@ -14,6 +14,11 @@
  * What did not work: `mount -o remount,ro` of a tmpfs or ext4 with the database open for writing fails with EBUSY
  * (the kernel refuses while a file is open for writing); a second bind mount made read-only leaves the descriptors
  * opened through the first one writable.
+ *
+ * Not covered: starting on a file system that is already read-only. A WAL database cannot be opened there, even
+ * after a clean stop has checkpointed and removed its WAL: read-only, SQLite wants a `-shm` file it cannot create
+ * (SQLITE_CANTOPEN); with `locking_mode=EXCLUSIVE`, as the store opens it, taking the lock fails
+ * (SQLITE_IOERR_LOCK). The collector then refuses to start ("disk I/O error").
  */
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
