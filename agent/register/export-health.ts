@@ -90,6 +90,6 @@ export class ExportHealth {
     if (now - state.lastAnnouncedAt < FAILING_LINE_INTERVAL_MS) return;
     state.announced = true;
     state.lastAnnouncedAt = now;
-    this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(result.error)}): ${hint(result.error)}; counted in extscope.agent.errors, one line follows when it works again`);
+    this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(result.error)}): ${hint(result.error)}; counted in extscope.agent.errors (a line follows once exports succeed)`);
   }
 }
