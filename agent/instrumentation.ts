@@ -129,7 +129,7 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
         pipeline,
         advertisements: servers.advertisements,
         announce: (server) => servers.announce(server),
-        sdkObserved: () => this.status.patched.size > 0,
+        sdkObserved: () => this.status.patched.size > 0 || this.getConfig().wireFallback === 'watch',
         mcpSeen: (side) => {
           if (trafficSeen) return;
           trafficSeen = true;
@@ -213,7 +213,8 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   override enable(): void {
     super.enable();
     (globalThis as Record<symbol, unknown>)[ACTIVE] = this;
-    if (this.getConfig().wireFallback === true) this.parts.wire.start();
+    const wireFallback = this.getConfig().wireFallback;
+    if (wireFallback === true || wireFallback === 'watch') this.parts.wire.start();
     if (this._v1RequireHook !== undefined) return;
     const files: Record<string, (exports: Exports) => void> = {
       [`${V1_SDK}/${V1_SERVER_FILES.cjs}`]: (exports) => this.patchServer(exports['Server'], `${V1_SDK} Server`),

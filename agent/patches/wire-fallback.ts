@@ -12,8 +12,8 @@ export interface WireHost extends WireServerSink {
   readonly pipeline: RequestPipeline;
   readonly advertisements: ServerAdvertisements;
   /**
-   * An SDK copy was patched (or a server was attached by hand): its connections record the requests, and the
-   * wire only watches whether MCP traffic arrives at all, then stops.
+   * An SDK copy was patched (or a server was attached by hand, or the fallback only watches): its connections
+   * record the requests, and the wire only watches whether MCP traffic arrives at all, then stops.
    */
   sdkObserved(): boolean;
   /** MCP requests were seen arriving on `side` (the first time only). */

@@ -97,7 +97,7 @@ function start(): void {
   const instrumentation = new ExtscopeInstrumentation({
     spans: !tracesOff && envFlag('EXTSCOPE_SPANS', true),
     captureSettings: envFlag('EXTSCOPE_CAPTURE_SETTINGS', false),
-    wireFallback,
+    wireFallback: wireFallback ? true : 'watch',
     onMcpTraffic,
     onFirstServer,
   });
