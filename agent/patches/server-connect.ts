@@ -76,10 +76,13 @@ export class ServerConnections {
       }
       tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started);
       this.announce(advertisement);
-      try {
-        observeTransportRejections(transport, advertisement, this.pipeline, this.exchanges);
-      } catch (error) {
-        this.pipeline.fail('attach', error);
+      // Inside an HTTP entry's exchange (createMcpHandler connects per request) the entry sees those answers.
+      if (!this.exchanges.inHttpExchange()) {
+        try {
+          observeTransportRejections(transport, advertisement, this.pipeline, this.exchanges);
+        } catch (error) {
+          this.pipeline.fail('attach', error);
+        }
       }
     } catch (error) {
       this.pipeline.fail('attach', error);

@@ -17,7 +17,8 @@ type StreamName = 'stdin' | 'stdout';
  * outbound ones in `stdout.write`; both call the original with the same arguments.
  *
  * Whether to record is decided at the first bytes on stdin: when an SDK copy was patched by then, its
- * connections record, and both streams are unhooked (after noting whether that first chunk was MCP).
+ * connections record, and both streams are unhooked (after noting whether that first chunk was MCP); a write
+ * to stdout before any read unhooks them too when an SDK copy records.
  */
 export function tapStdio(host: WireHost): StdioWireTap {
   let mode: 'undecided' | 'recording' | 'off' = 'undecided';
@@ -77,6 +78,9 @@ export function tapStdio(host: WireHost): StdioWireTap {
   const onWrite = (chunk: unknown, encoding: unknown): void => {
     try {
       if (mode === 'recording') outbound!.push(chunk, encoding);
+      // Written before anything was read (an HTTP server's log line) while an SDK copy records: nothing to
+      // watch here. (A stdio server answers only after reading.)
+      else if (mode === 'undecided' && host.sdkObserved()) stop();
     } catch (error) {
       host.pipeline.fail('wire_stdio', error);
     }
