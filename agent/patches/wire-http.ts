@@ -37,7 +37,7 @@ function header(request: IncomingMessage, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** An MCP streamable HTTP request, by its headers alone. */
+/** An MCP streamable HTTP request, by its headers alone (a client must accept both JSON and SSE answers). */
 function looksLikeMcp(request: IncomingMessage): boolean {
   if (header(request, HEADER_PROTOCOL_VERSION) !== undefined || header(request, HEADER_SESSION_ID) !== undefined) return true;
   const accept = header(request, 'accept') ?? '';
@@ -95,7 +95,9 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
         if (noted || --sentinelBudget <= 0) stop();
         return;
       }
-      if (request.method !== 'POST') return;
+      // Only what an MCP client sends (MCP headers, or the Accept the streamable HTTP transport requires): the
+      // other POSTs of the application (uploads, webhooks) are never buffered.
+      if (request.method !== 'POST' || !looksLikeMcp(request)) return;
       observeExchange(request, response);
     } catch (error) {
       host.pipeline.fail('wire_http', error);
