@@ -129,6 +129,7 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
         pipeline,
         advertisements: servers.advertisements,
         announce: (server) => servers.announce(server),
+        identify: (identity) => servers.identify(identity),
         sdkObserved: () => this.status.patched.size > 0 || this.getConfig().wireFallback === 'watch',
         mcpSeen: (side) => {
           if (trafficSeen) return;

@@ -15,6 +15,7 @@ import {
   readOutcome,
   readRequest,
 } from './request-facts.js';
+import type { ServerIdentity } from '../types.js';
 import type { ServerAdvertisement, ServerAdvertisements } from './server-advertisement.js';
 import { asRecord } from './untrusted.js';
 
@@ -23,10 +24,15 @@ interface Pending {
   span: Span | undefined;
 }
 
-/** Where a wire connection reports what a server's own answer said it advertises. */
+/** Where a wire connection reports what a server's own answers said about it. */
 export interface WireServerSink {
   /** A server answered `initialize` or `server/discover`: what it advertises (for the gauges, the first-server hook). */
   announce(server: ServerAdvertisement): void;
+  /**
+   * A request is recorded for a server known by name at most (a 2026-07-28 result names its server in `_meta`,
+   * but only `server/discover` says what it advertises): the first-server hook runs, the gauges learn nothing.
+   */
+  identify(identity: ServerIdentity): void;
 }
 
 /**
@@ -129,8 +135,10 @@ export class WireConnection {
     const pending = this.inFlight.take(message.id);
     if (pending === undefined) return;
     const { method } = pending.facts;
-    if ((method === METHOD_INITIALIZE || method === METHOD_SERVER_DISCOVER) && asRecord(message['result']) !== undefined) {
-      this.learnServer(asRecord(message['result'])!);
+    const result = asRecord(message['result']);
+    if (result !== undefined) {
+      if (method === METHOD_INITIALIZE || method === METHOD_SERVER_DISCOVER) this.learnServer(result);
+      else if (this.server === undefined) this.learnIdentity(result);
     }
     this.finish(pending, readOutcome(message, this.sink.reading.limits));
   }
@@ -143,6 +151,17 @@ export class WireConnection {
     // No capabilities in the answer: who answered is known, what it advertises is not.
     this.server = capabilities === undefined ? { ...server, extensions: UNKNOWN_DECLARATION, ids: new Set(), fingerprints: [] } : server;
     if (this.active()) this.servers.announce(this.server);
+  }
+
+  /**
+   * A 2026-07-28 result names its server in `_meta` (every result does): who answers is known from then on,
+   * what it advertises is not (a client may reuse a `server/discover` answer from an earlier connection).
+   */
+  private learnIdentity(result: Record<string, unknown>): void {
+    const serverInfo = asRecord(asRecord(result['_meta'])?.[META_SERVER_INFO]);
+    if (serverInfo === undefined) return;
+    const named = this.advertisements.read({ getCapabilities: () => undefined, _serverInfo: serverInfo });
+    this.server = { ...named, extensions: UNKNOWN_DECLARATION, ids: new Set(), fingerprints: [] };
   }
 
   private finish(pending: Pending, outcome: Outcome): void {
@@ -159,6 +178,8 @@ export class WireConnection {
       pending.span?.end();
       return;
     }
+    // The first request recorded starts the export (the zero-code SDK), whether or not a server was named.
+    this.servers.identify(this.server?.identity ?? {});
     this.sink.finish(facts, this.server, outcome, pending.span, this.sessionId());
   }
 }

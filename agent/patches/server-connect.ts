@@ -8,6 +8,9 @@ import type { ServerIdentity } from '../types.js';
 import { observeTransportRejections } from './transport-entry.js';
 import { tapTransport } from './transport-tap.js';
 
+/** How long a server seen without a name waits for a named one before the first-server hook runs anyway. */
+const UNNAMED_SERVER_WAIT_MS = 1000;
+
 /** Marks a `connect` as ours, so a second instrumentation instance (or a second copy) never doubles it. */
 const PATCHED = Symbol.for('extscope.patched');
 
@@ -92,10 +95,33 @@ export class ServerConnections {
   /** A server is known to serve (it connected, or the wire saw its answer): reported by the gauges from now on. */
   announce(advertisement: ServerAdvertisement): void {
     this.pipeline.advertise(advertisement);
-    if (!this.firstServerSeen) {
-      this.firstServerSeen = true;
-      this.onFirstServer?.(advertisement.identity);
+    this.runFirstServerHook(advertisement.identity);
+  }
+
+  /**
+   * A server serves, known by its name at most: the first one runs the first-server hook. A server seen
+   * without a name (the wire recorded a refusal before any answer named it) waits a moment for one that has a
+   * name, since the hook names the telemetry's service after it.
+   */
+  identify(identity: ServerIdentity): void {
+    if (this.firstServerSeen) return;
+    if (identity.name === undefined) {
+      if (this.unnamedTimer === undefined) {
+        this.unnamedTimer = setTimeout(() => this.runFirstServerHook({}), UNNAMED_SERVER_WAIT_MS);
+        this.unnamedTimer.unref();
+      }
+      return;
     }
+    this.runFirstServerHook(identity);
+  }
+
+  private unnamedTimer: ReturnType<typeof setTimeout> | undefined;
+
+  private runFirstServerHook(identity: ServerIdentity): void {
+    if (this.firstServerSeen) return;
+    this.firstServerSeen = true;
+    clearTimeout(this.unnamedTimer);
+    this.onFirstServer?.(identity);
   }
 }
 

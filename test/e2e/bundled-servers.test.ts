@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCollector, startCollector } from '../../collector/index.js';
 import { freePort } from '../support/counting-clients.js';
 import { ROOT, agentEnv } from '../support/processes.js';
+import { bundleFixture } from '../agent/bundle.js';
 
 const UI = 'io.modelcontextprotocol/ui';
 const CAPABILITIES = { extensions: { [UI]: { mimeTypes: ['text/html;profile=mcp-app'] } } };
@@ -190,4 +191,43 @@ describe('bundled SDK copies (MCP Apps servers from npm) are seen on the wire', 
       await expectInstance(serverName);
     });
   }
+});
+
+describe('an esbuild-bundled v2 server, seen on the wire by real clients of both eras', () => {
+  it('serveStdio (2026-07-28 and 2025): exact counts, the server map read from its own answers', async () => {
+    const script = await bundleFixture('bundled-v2-stdio.mjs', dir);
+    const env = agentEnv(collector.url);
+    const negotiated: Record<string, string | undefined> = {};
+    for (const era of CLIENTS) {
+      const args = ['--import', 'extscope/register', script];
+      negotiated[era] = await exercise(era, `bundled-${era}`, () =>
+        era === 'v1' ? new V1StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }) : new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }),
+      );
+    }
+    expect(negotiated['v2-auto']).toBe('2026-07-28');
+    expect(negotiated['v2-2025']).toBe('2025-11-25');
+
+    // Each: tools/list and tools/call, after server/discover (2026-07-28) or initialize (2025).
+    const expected = { 'bundled-v2-auto@1.0.0': 3, 'bundled-v2-2025@1.0.0': 3, 'bundled-v1@1.0.0': 3 };
+    await expect
+      .poll(async () => {
+        const rows = await matrixRows('fixture-bundled-v2');
+        return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
+      }, { timeout: 20_000, interval: 250 })
+      .toEqual(expected);
+    const rows = await matrixRows('fixture-bundled-v2');
+    for (const [client, count] of Object.entries(expected)) {
+      expect(rows.get(client)?.declaration).toEqual({ unknown: 0, none: 0, declared: count });
+      expect(extension(rows.get(client), UI)).toEqual({ client: count, server: 0, negotiated: 0 });
+    }
+    // The server's map is what its own answer said: `initialize` covers the 2025 connection; the negotiating
+    // client probes with server/discover on a connection of its own and reuses that answer, so on the wire
+    // only the probe itself has a known server map (the later results name the server, not its map).
+    expect(extension(rows.get('bundled-v2-2025@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
+    expect(extension(rows.get('bundled-v1@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
+    expect(extension(rows.get('bundled-v2-auto@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 1, negotiated: 0 });
+    const advertising = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === 'fixture-bundled-v2' && row.advertises.length > 0);
+    expect(advertising.length).toBe(3);
+    for (const instance of advertising) expect(instance.advertises.map((entry) => entry.id).sort()).toEqual(['com.example/search', 'io.modelcontextprotocol/tasks']);
+  });
 });

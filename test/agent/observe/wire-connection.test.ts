@@ -15,7 +15,7 @@ const envelope = (extensions: Record<string, unknown>) => ({
 function wire(active = () => true) {
   const { pipeline, metrics } = pipelineWithReader();
   const announced: ServerAdvertisement[] = [];
-  const connection = new WireConnection(pipeline, { announce: (server) => announced.push(server) }, new ServerAdvertisements(LIMITS), undefined, undefined, active);
+  const connection = new WireConnection(pipeline, { announce: (server) => announced.push(server), identify: () => {} }, new ServerAdvertisements(LIMITS), undefined, undefined, active);
   return { connection, metrics, announced };
 }
 
@@ -59,6 +59,17 @@ describe('WireConnection: per-request semantics from the wire alone', () => {
     expect(await metrics.sum('extscope.requests', { 'extscope.client.name': 'legacy', 'extscope.server.name': 'legacy-server', 'extscope.server.declaration': 'none', 'mcp.protocol.version': '2025-11-25' })).toBe(3);
     expect(await metrics.sum('extscope.requests', { 'extscope.client.name': 'legacy', 'extscope.outcome': 'cancelled' })).toBe(1);
     expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': TASKS, 'extscope.extension.client_declared': true })).toBe(3);
+  });
+
+  it('2026-07-28 without a discover on this conversation: results name the server, its map stays unknown', async () => {
+    const { connection, metrics, announced } = wire();
+    connection.inbound({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: envelope({ [TASKS]: {} }) } });
+    connection.outbound({ jsonrpc: '2.0', id: 0, result: { tools: [], resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'named', version: '2' } } } });
+    connection.inbound({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope({ [TASKS]: {} }) } });
+    connection.outbound({ jsonrpc: '2.0', id: 1, result: { tools: [], resultType: 'complete' } });
+    expect(announced).toEqual([]);
+    expect(await metrics.sum('extscope.requests', { 'extscope.server.name': 'named', 'extscope.server.declaration': 'unknown' })).toBe(2);
+    expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': TASKS, 'extscope.extension.server_declared': false })).toBe(2);
   });
 
   it('an error answered with id null, or the end of an exchange, settles what is still open', async () => {
