@@ -9,6 +9,7 @@ import {
   type HandshakeSlot,
   type Outcome,
   type RequestFacts,
+  type RequestReading,
   cancelledRequestId,
   isRequest,
   isResponse,
@@ -54,7 +55,16 @@ export class WireConnection {
     private readonly sessionId: () => string | undefined = () => undefined,
     /** Whether recording is still this connection's job (an SDK copy patched later takes over). */
     private readonly active: () => boolean = () => true,
-  ) {}
+    /**
+     * The revision the transport states for the conversation (HTTP's `MCP-Protocol-Version` header): all a
+     * 2025-era request without its `initialize` tells about itself besides its method.
+     */
+    protocolVersionHeader?: string,
+  ) {
+    this.reading = protocolVersionHeader === undefined ? sink.reading : { ...sink.reading, protocolVersionHint: () => protocolVersionHeader };
+  }
+
+  private readonly reading: RequestReading;
 
   /** The server this conversation learned from an answer, if any (an HTTP session keeps it across exchanges). */
   get knownServer(): ServerAdvertisement | undefined {
@@ -115,7 +125,7 @@ export class WireConnection {
         this.sink.fail('pending_overflow', undefined);
         return;
       }
-      const facts = readRequest(message, this.handshake.handshake, this.sink.reading);
+      const facts = readRequest(message, this.handshake.handshake, this.reading);
       const started = this.active() ? this.sink.start(facts) : undefined;
       this.inFlight.add(facts.id, { facts, span: started?.span });
       return;

@@ -108,7 +108,7 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
     const sessionId = header(request, HEADER_SESSION_ID);
     const session = sessionId === undefined ? undefined : sessions.get(sessionId);
     const handshake = session?.handshake ?? { handshake: undefined };
-    const connection = new WireConnection(host.pipeline, host, host.advertisements, handshake, () => sessionId, () => !host.sdkObserved());
+    const connection = new WireConnection(host.pipeline, host, host.advertisements, handshake, () => sessionId, () => !host.sdkObserved(), header(request, HEADER_PROTOCOL_VERSION));
     connection.knownServer = session?.server;
     const body = new BodyFrames();
     const answer = new AnswerFrames((message) => connection.outbound(message));

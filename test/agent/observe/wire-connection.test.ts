@@ -81,6 +81,14 @@ describe('WireConnection: per-request semantics from the wire alone', () => {
     expect(await metrics.sum('extscope.requests', { 'extscope.outcome': 'error', 'rpc.response.status_code': '-32000' })).toBe(1);
   });
 
+  it('a 2025-era request without its initialize (stateless HTTP): unknown, with the revision its header states', async () => {
+    const { pipeline, metrics } = pipelineWithReader();
+    const connection = new WireConnection(pipeline, { announce: () => {}, identify: () => {} }, new ServerAdvertisements(LIMITS), undefined, undefined, () => true, '2025-11-25');
+    connection.inbound({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x' } });
+    connection.outbound({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    expect(await metrics.sum('extscope.requests', { 'extscope.client.declaration': 'unknown', 'extscope.era': 'legacy', 'mcp.protocol.version': '2025-11-25' })).toBe(1);
+  });
+
   it('records nothing once no longer active (an SDK copy patched later records instead)', async () => {
     let active = true;
     const { connection, metrics } = wire(() => active);
