@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
 import { ROOT, agentEnv, fixture, nodeArgs, rawStdioExchange } from '../support/processes.js';
+import { freePort } from '../support/counting-clients.js';
 import { bundleFixture } from './bundle.js';
 
 const ENVELOPE = (extensions: Record<string, unknown>) => ({
@@ -102,10 +103,12 @@ const HTTP_CORPUS: { headers?: Record<string, string>; body: string; contentType
 ];
 
 /** Requests the bundled HTTP server's process recorded (its resource's service name is the server's). */
-function bundledHttpTotal(): number {
+function bundledHttpTotal(service = 'fixture-bundled-v2-http', instance?: string): number {
   const latest = new Map<string, number>();
   for (const point of sink.points) {
-    if (point.metric === 'extscope.requests' && point.resource['service.name'] === 'fixture-bundled-v2-http') latest.set(JSON.stringify([point.attributes, point.startTimeUnixNano]), point.value);
+    if (point.metric !== 'extscope.requests' || point.resource['service.name'] !== service) continue;
+    if (instance !== undefined && point.resource['process.pid'] !== Number(instance)) continue;
+    latest.set(JSON.stringify([point.resource['service.instance.id'], point.attributes, point.startTimeUnixNano]), point.value);
   }
   return [...latest.values()].reduce((sum, value) => sum + value, 0);
 }
@@ -227,5 +230,55 @@ describe('wire transparency for servers with a bundled SDK copy (the wire fallba
     await expect.poll(() => bundledHttpTotal(), { timeout: 10_000 }).toBe(7);
     // The initialize answer names the server; the others, on fresh instances, are answered with no server known.
     expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'initialize' })).toBe(1);
+  });
+});
+
+/** Raw MCP POSTs to an MCP Apps server over HTTP (stateless, one fresh server per request). */
+const APPS_HTTP_CORPUS = [
+  { jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/ui': {} }) } },
+  APPS_CORPUS[0],
+  APPS_CORPUS[2],
+  APPS_CORPUS[3],
+  APPS_CORPUS[4],
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+];
+
+/** `agent`: also waits, before stopping the server, until its process exported `expected` requests. */
+async function appsHttpExchange(agent: boolean, expected = 0): Promise<string[]> {
+  const script = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-basic-vanillajs')), 'index.js');
+  const port = await freePort();
+  const child = spawn(process.execPath, nodeArgs(script, agent), { cwd: ROOT, env: agentEnv(sink.url, { PORT: String(port) }) });
+  const exited = once(child, 'exit');
+  try {
+    await once(child.stdout, 'data');
+    const answers: string[] = [];
+    for (const body of APPS_HTTP_CORPUS) {
+      const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify(body),
+      });
+      answers.push(`${response.status} ${response.headers.get('content-type')} ${await response.text()}`);
+    }
+    // Its SIGTERM handler exits at once: the periodic export carries the counts while it runs.
+    if (agent) await expect.poll(() => bundledHttpTotal('Basic MCP App Server (Vanilla JS)', String(child.pid)), { timeout: 10_000 }).toBe(expected);
+    return answers;
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+describe('wire transparency over HTTP for an MCP Apps server from npm (express, SSE answers)', () => {
+  it('gives the same status, content type and body with and without the agent, and counts every request', async () => {
+    const plain = await appsHttpExchange(false);
+    // Five requests and a notification.
+    const instrumented = await appsHttpExchange(true, 5);
+    expect(instrumented).toEqual(plain);
+    expect(plain.map((answer) => answer.slice(0, 3))).toEqual(['200', '200', '200', '200', '200', '202']);
+    // The probe and the unknown method: JSON-RPC errors inside an event stream.
+    expect(plain[0]).toContain('-32601');
+    expect(plain[4]).toContain('-32601');
+    expect(plain[3]!.length).toBeGreaterThan(200_000);
   });
 });
