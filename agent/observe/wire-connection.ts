@@ -36,6 +36,24 @@ export interface WireServerSink {
   identify(identity: ServerIdentity): void;
 }
 
+/** What one conversation starts with, beyond the sinks. */
+export interface WireConversation {
+  /** The `initialize` slot (an HTTP session shares it across its exchanges); a fresh one by default. */
+  handshake?: HandshakeSlot;
+  /** The server learned earlier on the same session, if any. */
+  server?: ServerAdvertisement;
+  sessionId?: string;
+  /** Whether recording is still this connection's job (an SDK copy patched later takes over). */
+  active?: () => boolean;
+  /**
+   * The revision the transport states for the conversation (HTTP's `MCP-Protocol-Version` header): all a
+   * 2025-era request without its `initialize` tells about itself besides its method.
+   */
+  protocolVersionHeader?: string;
+}
+
+const ALWAYS = (): boolean => true;
+
 /**
  * One conversation seen on the wire only (a stdio pair of streams, one HTTP exchange or session), for servers
  * whose SDK copy could not be patched. The same per-request semantics as {@link Connection}, with one
@@ -45,34 +63,27 @@ export interface WireServerSink {
  */
 export class WireConnection {
   private readonly inFlight = new InFlight<Pending>();
+  private readonly reading: RequestReading;
+  private readonly handshake: HandshakeSlot;
+  private readonly active: () => boolean;
   private server: ServerAdvertisement | undefined;
 
   constructor(
     private readonly sink: RequestSink,
     private readonly servers: WireServerSink,
     private readonly advertisements: ServerAdvertisements,
-    private readonly handshake: HandshakeSlot = { handshake: undefined },
-    private readonly sessionId: () => string | undefined = () => undefined,
-    /** Whether recording is still this connection's job (an SDK copy patched later takes over). */
-    private readonly active: () => boolean = () => true,
-    /**
-     * The revision the transport states for the conversation (HTTP's `MCP-Protocol-Version` header): all a
-     * 2025-era request without its `initialize` tells about itself besides its method.
-     */
-    protocolVersionHeader?: string,
+    private readonly conversation: WireConversation = {},
   ) {
+    const { protocolVersionHeader } = conversation;
     this.reading = protocolVersionHeader === undefined ? sink.reading : { ...sink.reading, protocolVersionHint: () => protocolVersionHeader };
+    this.handshake = conversation.handshake ?? { handshake: undefined };
+    this.active = conversation.active ?? ALWAYS;
+    this.server = conversation.server;
   }
-
-  private readonly reading: RequestReading;
 
   /** The server this conversation learned from an answer, if any (an HTTP session keeps it across exchanges). */
   get knownServer(): ServerAdvertisement | undefined {
     return this.server;
-  }
-
-  set knownServer(server: ServerAdvertisement | undefined) {
-    this.server = server;
   }
 
   /** A message the client sent: one JSON-RPC message or a batch. */
@@ -190,6 +201,6 @@ export class WireConnection {
     }
     // The first request recorded starts the export (the zero-code SDK), whether or not a server was named.
     this.servers.identify(this.server?.identity ?? {});
-    this.sink.finish(facts, this.server, outcome, pending.span, this.sessionId());
+    this.sink.finish(facts, this.server, outcome, pending.span, this.conversation.sessionId);
   }
 }

@@ -108,8 +108,13 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
     const sessionId = header(request, HEADER_SESSION_ID);
     const session = sessionId === undefined ? undefined : sessions.get(sessionId);
     const handshake = session?.handshake ?? { handshake: undefined };
-    const connection = new WireConnection(host.pipeline, host, host.advertisements, handshake, () => sessionId, () => !host.sdkObserved(), header(request, HEADER_PROTOCOL_VERSION));
-    connection.knownServer = session?.server;
+    const connection = new WireConnection(host.pipeline, host, host.advertisements, {
+      handshake,
+      server: session?.server,
+      sessionId,
+      active: () => !host.sdkObserved(),
+      protocolVersionHeader: header(request, HEADER_PROTOCOL_VERSION),
+    });
     const body = new BodyFrames();
     const answer = new AnswerFrames((message) => connection.outbound(message));
     let bodyDone = false;
@@ -155,8 +160,7 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
     } as typeof response.writeHead;
     response.write = function observedWrite(this: unknown, chunk: unknown, encoding?: unknown) {
       try {
-        if (!settled && typeof encoding !== 'function') answer.push(chunk, encoding);
-        else if (!settled) answer.push(chunk);
+        if (!settled) answer.push(chunk, typeof encoding === 'function' ? undefined : encoding);
       } catch (error) {
         host.pipeline.fail('wire_http', error);
       }

@@ -48,7 +48,7 @@ export function tapStdio(host: WireHost): StdioWireTap {
   const decide = (): void => {
     if (!host.sdkObserved()) {
       mode = 'recording';
-      connection = new WireConnection(host.pipeline, host, host.advertisements, undefined, undefined, () => !host.sdkObserved());
+      connection = new WireConnection(host.pipeline, host, host.advertisements, { active: () => !host.sdkObserved() });
       inbound = new LineFrames((message) => {
         noteMcp(message);
         connection!.inbound(message);

@@ -15,7 +15,7 @@ const envelope = (extensions: Record<string, unknown>) => ({
 function wire(active = () => true) {
   const { pipeline, metrics } = pipelineWithReader();
   const announced: ServerAdvertisement[] = [];
-  const connection = new WireConnection(pipeline, { announce: (server) => announced.push(server), identify: () => {} }, new ServerAdvertisements(LIMITS), undefined, undefined, active);
+  const connection = new WireConnection(pipeline, { announce: (server) => announced.push(server), identify: () => {} }, new ServerAdvertisements(LIMITS), { active });
   return { connection, metrics, announced };
 }
 
@@ -83,7 +83,7 @@ describe('WireConnection: per-request semantics from the wire alone', () => {
 
   it('a 2025-era request without its initialize (stateless HTTP): unknown, with the revision its header states', async () => {
     const { pipeline, metrics } = pipelineWithReader();
-    const connection = new WireConnection(pipeline, { announce: () => {}, identify: () => {} }, new ServerAdvertisements(LIMITS), undefined, undefined, () => true, '2025-11-25');
+    const connection = new WireConnection(pipeline, { announce: () => {}, identify: () => {} }, new ServerAdvertisements(LIMITS), { protocolVersionHeader: '2025-11-25' });
     connection.inbound({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x' } });
     connection.outbound({ jsonrpc: '2.0', id: 1, result: { content: [] } });
     expect(await metrics.sum('extscope.requests', { 'extscope.client.declaration': 'unknown', 'extscope.era': 'legacy', 'mcp.protocol.version': '2025-11-25' })).toBe(1);
