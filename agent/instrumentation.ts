@@ -13,7 +13,8 @@ import type { ConnectableClass, Connect, HandlerFactory, ServeStdio } from './in
 import { EntryExchanges } from './observe/entry-exchange.js';
 import { observingCreateMcpHandler } from './patches/mcp-handler.js';
 import { observingServeStdio } from './patches/serve-stdio.js';
-import { ServerConnections, isObservingConnect, observingConnect } from './patches/server-connect.js';
+import { ServerConnections, instrumentServerObject, isObservingConnect, observingConnect } from './patches/server-connect.js';
+import { WireFallback } from './patches/wire-fallback.js';
 import { RequestPipeline } from './record/request-pipeline.js';
 import type { ExtscopeInstrumentationConfig } from './types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
@@ -40,6 +41,8 @@ export interface PatchStatus {
   loaded: Map<string, string | undefined>;
   patched: Set<string>;
   unsupported: string[];
+  /** Where the wire fallback saw MCP requests arrive, if it did. */
+  mcpTraffic?: 'stdio' | 'http';
 }
 
 type ResolvedConfig = Required<
@@ -79,7 +82,13 @@ interface Parts {
   pipeline: RequestPipeline;
   servers: ServerConnections;
   exchanges: EntryExchanges;
+  wire: WireFallback;
 }
+
+/** The latest enabled instrumentation, for {@link instrumentServer} (a global symbol: any copy of extscope finds it). */
+const ACTIVE = Symbol.for('extscope.instrumentation');
+/** What {@link PatchStatus.patched} names a server attached by hand. */
+const MANUAL_LABEL = 'instrumentServer()';
 
 /**
  * OpenTelemetry instrumentation for MCP servers built on the official TypeScript SDK: v2
@@ -114,9 +123,46 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
         () => this.tracer,
       );
       const exchanges = new EntryExchanges();
-      this._parts = { pipeline, exchanges, servers: new ServerConnections(pipeline, exchanges, this.getConfig().onFirstServer) };
+      const servers = new ServerConnections(pipeline, exchanges, this.getConfig().onFirstServer);
+      let trafficSeen = false;
+      const wire = new WireFallback({
+        pipeline,
+        advertisements: servers.advertisements,
+        announce: (server) => servers.announce(server),
+        identify: (identity) => servers.identify(identity),
+        sdkObserved: () => this.status.patched.size > 0 || this.getConfig().wireFallback === 'watch',
+        mcpSeen: (side) => {
+          if (trafficSeen) return;
+          trafficSeen = true;
+          this.status.mcpTraffic = side;
+          this.getConfig().onMcpTraffic?.(side);
+        },
+      });
+      this._parts = { pipeline, exchanges, servers, wire };
     }
     return this._parts;
+  }
+
+  /** Counts one failure in `extscope.agent.errors` under `stage` (e.g. `export_metrics`). */
+  countAgentError(stage: string): void {
+    this.parts.pipeline.count(stage);
+  }
+
+  /** Requests recorded so far, by every path. */
+  get recordedRequests(): number {
+    return this.parts.pipeline.recorded;
+  }
+
+  /**
+   * Observes one MCP server object that no hook could patch (a bundled or vendored SDK copy): an `McpServer`
+   * or a `Server`, of any copy, recognised by its `connect()` and `getCapabilities()`. Call it before
+   * `connect()` (a transport it is connected to already is observed from now on). Returns `false`, changing
+   * nothing, when the object is not an MCP server.
+   */
+  instrumentServer(server: unknown): boolean {
+    const attached = instrumentServerObject(server, this.parts.servers);
+    if (attached) this.status.patched.add(MANUAL_LABEL);
+    return attached;
   }
 
   protected override _updateMetricInstruments(): void {
@@ -167,6 +213,9 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
    */
   override enable(): void {
     super.enable();
+    (globalThis as Record<symbol, unknown>)[ACTIVE] = this;
+    const wireFallback = this.getConfig().wireFallback;
+    if (wireFallback === true || wireFallback === 'watch') this.parts.wire.start();
     if (this._v1RequireHook !== undefined) return;
     const files: Record<string, (exports: Exports) => void> = {
       [`${V1_SDK}/${V1_SERVER_FILES.cjs}`]: (exports) => this.patchServer(exports['Server'], `${V1_SDK} Server`),
@@ -184,6 +233,8 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
 
   override disable(): void {
     super.disable();
+    this._parts?.wire.stop();
+    if ((globalThis as Record<symbol, unknown>)[ACTIVE] === this) delete (globalThis as Record<symbol, unknown>)[ACTIVE];
     this._v1RequireHook?.unhook();
     this._v1RequireHook = undefined;
   }
@@ -255,5 +306,21 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
 
   private unwrapExport(exports: Exports, name: string): void {
     if (isWrapped(exports[name])) this._unwrap(exports, name);
+  }
+}
+
+/**
+ * Observes one MCP server object with the active extscope instrumentation (the one `extscope/register`
+ * started, or the latest `ExtscopeInstrumentation` enabled): for servers whose SDK copy no hook can patch,
+ * such as one bundled into the application. Duck-typed: an `McpServer` or `Server` of any SDK copy. Call it
+ * before `server.connect(transport)`. Returns `false` when no instrumentation is active or `server` is not
+ * an MCP server object; it never throws.
+ */
+export function instrumentServer(server: unknown): boolean {
+  try {
+    const active = (globalThis as Record<symbol, unknown>)[ACTIVE] as { instrumentServer?: (server: unknown) => boolean } | undefined;
+    return active?.instrumentServer?.(server) ?? false;
+  } catch {
+    return false;
   }
 }

@@ -21,3 +21,8 @@ export const METHOD_RESOURCES_UNSUBSCRIBE = 'resources/unsubscribe';
 export const METHOD_SUBSCRIPTIONS_LISTEN = 'subscriptions/listen';
 export const NOTIFICATION_CANCELLED = 'notifications/cancelled';
 export const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+export const METHOD_SERVER_DISCOVER = 'server/discover';
+/** The `_meta` key of a `server/discover` result naming the server (2026-07-28). */
+export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+/** The HTTP header of a 2025-era streamable HTTP session. */
+export const HEADER_SESSION_ID = 'mcp-session-id';

@@ -32,6 +32,16 @@ export interface ExtscopeInstrumentationConfig extends InstrumentationConfig {
    * @default false
    */
   captureSettings?: boolean;
+  /**
+   * Also watch the wire for servers no SDK hook can patch (a bundled SDK copy): a stdio server's JSON-RPC
+   * frames on stdin/stdout, an HTTP server's MCP POST bodies and answers (`node:http`). Used only when no SDK
+   * copy was patched; it steps aside otherwise. The zero-code entry turns it on. `'watch'`: never record, only
+   * notice MCP traffic (for `onMcpTraffic`).
+   * @default false
+   */
+  wireFallback?: boolean | 'watch';
+  /** Called once when the wire sees MCP requests arrive (with `wireFallback`), on stdio or HTTP. */
+  onMcpTraffic?: (side: 'stdio' | 'http') => void;
   /** Called once, the first time a server object connects (the zero-code entry starts its SDK here). */
   onFirstServer?: (server: ServerIdentity) => void;
 }

@@ -30,7 +30,7 @@ export interface RequestSink {
   readonly reading: RequestReading;
   /** Called when a request arrives; `undefined` when no span is made. */
   start(facts: RequestFacts): StartedRequest | undefined;
-  finish(facts: RequestFacts, server: ServerAdvertisement, outcome: Outcome, span: Span | undefined, sessionId: string | undefined): void;
+  finish(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome, span: Span | undefined, sessionId: string | undefined): void;
   /** Counts an internal error (the agent never throws into the application). */
   fail(stage: string, error: unknown): void;
 }

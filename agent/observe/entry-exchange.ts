@@ -40,6 +40,11 @@ export class EntryExchanges {
     },
   };
 
+  /** Whether the caller runs inside an HTTP entry's exchange (`createMcpHandler().fetch`). */
+  inHttpExchange(): boolean {
+    return this.httpEntrySeen && this.httpExchanges.getStore() !== undefined;
+  }
+
   runHttp<T>(exchange: HttpExchange, fn: () => T): T {
     this.httpEntrySeen = true;
     return this.httpExchanges.run(exchange, fn);

@@ -1,7 +1,7 @@
 import { OUTCOME } from '../../contract/index.js';
 import type { HandlerFactory, HandlerFetch, McpHttpHandler } from '../internal-types.js';
 import type { EntryExchanges, HttpExchange } from '../observe/entry-exchange.js';
-import { type Outcome, type RequestId, isRequest, readOutcome } from '../observe/request-facts.js';
+import { type JsonRpcRequest, type Outcome, type RequestId, isRequest, readOutcome } from '../observe/request-facts.js';
 import { asRecord } from '../observe/untrusted.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
 
@@ -27,7 +27,19 @@ export function observingCreateMcpHandler(original: HandlerFactory, pipeline: Re
   };
 }
 
-function observingFetch(fetch: HandlerFetch, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFetch {
+/** Records a request that an HTTP exchange answered without any server instance receiving it. */
+export type RecordUnreached = (request: JsonRpcRequest, outcome: Outcome, startTime: number) => void;
+
+/**
+ * Runs each call of `fetch` (a Fetch API handler: `createMcpHandler().fetch`, a transport's `handleRequest`)
+ * as one HTTP exchange; a POST whose request reached no server instance is handed to `record` with its answer.
+ */
+export function observingFetch(
+  fetch: HandlerFetch,
+  pipeline: RequestPipeline,
+  exchanges: EntryExchanges,
+  record: RecordUnreached = (request, outcome, startTime) => pipeline.recordEntryAnswer(request, outcome, startTime),
+): HandlerFetch {
   return async function observedFetch(this: unknown, request, options) {
     const exchange: HttpExchange = { reached: false };
     let copy: Request | undefined;
@@ -45,7 +57,7 @@ function observingFetch(fetch: HandlerFetch, pipeline: RequestPipeline, exchange
     try {
       // Cloned now, before the caller starts reading the body.
       const answer = isSmallJson(response) ? response.clone() : undefined;
-      recordEntryAnswer(pipeline, copy, options?.parsedBody, response, answer, startTime).catch((error) => pipeline.fail('http_entry', error));
+      recordEntryAnswer(pipeline, record, copy, options?.parsedBody, response, answer, startTime).catch((error) => pipeline.fail('http_entry', error));
     } catch (error) {
       pipeline.fail('http_entry', error);
     }
@@ -55,6 +67,7 @@ function observingFetch(fetch: HandlerFetch, pipeline: RequestPipeline, exchange
 
 async function recordEntryAnswer(
   pipeline: RequestPipeline,
+  record: RecordUnreached,
   copy: Request | undefined,
   parsedBody: unknown,
   response: Response,
@@ -70,7 +83,7 @@ async function recordEntryAnswer(
     }
   }
   if (!isRequest(message)) return;
-  pipeline.recordEntryAnswer(message, await readEntryOutcome(pipeline, response, answer, message.id), startTime);
+  record(message, await readEntryOutcome(pipeline, response, answer, message.id), startTime);
 }
 
 function isSmallJson(response: Response): boolean {

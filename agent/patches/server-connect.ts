@@ -2,10 +2,14 @@ import type { Connect, McpServerLike, ServerLike, SessionTransport } from '../in
 import { Connection } from '../observe/connection.js';
 import type { EntryExchanges } from '../observe/entry-exchange.js';
 import type { HandshakeSlot } from '../observe/request-facts.js';
-import { ServerAdvertisements } from '../observe/server-advertisement.js';
+import { type ServerAdvertisement, ServerAdvertisements } from '../observe/server-advertisement.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
 import type { ServerIdentity } from '../types.js';
+import { observeTransportRejections } from './transport-entry.js';
 import { tapTransport } from './transport-tap.js';
+
+/** How long a server seen without a name waits for a named one before the first-server hook runs anyway. */
+const UNNAMED_SERVER_WAIT_MS = 1000;
 
 /** Marks a `connect` as ours, so a second instrumentation instance (or a second copy) never doubles it. */
 const PATCHED = Symbol.for('extscope.patched');
@@ -37,7 +41,7 @@ export function observingConnect(original: Connect, observe: (instance: unknown,
  * `Server.connect`, so both patches may hand over the same transport: it is observed once.
  */
 export class ServerConnections {
-  private readonly advertisements: ServerAdvertisements;
+  readonly advertisements: ServerAdvertisements;
   private readonly tapped = new WeakSet<object>();
   private readonly handshakes = new WeakMap<object, HandshakeSlot>();
   private firstServerSeen = false;
@@ -62,7 +66,7 @@ export class ServerConnections {
   };
 
   /** Starts observing `transport` on behalf of `server`. Idempotent per transport; never throws. */
-  attach(server: ServerLike, transport: unknown): void {
+  attach(server: ServerLike, transport: unknown, started = false): void {
     try {
       if (typeof transport !== 'object' || transport === null || this.tapped.has(transport)) return;
       // Marked first: a failure is not retried.
@@ -73,14 +77,76 @@ export class ServerConnections {
         handshake = { handshake: undefined };
         this.handshakes.set(server, handshake);
       }
-      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport));
-      this.pipeline.advertise(advertisement);
-      if (!this.firstServerSeen) {
-        this.firstServerSeen = true;
-        this.onFirstServer?.(advertisement.identity);
+      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started);
+      this.announce(advertisement);
+      // Inside an HTTP entry's exchange (createMcpHandler connects per request) the entry sees those answers.
+      if (!this.exchanges.inHttpExchange()) {
+        try {
+          observeTransportRejections(transport, advertisement, this.pipeline, this.exchanges);
+        } catch (error) {
+          this.pipeline.fail('attach', error);
+        }
       }
     } catch (error) {
       this.pipeline.fail('attach', error);
     }
   }
+
+  /** A server is known to serve (it connected, or the wire saw its answer): reported by the gauges from now on. */
+  announce(advertisement: ServerAdvertisement): void {
+    this.pipeline.advertise(advertisement);
+    this.runFirstServerHook(advertisement.identity);
+  }
+
+  /**
+   * A server serves, known by its name at most: the first one runs the first-server hook. A server seen
+   * without a name (the wire recorded a refusal before any answer named it) waits a moment for one that has a
+   * name, since the hook names the telemetry's service after it.
+   */
+  identify(identity: ServerIdentity): void {
+    if (this.firstServerSeen) return;
+    if (identity.name === undefined) {
+      if (this.unnamedTimer === undefined) {
+        this.unnamedTimer = setTimeout(() => this.runFirstServerHook({}), UNNAMED_SERVER_WAIT_MS);
+        this.unnamedTimer.unref();
+      }
+      return;
+    }
+    this.runFirstServerHook(identity);
+  }
+
+  private unnamedTimer: ReturnType<typeof setTimeout> | undefined;
+
+  private runFirstServerHook(identity: ServerIdentity): void {
+    if (this.firstServerSeen) return;
+    this.firstServerSeen = true;
+    clearTimeout(this.unnamedTimer);
+    this.onFirstServer?.(identity);
+  }
+}
+
+/** What `instrumentServer` accepts: an `McpServer` (its `.server`) or a `Server`, of any SDK copy. */
+function serverOf(candidate: unknown): (ServerLike & { connect: Connect; transport?: unknown }) | undefined {
+  if (typeof candidate !== 'object' || candidate === null) return undefined;
+  const inner = (candidate as McpServerLike).server as Record<string, unknown> | undefined;
+  const isServer = (value: unknown): value is ServerLike & { connect: Connect } =>
+    typeof value === 'object' && value !== null && typeof (value as { connect?: unknown }).connect === 'function' && typeof (value as ServerLike).getCapabilities === 'function';
+  if (isServer(inner)) return inner;
+  return isServer(candidate) ? candidate : undefined;
+}
+
+/**
+ * Observes one server object, of whatever copy of the SDK (bundled ones included): its `connect` is wrapped on
+ * the instance, and a transport it is already connected to is tapped now. `false` when `candidate` has no
+ * `connect()` and `getCapabilities()` (itself or as `.server`).
+ */
+export function instrumentServerObject(candidate: unknown, servers: ServerConnections): boolean {
+  const server = serverOf(candidate);
+  if (server === undefined) return false;
+  if (!isObservingConnect(server.connect)) {
+    (server as { connect: Connect }).connect = observingConnect(server.connect, servers.observeServer);
+  }
+  const transport = server.transport;
+  if (typeof transport === 'object' && transport !== null) servers.attach(server, transport, true);
+  return true;
 }

@@ -50,14 +50,18 @@ function observeCallbacks(transport: TappableTransport, observer: TransportObser
   }
 }
 
-/** Throws, having changed nothing, when the transport cannot be observed. */
-export function tapTransport(transport: object, observer: TransportObserver): void {
+/**
+ * Throws, having changed nothing, when the transport cannot be observed. `started`: the transport was
+ * started already (a server attached by hand after `connect`), so its callbacks are wrapped now.
+ */
+export function tapTransport(transport: object, observer: TransportObserver, started = false): void {
   const target = transport as TappableTransport;
   const { send, start } = target;
   if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
   if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');
   for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
-  target.start = function observedStart(this: unknown) {
+  if (started) observeCallbacks(target, observer);
+  else target.start = function observedStart(this: unknown) {
     try {
       observeCallbacks(target, observer);
     } catch (error) {

@@ -23,6 +23,7 @@ export class RequestPipeline implements RequestSink {
   readonly reading: RequestReading;
   private readonly recorder: Recorder;
   private readonly reportedStages = new Set<string>();
+  private recordedCount = 0;
 
   constructor(
     private readonly options: PipelineOptions,
@@ -46,7 +47,13 @@ export class RequestPipeline implements RequestSink {
     return this.options.spans ? startRequestSpan(this.tracer(), facts, startTime) : undefined;
   }
 
+  /** Requests recorded so far (by any path: connections, entries, the wire). */
+  get recorded(): number {
+    return this.recordedCount;
+  }
+
   finish(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome, span: Span | undefined, sessionId: string | undefined): void {
+    this.recordedCount++;
     this.recorder.record(facts, server, outcome);
     if (span !== undefined) finishRequestSpan(span, facts, server, outcome, sessionId, this.options.captureSettings);
   }
@@ -58,6 +65,15 @@ export class RequestPipeline implements RequestSink {
   recordEntryAnswer(request: JsonRpcRequest, outcome: Outcome, startTime: number): void {
     const facts = readRequest(request, undefined, this.reading);
     this.finish(facts, undefined, outcome, this.start(facts, startTime)?.span, undefined);
+  }
+
+  /** Counts an error in `extscope.agent.errors` under `stage`, without logging it. */
+  count(stage: string): void {
+    try {
+      this.recorder.countError(stage);
+    } catch {
+      // As fail().
+    }
   }
 
   /** Counts an internal error; logs the first one of each stage through the OTel diag logger. */

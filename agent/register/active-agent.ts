@@ -3,7 +3,7 @@ import type { ExtscopeInstrumentation } from '../instrumentation.js';
 /** The agent started by `extscope/register`, reachable from the application through the package API. */
 export interface ActiveAgent {
   instrumentation: ExtscopeInstrumentation;
-  /** Flushes and stops the SDK the entry started (no-op when the app brought its own); bounded by `deadlineMs`. */
+  /** Flushes and stops the SDK the entry started (only flushes the app's own providers when those were adopted); bounded by `deadlineMs`. */
   shutdown(deadlineMs?: number): Promise<void>;
 }
 

@@ -10,9 +10,10 @@ import { metrics, trace } from '@opentelemetry/api';
 import { getNumberFromEnv, getStringListFromEnv } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { setActiveAgent } from './active-agent.js';
+import { ExportHealth } from './export-health.js';
 import { ExtscopeInstrumentation } from '../instrumentation.js';
-import { type AgentSdk, appHasOpenTelemetry, installStderrDiagLogger, startAgentSdk } from './sdk.js';
-import { selfCheckMessage } from './self-check.js';
+import { type AgentSdk, appHasOpenTelemetry, flushAdoptedProviders, installStderrDiagLogger, startAgentSdk } from './sdk.js';
+import { selfCheckMessage, unrecordedTrafficMessage } from './self-check.js';
 import type { ServerIdentity } from '../types.js';
 
 /** A boolean environment variable: `true`/`false` (any case); anything else is the default. */
@@ -25,20 +26,34 @@ function envFlag(name: string, fallback: boolean): boolean {
 
 const SELF_CHECK_DELAY_MS = getNumberFromEnv('EXTSCOPE_SELF_CHECK_MS') ?? 5000;
 
-function flushOnExit(sdk: AgentSdk): void {
-  process.once('beforeExit', () => void sdk.shutdown());
+/**
+ * Flushes at exit (`end`: the agent's own SDK is shut down, the app's adopted providers only flushed).
+ */
+function flushOnExit(end: () => Promise<void>): void {
+  process.once('beforeExit', () => void end());
   // A signal normally ends the process at once. When nobody else listens, flush (bounded), then re-raise it
   // so the process still dies of that signal; when the app listens, it decides, and we flush alongside.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const onSignal = (): void => {
       const alone = process.listenerCount(signal) === 1;
-      void sdk.shutdown().then(() => {
+      void end().then(() => {
         process.removeListener(signal, onSignal);
         if (alone) process.kill(process.pid, signal);
       });
     };
     process.on(signal, onSignal);
   }
+}
+
+/** `flush`, but a call while one runs joins it (a signal during the `beforeExit` flush, say). */
+function onceAtATime(flush: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => {
+    running ??= flush().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
 }
 
 const MCP_MODULE_URL = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/](?:server|sdk)[\\/]/;
@@ -49,25 +64,48 @@ function start(): void {
   registerLoader('import-in-the-middle/hook.mjs', import.meta.url, { data: { include: [MCP_MODULE_URL] } });
 
   let sdk: AgentSdk | undefined;
+  let adopted = false;
+  const flushing = envFlag('EXTSCOPE_FLUSH_ON_EXIT', true);
   const onFirstServer = (server: ServerIdentity): void => {
     if (appHasOpenTelemetry()) {
       instrumentation.setMeterProvider(metrics.getMeterProvider());
       instrumentation.setTracerProvider(trace.getTracerProvider());
+      // The app's SDK is the app's to shut down; what extscope recorded is flushed through it at exit.
+      adopted = true;
+      if (flushing) flushOnExit(onceAtATime(() => flushAdoptedProviders()));
       return;
     }
-    sdk = startAgentSdk(server);
+    const health = new ExportHealth(
+      (line) => process.stderr.write(`${line}\n`),
+      (signal) => instrumentation.countAgentError(`export_${signal}`),
+    );
+    sdk = startAgentSdk(server, health);
     if (sdk.meterProvider !== undefined) instrumentation.setMeterProvider(sdk.meterProvider);
     if (sdk.tracerProvider !== undefined) instrumentation.setTracerProvider(sdk.tracerProvider);
-    if (envFlag('EXTSCOPE_FLUSH_ON_EXIT', true)) flushOnExit(sdk);
+    const agentSdk = sdk;
+    if (flushing) flushOnExit(() => agentSdk.shutdown());
+  };
+  const wireFallback = envFlag('EXTSCOPE_WIRE_FALLBACK', true);
+  const onMcpTraffic = (side: 'stdio' | 'http'): void => {
+    const timer = setTimeout(() => {
+      const message = unrecordedTrafficMessage(side, instrumentation.recordedRequests, wireFallback);
+      if (message !== undefined) process.stderr.write(`${message}\n`);
+    }, SELF_CHECK_DELAY_MS);
+    timer.unref();
   };
   const tracesOff = getStringListFromEnv('OTEL_TRACES_EXPORTER')?.includes('none') ?? false;
   const instrumentation = new ExtscopeInstrumentation({
     spans: !tracesOff && envFlag('EXTSCOPE_SPANS', true),
     captureSettings: envFlag('EXTSCOPE_CAPTURE_SETTINGS', false),
+    wireFallback: wireFallback ? true : 'watch',
+    onMcpTraffic,
     onFirstServer,
   });
   registerInstrumentations({ instrumentations: [instrumentation] });
-  setActiveAgent({ instrumentation, shutdown: (deadlineMs) => sdk?.shutdown(deadlineMs) ?? Promise.resolve() });
+  setActiveAgent({
+    instrumentation,
+    shutdown: (deadlineMs) => sdk?.shutdown(deadlineMs) ?? (adopted ? flushAdoptedProviders(deadlineMs) : Promise.resolve()),
+  });
 
   const timer = setTimeout(() => {
     const message = selfCheckMessage(instrumentation.status);

@@ -21,6 +21,7 @@ import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trac
 import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
 import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
 import type { ServerIdentity } from '../types.js';
+import type { ExportHealth } from './export-health.js';
 
 /** Every OTel diagnostic goes to stderr: on a stdio server, stdout is the protocol stream. */
 const stderrLogger: DiagLogger = {
@@ -56,6 +57,46 @@ function exportTimeout(signal: 'METRICS' | 'TRACES'): { timeoutMillis?: number }
 }
 /** Room above the agent's own per-attribute caps, so the SDK never merges our streams into its overflow. */
 const SDK_CARDINALITY_LIMIT = 100_000;
+
+/** Where a signal is exported, as the OTLP/HTTP exporters resolve it (for messages only). */
+function signalEndpoint(signal: 'METRICS' | 'TRACES'): string {
+  const specific = getStringFromEnv(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`);
+  if (specific !== undefined) return specific;
+  const base = getStringFromEnv('OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318';
+  return `${base.replace(/\/+$/, '')}/v1/${signal.toLowerCase()}`;
+}
+
+/** Settles when `work` does or `deadlineMs` passed, whichever is first. */
+function bounded(work: Promise<unknown>, deadlineMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, deadlineMs);
+    timer.unref();
+    work.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
+}
+
+type Flushable = { forceFlush?: () => Promise<void> };
+
+/**
+ * Flushes the application's own providers, adopted by the agent, without shutting them down (they are the
+ * app's): an export of everything their readers hold now, extscope's counts included. Bounded by `deadlineMs`.
+ */
+export function flushAdoptedProviders(deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS): Promise<void> {
+  const meterProvider = metrics.getMeterProvider() as Flushable;
+  const tracerProvider = trace.getTracerProvider() as Flushable & { getDelegate?: () => unknown };
+  const tracerDelegate = (tracerProvider.getDelegate?.() ?? tracerProvider) as Flushable;
+  const flush = (provider: Flushable) => (typeof provider.forceFlush === 'function' ? provider.forceFlush() : undefined);
+  return bounded(Promise.allSettled([flush(meterProvider), flush(tracerDelegate)]), deadlineMs);
+}
 
 /** True when the application (or another preload) already registered OpenTelemetry providers. */
 export function appHasOpenTelemetry(): boolean {
@@ -112,14 +153,15 @@ function temporalityPreference(): { temporalityPreference?: AggregationTemporali
  * {@link temporalityPreference}) and OTLP/HTTP spans, configured by the standard `OTEL_*` variables. It
  * registers the global providers, context manager and W3C propagators.
  */
-export function startAgentSdk(server: ServerIdentity): AgentSdk {
+export function startAgentSdk(server: ServerIdentity, health?: ExportHealth): AgentSdk {
   const resource = buildResource(server);
   let meterProvider: MeterProvider | undefined;
   let tracerProvider: BasicTracerProvider | undefined;
 
   if (exporterEnabled('OTEL_METRICS_EXPORTER')) {
     const options = { ...exportTimeout('METRICS'), ...temporalityPreference() };
-    const exporter = exporterProtocol('METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
+    const built = exporterProtocol('METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
+    const exporter = health === undefined ? built : health.watch(built, 'metrics', signalEndpoint('METRICS'));
     const interval = getNumberFromEnv('OTEL_METRIC_EXPORT_INTERVAL') ?? 60_000;
     meterProvider = new MeterProvider({
       resource,
@@ -137,7 +179,8 @@ export function startAgentSdk(server: ServerIdentity): AgentSdk {
 
   if (exporterEnabled('OTEL_TRACES_EXPORTER')) {
     const options = exportTimeout('TRACES');
-    const exporter = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options);
+    const built = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options);
+    const exporter = health === undefined ? built : health.watch(built, 'traces', signalEndpoint('TRACES'));
     tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
     trace.setGlobalTracerProvider(tracerProvider);
   }

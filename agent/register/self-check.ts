@@ -26,3 +26,15 @@ export function selfCheckMessage(status: PatchStatus): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The message printed once when MCP requests arrived (on stdio or over HTTP) and, a while later, extscope
+ * has recorded none: neither a patched SDK copy nor the wire fallback saw the server answer. `undefined`
+ * when something was recorded.
+ */
+export function unrecordedTrafficMessage(side: 'stdio' | 'http', recorded: number, wireFallback: boolean): string | undefined {
+  if (recorded > 0) return undefined;
+  const where = side === 'stdio' ? 'on stdin' : 'over HTTP';
+  const fallback = wireFallback ? '' : ' (the wire fallback is off: EXTSCOPE_WIRE_FALLBACK=false)';
+  return `extscope: MCP requests arrive ${where} but none was recorded: no instrumented server answered them${fallback}. If the server bundles its own copy of the MCP SDK, call instrumentServer(server) from 'extscope' before server.connect(); see docs/instrumenting.md.`;
+}

@@ -1,8 +1,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
 import { ROOT, agentEnv, fixture, nodeArgs, rawStdioExchange } from '../support/processes.js';
+import { freePort } from '../support/counting-clients.js';
+import { bundleFixture } from './bundle.js';
 
 const ENVELOPE = (extensions: Record<string, unknown>) => ({
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -43,10 +49,15 @@ const LEGACY_CORPUS = [
 ];
 
 let sink: OtlpSink;
+let bundles: string;
 beforeAll(async () => {
   sink = await startOtlpSink();
+  bundles = await mkdtemp(join(tmpdir(), 'extscope-bundles-'));
 });
-afterAll(() => sink.close());
+afterAll(async () => {
+  await sink.close();
+  await rm(bundles, { recursive: true, force: true });
+});
 
 const cases = [
   { script: 'v2-stdio.mjs', corpus: MODERN_CORPUS, era: 'modern' },
@@ -91,8 +102,19 @@ const HTTP_CORPUS: { headers?: Record<string, string>; body: string; contentType
   { body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }), contentType: 'text/plain' },
 ];
 
-async function httpExchange(agent: boolean): Promise<string[]> {
-  const child = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), agent), { cwd: ROOT, env: agentEnv(sink.url) });
+/** Requests the bundled HTTP server's process recorded (its resource's service name is the server's). */
+function bundledHttpTotal(service = 'fixture-bundled-v2-http', instance?: string): number {
+  const latest = new Map<string, number>();
+  for (const point of sink.points) {
+    if (point.metric !== 'extscope.requests' || point.resource['service.name'] !== service) continue;
+    if (instance !== undefined && point.resource['process.pid'] !== Number(instance)) continue;
+    latest.set(JSON.stringify([point.resource['service.instance.id'], point.attributes, point.startTimeUnixNano]), point.value);
+  }
+  return [...latest.values()].reduce((sum, value) => sum + value, 0);
+}
+
+async function httpExchange(agent: boolean, script = fixture('v2-http.mjs')): Promise<string[]> {
+  const child = spawn(process.execPath, nodeArgs(script, agent), { cwd: ROOT, env: agentEnv(sink.url) });
   const exited = once(child, 'exit');
   try {
     const [line] = (await once(child.stdout, 'data')) as [Buffer];
@@ -122,5 +144,141 @@ describe('wire transparency over HTTP (createMcpHandler)', () => {
     expect(plain.map((answer) => answer.slice(0, 3))).toEqual(['400', '200', '200', '400', '200', '200', '400', '415']);
     expect(plain[0]).toContain('-32020');
     expect(plain[3]).toContain('-32022');
+  });
+});
+
+/** A server's answer for each request of the corpus, and whether its text is the same from run to run. */
+const APPS_CORPUS = [
+  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } }, clientInfo: { name: 'raw-apps', version: '0.1.0' } } },
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+  // A 200 kB answer (the app's HTML): larger than any pipe chunk.
+  { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'ui://get-time/mcp-app.html' } },
+  { jsonrpc: '2.0', id: 3, method: 'no/such/method', params: {} },
+  { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'missing', arguments: {} } },
+];
+
+describe('wire transparency for servers with a bundled SDK copy (the wire fallback records them)', () => {
+  const bundled = [
+    { entry: 'bundled-v2-stdio.mjs', corpus: MODERN_CORPUS, era: 'modern', server: 'fixture-bundled-v2' },
+    { entry: 'bundled-v2-stdio.mjs', corpus: LEGACY_CORPUS, era: 'legacy', server: 'fixture-bundled-v2' },
+    { entry: 'bundled-v1-stdio.mjs', corpus: LEGACY_CORPUS, era: 'legacy', server: 'fixture-bundled-v1' },
+  ] as const;
+  for (const { entry, corpus, era, server } of bundled) {
+    it(`${entry} (esbuild bundle), ${era} corpus: same bytes on stdout, every answer counted`, async () => {
+      const script = await bundleFixture(entry, bundles);
+      const env = agentEnv(sink.url);
+      const before = sink.sum('extscope.requests', { 'extscope.server.name': server });
+      const plain = await rawStdioExchange(script, corpus, false, env);
+      const instrumented = await rawStdioExchange(script, corpus, true, env);
+      const answers = corpus.filter((line) => 'id' in line).length;
+
+      expect(plain.code).toBe(0);
+      expect(instrumented.code).toBe(0);
+      expect(instrumented.stdout.toString('utf8').trimEnd().split('\n')).toHaveLength(answers);
+      expect(instrumented.stdout.equals(plain.stdout)).toBe(true);
+      expect(instrumented.stderr).toBe(plain.stderr);
+      await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }) - before, { timeout: 10_000 }).toBe(answers);
+    });
+  }
+
+  it('the modern corpus on a bundled server: the server map is read from its server/discover answer, per request envelope', async () => {
+    // Filled by the modern case above (same file, run in order).
+    const negotiated = sink.sum('extscope.extension.requests', {
+      'extscope.server.name': 'fixture-bundled-v2',
+      'extscope.era': 'modern',
+      'extscope.extension.id': 'io.modelcontextprotocol/tasks',
+      'extscope.extension.negotiated': true,
+    });
+    // The probe and call 1 declare tasks; every other request declares {} (or has no envelope).
+    expect(negotiated).toBe(2);
+    const serverOnly = sink.sum('extscope.extension.requests', {
+      'extscope.server.name': 'fixture-bundled-v2',
+      'extscope.era': 'modern',
+      'extscope.extension.id': 'com.example/search',
+      'extscope.extension.server_declared': true,
+      'extscope.extension.client_declared': false,
+    });
+    expect(serverOnly).toBe(MODERN_CORPUS.length - 1);
+  });
+
+  it('an MCP Apps server from npm on stdio: same bytes, 200 kB answers included, every answer counted', async () => {
+    const script = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-basic-vanillajs')), 'index.js');
+    const env = agentEnv(sink.url);
+    const server = 'Basic MCP App Server (Vanilla JS)';
+    const before = sink.sum('extscope.requests', { 'extscope.server.name': server });
+    const withArgs = (agent: boolean) => rawStdioExchange(script, APPS_CORPUS, agent, env, ['--stdio']);
+    const plain = await withArgs(false);
+    const instrumented = await withArgs(true);
+    expect(plain.stdout.length).toBeGreaterThan(200_000);
+    expect(instrumented.stdout.equals(plain.stdout)).toBe(true);
+    expect(instrumented.stderr).toBe(plain.stderr);
+    await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }) - before, { timeout: 10_000 }).toBe(5);
+    expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'resources/read', 'extscope.outcome': 'complete' })).toBe(1);
+    expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'no/such/method', 'extscope.outcome': 'error', 'rpc.response.status_code': '-32601' })).toBe(1);
+  });
+
+  it('a bundled createMcpHandler server over HTTP: same status, content type and body with and without the agent, every answer counted', async () => {
+    const script = await bundleFixture('bundled-v2-http.mjs', bundles);
+    const server = 'fixture-bundled-v2-http';
+    const plain = await httpExchange(false, script);
+    const instrumented = await httpExchange(true, script);
+    expect(instrumented).toEqual(plain);
+    expect(plain.map((answer) => answer.slice(0, 3))).toEqual(['400', '200', '200', '400', '200', '200', '400', '415']);
+    // Every POST whose body is a JSON-RPC request (not the unparsable one, whose answer has no request to
+    // belong to) is an answered request.
+    await expect.poll(() => bundledHttpTotal(), { timeout: 10_000 }).toBe(7);
+    // The initialize answer names the server; the others, on fresh instances, are answered with no server known.
+    expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'initialize' })).toBe(1);
+  });
+});
+
+/** Raw MCP POSTs to an MCP Apps server over HTTP (stateless, one fresh server per request). */
+const APPS_HTTP_CORPUS = [
+  { jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/ui': {} }) } },
+  APPS_CORPUS[0],
+  APPS_CORPUS[2],
+  APPS_CORPUS[3],
+  APPS_CORPUS[4],
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+];
+
+/** `agent`: also waits, before stopping the server, until its process exported `expected` requests. */
+async function appsHttpExchange(agent: boolean, expected = 0): Promise<string[]> {
+  const script = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-basic-vanillajs')), 'index.js');
+  const port = await freePort();
+  const child = spawn(process.execPath, nodeArgs(script, agent), { cwd: ROOT, env: agentEnv(sink.url, { PORT: String(port) }) });
+  const exited = once(child, 'exit');
+  try {
+    await once(child.stdout, 'data');
+    const answers: string[] = [];
+    for (const body of APPS_HTTP_CORPUS) {
+      const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify(body),
+      });
+      answers.push(`${response.status} ${response.headers.get('content-type')} ${await response.text()}`);
+    }
+    // Its SIGTERM handler exits at once: the periodic export carries the counts while it runs.
+    if (agent) await expect.poll(() => bundledHttpTotal('Basic MCP App Server (Vanilla JS)', String(child.pid)), { timeout: 10_000 }).toBe(expected);
+    return answers;
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+describe('wire transparency over HTTP for an MCP Apps server from npm (express, SSE answers)', () => {
+  it('gives the same status, content type and body with and without the agent, and counts every request', async () => {
+    const plain = await appsHttpExchange(false);
+    // Five requests and a notification.
+    const instrumented = await appsHttpExchange(true, 5);
+    expect(instrumented).toEqual(plain);
+    expect(plain.map((answer) => answer.slice(0, 3))).toEqual(['200', '200', '200', '200', '200', '202']);
+    // The probe and the unknown method: JSON-RPC errors inside an event stream.
+    expect(plain[0]).toContain('-32601');
+    expect(plain[4]).toContain('-32601');
+    expect(plain[3]!.length).toBeGreaterThan(200_000);
   });
 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const worker = fileURLToPath(new URL('./agent-worker.mjs', import.meta.url));
 const [rounds = 5, requests = 20_000, concurrency = 16] = process.argv.slice(2).map(Number);
-const variants = ['bare', 'metrics', 'spans', 'wrapper'];
+const variants = ['bare', 'metrics', 'wire', 'spans', 'wrapper'];
 const run = (args) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', worker, ...args.map(String)], { encoding: 'utf8' }));
 
 const samples = Object.fromEntries(variants.map((variant) => [variant, []]));
@@ -24,7 +24,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const pairedRatio = (variant, base) => median(samples[variant].map((value, round) => value / samples[base][round]));
 console.log(`agent throughput: ${rounds} rounds × ${requests} tools/call requests, ${concurrency} in flight, in-memory wire, 2026-07-28 client`);
 console.log('variant                         median req/s   vs bare (paired median)   min..max         CPU µs/request');
-const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
+const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', wire: 'agent, metrics, wire fallback', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
 for (const variant of variants) {
   const values = samples[variant];
   const range = `${Math.min(...values).toFixed(0)}..${Math.max(...values).toFixed(0)}`;

@@ -1,7 +1,7 @@
 // One benchmark variant in its own process (patching is process-wide): serves a trivial echo tool from one
 // McpServer over an in-memory wire to a 2026-07-28 client, and prints {rps, heapUsedMB, ...} as JSON.
 //   node agent-worker.mjs <variant> <requests> <concurrency> [distinctJunkIds]
-// variants: bare | otel (SDK set up, no agent) | metrics | spans | wrapper
+// variants: bare | otel (SDK set up, no agent) | metrics | wire (metrics, wire fallback on) | spans | wrapper
 import { createRequire } from 'node:module';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -25,8 +25,9 @@ if (variant !== 'bare') {
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discardSpans)] });
   trace.setGlobalTracerProvider(tracerProvider);
   tracer = tracerProvider.getTracer('user-wrapper');
-  if (variant === 'metrics' || variant === 'spans') {
-    const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans' });
+  if (variant === 'metrics' || variant === 'wire' || variant === 'spans') {
+    // `wire`: as extscope/register runs it; an SDK copy is patched, so the fallback must cost nothing.
+    const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans', wireFallback: variant === 'wire' });
     instrumentation.setMeterProvider(meterProvider);
     instrumentation.setTracerProvider(tracerProvider);
     globalThis.extscopeInstrumentation = instrumentation;

@@ -98,6 +98,11 @@ describe('the dashboard, end to end in Chromium', () => {
     await screenshot(page, 'matrix');
   });
 
+  it('the (unknown client) row says, on its label, what it holds', async () => {
+    await expect(row('(unknown client)').locator('.client-link').getAttribute('title')).resolves.toContain('2025-era clients on stateless HTTP');
+    await expect(row('alpha').locator('.client-link').getAttribute('title')).resolves.toBe('alpha');
+  });
+
   it('renders hostile names as text: nothing runs, no element is created', async () => {
     await expect(row(EVIL_CLIENT).locator('th a').innerText()).resolves.toBe(EVIL_CLIENT);
     await expect(page.locator('img').count()).resolves.toBe(0);

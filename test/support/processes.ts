@@ -34,8 +34,8 @@ export interface Exchange {
  * Speaks raw JSON-RPC over a child's stdio: writes each line, and for requests waits for the answer before the
  * next, so the byte stream is deterministic. Closes stdin at the end and waits for the process to exit.
  */
-export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>): Promise<Exchange> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, nodeArgs(script, agent), { cwd: ROOT, env });
+export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = []): Promise<Exchange> {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...nodeArgs(script, agent), ...args], { cwd: ROOT, env });
   const stdout: Buffer[] = [];
   let stderr = '';
   let answers = 0;

@@ -5,6 +5,7 @@ import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, desc
 import { matrixParams } from '../filters.js';
 import { type State, href, rangeLabel } from '../state.js';
 import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
+import { clientTitle } from '../unknown-client.js';
 
 /** The support matrix: clients × extension ids, with the drill-down to example requests below it. */
 
@@ -266,7 +267,7 @@ class MatrixView implements ViewModule {
 
   private buildRow(row: MatrixRow, rowIndex: number, slice: MatrixSlice, state: State): HTMLTableRowElement {
     const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client, 'aria-rowindex': rowIndex + 2 });
-    const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: row.client }, row.client);
+    const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: clientTitle(row.client) }, row.client);
     tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
     const unknown = serverUnknownOf(row);
     tr.appendChild(

@@ -1,0 +1,95 @@
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+
+/** The signal an exporter carries, as named on stderr and in `extscope.agent.errors` (`export_<signal>`). */
+export type Signal = 'metrics' | 'traces';
+
+/** An OTLP exporter, as far as the health check touches it. */
+interface Exporter {
+  export(items: never, resultCallback: (result: ExportResult) => void): void;
+}
+
+/** A "starts failing" line is printed at most this often per signal; its "works again" line always follows. */
+export const FAILING_LINE_INTERVAL_MS = 5 * 60_000;
+
+interface SignalState {
+  failing: boolean;
+  /** The current failure was announced on stderr (so its recovery is too). */
+  announced: boolean;
+  lastAnnouncedAt: number;
+  failedSinceAnnounced: number;
+}
+
+function describe(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'number') return `HTTP ${code}`;
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  if (typeof code === 'string') return code;
+  if (typeof cause === 'string') return cause;
+  return typeof message === 'string' && message.length > 0 ? message.slice(0, 200) : 'export failed';
+}
+
+function hint(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code === 401 || code === 403) return 'is the ingest token right? (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer <token>")';
+  if (typeof code === 'number') return 'the collector refused the export';
+  return 'is the collector running and reachable? (OTEL_EXPORTER_OTLP_ENDPOINT)';
+}
+
+/**
+ * Makes a failing export visible: the OpenTelemetry exporters report failures only through the diagnostic
+ * logger, which is off unless `OTEL_LOG_LEVEL` is set, so a wrong token or a dead collector would lose data
+ * in silence. One line goes to stderr when a signal's exports start failing (rate-limited), one when they work
+ * again; every failed export is counted. Never stdout.
+ */
+export class ExportHealth {
+  private readonly states = new Map<Signal, SignalState>();
+
+  constructor(
+    private readonly write: (line: string) => void,
+    private readonly countFailure: (signal: Signal) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Wraps `exporter.export` to see each result; the result still reaches the SDK unchanged. */
+  watch<T extends Exporter>(exporter: T, signal: Signal, endpoint: string): T {
+    const original = exporter.export.bind(exporter);
+    exporter.export = ((items: never, resultCallback: (result: ExportResult) => void) =>
+      original(items, (result) => {
+        try {
+          this.report(signal, endpoint, result);
+        } catch {
+          // Reporting must never disturb the export.
+        }
+        resultCallback(result);
+      })) as T['export'];
+    return exporter;
+  }
+
+  report(signal: Signal, endpoint: string, result: ExportResult): void {
+    let state = this.states.get(signal);
+    if (state === undefined) {
+      state = { failing: false, announced: false, lastAnnouncedAt: Number.NEGATIVE_INFINITY, failedSinceAnnounced: 0 };
+      this.states.set(signal, state);
+    }
+    if (result.code === ExportResultCode.SUCCESS) {
+      if (state.failing && state.announced) {
+        this.write(`extscope: exporting ${signal} to ${endpoint} works again (${state.failedSinceAnnounced} export${state.failedSinceAnnounced === 1 ? '' : 's'} had failed)`);
+      }
+      state.failing = false;
+      state.announced = false;
+      return;
+    }
+    this.countFailure(signal);
+    if (state.failing) {
+      state.failedSinceAnnounced++;
+      return;
+    }
+    state.failing = true;
+    state.failedSinceAnnounced = 1;
+    const now = this.now();
+    if (now - state.lastAnnouncedAt < FAILING_LINE_INTERVAL_MS) return;
+    state.announced = true;
+    state.lastAnnouncedAt = now;
+    this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(result.error)}): ${hint(result.error)}; counted in extscope.agent.errors (a line follows once exports succeed)`);
+  }
+}
