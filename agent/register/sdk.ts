@@ -6,6 +6,7 @@ import {
   CompositePropagator,
   W3CBaggagePropagator,
   W3CTraceContextPropagator,
+  type ExportResult,
   diagLogLevelFromString,
   getNumberFromEnv,
   getStringFromEnv,
@@ -16,7 +17,7 @@ import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/export
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { type Resource, defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { type AggregationOption, AggregationTemporality, AggregationType, type InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
 import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
@@ -51,10 +52,52 @@ const DEFAULT_SHUTDOWN_DEADLINE_MS = 1500;
  */
 const DEFAULT_EXPORT_TIMEOUT_MS = 2000;
 
-function exportTimeout(signal: 'METRICS' | 'TRACES'): { timeoutMillis?: number } {
+/**
+ * `maxMs` caps the timeout (retries included). Metrics pass half their export interval: an export whose retries
+ * outlived the interval would overlap the next one, and with the collector down the retry timers would then never
+ * leave the event loop idle, so a finished process (a stdio server whose client went away) would never exit.
+ */
+function exportTimeout(signal: 'METRICS' | 'TRACES', maxMs = Infinity): { timeoutMillis?: number } {
   const configured = getNumberFromEnv(`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`) ?? getNumberFromEnv('OTEL_EXPORTER_OTLP_TIMEOUT');
-  return configured === undefined ? { timeoutMillis: DEFAULT_EXPORT_TIMEOUT_MS } : {};
+  if (configured === undefined) return { timeoutMillis: Math.min(DEFAULT_EXPORT_TIMEOUT_MS, maxMs) };
+  return configured > maxMs ? { timeoutMillis: maxMs } : {};
 }
+/** Exports through `periodic` until {@link useFinal}, then through `final` (same destination, longer timeout). */
+class FinalExportSwitch implements PushMetricExporter {
+  private current: PushMetricExporter;
+
+  constructor(
+    private readonly periodic: PushMetricExporter,
+    private readonly final: PushMetricExporter,
+  ) {
+    this.current = periodic;
+  }
+
+  useFinal(): void {
+    this.current = this.final;
+  }
+
+  export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
+    this.current.export(metrics, resultCallback);
+  }
+
+  selectAggregationTemporality(instrumentType: InstrumentType): AggregationTemporality {
+    return this.periodic.selectAggregationTemporality?.(instrumentType) ?? AggregationTemporality.CUMULATIVE;
+  }
+
+  selectAggregation(instrumentType: InstrumentType): AggregationOption {
+    return this.periodic.selectAggregation?.(instrumentType) ?? { type: AggregationType.DEFAULT };
+  }
+
+  async forceFlush(): Promise<void> {
+    await Promise.all([this.periodic.forceFlush(), this.final.forceFlush()]);
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([this.periodic.shutdown(), this.final.shutdown()]);
+  }
+}
+
 /** Room above the agent's own per-attribute caps, so the SDK never merges our streams into its overflow. */
 const SDK_CARDINALITY_LIMIT = 100_000;
 
@@ -157,12 +200,15 @@ export function startAgentSdk(server: ServerIdentity, health?: ExportHealth): Ag
   const resource = buildResource(server);
   let meterProvider: MeterProvider | undefined;
   let tracerProvider: BasicTracerProvider | undefined;
+  let metricsFinal: FinalExportSwitch | undefined;
 
   if (exporterEnabled('OTEL_METRICS_EXPORTER')) {
-    const options = { ...exportTimeout('METRICS'), ...temporalityPreference() };
-    const built = exporterProtocol('METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
-    const exporter = health === undefined ? built : health.watch(built, 'metrics', signalEndpoint('METRICS'));
     const interval = getNumberFromEnv('OTEL_METRIC_EXPORT_INTERVAL') ?? 60_000;
+    const Exporter = exporterProtocol('METRICS') === 'http/json' ? JsonMetricExporter : ProtoMetricExporter;
+    const periodic = new Exporter({ ...exportTimeout('METRICS', Math.max(1, Math.floor(interval / 2))), ...temporalityPreference() });
+    // The last export, at shutdown, is not followed by another: it may take the whole timeout.
+    metricsFinal = new FinalExportSwitch(periodic, new Exporter({ ...exportTimeout('METRICS'), ...temporalityPreference() }));
+    const exporter = health === undefined ? metricsFinal : health.watch(metricsFinal, 'metrics', signalEndpoint('METRICS'));
     meterProvider = new MeterProvider({
       resource,
       readers: [
@@ -195,6 +241,7 @@ export function startAgentSdk(server: ServerIdentity, health?: ExportHealth): Ag
     meterProvider,
     tracerProvider,
     shutdown(deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS) {
+      metricsFinal?.useFinal();
       stopping ??= new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
         timer.unref();

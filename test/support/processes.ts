@@ -34,7 +34,14 @@ export interface Exchange {
  * Speaks raw JSON-RPC over a child's stdio: writes each line, and for requests waits for the answer before the
  * next, so the byte stream is deterministic. Closes stdin at the end and waits for the process to exit.
  */
-export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = []): Promise<Exchange> {
+export interface ExchangeTiming {
+  /** How long the client stays connected after its last answer before closing stdin (a session that lingers). */
+  lingerMs?: number;
+  /** The child is killed (and `code` is null) if it has not exited this long after stdin closed. */
+  exitWithinMs?: number;
+}
+
+export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], timing: ExchangeTiming = {}): Promise<Exchange> {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...nodeArgs(script, agent), ...args], { cwd: ROOT, env });
   const stdout: Buffer[] = [];
   let stderr = '';
@@ -72,7 +79,10 @@ export async function rawStdioExchange(script: string, lines: object[], agent: b
     child.stdin.write(`${JSON.stringify(line)}\n`);
     await answered;
   }
+  if (timing.lingerMs !== undefined) await new Promise((resolve) => setTimeout(resolve, timing.lingerMs));
   child.stdin.end();
+  const killer = timing.exitWithinMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timing.exitWithinMs);
   const code = await exited;
+  clearTimeout(killer);
   return { stdout: Buffer.concat(stdout), stderr, code };
 }

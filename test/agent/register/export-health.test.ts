@@ -52,8 +52,7 @@ describe('failing exports are said on stderr, never stdout', () => {
 
   it('an unreachable collector: one line per signal on stderr, nothing on stdout but answers', async () => {
     const port = await freePort();
-    // The default interval: the export at exit is the one that fails. (With an interval shorter than the
-    // exporter's retry backoff, retries of a dead endpoint keep the event loop busy and the process alive.)
+    // The default interval: the export at exit is the one that fails.
     const env = agentEnv(`http://127.0.0.1:${port}`, { OTEL_METRIC_EXPORT_INTERVAL: '60000' });
     const { stdout, stderr, code } = await rawStdioExchange(fixture('v2-stdio.cjs'), CORPUS, true, env);
     expect(code).toBe(0);
@@ -64,6 +63,17 @@ describe('failing exports are said on stderr, never stdout', () => {
     expect(metrics[0]).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
     expect(failingLines(stderr, 'traces').length).toBeLessThanOrEqual(1);
   });
+
+  it('an unreachable collector and an export interval shorter than the retry backoff: the server still exits when its client leaves', async () => {
+    const port = await freePort();
+    // Each export's retries end within half the interval, so the event loop is idle between exports.
+    const env = agentEnv(`http://127.0.0.1:${port}`, { OTEL_METRIC_EXPORT_INTERVAL: '200', OTEL_TRACES_EXPORTER: 'none' });
+    // Connected long enough for several exports to fail and retry; then the process must end on its own.
+    const { stdout, stderr, code } = await rawStdioExchange(fixture('v2-stdio.cjs'), CORPUS, true, env, [], { lingerMs: 1500, exitWithinMs: 15_000 });
+    expect(code, 'killed after 15 s: the process did not exit when its client left').toBe(0);
+    expectOnlyAnswers(stdout);
+    expect(failingLines(stderr, 'metrics'), stderr).toHaveLength(1);
+  }, 30_000);
 
   it('a collector that comes up later: "fails", then one "works again" line, and the counts arrive', async () => {
     const port = await freePort();
