@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
+import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
 import { dashboardRoutes } from './http/dashboard.js';
@@ -120,7 +121,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, windowMs: config.metricsWindowMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
-  const authFailures = ingestToken === undefined && readToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
+  const adminToken = config.adminToken === undefined ? undefined : new BearerToken(config.adminToken);
+  const authFailures = ingestToken === undefined && readToken === undefined && adminToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
   const decoder = new DecodePool();
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
 
@@ -138,6 +140,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
         await app.register(healthRoutes, { store, draining: () => admission.isDraining });
         await app.register(dashboardRoutes, {});
+        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store });
         await app.register(
           readScope(readToken, async (scope) => {
             await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs });

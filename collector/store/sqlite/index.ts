@@ -5,12 +5,14 @@ import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.j
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
+  type BackupResult,
   type CellQuery,
   type ExamplesQuery,
   type InstancesQuery,
   type RetentionConfig,
   type StepQuery,
   type Store,
+  type StoreBackup,
   type StoreHealth,
   type StoreStats,
   StoreUnavailableError,
@@ -65,7 +67,7 @@ const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
  * the same file is refused instead of corrupting the exactly-once bookkeeping). All work is synchronous; one
  * export is one transaction, and `applyMetrics` resolves after its commit.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, StoreBackup {
   private readonly latestSchemaVersion: number;
   private readonly db: Database.Database;
   private readonly writer: MetricsWriter;
@@ -238,6 +240,25 @@ export class SqliteStore implements Store {
   async maintain(): Promise<void> {
     this.foldPending(true);
     await this.retention.run();
+  }
+
+  /**
+   * SQLite's online backup API, run on this store's own connection (the exclusive lock keeps every other
+   * connection out): it copies the pages a few at a time between exports, and SQLite updates the copy when this
+   * connection writes a page already copied, so the result is the database as it was when the copy completed.
+   * The copy is then switched to a rollback journal, so that it is one self-contained file.
+   */
+  async backup(destination: string): Promise<BackupResult> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed');
+    this.foldPending();
+    await this.db.backup(destination);
+    const copy = new Database(destination, { fileMustExist: true });
+    try {
+      copy.pragma('journal_mode = DELETE');
+      return { bytes: statSync(destination).size, schemaVersion: schemaVersion(copy) };
+    } finally {
+      copy.close();
+    }
   }
 
   close(): Promise<void> {
