@@ -14,21 +14,32 @@ import { parseArgs } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const USAGE = `Usage: npm run demo [-- --port PORT] [--db PATH] [--duration SECONDS]
+       npm run demo -- --collector URL [--dashboard-url URL]
 
-  --port PORT          collector port (default 4318; 0 = any free port)
-  --db PATH            keep the database there (default: a temporary file, removed at the end)
-  --duration SECONDS   stop by itself after this long (default: run until Ctrl-C)
+  --port PORT            collector port (default 4318; 0 = any free port)
+  --db PATH              keep the database there (default: a temporary file, removed at the end)
+  --collector URL        send the fleet's telemetry to this running collector instead of starting one
+                         (EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN are used when set)
+  --dashboard-url URL    the address to print for the dashboard (default: the collector's)
+  --duration SECONDS     stop by itself after this long (default: run until Ctrl-C)
 `;
 
 const { values: flags } = parseArgs({
-  options: { port: { type: 'string', default: process.env.EXTSCOPE_PORT ?? '4318' }, db: { type: 'string' }, duration: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    port: { type: 'string', default: process.env.EXTSCOPE_PORT ?? '4318' },
+    db: { type: 'string' },
+    collector: { type: 'string' },
+    'dashboard-url': { type: 'string' },
+    duration: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
 });
 if (flags.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
 const CLI = join(ROOT, 'dist', 'bin', 'extscope.js');
-if (!existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) {
+if (flags.collector === undefined && !existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) {
   process.stderr.write('demo: the build is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);
 }
@@ -106,8 +117,8 @@ function shutdown(code) {
   shutdownPromise ??= (async () => {
     stopping = true;
     clearInterval(progressTimer);
-    say('\nStopping the clients, the servers (they flush their telemetry), then the collector…');
     const byRole = (role) => children.filter((entry) => entry.role === role);
+    say(`\nStopping the clients, the servers (they flush their telemetry)${byRole('collector').length > 0 ? ', then the collector' : ''}…`);
     await Promise.all(byRole('clients').map((entry) => stopGroup(entry, 5000)));
     await Promise.all(byRole('server').map((entry) => stopGroup(entry, 5000)));
     await Promise.all(byRole('collector').map((entry) => stopGroup(entry, 15_000)));
@@ -124,13 +135,15 @@ process.on('SIGINT', () => {
 });
 process.on('SIGTERM', () => void shutdown(0));
 
+const readToken = process.env.EXTSCOPE_READ_TOKEN || undefined;
 async function getJson(url) {
-  const response = await fetch(url);
+  const response = await fetch(url, { headers: readToken === undefined ? {} : { authorization: `Bearer ${readToken}` } });
   if (!response.ok) return undefined;
   return response.json();
 }
 
-async function main() {
+/** The demo's own collector, on a temporary database unless --db says otherwise; resolves with its URL. */
+async function startCollector() {
   let dbPath = flags.db;
   if (dbPath === undefined) {
     tempDir = await mkdtemp(join(tmpdir(), 'extscope-demo-'));
@@ -155,6 +168,15 @@ async function main() {
     }
   });
   say(`extscope demo: collector on ${url}, database ${dbPath}`);
+  return url;
+}
+
+async function main() {
+  let url = flags.collector?.replace(/\/+$/, '');
+  if (url === undefined) url = await startCollector();
+  else say(`extscope demo: sending to the collector at ${url}`);
+  const dashboard = (flags['dashboard-url'] ?? url).replace(/\/+$/, '');
+  const ingestToken = process.env.EXTSCOPE_INGEST_TOKEN || undefined;
 
   const agent = (service, instance, extra = {}) => ({
     OTEL_SERVICE_NAME: service,
@@ -163,6 +185,7 @@ async function main() {
     // Every 2 s instead of every minute, so the dashboard fills at once.
     OTEL_METRIC_EXPORT_INTERVAL: '2000',
     OTEL_BSP_SCHEDULE_DELAY: '500',
+    ...(ingestToken === undefined || process.env.OTEL_EXPORTER_OTLP_HEADERS ? {} : { OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer%20${ingestToken}` }),
     ...extra,
   });
   const servers = [
@@ -192,7 +215,7 @@ async function main() {
   clients.role = 'clients';
   say('  clients: acme-desktop 1.4.0 (1.5.0 follows), orbit-cli 0.9.2, notes-app 3.0.0 and 2.7.1, ledger-bot 0.4.0, and one without client info');
   say('');
-  say(`Open ${url}/  (fleet: ${url}/?view=fleet, trends: ${url}/?view=trends, what changed: ${url}/?view=changes&range=15m)`);
+  say(`Open ${dashboard}/  (fleet: ${dashboard}/?view=fleet, trends: ${dashboard}/?view=trends, what changed: ${dashboard}/?view=changes&range=15m)`);
   say('Ctrl-C stops the demo.\n');
 
   const started = Date.now();
@@ -213,7 +236,7 @@ async function main() {
     say(parts.join(' · '));
     if (!announced && matrix.rows.length > 0 && live.length >= servers.length) {
       announced = true;
-      say(`Every view has data now: ${url}/`);
+      say(`Every view has data now: ${dashboard}/`);
     }
   };
   progressTimer = setInterval(() => void progress(), 5000);
