@@ -76,25 +76,28 @@ const loadAfter = loadavg();
 server.close();
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const ratios = (variant, base) => results[variant].map((result, round) => result.rps / results[base][round].rps);
+const ratios = (variant, base, key = 'rps') => results[variant].map((result, round) => result[key] / results[base][round][key]);
 const percent = (value) => `${(value * 100).toFixed(1)}%`;
 const spread = (values) => `${percent(Math.min(...values))}..${percent(Math.max(...values))}`;
 
 console.log(`compare: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, in-memory wire, 2026-07-28 client, Node ${process.version}`);
 console.log(`load average (1 min) before ${loadBefore[0].toFixed(2)}, after ${loadAfter[0].toFixed(2)} on a shared 2-core machine`);
 console.log('');
-console.log('| variant | median req/s | vs uninstrumented (paired median, range) | CPU µs/request | heap after GC MiB | RSS MiB |');
-console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+console.log('| variant | median req/s | req/s vs uninstrumented (paired median, range) | CPU µs/request | CPU vs uninstrumented (paired median, range) | heap after GC MiB | RSS MiB |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
   const rows = results[variant];
   const rel = ratios(variant, 'bare');
+  const cpu = ratios(variant, 'bare', 'cpuMicrosPerRequest');
+  const relative = (values) => (variant === 'bare' ? '100%' : `${percent(median(values))} (${spread(values)})`);
   console.log(
-    `| ${labels[variant]} | ${median(rows.map((row) => row.rps)).toFixed(0)} | ${variant === 'bare' ? '100%' : `${percent(median(rel))} (${spread(rel)})`} | ${median(rows.map((row) => row.cpuMicrosPerRequest)).toFixed(1)} | ${median(rows.map((row) => row.heapUsedMB)).toFixed(1)} | ${median(rows.map((row) => row.rssMB)).toFixed(0)} |`,
+    `| ${labels[variant]} | ${median(rows.map((row) => row.rps)).toFixed(0)} | ${relative(rel)} | ${median(rows.map((row) => row.cpuMicrosPerRequest)).toFixed(1)} | ${relative(cpu)} | ${median(rows.map((row) => row.heapUsedMB)).toFixed(1)} | ${median(rows.map((row) => row.rssMB)).toFixed(0)} |`,
   );
 }
 const spansVsSentry = ratios('spans', 'sentry');
+const spansVsSentryCpu = ratios('spans', 'sentry', 'cpuMicrosPerRequest');
 console.log('');
-console.log(`extscope with spans vs Sentry (paired median req/s ratio): ${percent(median(spansVsSentry))} (${spread(spansVsSentry)})`);
+console.log(`extscope with spans vs Sentry, paired medians: req/s ${percent(median(spansVsSentry))} (${spread(spansVsSentry)}), CPU per request ${percent(median(spansVsSentryCpu))} (${spread(spansVsSentryCpu)})`);
 
 // What each one recorded, from what it exported in the last round.
 const last = Object.fromEntries(variants.map((variant) => [variant, results[variant].at(-1)]));
