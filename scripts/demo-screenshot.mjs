@@ -39,14 +39,18 @@ try {
     executablePath: CHROMIUM,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    viewport: { width: 1180, height: 620 },
+    viewport: { width: 1180, height: 1200 },
     deviceScaleFactor: 1,
     colorScheme: 'light',
   });
   const page = await context.newPage();
   await page.goto(`${url}/?group=client_version&range=15m`);
   await page.locator('body[data-ready]').waitFor({ state: 'attached', timeout: 30_000 });
-  await page.screenshot({ path: output, fullPage: false });
+  // The legend and the table: the part of the page that says what extscope measures.
+  const top = await page.locator('h2', { hasText: 'Support matrix' }).first().boundingBox();
+  const table = await page.locator('table').first().boundingBox();
+  const clip = { x: 0, y: Math.max(0, top.y - 12), width: 1180, height: table.y + table.height - top.y + 24 };
+  await page.screenshot({ path: output, clip, fullPage: true });
   await context.close();
   process.stdout.write(`${output}\n`);
 } finally {
