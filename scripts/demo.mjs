@@ -152,7 +152,7 @@ async function startCollector() {
   const collector = start('collector', [CLI, 'collector', '--host', '127.0.0.1', '--port', flags.port, '--db', dbPath], {
     EXTSCOPE_LOG_LEVEL: 'info',
     // The demo's alert rules (a short `for`, so a drift alert fires within a minute).
-    EXTSCOPE_ALERT_RULES: join(ROOT, 'demo', 'rules.yml'),
+    EXTSCOPE_RULES: join(ROOT, 'demo', 'rules.yml'),
   });
   collector.role = 'collector';
   const url = await firstLine(collector, (line) => /listening on (http:\/\/[^\s"]+)/.exec(line)?.[1]);
