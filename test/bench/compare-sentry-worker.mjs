@@ -1,11 +1,12 @@
 // One variant of the comparison benchmark in its own process (patching is process-wide): the same v2 McpServer
 // (serveStdio over an in-memory wire, a 2026-07-28 client declaring io.modelcontextprotocol/tasks), instrumented
 // one way. Prints {rps, cpuMicrosPerRequest, heapUsedMB, rssMB, recorded, sample} as JSON on stdout.
-//   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn]
+//   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1]
 // variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
 import { createRequire } from 'node:module';
 
-const [variant, requestsArg, concurrencyArg, dsn] = process.argv.slice(2);
+const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2);
+const sampleRate = Number(sampleArg ?? 1);
 const requests = Number(requestsArg ?? 20_000);
 const concurrency = Number(concurrencyArg ?? 16);
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -20,7 +21,7 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
   const { context, trace } = await import('@opentelemetry/api');
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const { AggregationTemporality, MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
-  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = await import('@opentelemetry/sdk-trace-base');
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   // Exporters that count and keep a sample: the benchmark measures the request path, not a network.
   const keepSpans = {
@@ -31,7 +32,10 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
     },
     shutdown: async () => undefined,
   };
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(keepSpans, { maxQueueSize: 100_000, maxExportBatchSize: 1000 })] });
+  const tracerProvider = new BasicTracerProvider({
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRate) }),
+    spanProcessors: [new BatchSpanProcessor(keepSpans, { maxQueueSize: 100_000, maxExportBatchSize: 1000 })],
+  });
   trace.setGlobalTracerProvider(tracerProvider);
   finish = () => tracerProvider.forceFlush();
   class OnDemandReader extends MetricReader {
@@ -91,9 +95,9 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
 let Sentry;
 if (variant === 'sentry') {
   Sentry = await import('@sentry/node');
-  // Every transaction sampled (as the spans variants record every request); events go to the benchmark's
+  // Every transaction sampled unless told otherwise (as the spans variants record every request); events go to the benchmark's
   // loopback sink, never the internet.
-  Sentry.init({ dsn, tracesSampleRate: 1, sendDefaultPii: false, release: 'bench' });
+  Sentry.init({ dsn, tracesSampleRate: sampleRate, sendDefaultPii: false, release: 'bench' });
   instrument = (server) => Sentry.wrapMcpServerWithSentry(server);
   finish = () => Sentry.flush(10_000);
 }
