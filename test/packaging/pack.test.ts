@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { processes } from '../support/proc-tree.js';
 import { ROOT, fixture } from '../support/processes.js';
 
 const run = promisify(execFile);
@@ -21,14 +22,35 @@ const REQUIRED = ['dist/agent/index.js', 'dist/agent/register/register.js', 'dis
 
 const children: ChildProcessWithoutNullStreams[] = [];
 let dir: string | undefined;
+
+function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // The group is gone.
+  }
+}
+
+/** Each child runs in a process group of its own (npx starts the collector as a grandchild): stop the whole group. */
+async function stopAll(): Promise<void> {
+  for (const child of children.splice(0)) {
+    const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
+    signalGroup(child, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    signalGroup(child, 'SIGKILL');
+  }
+}
+
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await stopAll();
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
 /** Starts a child in `cwd` and resolves with the first stdout line `match` accepts (bounded). */
 function startChild(args: string[], cwd: string, env: Record<string, string>, match: (line: string) => string | undefined): Promise<{ child: ChildProcessWithoutNullStreams; found: string }> {
-  const child = spawn(args[0]!, args.slice(1), { cwd, env: { ...cleanEnv(), ...env } });
+  const child = spawn(args[0]!, args.slice(1), { cwd, env: { ...cleanEnv(), ...env }, detached: true });
   children.push(child);
   let output = '';
   return new Promise((resolve, reject) => {
@@ -129,5 +151,10 @@ describe('the published package', () => {
       if (counted === requests) expect(row!.extensions.find((extension) => extension.id === 'io.modelcontextprotocol/tasks')?.negotiated).toBe(requests);
     }
     expect(counted).toBe(requests);
+
+    // Stopped, nothing of them is left running (npx's collector included).
+    const groups = new Set(children.map((child) => child.pid!));
+    await stopAll();
+    expect(processes().filter((entry) => groups.has(entry.pgid) && entry.state !== 'Z').map((entry) => entry.pid)).toEqual([]);
   });
 });
