@@ -1,4 +1,5 @@
 # The extscope collector and its dashboard. Build: docker build -t extscope .
+# (`--target demo` builds the demo fleet instead: see docker-compose.yml, profile "demo".)
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 compiles its native addon at install time.
@@ -11,13 +12,24 @@ COPY dashboard ./dashboard
 COPY scripts ./scripts
 COPY bin ./bin
 COPY migrations ./migrations
-RUN npm install --no-audit --no-fund && npm prune --omit=dev
+RUN npm install --no-audit --no-fund
 
+# The demo fleet (scripts/demo.mjs --collector …): instrumented MCP servers and SDK clients, which need the
+# development dependencies (the MCP SDKs).
+FROM build AS demo
+COPY demo ./demo
+USER node
+CMD ["node", "scripts/demo.mjs", "--collector", "http://collector:4318", "--dashboard-url", "http://localhost:4318"]
+
+FROM build AS production-modules
+RUN npm prune --omit=dev
+
+# The default target (the last stage): the collector alone.
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=production-modules /app/package.json ./
+COPY --from=production-modules /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/dashboard/dist ./dashboard/dist
 COPY --from=build /app/migrations ./migrations

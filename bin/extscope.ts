@@ -13,12 +13,14 @@ import {
 } from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
 import { runRules } from './commands/rules-check.js';
+import { runDbBackup } from './commands/db-backup.js';
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
   collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
   rules       "rules check FILE...": validate alert rules files
+  db backup   Copy the SQLite database consistently, also while the collector runs
 
 Run "extscope collector --help" for the collector's options.
 `;
@@ -95,6 +97,7 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === 'rules') return runRules(rest);
+  if (command === 'db' && rest[0] === 'backup') return runDbBackup(rest.slice(1));
   if (command !== 'collector') {
     process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
     return 2;

@@ -51,6 +51,8 @@ export interface CollectorOptions {
   dbPath: string;
   ingestToken?: string;
   readToken?: string;
+  /** Bearer token of the admin routes (`/admin/*`, e.g. the online backup); without it they are open only when no token is set. */
+  adminToken?: string;
   /** fastify/pino logger options; `false` (default for in-process use) logs nothing. */
   logger?: boolean | Record<string, unknown>;
   retention?: Partial<RetentionConfig>;
@@ -91,6 +93,7 @@ export interface ResolvedConfig {
   dbPath: string;
   ingestToken: string | undefined;
   readToken: string | undefined;
+  adminToken: string | undefined;
   logger: boolean | Record<string, unknown>;
   retention: RetentionConfig;
   limits: CollectorLimits;
@@ -196,6 +199,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   const host = options.host ?? DEFAULT_HOST;
   const ingestToken = options.ingestToken === '' ? undefined : options.ingestToken;
   const readToken = options.readToken === '' ? undefined : options.readToken;
+  const adminToken = options.adminToken === '' ? undefined : options.adminToken;
   if (!isLoopbackHost(host)) {
     const missing = [ingestToken === undefined && 'EXTSCOPE_INGEST_TOKEN', readToken === undefined && 'EXTSCOPE_READ_TOKEN'].filter(Boolean);
     if (missing.length > 0) {
@@ -205,7 +209,8 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
           'Set the tokens, or listen on 127.0.0.1.',
       );
     }
-    for (const [name, token] of [['EXTSCOPE_INGEST_TOKEN', ingestToken], ['EXTSCOPE_READ_TOKEN', readToken]] as const) {
+    const tokens = [['EXTSCOPE_INGEST_TOKEN', ingestToken], ['EXTSCOPE_READ_TOKEN', readToken], ...(adminToken === undefined ? [] : [['EXTSCOPE_ADMIN_TOKEN', adminToken] as const])] as const;
+    for (const [name, token] of tokens) {
       const weakness = tokenWeakness(token ?? '');
       if (weakness !== undefined) {
         throw new ConfigError(
@@ -225,6 +230,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     dbPath: options.dbPath,
     ingestToken,
     readToken,
+    adminToken,
     logger: options.logger ?? false,
     retention,
     limits,
@@ -302,6 +308,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'EXTSCOPE_DB', help: 'SQLite database file (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
   { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/* and on OTLP/gRPC exports', apply: (options, value) => (options.ingestToken = value) },
   { name: 'EXTSCOPE_READ_TOKEN', help: 'Bearer token required on /api/v1/* and /metrics', apply: (options, value) => (options.readToken = value) },
+  { name: 'EXTSCOPE_ADMIN_TOKEN', help: 'Bearer token required on /admin/* (online backup); also read by `extscope db backup`', apply: (options, value) => (options.adminToken = value) },
   retentionVariable('EXTSCOPE_RETENTION_MINUTE_DAYS', 'minuteDays', 'Keep per-minute rollups this many days'),
   retentionVariable('EXTSCOPE_RETENTION_HOUR_DAYS', 'hourDays', 'Keep hourly and daily rollups this many days'),
   retentionVariable('EXTSCOPE_DEDUP_HOURS', 'dedupHours', 'Remember applied points this long to recognise retries'),

@@ -4,6 +4,7 @@ import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './alerting/model.js';
 import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
+import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
 import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
@@ -136,7 +137,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, windowMs: config.metricsWindowMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
-  const authFailures = ingestToken === undefined && readToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
+  const adminToken = config.adminToken === undefined ? undefined : new BearerToken(config.adminToken);
+  const authFailures = ingestToken === undefined && readToken === undefined && adminToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
   const decoder = new DecodePool();
   // Known once the server listens; links in notifications use it unless a public URL is configured.
   let ownUrl = '';
@@ -187,6 +189,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
         await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null });
         await app.register(dashboardRoutes, {});
+        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store });
         await app.register(
           readScope(readToken, async (scope) => {
             await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });

@@ -124,6 +124,20 @@ export interface AlertPage {
 
 export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLifecycle & AlertStateStore & DeliveryLogStore;
 
+/**
+ * A consistent copy of the database while the store is in use (ingest goes on meanwhile). Optional: a backend
+ * whose database has its own backup tooling (PostgreSQL: pg_dump) need not implement it.
+ */
+export interface StoreBackup {
+  /** Writes a self-contained copy to `destination` (which must not exist) and resolves once it is complete. */
+  backup(destination: string): Promise<BackupResult>;
+}
+
+export interface BackupResult {
+  bytes: number;
+  schemaVersion: number;
+}
+
 export interface RetentionConfig {
   /** Per-minute rollups. */
   minuteDays: number;

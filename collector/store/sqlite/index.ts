@@ -10,9 +10,9 @@ import {
   type AlertChanges,
   type AlertPage,
   type AlertQuery,
+  type BackupResult,
   type CellQuery,
   type DeliveryEntry,
-  type DeliveryLogStore,
   type DeliveryQuery,
   type DeliveryRecord,
   type ExamplesQuery,
@@ -22,6 +22,7 @@ import {
   type RetentionConfig,
   type StepQuery,
   type Store,
+  type StoreBackup,
   type StoreHealth,
   type StoreStats,
   StoreUnavailableError,
@@ -84,7 +85,7 @@ const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
  * the same file is refused instead of corrupting the exactly-once bookkeeping). All work is synchronous; one
  * export is one transaction, and `applyMetrics` resolves after its commit.
  */
-export class SqliteStore implements Store, DeliveryLogStore {
+export class SqliteStore implements Store, StoreBackup {
   private readonly latestSchemaVersion: number;
   private readonly db: Database.Database;
   private readonly writer: MetricsWriter;
@@ -352,6 +353,27 @@ export class SqliteStore implements Store, DeliveryLogStore {
     await this.exclusive(() => this.deliveryLog.dropBefore(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY));
     await this.retention.run();
     await this.pruneAlerts(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY);
+  }
+
+  /**
+   * SQLite's online backup API, run on this store's own connection (the exclusive lock keeps every other
+   * connection out): it copies the pages a few at a time between exports, and SQLite updates the copy when this
+   * connection writes a page already copied, so the result is the database as it was when the copy completed.
+   * The copy is then switched to a rollback journal, so that it is one self-contained file.
+   */
+  async backup(destination: string): Promise<BackupResult> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed');
+    await this.foldPending();
+    // Between exports: an export applied in steps keeps its transaction open across turns, and the copy must
+    // not take its uncommitted pages.
+    await this.exclusive(() => this.db.backup(destination));
+    const copy = new Database(destination, { fileMustExist: true });
+    try {
+      copy.pragma('journal_mode = DELETE');
+      return { bytes: statSync(destination).size, schemaVersion: schemaVersion(copy) };
+    } finally {
+      copy.close();
+    }
   }
 
   close(): Promise<void> {
