@@ -1,6 +1,6 @@
 /**
  * `npm run demo` (scripts/demo.mjs): the collector, four instrumented MCP servers and the SDK clients come up, every
- * dashboard view has data, and SIGINT (Ctrl-C) stops all of it: the demo exits 0 and no process it started survives.
+ * dashboard view has data, a drift alert fires, and SIGINT (Ctrl-C) stops all of it: the demo exits 0 and no process it started survives.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -59,7 +59,7 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 }
 
 describe('npm run demo', () => {
-  it('fills every view from a real fleet, then stops on SIGINT with exit 0 and no surviving process', { timeout: 180_000 }, async () => {
+  it('fills every view from a real fleet and fires the drift alert, then stops on SIGINT with exit 0 and no surviving process', { timeout: 180_000 }, async () => {
     demo = spawn(process.execPath, ['scripts/demo.mjs', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -110,6 +110,13 @@ describe('npm run demo', () => {
     expect(sum(declarations!.none)).toBeGreaterThan(0);
     // The 2025-era client over stateless HTTP: its calls reach instances that never saw its initialize.
     expect(sum(declarations!.unknown)).toBeGreaterThan(0);
+
+    // Drift alerting: the two shop instances advertise different sets, so advertisement skew fires (demo/rules.yml: for 15 s).
+    const skew = await until('advertisement skew firing', 90_000, async () => {
+      const answer = await json<{ alerts: { rule: string; state: string; labels: Record<string, string> }[] }>(`${url}/api/v1/alerts?state=firing`);
+      return answer?.alerts.find((alert) => alert.rule === 'advertisement_skew');
+    });
+    expect(skew.labels['service']).toBe('shop');
 
     const before = descendants(demo.pid!);
     // The collector, four servers and the clients, each a process of its own (a group of its own, too).

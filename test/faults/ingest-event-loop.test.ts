@@ -9,7 +9,7 @@ import { type ChildCollector, matrix, spawnCollector, tempDir } from '../collect
 import { bigExport, wideExport } from './big-export.js';
 import { pick } from './full.js';
 
-/** Issue 7, finding 1: a large export must not stall other requests, and overload must be a 503, not latency. */
+/** A large export must not stall other requests, and overload must be a 503, not latency. */
 
 const BODY_BYTES = 7_660_000;
 /** Counted points in one export of about 7 MB. */

@@ -15,7 +15,7 @@ import { AuthFailureLimit } from '../../collector/http/auth/failure-limit.js';
 import { type ChildCollector, type TestCollector, matrix, spawnCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from '../collector/helpers/otlp.js';
 
-/** Regression tests for issue 7's ingest findings 2–8 (finding 1: ingest-event-loop.test.ts). */
+/** Regression tests for the ingest limits (large exports and overload: ingest-event-loop.test.ts). */
 
 const INGEST = 'ingest-0123456789abcdef';
 const READ = 'read-0123456789abcdef';
@@ -52,7 +52,7 @@ function streamBody(url: string, total: number, announce: boolean): Promise<numb
   });
 }
 
-describe('ingest limits (issue 7)', () => {
+describe('ingest limits', () => {
   let temp: Awaited<ReturnType<typeof tempDir>>;
   let collector: TestCollector;
 
@@ -65,7 +65,7 @@ describe('ingest limits (issue 7)', () => {
     await temp.cleanup();
   });
 
-  it('every response carries X-Content-Type-Options: nosniff (finding 6)', async () => {
+  it('every response carries X-Content-Type-Options: nosniff', async () => {
     const responses = [
       await fetch(`${collector.url}/healthz`),
       await fetch(`${collector.url}/readyz`),
@@ -81,7 +81,7 @@ describe('ingest limits (issue 7)', () => {
     for (const response of responses) expect(response.headers.get('x-content-type-options'), response.url).toBe('nosniff');
   });
 
-  it('refuses OTLP/JSON integers beyond their 64-bit range, naming the field, instead of wrapping them (finding 2)', async () => {
+  it('refuses OTLP/JSON integers beyond their 64-bit range, naming the field, instead of wrapping them', async () => {
     const t = now();
     const overflowingCount = metricsRequest({ resource: { instance: 'wrap' }, requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), asInt: String(2n ** 64n + 5n) }] });
     const overflowingTime = metricsRequest({ resource: { instance: 'wrap' }, requests: [requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t + 2n ** 64n })] });
@@ -107,7 +107,7 @@ describe('ingest limits (issue 7)', () => {
     expect(((await response.json()) as { message: string }).message).toMatch(/ahead of the collector|future/);
   });
 
-  it('answers an oversized body 413 after reading it, so the sender gets the answer, not EPIPE (finding 7)', async () => {
+  it('answers an oversized body 413 after reading it, so the sender gets the answer, not EPIPE', async () => {
     for (const announce of [true, false]) {
       for (let attempt = 0; attempt < 3; attempt++) {
         await expect(streamBody(collector.url, 12 * 1024 * 1024, announce), `content-length announced: ${announce}`).resolves.toBe(413);
@@ -121,7 +121,7 @@ describe('ingest limits (issue 7)', () => {
     expect((await fetch(`${collector.url}/healthz`)).status).toBe(200);
   });
 
-  it('bounds decompression across concurrent exports: 32 gzip bombs are 413s or 503s and the budget is given back (finding 3)', async () => {
+  it('bounds decompression across concurrent exports: 32 gzip bombs are 413s or 503s and the budget is given back', async () => {
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
     const gzipped = await Promise.all(
       Array.from({ length: 32 }, () =>
@@ -146,7 +146,7 @@ describe('ingest limits (issue 7)', () => {
   });
 });
 
-describe('decompression memory of a collector process under 32 concurrent gzip bombs (finding 3)', () => {
+describe('decompression memory of a collector process under 32 concurrent gzip bombs', () => {
   let temp: Awaited<ReturnType<typeof tempDir>>;
   let child: ChildCollector;
 
@@ -256,7 +256,7 @@ describe('tokens and failed authentication (findings 4 and 5)', () => {
   });
 });
 
-describe('Retry-After agrees with the agent’s 2 s export timeout (finding 8)', () => {
+describe('Retry-After agrees with the agent’s 2 s export timeout', () => {
   it('a store error is a 503 with Retry-After of at most 1 s, within which the OTel exporter retries', async () => {
     const app = Fastify();
     const decoder = new DecodePool(1);

@@ -11,7 +11,7 @@ import { join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEFAULT_PORT, ENVIRONMENT } from '../../collector/config.js';
+import { DEFAULT_GRPC_PORT, DEFAULT_PORT, ENVIRONMENT } from '../../collector/config.js';
 import { type RunningCollector, startCollector } from '../../collector/index.js';
 import { ROOT } from '../support/processes.js';
 
@@ -87,8 +87,8 @@ describe('docker-compose.yml against the package', () => {
     const flags = flagValues(args);
     for (const flag of flags.keys()) expect(help, `${flag} in extscope collector --help`).toContain(flag);
     expect(Number(flags.get('--port'))).toBe(DEFAULT_PORT);
-    expect(collectorStage).toContain(`EXPOSE ${DEFAULT_PORT}`);
-    expect(collectorService.ports).toEqual([`${DEFAULT_PORT}:${DEFAULT_PORT}`]);
+    expect(collectorStage).toContain(`EXPOSE ${DEFAULT_PORT} ${DEFAULT_GRPC_PORT}`);
+    expect(collectorService.ports).toEqual([`${DEFAULT_PORT}:${DEFAULT_PORT}`, `${DEFAULT_GRPC_PORT}:${DEFAULT_GRPC_PORT}`]);
     // The database lives in the volume the compose file mounts, which the image declares.
     const [volume, mountPoint] = collectorService.volumes![0]!.split(':');
     expect(posix.dirname(flags.get('--db')!)).toBe(mountPoint);
