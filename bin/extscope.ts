@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { type CollectorOptions, ConfigError, DEFAULT_DB_PATH, DEFAULT_HOST, DEFAULT_PORT, environmentHelp, optionsFromEnvironment } from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
+import { describeDb } from '../collector/store/open.js';
 
 const USAGE = `Usage: extscope <command> [options]
 
@@ -20,7 +21,8 @@ Options:
   --host HOST   Address to listen on (env EXTSCOPE_HOST, default ${DEFAULT_HOST}).
                 Anything but loopback requires both tokens below.
   --port PORT   Port (env EXTSCOPE_PORT, default ${DEFAULT_PORT}, the OTLP/HTTP default; 0 = any free port)
-  --db PATH     SQLite database file (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH})
+  --db PATH|URL SQLite database file, or postgres://… for several replicas on PostgreSQL
+                (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH}; see docs/postgresql.md)
   -h, --help    Show this help
 
 Environment (flags win):
@@ -46,7 +48,7 @@ async function runCollector(args: string[]): Promise<number> {
   }
   if (values.db !== undefined) fromFlags.dbPath = values.db;
   const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
-  collector.app.log.info({ url: collector.url, db: collector.config.dbPath }, `extscope collector listening on ${collector.url}`);
+  collector.app.log.info({ url: collector.url, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}`);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       collector.app.log.info(`${signal}: draining in-flight exports and closing the database`);

@@ -249,7 +249,7 @@ const limitVariable = (name: string, key: keyof CollectorLimits, help: string): 
 export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'EXTSCOPE_HOST', help: 'Address to listen on (as --host)', default: DEFAULT_HOST, apply: (options, value) => (options.host = value) },
   { name: 'EXTSCOPE_PORT', help: 'Port (as --port)', default: DEFAULT_PORT, apply: (options, value) => (options.port = number('EXTSCOPE_PORT', value)) },
-  { name: 'EXTSCOPE_DB', help: 'SQLite database file (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
+  { name: 'EXTSCOPE_DB', help: 'SQLite database file or postgres:// URL (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
   { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/*', apply: (options, value) => (options.ingestToken = value) },
   { name: 'EXTSCOPE_READ_TOKEN', help: 'Bearer token required on /api/v1/* and /metrics', apply: (options, value) => (options.readToken = value) },
   retentionVariable('EXTSCOPE_RETENTION_MINUTE_DAYS', 'minuteDays', 'Keep per-minute rollups this many days'),

@@ -21,7 +21,7 @@ import { Admission } from './receiver/otlp/admission.js';
 import { DecompressionBudget } from './receiver/otlp/body.js';
 import { DecodePool } from './receiver/otlp/decode-pool.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
-import { SqliteStore } from './store/sqlite/index.js';
+import { openStore } from './store/open.js';
 import type { IngestStore, Store } from './store/store.js';
 
 export interface RunningCollector {
@@ -98,8 +98,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const { limits, clock } = config;
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
-  const store = new SqliteStore({
-    path: config.dbPath,
+  const store = await openStore({
+    db: config.dbPath,
     clock,
     retention: config.retention,
     synchronous: config.synchronous,
@@ -131,8 +131,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
     { start: async () => undefined, shutdown: () => decoder.close() },
-    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
-    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
+    // With several replicas on one database, each job runs on whichever one holds it (see StoreLifecycle.leadership).
+    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.leadership().runExclusive('fold', () => store.flush()).then(() => undefined), log),
+    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.leadership().runExclusive('retention', () => store.maintain()).then(() => undefined), log),
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });

@@ -45,9 +45,29 @@ export interface StoreLifecycle {
   maintain(): Promise<void>;
   /** Numbers about the store's own bookkeeping, for /metrics. */
   stats(): Promise<StoreStats>;
+  /** Who runs the background jobs (fold, retention, evaluations) when several collectors share the database. */
+  leadership(): Leadership;
   /** Idempotent. */
   close(): Promise<void>;
 }
+
+/**
+ * Background work that must run on one collector at a time: with several replicas on one database, exactly one
+ * of them holds a job and runs it; when that one stops or dies another takes the job at its next run. A
+ * single-node store is always the leader.
+ */
+export interface Leadership {
+  /** Runs `work` if this collector holds the job named `job` (taking it when free); false when another one holds it. */
+  runExclusive(job: string, work: () => Promise<void>): Promise<boolean>;
+}
+
+/** The leadership of a store that only one collector can open: every job runs here. */
+export const SOLE_LEADER: Leadership = {
+  async runExclusive(_job, work) {
+    await work();
+    return true;
+  },
+};
 
 export type Store = IngestStore & RollupReader & StoreLifecycle;
 

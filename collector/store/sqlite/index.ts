@@ -8,7 +8,9 @@ import {
   type CellQuery,
   type ExamplesQuery,
   type InstancesQuery,
+  type Leadership,
   type RetentionConfig,
+  SOLE_LEADER,
   type StepQuery,
   type Store,
   type StoreHealth,
@@ -238,6 +240,11 @@ export class SqliteStore implements Store {
   async maintain(): Promise<void> {
     this.foldPending(true);
     await this.retention.run();
+  }
+
+  /** The file is held exclusively: this collector is the only one, and runs every job. */
+  leadership(): Leadership {
+    return SOLE_LEADER;
   }
 
   close(): Promise<void> {
