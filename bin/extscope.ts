@@ -3,11 +3,13 @@ import { parseArgs } from 'node:util';
 import { type CollectorOptions, ConfigError, DEFAULT_DB_PATH, DEFAULT_HOST, DEFAULT_PORT, environmentHelp, optionsFromEnvironment } from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
 import { describeDb } from '../collector/store/open.js';
+import { runDbCopy } from './commands/db-copy.js';
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
   collector   Run the collector: OTLP/HTTP receiver, query API, /metrics, /healthz, /readyz
+  db copy     Copy an SQLite database into PostgreSQL (extscope db copy --help)
 
 Run "extscope collector --help" for the collector's options.
 `;
@@ -72,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
+  if (command === 'db' && rest[0] === 'copy') return runDbCopy(rest.slice(1));
   if (command !== 'collector') {
     process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
     return 2;
