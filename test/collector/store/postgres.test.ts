@@ -2,9 +2,10 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
-import { redactUrl } from '../../../collector/store/postgres/connection.js';
+import { createPool, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
 import { PostgresStore } from '../../../collector/store/postgres/index.js';
-import { SchemaTooNewError } from '../../../collector/store/store.js';
+import { SchemaTooNewError, StoreUnavailableError } from '../../../collector/store/store.js';
+import { httpStatusOf } from '../../../collector/model/errors.js';
 import { type StoreBackend, storeConformance } from './conformance.js';
 import { testDatabases } from './postgres-server.js';
 
@@ -123,6 +124,37 @@ describe('PostgreSQL store with several collectors on one database', () => {
     expect(await second.leadership().runExclusive('retention', job('second'))).toBe(true);
     expect(ran).toEqual(['first', 'first', 'second-alerts', 'second']);
     await second.close();
+  });
+
+  it('a transaction failing with a serialization failure or deadlock is run again; past the bound it is a 503 to retry later', async () => {
+    const url = await databases.create();
+    const pool = createPool(url, 2, () => undefined);
+    try {
+      let attempts = 0;
+      const result = await inTransaction(pool, async (db) => {
+        attempts++;
+        if (attempts < 3) await db.query(`DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '${attempts === 1 ? '40001' : '40P01'}'; END $$`);
+        return (await db.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one;
+      });
+      expect([result, attempts]).toEqual([1, 3]);
+      let always = 0;
+      const failure = await inTransaction(pool, async (db) => {
+        always++;
+        await db.query(`DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40P01'; END $$`);
+      }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StoreUnavailableError);
+      expect(httpStatusOf(failure).status).toBe(503);
+      expect(always).toBe(6);
+      // An error of the data (division by zero) is not retried, nor made retryable.
+      let once = 0;
+      const dataError = await inTransaction(pool, async (db) => {
+        once++;
+        await db.query('SELECT 1 / 0');
+      }).catch((error: unknown) => error);
+      expect([once, (dataError as { code?: string }).code, dataError instanceof StoreUnavailableError]).toEqual([1, '22012', false]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('the password is not in an error about the database, nor in a logged URL', async () => {
