@@ -26,35 +26,37 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
 }
 
 /** The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan. */
+/** A bucket range of a plan: the rollup it is read from, its bucket column and the parameters that bound it. */
+type Range = readonly [table: string, bucket: string, from: string, to: string];
+
+const CELL_RANGES: readonly Range[] = [
+  ['cell_day', 'day', 'd0', 'd1'],
+  ['cell_hour', 'hour', 'h0', 'h1'],
+  ['cell_hour', 'hour', 'h2', 'h3'],
+  ['cell_minute', 'minute', 'm0', 'm1'],
+  ['cell_minute', 'minute', 'm2', 'm3'],
+];
+const SERIES_RANGES: readonly Range[] = [
+  ['series_hour', 'hour', 'h0', 'h1'],
+  ['series_minute', 'minute', 'm0', 'm1'],
+  ['series_minute', 'minute', 'm2', 'm3'],
+];
+
+/**
+ * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan.
+ * Two differences, both for speed with the same result: a statement sums only the plan's non-empty ranges (one
+ * statement per shape, at most 32), and its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from
+ * inlining the subquery, which would evaluate every sum again for the `n > 0` filter).
+ */
 export class RollupsReader {
-  private readonly byCell: NamedStatement;
-  private readonly bySeries: NamedStatement;
+  private readonly byCell = new Map<string, NamedStatement>();
+  private readonly bySeries = new Map<string, NamedStatement>();
   private readonly steps: Map<string, NamedStatement>;
 
   constructor(
     private readonly db: Queryable,
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
-    this.byCell = new NamedStatement(`
-      SELECT kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-        SELECT c.*,
-          ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
-          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h0', 'h1')}
-          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h2', 'h3')}
-          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm0', 'm1')}
-          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm2', 'm3')} AS n
-        FROM cells c
-        WHERE (@service::text IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service::text)
-      ) AS t WHERE n > 0`);
-    this.bySeries = new NamedStatement(`
-      SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ')}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-        SELECT s.*,
-          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
-        FROM instances i JOIN series s ON s.instance_ref = i.id
-        WHERE i.instance_id = @instance::text AND (@service::text IS NULL OR i.service = @service::text)
-      ) AS t WHERE n > 0`);
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
       LEVELS.map((level) => [
@@ -74,9 +76,44 @@ export class RollupsReader {
   async cellTotals(query: CellQuery): Promise<CellTotals> {
     const byInstance = query.instance !== undefined;
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
-    const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
-    const rows = await (byInstance ? this.bySeries : this.byCell).all<Record<string, unknown>>(this.db, parameters);
+    const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
+    const ranges = (byInstance ? SERIES_RANGES : CELL_RANGES).filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const statement = byInstance ? this.seriesStatement(ranges) : this.cellStatement(ranges);
+    const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS) };
+  }
+
+  private cellStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.byCell.get(key);
+    if (statement === undefined) {
+      statement = new NamedStatement(`
+        SELECT kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT c.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'cell_id', 'c.id', from, to)).join(' + ') || '0'} AS n
+          FROM cells c
+          WHERE (@service::text IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.byCell.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** A series has every cell column (and more); an extension series' declaration state is left out, as its cell does. */
+  private seriesStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.bySeries.get(key);
+    if (statement === undefined) {
+      statement = new NamedStatement(`
+        SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ')}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ') || '0'} AS n
+          FROM instances i JOIN series s ON s.instance_ref = i.id
+          WHERE i.instance_id = @instance::text AND (@service::text IS NULL OR i.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.bySeries.set(key, statement);
+    }
+    return statement;
   }
 
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
