@@ -29,16 +29,23 @@ export class DimensionLimit {
 
   constructor(private readonly maxValues: number) {}
 
-  async apply(db: Queryable, dims: Readonly<SeriesDims>): Promise<Readonly<SeriesDims>> {
+  /** `kept`: values this transaction already found or added (under the lock, they stay so until it commits). */
+  async apply(db: Queryable, dims: Readonly<SeriesDims>, kept: Set<string>): Promise<Readonly<SeriesDims>> {
     let out: SeriesDims | undefined;
     for (const { key, column } of BOUNDED) {
       const value = dims[key];
       if (typeof value !== 'string' || value === OVERFLOW_VALUE) continue;
+      const memo = `${column}\u0000${value}`;
+      if (kept.has(memo)) continue;
       const known = await db.query('SELECT 1 FROM dimension_values WHERE dimension = $1 AND value = $2', [column, value]);
-      if (known.rowCount !== 0) continue;
+      if (known.rowCount !== 0) {
+        kept.add(memo);
+        continue;
+      }
       const { rows } = await db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM dimension_values WHERE dimension = $1', [column]);
       if ((rows[0]?.n ?? 0) < this.maxValues) {
         await db.query('INSERT INTO dimension_values (dimension, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [column, value]);
+        kept.add(memo);
         continue;
       }
       out ??= { ...dims };

@@ -181,11 +181,14 @@ export class MetricsWriter {
     // Another replica may have created some while this export waited for the lock.
     await read(missing.map(([, entry]) => entry.hash));
     const { rows: legacy } = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM streams WHERE key_version = 1) AS any');
+    // Lookups this transaction made, under the identity lock: many new streams of one export share them.
+    const kept = new Set<string>();
+    const cells = new Map<string, number>();
     for (const [hex, { point, instanceId, resource, hash }] of missing) {
       if (found.has(hex)) continue;
       let stream = legacy[0]?.any === true ? await this.schema1Stream(db, point, hash) : undefined;
       if (stream === undefined) {
-        const series = await this.seriesFor(db, instanceId, resource, await this.dimensionLimit.apply(db, point.dims));
+        const series = await this.seriesFor(db, instanceId, resource, await this.dimensionLimit.apply(db, point.dims, kept), cells);
         const { rows } = await db.query<{ id: number }>(`INSERT INTO streams (key_hash, series_id, temporality, key_version) VALUES ($1, $2, $3, ${KEY_VERSION}) RETURNING id`, [
           hash,
           series.seriesId,
@@ -208,26 +211,33 @@ export class MetricsWriter {
     return { streamId: row.stream_id, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id };
   }
 
-  private async seriesFor(db: Queryable, instanceRef: number, resource: ResourceIdentity, dims: Readonly<SeriesDims>): Promise<Omit<StreamRef, 'streamId'>> {
+  private async seriesFor(db: Queryable, instanceRef: number, resource: ResourceIdentity, dims: Readonly<SeriesDims>, cells: Map<string, number>): Promise<Omit<StreamRef, 'streamId'>> {
     const hash = identityHash(seriesKey(instanceRef, dims));
     const existing = await db.query<{ id: number; cell_id: number; all_cell_id: number }>('SELECT id, cell_id, all_cell_id FROM series WHERE key_hash = $1', [hash]);
     const row = existing.rows[0];
     if (row !== undefined) return { seriesId: row.id, cellId: row.cell_id, allCellId: row.all_cell_id };
-    const cellId = await this.cellFor(db, CellScope.Service, resource.service, dims);
-    const allCellId = await this.cellFor(db, CellScope.AllServices, null, dims);
+    const cellId = await this.cellFor(db, CellScope.Service, resource.service, dims, cells);
+    const allCellId = await this.cellFor(db, CellScope.AllServices, null, dims, cells);
     const values = SERIES_COLUMNS.map((column) => bound(column, dims));
     const { rows } = await db.query<{ id: number }>(INSERT_SERIES, [hash, instanceRef, cellId, allCellId, dims.kind, ...values]);
     return { seriesId: rows[0]?.id as number, cellId, allCellId };
   }
 
-  private async cellFor(db: Queryable, scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): Promise<number> {
-    const hash = identityHash(cellKey(scope, service, dims));
+  private async cellFor(db: Queryable, scope: CellScope, service: string | null, dims: Readonly<SeriesDims>, cells: Map<string, number>): Promise<number> {
+    const key = cellKey(scope, service, dims);
+    const known = cells.get(key);
+    if (known !== undefined) return known;
+    const hash = identityHash(key);
     const existing = await db.query<{ id: number }>('SELECT id FROM cells WHERE key_hash = $1', [hash]);
-    if (existing.rows[0] !== undefined) return existing.rows[0].id;
-    // An extension cell does not keep the request's declaration state.
-    const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
-    const { rows } = await db.query<{ id: number }>(INSERT_CELL, [hash, scope, dims.kind, service, ...values]);
-    return rows[0]?.id as number;
+    let id = existing.rows[0]?.id;
+    if (id === undefined) {
+      // An extension cell does not keep the request's declaration state.
+      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
+      const { rows } = await db.query<{ id: number }>(INSERT_CELL, [hash, scope, dims.kind, service, ...values]);
+      id = rows[0]?.id as number;
+    }
+    cells.set(key, id);
+    return id;
   }
 }
 
