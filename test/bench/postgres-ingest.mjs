@@ -175,6 +175,7 @@ async function throughCollectors(data, db, replicas) {
 /** The same rows, written by hand: one transaction per export on CONCURRENCY connections, as the collectors get. */
 async function rawLoop(data, url) {
   const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY });
+  pool.on('error', (error) => console.error(`raw loop: idle connection failed: ${error.message}`));
   try {
     await pool.query(`
       CREATE TABLE applied (end_ns bigint, stream_id bigint, start_ns bigint, PRIMARY KEY (end_ns, stream_id, start_ns));
@@ -240,31 +241,36 @@ console.log(
 );
 console.log(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (2 vCPU, shared with other engineers' test runs)`);
 const rate = (seconds) => Math.round(points / seconds);
-const results = [];
+// The raw loop first, so that every line can be printed (with its ratio) as soon as it is measured.
+let raw;
+let sqlite;
+const report = (name, result) => {
+  const exact = result.counted === undefined ? '' : `; warm-up ${Math.round(data.warmup.points / result.warmupSeconds)} points/s; 503 retries ${result.retries}; ${result.counted === data.requests ? 'exact' : `MISMATCH (${result.counted} of ${data.requests})`}`;
+  const ofSqlite = sqlite === undefined ? '' : `  ${((100 * sqlite) / result.seconds).toFixed(0).padStart(4)} % of SQLite`;
+  console.log(`${name.padEnd(26)} ${result.seconds.toFixed(2).padStart(6)} s  ${String(rate(result.seconds)).padStart(7)} points/s  ${((100 * raw) / result.seconds).toFixed(0).padStart(4)} % of raw pg${ofSqlite}${exact}`);
+};
 const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-pgingest-'));
 try {
-  results.push(['SQLite, 1 collector', await throughCollectors(data, join(dir, 'bench.db'), 1)]);
+  const rawDatabase = await createBenchDatabase('raw');
+  try {
+    const result = await rawLoop(data, rawDatabase.url);
+    raw = result.seconds;
+    report('raw pg loop (same rows)', result);
+  } finally {
+    await rawDatabase.drop();
+  }
+  const onSqlite = await throughCollectors(data, join(dir, 'bench.db'), 1);
+  sqlite = onSqlite.seconds;
+  report('SQLite, 1 collector', onSqlite);
   for (const replicas of [1, 3]) {
     const database = await createBenchDatabase(`ingest${replicas}`);
     try {
-      results.push([`PostgreSQL, ${replicas} replica${replicas > 1 ? 's' : ''}`, await throughCollectors(data, database.url, replicas)]);
+      report(`PostgreSQL, ${replicas} replica${replicas > 1 ? 's' : ''}`, await throughCollectors(data, database.url, replicas));
     } finally {
       await database.drop();
     }
   }
-  const database = await createBenchDatabase('raw');
-  try {
-    results.push(['raw pg loop (same rows)', await rawLoop(data, database.url)]);
-  } finally {
-    await database.drop();
-  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
-}
-const raw = results.at(-1)[1].seconds;
-const sqlite = results[0][1].seconds;
-for (const [name, result] of results) {
-  const exact = result.counted === undefined ? '' : `; warm-up ${Math.round(data.warmup.points / result.warmupSeconds)} points/s; 503 retries ${result.retries}; ${result.counted === data.requests ? 'exact' : `MISMATCH (${result.counted} of ${data.requests})`}`;
-  console.log(`${name.padEnd(26)} ${result.seconds.toFixed(2).padStart(6)} s  ${String(rate(result.seconds)).padStart(7)} points/s  ${((100 * raw) / result.seconds).toFixed(0).padStart(4)} % of raw pg  ${((100 * sqlite) / result.seconds).toFixed(0).padStart(4)} % of SQLite${exact}`);
 }
 console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
