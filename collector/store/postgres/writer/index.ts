@@ -1,4 +1,4 @@
-import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
+import { type CounterPoint, type MetricsBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../sqlite/columns.js';
@@ -241,4 +241,3 @@ export class MetricsWriter {
   }
 }
 
-export type { ResourceBatch };
