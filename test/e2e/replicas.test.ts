@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../collector/helpers/collector.js';
 import { CUMULATIVE, DELTA, MINUTE_NS, encodeMetrics, metricsRequest, msToNs, requestPoint } from '../collector/helpers/otlp.js';
@@ -20,11 +21,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const databases = testDatabases('e2e');
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let deployment: Deployment | undefined;
+let dbUrl: string;
 const servers: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await tempDir();
-  deployment = await startDeployment(dir.dir, await databases.create(), REPLICAS);
+  dbUrl = await databases.create();
+  deployment = await startDeployment(dir.dir, dbUrl, REPLICAS);
 }, 120_000);
 
 afterAll(async () => {
@@ -138,4 +141,40 @@ describe('three collector replicas on PostgreSQL behind nginx', () => {
     }
     expect((await matrixRequests(lb.url))['cumulative-sender']).toBe(total);
   }, 60_000);
+
+  it('a background job is held by exactly one replica; killing the holder passes it to another', async () => {
+    const lb = deployment as Deployment;
+    const client = new pg.Client({ connectionString: dbUrl });
+    await client.connect();
+    // The session advisory lock of the fold job (run every second), as pg_locks shows a 64-bit key.
+    const holders = async (): Promise<number[]> =>
+      (
+        await client.query<{ pid: number }>(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+             AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('extscope:job:fold', 0)`,
+        )
+      ).rows.map((row) => row.pid);
+    try {
+      const seen = new Set<number>();
+      const counts: number[] = [];
+      for (let victim = 0; victim < REPLICAS; victim++) {
+        await expect.poll(async () => (await holders()).length, { timeout: 15_000, interval: 100 }).toBe(1);
+        seen.add((await holders())[0] as number);
+        await lb.kill(victim);
+        for (let sample = 0; sample < 20; sample++) {
+          counts.push((await holders()).length);
+          await sleep(100);
+        }
+        await lb.restart(victim);
+      }
+      await expect.poll(async () => (await holders()).length, { timeout: 15_000, interval: 100 }).toBe(1);
+      seen.add((await holders())[0] as number);
+      // Never two holders; and the job changed hands when its holder died (every replica was killed once).
+      expect(Math.max(...counts)).toBeLessThanOrEqual(1);
+      expect(seen.size).toBeGreaterThanOrEqual(2);
+    } finally {
+      await client.end();
+    }
+  }, 120_000);
 });
