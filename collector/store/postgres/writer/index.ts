@@ -43,12 +43,6 @@ const UPSERT_INSTANCE = `
 const SELECT_STREAMS = `
   SELECT encode(s.key_hash, 'hex') AS h, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id
   FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ANY($1::bytea[])`;
-const INSERT_SERIES = `
-  INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, ${SERIES_COLUMNS.map((column) => column.column).join(', ')})
-  VALUES ($1, $2, $3, $4, $5, ${params(6, SERIES_COLUMNS.length)}) ON CONFLICT (key_hash) DO NOTHING RETURNING id`;
-const INSERT_CELL = `
-  INSERT INTO cells (key_hash, scope, kind, service, ${CELL_COLUMNS.map((column) => column.column).join(', ')})
-  VALUES ($1, $2, $3, $4, ${params(5, CELL_COLUMNS.length)}) ON CONFLICT (key_hash) DO NOTHING RETURNING id`;
 const INSERT_LOG = `
   INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value)
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) ORDER BY 1, 2, 3
@@ -181,24 +175,94 @@ export class MetricsWriter {
     // Another replica may have created some while this export waited for the lock.
     await read(missing.map(([, entry]) => entry.hash));
     const { rows: legacy } = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM streams WHERE key_version = 1) AS any');
-    // Lookups this transaction made, under the identity lock: many new streams of one export share them.
-    const kept = new Set<string>();
-    const cells = new Map<string, number>();
-    for (const [hex, { point, instanceId, resource, hash }] of missing) {
+    const create: (typeof counted)[number][] = [];
+    for (const [hex, entry] of missing) {
       if (found.has(hex)) continue;
-      let stream = legacy[0]?.any === true ? await this.schema1Stream(db, point, hash) : undefined;
-      if (stream === undefined) {
-        const series = await this.seriesFor(db, instanceId, resource, await this.dimensionLimit.apply(db, point.dims, kept), cells);
-        const { rows } = await db.query<{ id: number }>(`INSERT INTO streams (key_hash, series_id, temporality, key_version) VALUES ($1, $2, $3, ${KEY_VERSION}) RETURNING id`, [
-          hash,
-          series.seriesId,
-          point.temporality,
-        ]);
-        stream = { streamId: rows[0]?.id as number, ...series };
-      }
-      found.set(hex, stream);
+      const legacyStream = legacy[0]?.any === true ? await this.schema1Stream(db, entry.point, entry.hash) : undefined;
+      if (legacyStream === undefined) create.push(entry);
+      else found.set(hex, legacyStream);
     }
+    if (create.length > 0) await this.createStreams(db, create, found);
     return found;
+  }
+
+  /**
+   * Creates streams with their series and cells, a few statements for the whole export (under the identity lock,
+   * so nothing it looks up can appear meanwhile): the dimension limit decides each stream's stored values, then
+   * the cells, series and streams not stored yet are inserted, each kind in one statement.
+   */
+  private async createStreams(db: Queryable, entries: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[], found: Map<string, StreamRef>): Promise<void> {
+    const kept = new Set<string>();
+    const cells = new Map<string, { hash: Buffer; values: unknown[]; id?: number }>();
+    const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; id?: number }>();
+    const streams: { hex: string; hash: Buffer; seriesHex: string; temporality: number }[] = [];
+    const cellFor = (scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): string => {
+      const hash = identityHash(cellKey(scope, service, dims));
+      const hex = hash.toString('hex');
+      // An extension cell does not keep the request's declaration state.
+      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
+      if (!cells.has(hex)) cells.set(hex, { hash, values: [hash, scope, dims.kind, service, ...values] });
+      return hex;
+    };
+    for (const { point, instanceId, resource, hash } of entries) {
+      const dims = await this.dimensionLimit.apply(db, point.dims, kept);
+      const seriesHash = identityHash(seriesKey(instanceId, dims));
+      const seriesHex = seriesHash.toString('hex');
+      if (!series.has(seriesHex)) {
+        const cell = cellFor(CellScope.Service, resource.service, dims);
+        const allCell = cellFor(CellScope.AllServices, null, dims);
+        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...SERIES_COLUMNS.map((column) => bound(column, dims))], cellKey: cell, allCellKey: allCell });
+      }
+      streams.push({ hex: hash.toString('hex'), hash, seriesHex, temporality: point.temporality });
+    }
+
+    const existing = async (table: string, map: Map<string, { hash: Buffer; id?: number }>): Promise<void> => {
+      const { rows } = await db.query<{ h: string; id: number }>(`SELECT encode(key_hash, 'hex') AS h, id FROM ${table} WHERE key_hash = ANY($1::bytea[])`, [[...map.values()].map((entry) => entry.hash)]);
+      for (const row of rows) (map.get(row.h) as { id?: number }).id = row.id;
+    };
+    const insert = async (table: string, columns: readonly { name: string; type: string }[], rows: readonly unknown[][]): Promise<Map<string, number>> => {
+      const ids = new Map<string, number>();
+      if (rows.length === 0) return ids;
+      const result = await db.query<{ h: string; id: number }>(
+        `INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')})
+         SELECT * FROM unnest(${columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ')})
+         RETURNING encode(key_hash, 'hex') AS h, id`,
+        columns.map((_column, index) => rows.map((row) => row[index])),
+      );
+      for (const row of result.rows) ids.set(row.h, row.id);
+      return ids;
+    };
+    const dimColumns = (list: readonly { column: string; flag: boolean }[]) => list.map((column) => ({ name: column.column, type: column.flag ? 'smallint' : 'text' }));
+
+    await existing('cells', cells);
+    const newCells = [...cells.entries()].filter(([, cell]) => cell.id === undefined);
+    const cellIds = await insert('cells', [{ name: 'key_hash', type: 'bytea' }, { name: 'scope', type: 'smallint' }, { name: 'kind', type: 'smallint' }, { name: 'service', type: 'text' }, ...dimColumns(CELL_COLUMNS)], newCells.map(([, cell]) => cell.values));
+    for (const [hex, cell] of newCells) cell.id = cellIds.get(hex);
+    const cellId = (hex: string): number => cells.get(hex)?.id as number;
+
+    await existing('series', series);
+    const newSeries = [...series.entries()].filter(([, entry]) => entry.id === undefined);
+    const seriesIds = await insert(
+      'series',
+      [{ name: 'key_hash', type: 'bytea' }, { name: 'cell_id', type: 'bigint' }, { name: 'all_cell_id', type: 'bigint' }, { name: 'instance_ref', type: 'bigint' }, { name: 'kind', type: 'smallint' }, ...dimColumns(SERIES_COLUMNS)],
+      newSeries.map(([, entry]) => [entry.hash, cellId(entry.cellKey), cellId(entry.allCellKey), ...entry.values]),
+    );
+    for (const [hex, entry] of newSeries) entry.id = seriesIds.get(hex);
+    // The cells of series that existed already are theirs (the same projection, unless the limit changed since).
+    const { rows: stored } = await db.query<{ h: string; cell_id: number; all_cell_id: number }>("SELECT encode(key_hash, 'hex') AS h, cell_id, all_cell_id FROM series WHERE key_hash = ANY($1::bytea[])", [
+      [...series.values()].map((entry) => entry.hash),
+    ]);
+    const seriesCells = new Map(stored.map((row) => [row.h, row]));
+
+    const streamIds = await insert(
+      'streams',
+      [{ name: 'key_hash', type: 'bytea' }, { name: 'series_id', type: 'bigint' }, { name: 'temporality', type: 'smallint' }, { name: 'key_version', type: 'smallint' }],
+      streams.map((stream) => [stream.hash, series.get(stream.seriesHex)?.id, stream.temporality, KEY_VERSION]),
+    );
+    for (const stream of streams) {
+      const owner = seriesCells.get(stream.seriesHex) as { cell_id: number; all_cell_id: number };
+      found.set(stream.hex, { streamId: streamIds.get(stream.hex) as number, seriesId: series.get(stream.seriesHex)?.id as number, cellId: owner.cell_id, allCellId: owner.all_cell_id });
+    }
   }
 
   /** A stream keyed by attribute position (copied from a schema-1 SQLite database), re-keyed by name in this transaction. */
@@ -210,34 +274,4 @@ export class MetricsWriter {
     await db.query(`UPDATE streams SET key_hash = $1, key_version = ${KEY_VERSION} WHERE id = $2`, [hash, row.stream_id]);
     return { streamId: row.stream_id, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id };
   }
-
-  private async seriesFor(db: Queryable, instanceRef: number, resource: ResourceIdentity, dims: Readonly<SeriesDims>, cells: Map<string, number>): Promise<Omit<StreamRef, 'streamId'>> {
-    const hash = identityHash(seriesKey(instanceRef, dims));
-    const existing = await db.query<{ id: number; cell_id: number; all_cell_id: number }>('SELECT id, cell_id, all_cell_id FROM series WHERE key_hash = $1', [hash]);
-    const row = existing.rows[0];
-    if (row !== undefined) return { seriesId: row.id, cellId: row.cell_id, allCellId: row.all_cell_id };
-    const cellId = await this.cellFor(db, CellScope.Service, resource.service, dims, cells);
-    const allCellId = await this.cellFor(db, CellScope.AllServices, null, dims, cells);
-    const values = SERIES_COLUMNS.map((column) => bound(column, dims));
-    const { rows } = await db.query<{ id: number }>(INSERT_SERIES, [hash, instanceRef, cellId, allCellId, dims.kind, ...values]);
-    return { seriesId: rows[0]?.id as number, cellId, allCellId };
-  }
-
-  private async cellFor(db: Queryable, scope: CellScope, service: string | null, dims: Readonly<SeriesDims>, cells: Map<string, number>): Promise<number> {
-    const key = cellKey(scope, service, dims);
-    const known = cells.get(key);
-    if (known !== undefined) return known;
-    const hash = identityHash(key);
-    const existing = await db.query<{ id: number }>('SELECT id FROM cells WHERE key_hash = $1', [hash]);
-    let id = existing.rows[0]?.id;
-    if (id === undefined) {
-      // An extension cell does not keep the request's declaration state.
-      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
-      const { rows } = await db.query<{ id: number }>(INSERT_CELL, [hash, scope, dims.kind, service, ...values]);
-      id = rows[0]?.id as number;
-    }
-    cells.set(key, id);
-    return id;
-  }
 }
-
