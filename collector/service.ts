@@ -27,7 +27,7 @@ import { DecompressionBudget } from './receiver/otlp/body.js';
 import { DecodePool } from './receiver/otlp/decode-pool.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
 import { OtlpGrpcReceiver } from './receiver/otlp-grpc/receiver.js';
-import { SqliteStore } from './store/sqlite/index.js';
+import { openStore } from './store/open.js';
 import type { IngestStore, Store } from './store/store.js';
 
 export interface RunningCollector {
@@ -113,8 +113,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const rules = initialRules(config.rulesPath);
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
-  const store = new SqliteStore({
-    path: config.dbPath,
+  const store = await openStore({
+    db: config.dbPath,
     clock,
     retention: config.retention,
     synchronous: config.synchronous,
@@ -179,8 +179,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     { start: async () => undefined, shutdown: () => store.close() },
     { start: async () => undefined, shutdown: () => decoder.close() },
     { start: async () => undefined, shutdown: () => notifier.close() },
-    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
-    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
+    // With several replicas on one database, each job runs on whichever one holds it (see StoreLifecycle.leadership).
+    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.leadership().runExclusive('fold', () => store.flush()).then(() => undefined), log),
+    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.leadership().runExclusive('retention', () => store.maintain()).then(() => undefined), log),
     alerting,
     {
       async start() {

@@ -19,7 +19,9 @@ import {
   type InstanceHour,
   type InstanceHourIds,
   type InstancesQuery,
+  type Leadership,
   type RetentionConfig,
+  SOLE_LEADER,
   type StepQuery,
   type Store,
   type StoreHealth,
@@ -352,6 +354,11 @@ export class SqliteStore implements Store, DeliveryLogStore {
     await this.exclusive(() => this.deliveryLog.dropBefore(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY));
     await this.retention.run();
     await this.pruneAlerts(this.options.clock() - this.options.retention.hourDays * MS_PER_DAY);
+  }
+
+  /** The file is held exclusively: this collector is the only one, and runs every job. */
+  leadership(): Leadership {
+    return SOLE_LEADER;
   }
 
   close(): Promise<void> {
