@@ -119,7 +119,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
       (store) =>
         new ExtensionIdLimit(
           { maxIdsPerInstanceHour: max },
-          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.applyMetrics(data)), ignored: new Map(), rejectedReason: undefined }) },
+          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.applyMetrics(data)), rejected: 0, ignored: new Map(), rejectedReason: undefined }) },
           store,
         ),
     );
