@@ -173,6 +173,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     observer: new AlertMetrics(selfMetrics.registry),
     log,
     intervalMs: config.alertIntervalMs,
+    // With several replicas on one database, one of them evaluates and notifies; another takes over when it stops.
+    exclusive: (work) => store.leadership().runExclusive('alerts', work),
   });
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([

@@ -8,6 +8,7 @@ import { SchemaTooNewError, StoreUnavailableError } from '../../../collector/sto
 import { httpStatusOf } from '../../../collector/model/errors.js';
 import type { MetricsOutcome } from '../../../collector/model/consumer.js';
 import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
+import { deliveryLogConformance } from '../alerting/delivery/delivery-log-conformance.js';
 import { type StoreBackend, storeConformance } from './conformance.js';
 import { testDatabases } from './postgres-server.js';
 
@@ -16,6 +17,14 @@ storeConformance('PostgreSQL', (): StoreBackend => {
   return {
     place: () => databases.create(),
     open: (url, options) => PostgresStore.open({ url, ...options }),
+    cleanup: () => databases.dropAll(),
+  };
+});
+
+deliveryLogConformance('PostgreSQL', () => {
+  const databases = testDatabases('deliveries');
+  return {
+    open: async (clock, hourDays) => PostgresStore.open({ url: await databases.create(), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, examplesPerCell: 5 }),
     cleanup: () => databases.dropAll(),
   };
 });
