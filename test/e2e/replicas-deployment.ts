@@ -77,7 +77,7 @@ export async function startDeployment(dir: string, dbUrl: string, count: number)
   const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
   const replicas: Replica[] = ports.map((port) => ({ port, url: `http://127.0.0.1:${port}`, running: undefined }));
   const start = async (replica: Replica): Promise<void> => {
-    replica.running = await spawnCollector(dbUrl, ['--port', String(replica.port)]);
+    replica.running = await spawnCollector(dbUrl, ['--port', String(replica.port), '--grpc-port', '0']);
   };
   let nginx: ChildProcess | undefined;
   const deployment: Deployment = {

@@ -2,7 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../collector/helpers/collector.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ChildCollector, spawnCollector, tempDir } from '../collector/helpers/collector.js';
+import { alerts as alertsOf, send } from '../collector/alerting/helpers.js';
+import { type WebhookReceiver, startReceiver } from '../collector/alerting/delivery/receiver.js';
 import { CUMULATIVE, DELTA, MINUTE_NS, encodeMetrics, metricsRequest, msToNs, requestPoint } from '../collector/helpers/otlp.js';
 import { testDatabases } from '../collector/store/postgres-server.js';
 import { countingClient, matrixRequests } from '../support/counting-clients.js';
@@ -177,4 +181,75 @@ describe('three collector replicas on PostgreSQL behind nginx', () => {
       await client.end();
     }
   }, 120_000);
+});
+
+describe('alerting with three collector replicas on PostgreSQL', () => {
+  const alertDatabases = testDatabases('e2ealerts');
+  let receiver: WebhookReceiver | undefined;
+  const collectors: (ChildCollector | undefined)[] = [];
+
+  afterAll(async () => {
+    for (const collector of collectors) {
+      if (collector !== undefined && collector.child.exitCode === null && collector.child.signalCode === null) {
+        collector.child.kill('SIGKILL');
+        await collector.exited;
+      }
+    }
+    await receiver?.close();
+    await alertDatabases.dropAll();
+  });
+
+  it('an alert transition is delivered once: one replica evaluates, its kill -9 passes evaluation on, the webhook gets one message per transition id, and every replica answers the same alerts', async () => {
+    const url = await alertDatabases.create();
+    receiver = await startReceiver();
+    const rules = join(dir.dir, 'replica-rules.yaml');
+    await writeFile(rules, 'interval: 1s\nrules:\n  - { name: skew, kind: advertisement_skew, for: 2s }\n');
+    const env = { EXTSCOPE_RULES: rules, EXTSCOPE_WEBHOOK_URL: receiver.url, EXTSCOPE_WEBHOOK_SECRET: 'replica-webhook-secret-0123456789' };
+    for (let index = 0; index < REPLICAS; index++) collectors.push(await spawnCollector(url, ['--grpc-port', '0'], env));
+    const live = (): ChildCollector[] => collectors.filter((collector): collector is ChildCollector => collector !== undefined);
+    type Message = { id: string; transition: { from: string; to: string } };
+    const messages = (): Message[] => (receiver as WebhookReceiver).requests.map((request) => JSON.parse(request.body) as Message);
+    const lastEvaluations = async (): Promise<(string | null)[]> =>
+      Promise.all(collectors.map(async (collector) => (collector === undefined ? null : (await alertsOf(collector.url)).evaluation.lastEvaluation)));
+
+    // Two instances of one service, one advertising an extension more: skew, through different replicas.
+    const atMs = Date.now() - 60_000;
+    await send((collectors[0] as ChildCollector).url, { service: 'replicated', instance: 'r-1', atMs, advertised: [{ id: 'com.example/a' }] });
+    await send((collectors[1] as ChildCollector).url, { service: 'replicated', instance: 'r-2', atMs, advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }] });
+    await expect.poll(() => messages().map((message) => message.transition.to), { timeout: 60_000, interval: 200 }).toEqual(['pending', 'firing']);
+
+    // Exactly one replica has evaluated: that is the leader.
+    const evaluated = (await lastEvaluations()).flatMap((at, index) => (at === null ? [] : [index]));
+    expect(evaluated).toHaveLength(1);
+    const leader = evaluated[0] as number;
+    const killed = collectors[leader] as ChildCollector;
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    collectors[leader] = undefined;
+
+    // The second instance is updated too: the replica that takes over resolves the stored firing alert.
+    const survivor = live()[0] as ChildCollector;
+    await send(survivor.url, { service: 'replicated', instance: 'r-1', atMs: Date.now() - 30_000, advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }] });
+    await send(survivor.url, { service: 'replicated', instance: 'r-2', atMs: Date.now() - 30_000, advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }] });
+    await expect.poll(() => messages().map((message) => message.transition.to), { timeout: 60_000, interval: 200 }).toEqual(['pending', 'firing', 'resolved']);
+
+    // Three more cycles of the new leader (whichever survivor evaluates), then nothing else has been sent.
+    const resolvedAt = Date.now();
+    await expect
+      .poll(async () => (await lastEvaluations()).some((at, index) => index !== leader && at !== null && Date.parse(at) > resolvedAt + 3000), { timeout: 60_000, interval: 200 })
+      .toBe(true);
+    const sent = messages();
+    expect(sent.map((message) => `${message.transition.from}>${message.transition.to}`)).toEqual(['inactive>pending', 'pending>firing', 'firing>resolved']);
+    expect(new Set(sent.map((message) => message.id)).size).toBe(sent.length);
+
+    // A replica started now, and both survivors, read the same alert and history from the database.
+    collectors[leader] = await spawnCollector(url, ['--grpc-port', '0'], env);
+    const answers = await Promise.all(live().map(async (collector) => {
+      const { total, alerts } = await alertsOf(collector.url);
+      return { total, alerts };
+    }));
+    expect(answers[0]?.total).toBe(1);
+    expect(answers[0]?.alerts.map((alert) => [alert.state, alert.transitions.map((t) => t.to)])).toEqual([['resolved', ['pending', 'firing', 'resolved']]]);
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+  }, 180_000);
 });
