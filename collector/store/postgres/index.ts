@@ -173,6 +173,10 @@ export class PostgresStore implements Store {
     return this.read(() => this.rollups.stepTotals(query));
   }
 
+  serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    return this.read(() => this.rollups.serverUnknownStepTotals(query));
+  }
+
   declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
     return this.read(() => this.trendsReader.declarations(query));
   }

@@ -1,3 +1,4 @@
+import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotals, StepTotal, CellTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
@@ -41,6 +42,20 @@ const SERIES_RANGES: readonly Range[] = [
   ['series_minute', 'minute', 'm0', 'm1'],
   ['series_minute', 'minute', 'm2', 'm3'],
 ];
+/** Series ranges of a plan without days (the all-services and one-service matrices have two hour ranges then). */
+const SERIES_PLAN_RANGES: readonly Range[] = [['series_hour', 'hour', 'h0', 'h1'], ['series_hour', 'hour', 'h2', 'h3'], ...SERIES_RANGES.slice(1)];
+const SERIES_LEVELS = [
+  { table: 'series_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
+  { table: 'series_minute', bucket: 'minute', minutes: 1 },
+] as const;
+/** A series' cell columns, extension series without their declaration state (as their cells). */
+const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ');
+/**
+ * Requests answered before any server instance existed: the cells do not keep the server's declaration, the series
+ * do (found by a partial index, migration 004).
+ */
+const UNKNOWN_SERIES = `series s JOIN instances i ON i.id = s.instance_ref`;
+const UNKNOWN_WHERE = `s.server_declaration = '${DECLARATION.unknown}'`;
 
 /**
  * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan.
@@ -52,6 +67,8 @@ export class RollupsReader {
   private readonly byCell = new Map<string, NamedStatement>();
   private readonly bySeries = new Map<string, NamedStatement>();
   private readonly steps: Map<string, NamedStatement>;
+  private readonly unknownCells = new Map<string, NamedStatement>();
+  private readonly unknownSteps: Map<string, NamedStatement>;
 
   constructor(
     private readonly db: Queryable,
@@ -71,6 +88,21 @@ export class RollupsReader {
           GROUP BY 1, c.kind, ${flags}`),
       ]),
     );
+    const seriesFlags = STEP_COLUMNS.map((column) => `s.${column.column}`).join(', ');
+    this.unknownSteps = new Map(
+      SERIES_LEVELS.map((level) => [
+        level.table,
+        new NamedStatement(`
+          SELECT ((@m0::bigint + ((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) * @step::bigint) * ${MS_PER_MINUTE})::bigint AS "tMs",
+                 s.kind AS kind, ${selected(STEP_COLUMNS, 's.')}, ${safeSum('b.count')} AS count
+          FROM ${UNKNOWN_SERIES} JOIN ${level.table} b ON b.series_id = s.id AND b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint
+          WHERE ${UNKNOWN_WHERE}
+            AND (s.kind = 0 OR s.extension_id = @extension::text)
+            AND (@service::text IS NULL OR i.service = @service::text)
+            AND (@client::text IS NULL OR s.client_name = @client::text)
+          GROUP BY 1, s.kind, ${seriesFlags}`),
+      ]),
+    );
   }
 
   async cellTotals(query: CellQuery): Promise<CellTotals> {
@@ -80,7 +112,34 @@ export class RollupsReader {
     const ranges = (byInstance ? SERIES_RANGES : CELL_RANGES).filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
     const statement = byInstance ? this.seriesStatement(ranges) : this.cellStatement(ranges);
     const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
-    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS) };
+    // The same range from the series rollups (no daily level: the same buckets, split differently).
+    const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const unknownParameters: Record<string, unknown> = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
+    const unknownRanges = SERIES_PLAN_RANGES.filter(([, , from, to]) => (unknownParameters[to] as number) > (unknownParameters[from] as number));
+    const unknown = unknownRanges.length === 0 ? [] : await this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
+  }
+
+  private unknownStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.unknownCells.get(key);
+    if (statement === undefined) {
+      statement = new NamedStatement(`
+        SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
+          FROM ${UNKNOWN_SERIES}
+          WHERE ${UNKNOWN_WHERE} AND (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.unknownCells.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
+  async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
+    return this.stepRows(this.unknownSteps.get(level.table) as NamedStatement, level.minutes, query);
   }
 
   private cellStatement(ranges: readonly Range[]): NamedStatement {
@@ -105,7 +164,7 @@ export class RollupsReader {
     let statement = this.bySeries.get(key);
     if (statement === undefined) {
       statement = new NamedStatement(`
-        SELECT kind, ${CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ')}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+        SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ') || '0'} AS n
           FROM instances i JOIN series s ON s.instance_ref = i.id
           WHERE i.instance_id = @instance::text AND (@service::text IS NULL OR i.service = @service::text)
@@ -117,15 +176,19 @@ export class RollupsReader {
   }
 
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
+    const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
+    return this.stepRows(this.steps.get(level.table) as NamedStatement, level.minutes, query);
+  }
+
+  private async stepRows(statement: NamedStatement, minutes: number, query: StepQuery): Promise<StepTotal[]> {
     const step = query.stepMinutes;
-    const level = LEVELS.find((candidate) => step % candidate.minutes === 0) ?? LEVELS[2];
     const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
     const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
-    const rows = await (this.steps.get(level.table) as NamedStatement).all<Record<string, unknown>>(this.db, {
+    const rows = await statement.all<Record<string, unknown>>(this.db, {
       m0,
       step,
-      b0: Math.floor(m0 / level.minutes),
-      b1: Math.ceil(m1 / level.minutes),
+      b0: Math.floor(m0 / minutes),
+      b1: Math.ceil(m1 / minutes),
       extension: query.extensionId,
       service: query.service ?? null,
       client: query.clientName ?? null,
