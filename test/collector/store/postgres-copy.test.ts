@@ -8,6 +8,7 @@ import { type MetricsBatch, SeriesKind, Temporality } from '../../../collector/m
 import { MS_PER_DAY, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import { PostgresStore } from '../../../collector/store/postgres/index.js';
 import { SqliteStore } from '../../../collector/store/sqlite/index.js';
+import type { Alert } from '../../../collector/alerting/model.js';
 import type { Store } from '../../../collector/store/store.js';
 import { tempDir } from '../helpers/collector.js';
 import { testDatabases } from './postgres-server.js';
@@ -16,7 +17,7 @@ const CLI = fileURLToPath(new URL('../../../dist/bin/extscope.js', import.meta.u
 const NOW = Date.now();
 const T0 = NOW - 30 * MS_PER_MINUTE;
 const RETENTION = { minuteDays: 7, hourDays: 400, dedupHours: 6 };
-const TABLES = ['instances', 'cells', 'series', 'streams', 'point_log', 'cumulative_state', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day', 'advertised', 'advertised_counts', 'span_examples', 'dimension_values'];
+const TABLES = ['instances', 'cells', 'series', 'streams', 'point_log', 'cumulative_state', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day', 'advertised', 'advertised_counts', 'span_examples', 'dimension_values', 'extension_id_limits', 'alerts', 'alert_transitions', 'alert_deliveries'];
 
 function batch(client: string, temporality: Temporality, minute: number, value: number, extension = false): MetricsBatch {
   const dims = {
@@ -86,6 +87,30 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       await sqlite.applyMetrics(batch('beta', Temporality.Cumulative, minute, minute * 3));
       await sqlite.applyMetrics(batch('gamma', Temporality.Delta, minute, 1, true));
     }
+    await sqlite.admitIds([{ instance: '["svc","i-1"]', hour: Math.floor(NOW / (60 * MS_PER_MINUTE)), ids: ['x.y/one', 'x.y/two'] }]);
+    const alert: Alert = {
+      fingerprint: 'fp-1',
+      rule: 'skew',
+      kind: 'advertisement_skew',
+      severity: 'warning',
+      state: 'firing',
+      labels: { service: 'svc', alertname: 'skew', severity: 'warning' },
+      annotations: { summary: 'skew' },
+      activeSinceMs: NOW - 10 * MS_PER_MINUTE,
+      firingSinceMs: NOW - 5 * MS_PER_MINUTE,
+      resolvedAtMs: undefined,
+      dashboardPath: '/?view=fleet&service=svc',
+    };
+    await sqlite.recordAlerts({
+      alerts: [alert],
+      transitions: [
+        { id: 't-1', from: 'inactive', to: 'pending', atMs: NOW - 10 * MS_PER_MINUTE, alert },
+        { id: 't-2', from: 'pending', to: 'firing', atMs: NOW - 5 * MS_PER_MINUTE, alert },
+      ],
+    });
+    await sqlite.recordDeliveries([
+      { receiver: 'webhook', transitionId: 't-2', fingerprint: 'fp-1', rule: 'skew', from: 'pending', to: 'firing', state: 'delivered', attempts: 1, lastStatus: 204, queuedAtMs: NOW - 5 * MS_PER_MINUTE, atMs: NOW - 5 * MS_PER_MINUTE },
+    ]);
     await sqlite.close();
   });
   afterAll(async () => {
@@ -118,6 +143,12 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
     const postgres = await PostgresStore.open({ url, clock: () => NOW, retention: RETENTION, examplesPerCell: 2 });
     try {
       expect(await sorted(postgres)).toEqual(await sorted(sqlite));
+      const everything = { limit: 10, offset: 0 };
+      expect(await postgres.alerts(everything)).toEqual(await sqlite.alerts(everything));
+      expect((await postgres.alerts(everything)).alerts.map((alert) => alert.transitions.map((t) => t.to))).toEqual([['pending', 'firing']]);
+      expect(await postgres.deliveries({ limit: 10 })).toEqual(await sqlite.deliveries({ limit: 10 }));
+      const hour = { instance: '["svc","i-1"]', hour: Math.floor(NOW / (60 * MS_PER_MINUTE)) };
+      expect(await postgres.admittedIds([hour])).toEqual(await sqlite.admittedIds([hour]));
       expect((await postgres.instances({})).map((instance) => [instance.instanceId, instance.advertised.length])).toEqual((await sqlite.instances({})).map((instance) => [instance.instanceId, instance.advertised.length]));
       // beta's next cumulative total adds only its increment; a retry of alpha's last delta adds nothing.
       expect(await postgres.applyMetrics(batch('beta', Temporality.Cumulative, 11, 40))).toEqual({ applied: 1, duplicates: 0 });
