@@ -67,7 +67,9 @@ export class AlertsTable {
   /** One transaction; alerts are upserted in key order, so that two writers (a replica taking over) cannot deadlock. */
   record(changes: AlertChanges): Promise<void> {
     if (changes.alerts.length === 0 && changes.transitions.length === 0) return Promise.resolve();
-    const alerts = [...changes.alerts].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : a.activeSinceMs - b.activeSinceMs));
+    // One row per activation (the last given wins): an upsert statement may not touch a row twice.
+    const latest = new Map(changes.alerts.map((alert) => [`${alert.fingerprint}\u0000${alert.activeSinceMs}`, alert]));
+    const alerts = [...latest.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : a.activeSinceMs - b.activeSinceMs));
     return inTransaction(this.pool, async (db) => {
       if (alerts.length > 0) {
         await db.query(UPSERT, [
