@@ -12,6 +12,8 @@ import {
   optionsFromEnvironment,
 } from '../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../collector/index.js';
+import { describeDb } from '../collector/store/open.js';
+import { runDbCopy } from './commands/db-copy.js';
 import { runRules } from './commands/rules-check.js';
 import { runDbBackup } from './commands/db-backup.js';
 
@@ -21,6 +23,7 @@ Commands:
   collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
   rules       "rules check FILE...": validate alert rules files
   db backup   Copy the SQLite database consistently, also while the collector runs
+  db copy     Copy an SQLite database into PostgreSQL (extscope db copy --help)
 
 Run "extscope collector --help" for the collector's options.
 `;
@@ -37,7 +40,8 @@ Options:
   --grpc-port PORT
                 OTLP/gRPC port on the same host (env EXTSCOPE_GRPC_PORT, default ${DEFAULT_GRPC_PORT}, the OTLP/gRPC
                 default; 0 = any free port; off = no gRPC receiver)
-  --db PATH     SQLite database file (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH})
+  --db PATH|URL SQLite database file, or postgres://… for several replicas on PostgreSQL
+                (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH}; see docs/postgresql.md)
   --rules FILE  Alert rules, YAML or JSON (env EXTSCOPE_RULES; default: the built-in rules).
                 Re-read on SIGHUP; an invalid file keeps the rules in force.
   -h, --help    Show this help
@@ -68,7 +72,7 @@ async function runCollector(args: string[]): Promise<number> {
   if (values.rules !== undefined) fromFlags.rulesPath = values.rules;
   const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
   const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
-  collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: collector.config.dbPath }, `extscope collector listening on ${collector.url}${grpc}`);
+  collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
   // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
   const reload = (): void => void collector.alerting.reload();
   process.on('SIGHUP', reload);
@@ -98,6 +102,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'rules') return runRules(rest);
   if (command === 'db' && rest[0] === 'backup') return runDbBackup(rest.slice(1));
+  if (command === 'db' && rest[0] === 'copy') return runDbCopy(rest.slice(1));
   if (command !== 'collector') {
     process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
     return 2;

@@ -305,7 +305,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: DEFAULT_GRPC_PORT,
     apply: (options, value) => (options.grpcPort = grpcPortValue('EXTSCOPE_GRPC_PORT', value)),
   },
-  { name: 'EXTSCOPE_DB', help: 'SQLite database file (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
+  { name: 'EXTSCOPE_DB', help: 'SQLite database file or postgres:// URL (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
   { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/* and on OTLP/gRPC exports', apply: (options, value) => (options.ingestToken = value) },
   { name: 'EXTSCOPE_READ_TOKEN', help: 'Bearer token required on /api/v1/* and /metrics', apply: (options, value) => (options.readToken = value) },
   { name: 'EXTSCOPE_ADMIN_TOKEN', help: 'Bearer token required on /admin/* (online backup); also read by `extscope db backup`', apply: (options, value) => (options.adminToken = value) },

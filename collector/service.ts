@@ -28,8 +28,8 @@ import { DecompressionBudget } from './receiver/otlp/body.js';
 import { DecodePool } from './receiver/otlp/decode-pool.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
 import { OtlpGrpcReceiver } from './receiver/otlp-grpc/receiver.js';
-import { SqliteStore } from './store/sqlite/index.js';
-import type { IngestStore, Store } from './store/store.js';
+import { openStore } from './store/open.js';
+import { type IngestStore, type Store, backupOf } from './store/store.js';
 
 export interface RunningCollector {
   /** e.g. `http://127.0.0.1:4318` (the port actually bound, also when asked for port 0). */
@@ -114,8 +114,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const rules = initialRules(config.rulesPath);
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
-  const store = new SqliteStore({
-    path: config.dbPath,
+  const store = await openStore({
+    db: config.dbPath,
     clock,
     retention: config.retention,
     synchronous: config.synchronous,
@@ -175,21 +175,24 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     observer: new AlertMetrics(selfMetrics.registry),
     log,
     intervalMs: config.alertIntervalMs,
+    // With several replicas on one database, one of them evaluates and notifies; another takes over when it stops.
+    exclusive: (work) => store.leadership().runExclusive('alerts', work),
   });
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.close() },
     { start: async () => undefined, shutdown: () => decoder.close() },
     { start: async () => undefined, shutdown: () => notifier.close() },
-    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.flush(), log),
-    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.maintain(), log),
+    // With several replicas on one database, each job runs on whichever one holds it (see StoreLifecycle.leadership).
+    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.leadership().runExclusive('fold', () => store.flush()).then(() => undefined), log),
+    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.leadership().runExclusive('retention', () => store.maintain()).then(() => undefined), log),
     alerting,
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
         await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null });
         await app.register(dashboardRoutes, {});
-        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store });
+        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
         await app.register(
           readScope(readToken, async (scope) => {
             await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });

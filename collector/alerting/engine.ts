@@ -50,6 +50,11 @@ export interface AlertEngineOptions {
   log: AlertLog;
   /** Overrides the rules file's `interval`. */
   intervalMs?: number | undefined;
+  /**
+   * Where several collectors share the store: runs a scheduled cycle only on the collector that holds the job
+   * (the store's leadership), resolving false where another one does. Absent: every cycle runs here.
+   */
+  exclusive?: ((work: () => Promise<void>) => Promise<boolean>) | undefined;
 }
 
 export type ReloadOutcome = { ok: true; rules: RuleSet } | { ok: false; message: string };
@@ -80,6 +85,8 @@ export class AlertEngine implements Component {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastEvaluationMs: number | undefined;
+  /** Whether the last scheduled cycle ran here (under {@link AlertEngineOptions.exclusive}). */
+  private leading = false;
 
   constructor(private readonly options: AlertEngineOptions) {
     this.ruleSet = options.rules;
@@ -154,8 +161,27 @@ export class AlertEngine implements Component {
     clearInterval(this.timer);
     if (this.stopped) return;
     this.timer = setInterval(() => {
-      this.evaluate().catch((error: unknown) => this.options.log.error({ err: error }, 'alert evaluation failed'));
+      this.scheduledCycle().catch((error: unknown) => this.options.log.error({ err: error }, 'alert evaluation failed'));
     }, this.intervalMs).unref();
+  }
+
+  private async scheduledCycle(): Promise<void> {
+    const exclusive = this.options.exclusive;
+    if (exclusive === undefined) {
+      await this.evaluate();
+      return;
+    }
+    const ran = await exclusive(async () => {
+      if (!this.leading) {
+        // Taken over (or taken back): another collector may have moved every alert since, and notified of it.
+        // Resume from the states it stored, so that no transition is made, or sent, twice.
+        this.active = undefined;
+        this.unsaved = { alerts: new Map(), transitions: [] };
+        this.leading = true;
+      }
+      await this.evaluate();
+    });
+    if (!ran) this.leading = false;
   }
 
   private async loadActive(): Promise<Map<string, Alert>> {

@@ -51,6 +51,12 @@ export interface ExtensionIdLimitStore {
   admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]>;
   /** Adds ids to their (instance, hour) sets, atomically; durable once it resolves. */
   admitIds(entries: readonly InstanceHourIds[]): Promise<void>;
+  /**
+   * Decides in the store, for a store that several collectors share: adds each entry's ids (in order) to its set
+   * while the set holds fewer than `max`, atomically against every other collector, and returns each set as it
+   * then is. Absent on a store only one collector writes: that collector's memory decides.
+   */
+  admitIdsWithin?(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]>;
 }
 
 export interface InstanceHour {
@@ -73,6 +79,8 @@ export interface StoreLifecycle {
   maintain(): Promise<void>;
   /** Numbers about the store's own bookkeeping, for /metrics. */
   stats(): Promise<StoreStats>;
+  /** Who runs the background jobs (fold, retention, evaluations) when several collectors share the database. */
+  leadership(): Leadership;
   /** Idempotent. */
   close(): Promise<void>;
 }
@@ -122,6 +130,24 @@ export interface AlertPage {
   alerts: AlertRecord[];
 }
 
+/**
+ * Background work that must run on one collector at a time: with several replicas on one database, exactly one
+ * of them holds a job and runs it; when that one stops or dies another takes the job at its next run. A
+ * single-node store is always the leader.
+ */
+export interface Leadership {
+  /** Runs `work` if this collector holds the job named `job` (taking it when free); false when another one holds it. */
+  runExclusive(job: string, work: () => Promise<void>): Promise<boolean>;
+}
+
+/** The leadership of a store that only one collector can open: every job runs here. */
+export const SOLE_LEADER: Leadership = {
+  async runExclusive(_job, work) {
+    await work();
+    return true;
+  },
+};
+
 export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLifecycle & AlertStateStore & DeliveryLogStore;
 
 /**
@@ -131,6 +157,11 @@ export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLi
 export interface StoreBackup {
   /** Writes a self-contained copy to `destination` (which must not exist) and resolves once it is complete. */
   backup(destination: string): Promise<BackupResult>;
+}
+
+/** The store's own online backup, when it has one (SQLite; PostgreSQL has pg_dump and its replication). */
+export function backupOf(store: object): StoreBackup | undefined {
+  return typeof (store as Partial<StoreBackup>).backup === 'function' ? (store as StoreBackup) : undefined;
 }
 
 export interface BackupResult {

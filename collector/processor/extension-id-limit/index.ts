@@ -17,6 +17,8 @@ export interface ExtensionIdLimitConfig {
 export interface AdmittedIdsState {
   admittedIds(keys: readonly { instance: string; hour: number }[]): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
   admitIds(entries: readonly { instance: string; hour: number; ids: readonly string[] }[]): Promise<void>;
+  /** A store shared by several collectors decides the room left itself (ExtensionIdLimitStore.admitIdsWithin). */
+  admitIdsWithin?(entries: readonly { instance: string; hour: number; ids: readonly string[] }[], max: number): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
 }
 
 /** Hours behind the newest one seen that are still kept in memory (points within the dedup window, clock skew). */
@@ -90,6 +92,7 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
         points.push(point);
       }
     }
+    if (this.state?.admitIdsWithin !== undefined) return this.admitShared(this.state.admitIdsWithin.bind(this.state), fresh);
     for (const entry of fresh.values()) {
       const room = this.config.maxIdsPerInstanceHour - (entry.known?.size ?? 0);
       if (entry.ids.size <= room) continue;
@@ -99,12 +102,7 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
           admitted.add(id);
           continue;
         }
-        for (const point of entry.points.get(id) ?? []) {
-          point.dims = { ...point.dims, extensionId: OVERFLOW_VALUE };
-          // A stream of its own: the sender's stream keeps counting under its id in an hour where it fits.
-          point.streamAttributes = `${point.streamAttributes}\u0000${OVERFLOW_VALUE}`;
-          this.overflowed++;
-        }
+        this.overflow(entry.points.get(id));
       }
       entry.ids = admitted;
     }
@@ -113,6 +111,38 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
     if (this.state !== undefined && entries.length > 0) await this.state.admitIds(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })));
     for (const { instance, hour, known, ids } of entries) this.add(`${hour}:${instance}`, hour, known, ids);
     this.evict();
+  }
+
+  /**
+   * With several collectors on one store, memory knows which ids are admitted but not how much room is left
+   * (another collector may have taken it): ids not known here are decided by the store, and what it answers
+   * (the whole set, other collectors' ids too) is remembered.
+   */
+  private async admitShared(admitWithin: NonNullable<AdmittedIdsState['admitIdsWithin']>, fresh: Map<string, Fresh>): Promise<void> {
+    const entries = [...fresh.values()].filter((entry) => entry.ids.size > 0);
+    if (entries.length === 0) return;
+    const decided = new Map<string, Set<string>>();
+    for (const { instance, hour, ids } of await admitWithin(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })), this.config.maxIdsPerInstanceHour)) {
+      decided.set(`${hour}:${instance}`, new Set(ids));
+    }
+    for (const entry of entries) {
+      const admitted = decided.get(`${entry.hour}:${entry.instance}`) ?? new Set<string>();
+      for (const id of entry.ids) if (!admitted.has(id)) this.overflow(entry.points.get(id));
+      const known = entry.known ?? this.known.get(`${entry.hour}:${entry.instance}`);
+      const added = new Set([...admitted].filter((id) => known?.has(id) !== true));
+      this.add(`${entry.hour}:${entry.instance}`, entry.hour, known, added);
+    }
+    this.evict();
+  }
+
+  /** An id that does not fit: its points are counted under `_OTHER`. */
+  private overflow(points: readonly CounterPoint[] | undefined): void {
+    for (const point of points ?? []) {
+      point.dims = { ...point.dims, extensionId: OVERFLOW_VALUE };
+      // A stream of its own: the sender's stream keeps counting under its id in an hour where it fits.
+      point.streamAttributes = `${point.streamAttributes}\u0000${OVERFLOW_VALUE}`;
+      this.overflowed++;
+    }
   }
 
   /** Reads the sets of the (instance, hour) pairs this export touches that are not in memory. */

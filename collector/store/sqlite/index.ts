@@ -19,7 +19,9 @@ import {
   type InstanceHour,
   type InstanceHourIds,
   type InstancesQuery,
+  type Leadership,
   type RetentionConfig,
+  SOLE_LEADER,
   type StepQuery,
   type Store,
   type StoreBackup,
@@ -374,6 +376,11 @@ export class SqliteStore implements Store, StoreBackup {
     } finally {
       copy.close();
     }
+  }
+
+  /** The file is held exclusively: this collector is the only one, and runs every job. */
+  leadership(): Leadership {
+    return SOLE_LEADER;
   }
 
   close(): Promise<void> {

@@ -38,6 +38,7 @@ interface Dims {
   client?: string | null;
   version?: string | null;
   declaration?: string;
+  serverDeclaration?: string;
   extension?: { id: string; client: boolean; server: boolean };
   outcome?: string;
 }
@@ -54,7 +55,7 @@ function dims(spec: Dims): SeriesDims {
     clientName: spec.client === undefined ? 'alpha' : spec.client,
     clientVersion: spec.version === undefined ? '1.0' : spec.version,
     clientDeclaration: spec.declaration ?? 'declared',
-    serverDeclaration: 'declared',
+    serverDeclaration: spec.serverDeclaration ?? 'declared',
     outcome: spec.outcome ?? 'complete',
     statusCode: null,
     extensionId: extension?.id ?? null,
@@ -308,6 +309,25 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect((await store.cellTotals({ fromMs: T0 - MS_PER_DAY, toMs: now })).cells).toEqual([]);
       // i-1 was silent for the whole hourly window; i-2 reported (an export without points) and stays.
       expect((await store.instances({})).map((instance) => instance.instanceId)).toEqual(['i-2']);
+    });
+
+    it('answers given before any server instance existed are summed apart too: per cell, per service, per instance, per step', async () => {
+      const unknown = 'unknown';
+      await store.applyMetrics(
+        batch([
+          { client: 'a', start: 0, time: 1, value: 3 },
+          { client: 'a', serverDeclaration: unknown, start: 0, time: 1, value: 2 },
+          { client: 'a', serverDeclaration: unknown, extension: { id: TASKS, client: true, server: false }, start: 0, time: 1, value: 2 },
+        ]),
+      );
+      await store.applyMetrics(batch([{ client: 'b', serverDeclaration: unknown, start: 0, time: 2, value: 4 }], 'i-2', 'other'));
+      const all = await store.cellTotals(day);
+      expect(cells(all.cells)).toEqual(['a@1.0 declared: 5', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
+      expect(cells(all.serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
+      expect(cells((await store.cellTotals({ ...day, service: 'other' })).serverUnknown ?? [])).toEqual(['b@1.0 declared: 4']);
+      expect(cells((await store.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`]);
+      const steps = (await store.serverUnknownStepTotals?.({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS })) ?? [];
+      expect(steps.map((row) => `${row.kind} ${row.count}`).sort()).toEqual(['0 6', '1 2']);
     });
 
     it('step totals: requests and one extension by flags, per step, within the filters', async () => {

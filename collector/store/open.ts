@@ -1,0 +1,29 @@
+import { PostgresStore } from './postgres/index.js';
+import { isPostgresUrl, redactUrl } from './postgres/connection.js';
+import { type Synchronous, SqliteStore } from './sqlite/index.js';
+import type { RetentionConfig, Store } from './store.js';
+
+export interface OpenStoreOptions {
+  /** An SQLite file path, or a `postgres://` / `postgresql://` URL. */
+  db: string;
+  clock: () => number;
+  retention: RetentionConfig;
+  synchronous: Synchronous;
+  examplesPerCell: number;
+  minFreeBytes?: number;
+  maxValuesPerDimension?: number;
+  maxInstances?: number;
+  warn?: (message: string) => void;
+}
+
+/** The one place that picks a backend: a PostgreSQL URL opens the PostgreSQL store, anything else is an SQLite file. */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const { db, synchronous, minFreeBytes, ...common } = options;
+  if (isPostgresUrl(db)) return PostgresStore.open({ url: db, ...common });
+  return new SqliteStore({ path: db, synchronous, minFreeBytes, ...common });
+}
+
+/** `--db` as it may be logged: a PostgreSQL URL without its password. */
+export function describeDb(db: string): string {
+  return isPostgresUrl(db) ? redactUrl(db) : db;
+}

@@ -1,0 +1,142 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { StoreUnavailableError } from '../store.js';
+
+/** int8 columns (ids, counts, milliseconds) as numbers: every such value the store keeps is below 2^53. Nanosecond columns are read as text. */
+const INT8_OID = 20;
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** True for a `postgres://` or `postgresql://` URL (anything else given as `--db` is an SQLite file). */
+export function isPostgresUrl(db: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(db.trim());
+}
+
+/** The URL without its password (also a `password=` parameter), for logs and error messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@').replace(/password=[^&\s]*/gi, 'password=***');
+  }
+}
+
+/**
+ * Settings not in the URL come from the standard `PG*` variables and TLS from `sslmode` / `sslrootcert`
+ * in the URL, both read by node-postgres itself. Keep-alive lets the database notice a replica that vanished
+ * (its advisory locks, and with them its background jobs, pass to another one).
+ */
+export function createPool(url: string, max: number, onError: (message: string) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types: TYPES, keepAlive: true, connectionTimeoutMillis: 10_000, application_name: 'extscope' });
+  // An idle connection that breaks (the server restarted) must not crash the process; the pool replaces it.
+  pool.on('error', (error) => onError(`postgres: an idle connection failed: ${describeError(error)}`));
+  return pool;
+}
+
+/** A dedicated connection (not from the pool): held by the leadership locks and the migration lock. */
+export function createClient(url: string): pg.Client {
+  return new pg.Client({ connectionString: url, types: TYPES, keepAlive: true, connectionTimeoutMillis: 10_000, application_name: 'extscope' });
+}
+
+/** SQLSTATE classes that say nothing about the data: connection, resources, operator intervention, read-only standby. */
+const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58', '40', '55', '25']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Serialization failure and deadlock: the transaction is retried as a whole. */
+const RETRY_CODES = new Set(['40001', '40P01']);
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function describeError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // node-postgres does not put the password in messages; a URL might still appear in one (DNS errors).
+  return message.replace(/postgres(ql)?:\/\/\S+/gi, (url) => redactUrl(url));
+}
+
+/** Whether the database (not the data) is why `error` happened: the sender should retry later. */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
+  const code = sqlState(error);
+  if (error instanceof pg.DatabaseError) return code !== undefined && UNAVAILABLE_CLASSES.has(code.slice(0, 2));
+  if (code !== undefined && UNAVAILABLE_CODES.has(code)) return true;
+  return error instanceof Error && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(error.message);
+}
+
+/** A failure as the store reports it: retryable when the database is the reason, otherwise unchanged (a bug). */
+export function asStoreError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
+  if (isUnavailable(error)) return new StoreUnavailableError(`database: ${describeError(error)}`);
+  return error;
+}
+
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
+/**
+ * Runs `work` in one transaction (READ COMMITTED) on one pooled connection and commits. A serialization
+ * failure or a deadlock (two exports locking the same streams) rolls back and runs it again, a bounded number
+ * of times; then, as every failure of the database, it is a {@link StoreUnavailableError} (503, retry later).
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, attempts = 6): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw asStoreError(error);
+    }
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      const broken = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      // A connection that cannot even roll back is discarded, not returned to the pool.
+      client.release(broken ? (error as Error) : undefined);
+      const code = sqlState(error);
+      if (code !== undefined && RETRY_CODES.has(code) && attempt < attempts) {
+        await sleep(5 * attempt + Math.random() * 20 * attempt);
+        continue;
+      }
+      if (code !== undefined && RETRY_CODES.has(code)) throw new StoreUnavailableError(`database: ${describeError(error)} (after ${attempts} attempts)`);
+      throw asStoreError(error);
+    }
+  }
+}
+
+/** Turns `@name` placeholders into `$n` (the SQL reads like the SQLite store's); the same name is the same `$n`. */
+export function named(sql: string): { text: string; order: string[] } {
+  const order: string[] = [];
+  const text = sql.replace(/@(\w+)/g, (_match, name: string) => {
+    let index = order.indexOf(name);
+    if (index < 0) index = order.push(name) - 1;
+    return `$${index + 1}`;
+  });
+  return { text, order };
+}
+
+/** A statement written with `@name` placeholders, run with an object of values. */
+export class NamedStatement {
+  private readonly text: string;
+  private readonly order: string[];
+
+  constructor(sql: string) {
+    ({ text: this.text, order: this.order } = named(sql));
+  }
+
+  async all<Row>(db: Queryable, values: Record<string, unknown>): Promise<Row[]> {
+    const result = await db.query(this.text, this.order.map((name) => values[name] ?? null));
+    return result.rows as Row[];
+  }
+}

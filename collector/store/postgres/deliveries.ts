@@ -1,0 +1,91 @@
+import type pg from 'pg';
+import type { DeliveryEntry, DeliveryQuery, DeliveryRecord, DeliveryState } from '../store.js';
+import { inTransaction } from './connection.js';
+
+interface DeliveryRow {
+  receiver: string;
+  transition_id: string;
+  fingerprint: string;
+  rule: string;
+  from_state: string;
+  to_state: string;
+  state: DeliveryState;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+  next_attempt_at_ms: number | null;
+  delivered_at_ms: number | null;
+}
+
+/** Longest error text kept per row (as the SQLite store). */
+const MAX_ERROR_LENGTH = 500;
+
+const UPSERT = `
+  INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
+                                last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $7 = 'delivered' THEN $12::bigint END)
+  ON CONFLICT (receiver, transition_id) DO UPDATE SET
+    state = excluded.state,
+    attempts = excluded.attempts,
+    last_status = excluded.last_status,
+    last_error = excluded.last_error,
+    updated_at_ms = excluded.updated_at_ms,
+    next_attempt_at_ms = excluded.next_attempt_at_ms,
+    delivered_at_ms = COALESCE(alert_deliveries.delivered_at_ms, excluded.delivered_at_ms)`;
+
+/** The delivery log (migration 006): one row per receiver and transition, replaced at each attempt. */
+export class DeliveryLog {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** One transaction; entries in order, so that the last state of a notification given twice wins. */
+  record(entries: readonly DeliveryEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return inTransaction(this.pool, async (db) => {
+      for (const entry of entries) {
+        await db.query(UPSERT, [
+          entry.receiver,
+          entry.transitionId,
+          entry.fingerprint,
+          entry.rule,
+          entry.from,
+          entry.to,
+          entry.state,
+          entry.attempts,
+          entry.lastStatus ?? null,
+          entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_ERROR_LENGTH),
+          entry.queuedAtMs,
+          entry.atMs,
+          entry.nextAttemptAtMs ?? null,
+        ]);
+      }
+    });
+  }
+
+  async read(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT * FROM alert_deliveries
+       WHERE ($1::text IS NULL OR receiver = $1) AND ($2::text IS NULL OR state = $2)
+         AND ($3::text IS NULL OR fingerprint = $3) AND ($4::text IS NULL OR transition_id = $4)
+       ORDER BY updated_at_ms DESC, id DESC LIMIT $5`,
+      [query.receiver ?? null, query.state ?? null, query.fingerprint ?? null, query.transitionId ?? null, query.limit],
+    );
+    return rows.map((row) => ({
+      receiver: row.receiver,
+      transitionId: row.transition_id,
+      fingerprint: row.fingerprint,
+      rule: row.rule,
+      from: row.from_state,
+      to: row.to_state,
+      state: row.state,
+      attempts: row.attempts,
+      lastStatus: row.last_status ?? undefined,
+      lastError: row.last_error ?? undefined,
+      createdAtMs: row.created_at_ms,
+      updatedAtMs: row.updated_at_ms,
+      nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
+      deliveredAtMs: row.delivered_at_ms ?? undefined,
+    }));
+  }
+}

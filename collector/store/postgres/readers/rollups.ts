@@ -1,0 +1,198 @@
+import { DECLARATION } from '../../../../contract/index.js';
+import type { CellTotals, StepTotal, CellTotal } from '../../../model/records.js';
+import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
+import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
+import { CELL_COLUMNS, type DimColumn, MAX_STORED_COUNT, unbound } from '../../sqlite/columns.js';
+import type { CellQuery, StepQuery } from '../../store.js';
+import { NamedStatement, type Queryable } from '../connection.js';
+import { safeSum } from './sql.js';
+
+const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
+  `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from}::bigint AND ${bucket} < @${to}::bigint)`;
+
+const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const STEP_COLUMNS = FLAG_COLUMNS;
+const LEVELS = [
+  { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
+  { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
+  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
+] as const;
+
+/** `column AS "key"`: rows come back keyed as the records are (quoted: PostgreSQL folds bare names to lower case). */
+const selected = (columns: readonly DimColumn[], table = ''): string => columns.map((column) => `${table}${column.column} AS "${column.key}"`).join(', ');
+
+function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]): T[] {
+  for (const row of rows) for (const column of flags) row[column.key] = unbound(column, row[column.key]);
+  return rows as T[];
+}
+
+/** The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan. */
+/** A bucket range of a plan: the rollup it is read from, its bucket column and the parameters that bound it. */
+type Range = readonly [table: string, bucket: string, from: string, to: string];
+
+const CELL_RANGES: readonly Range[] = [
+  ['cell_day', 'day', 'd0', 'd1'],
+  ['cell_hour', 'hour', 'h0', 'h1'],
+  ['cell_hour', 'hour', 'h2', 'h3'],
+  ['cell_minute', 'minute', 'm0', 'm1'],
+  ['cell_minute', 'minute', 'm2', 'm3'],
+];
+const SERIES_RANGES: readonly Range[] = [
+  ['series_hour', 'hour', 'h0', 'h1'],
+  ['series_minute', 'minute', 'm0', 'm1'],
+  ['series_minute', 'minute', 'm2', 'm3'],
+];
+/** Series ranges of a plan without days (the all-services and one-service matrices have two hour ranges then). */
+const SERIES_PLAN_RANGES: readonly Range[] = [['series_hour', 'hour', 'h0', 'h1'], ['series_hour', 'hour', 'h2', 'h3'], ...SERIES_RANGES.slice(1)];
+const SERIES_LEVELS = [
+  { table: 'series_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
+  { table: 'series_minute', bucket: 'minute', minutes: 1 },
+] as const;
+/** A series' cell columns, extension series without their declaration state (as their cells). */
+const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ');
+/**
+ * Requests answered before any server instance existed: the cells do not keep the server's declaration, the series
+ * do (found by a partial index, migration 004).
+ */
+const UNKNOWN_SERIES = `series s JOIN instances i ON i.id = s.instance_ref`;
+const UNKNOWN_WHERE = `s.server_declaration = '${DECLARATION.unknown}'`;
+
+/**
+ * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan.
+ * Two differences, both for speed with the same result: a statement sums only the plan's non-empty ranges (one
+ * statement per shape, at most 32), and its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from
+ * inlining the subquery, which would evaluate every sum again for the `n > 0` filter).
+ */
+export class RollupsReader {
+  private readonly byCell = new Map<string, NamedStatement>();
+  private readonly bySeries = new Map<string, NamedStatement>();
+  private readonly steps: Map<string, NamedStatement>;
+  private readonly unknownCells = new Map<string, NamedStatement>();
+  private readonly unknownSteps: Map<string, NamedStatement>;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
+  ) {
+    const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
+    this.steps = new Map(
+      LEVELS.map((level) => [
+        level.table,
+        new NamedStatement(`
+          SELECT ((@m0::bigint + ((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) * @step::bigint) * ${MS_PER_MINUTE})::bigint AS "tMs",
+                 c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, ${safeSum('b.count')} AS count
+          FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint
+          WHERE (c.kind = 0 OR c.extension_id = @extension::text)
+            AND ((@service::text IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service::text))
+            AND (@client::text IS NULL OR c.client_name = @client::text)
+          GROUP BY 1, c.kind, ${flags}`),
+      ]),
+    );
+    const seriesFlags = STEP_COLUMNS.map((column) => `s.${column.column}`).join(', ');
+    this.unknownSteps = new Map(
+      SERIES_LEVELS.map((level) => [
+        level.table,
+        new NamedStatement(`
+          SELECT ((@m0::bigint + ((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) * @step::bigint) * ${MS_PER_MINUTE})::bigint AS "tMs",
+                 s.kind AS kind, ${selected(STEP_COLUMNS, 's.')}, ${safeSum('b.count')} AS count
+          FROM ${UNKNOWN_SERIES} JOIN ${level.table} b ON b.series_id = s.id AND b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint
+          WHERE ${UNKNOWN_WHERE}
+            AND (s.kind = 0 OR s.extension_id = @extension::text)
+            AND (@service::text IS NULL OR i.service = @service::text)
+            AND (@client::text IS NULL OR s.client_name = @client::text)
+          GROUP BY 1, s.kind, ${seriesFlags}`),
+      ]),
+    );
+  }
+
+  async cellTotals(query: CellQuery): Promise<CellTotals> {
+    const byInstance = query.instance !== undefined;
+    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
+    const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
+    const ranges = (byInstance ? SERIES_RANGES : CELL_RANGES).filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const statement = byInstance ? this.seriesStatement(ranges) : this.cellStatement(ranges);
+    const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
+    // The same range from the series rollups (no daily level: the same buckets, split differently).
+    const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const unknownParameters: Record<string, unknown> = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
+    const unknownRanges = SERIES_PLAN_RANGES.filter(([, , from, to]) => (unknownParameters[to] as number) > (unknownParameters[from] as number));
+    const unknown = unknownRanges.length === 0 ? [] : await this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
+  }
+
+  private unknownStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.unknownCells.get(key);
+    if (statement === undefined) {
+      statement = new NamedStatement(`
+        SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
+          FROM ${UNKNOWN_SERIES}
+          WHERE ${UNKNOWN_WHERE} AND (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.unknownCells.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
+  async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
+    return this.stepRows(this.unknownSteps.get(level.table) as NamedStatement, level.minutes, query);
+  }
+
+  private cellStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.byCell.get(key);
+    if (statement === undefined) {
+      statement = new NamedStatement(`
+        SELECT kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT c.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'cell_id', 'c.id', from, to)).join(' + ') || '0'} AS n
+          FROM cells c
+          WHERE (@service::text IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.byCell.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** A series has every cell column (and more); an extension series' declaration state is left out, as its cell does. */
+  private seriesStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.bySeries.get(key);
+    if (statement === undefined) {
+      statement = new NamedStatement(`
+        SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ') || '0'} AS n
+          FROM instances i JOIN series s ON s.instance_ref = i.id
+          WHERE i.instance_id = @instance::text AND (@service::text IS NULL OR i.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.bySeries.set(key, statement);
+    }
+    return statement;
+  }
+
+  async stepTotals(query: StepQuery): Promise<StepTotal[]> {
+    const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
+    return this.stepRows(this.steps.get(level.table) as NamedStatement, level.minutes, query);
+  }
+
+  private async stepRows(statement: NamedStatement, minutes: number, query: StepQuery): Promise<StepTotal[]> {
+    const step = query.stepMinutes;
+    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
+    const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
+    const rows = await statement.all<Record<string, unknown>>(this.db, {
+      m0,
+      step,
+      b0: Math.floor(m0 / minutes),
+      b1: Math.ceil(m1 / minutes),
+      extension: query.extensionId,
+      service: query.service ?? null,
+      client: query.clientName ?? null,
+    });
+    return records<StepTotal>(rows, STEP_COLUMNS);
+  }
+}

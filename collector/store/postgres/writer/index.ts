@@ -1,0 +1,288 @@
+import { type CounterPoint, type MetricsBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
+import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
+import { NANOS_PER_MINUTE } from '../../../model/time.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../sqlite/columns.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../sqlite/writer/identity.js';
+import { schema1StreamAttributes } from '../../sqlite/writer/stream-key-v1.js';
+import type { Queryable } from '../connection.js';
+import { applyAdvertised } from './advertised.js';
+import { CumulativeConversion } from './cumulative.js';
+import { DimensionLimit, lockIdentityCreation } from './dimension-limit.js';
+import { ResourceLimit } from './resource-limit.js';
+import { type Increment, addToRollups } from './rollups.js';
+
+/** The `streams.key_version` of keys this writer makes (as the SQLite store's). */
+const KEY_VERSION = 2;
+
+interface StreamRef {
+  streamId: number;
+  seriesId: number;
+  cellId: number;
+  allCellId: number;
+}
+
+interface StreamRow {
+  h: string;
+  stream_id: number;
+  series_id: number;
+  cell_id: number;
+  all_cell_id: number;
+}
+
+const params = (from: number, count: number): string => Array.from({ length: count }, (_, index) => `$${from + index}`).join(', ');
+const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
+const UPSERT_INSTANCE = `
+  INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
+  VALUES ($1, ${params(2, instanceColumns.length)}, $${instanceColumns.length + 2}, $${instanceColumns.length + 2})
+  ON CONFLICT (key_hash) DO UPDATE SET
+    ${instanceColumns
+      .filter((column) => column !== 'service' && column !== 'instance_id')
+      .map((column) => `${column} = coalesce(excluded.${column}, instances.${column}),`)
+      .join('\n    ')}
+    last_seen_ms = GREATEST(instances.last_seen_ms, excluded.last_seen_ms)
+  RETURNING id`;
+const SELECT_STREAMS = `
+  SELECT encode(s.key_hash, 'hex') AS h, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id
+  FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ANY($1::bytea[])`;
+const INSERT_LOG = `
+  INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value)
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) ORDER BY 1, 2, 3
+  ON CONFLICT (end_ns, stream_id, start_ns) DO NOTHING
+  RETURNING minute, series_id, cell_id, all_cell_id, value`;
+
+/** One logged increment: its identity (end, stream, start) and where it adds. */
+interface LogRow extends Increment {
+  endNs: bigint;
+  streamId: number;
+  startNs: bigint;
+}
+
+/**
+ * Applies one metrics batch inside the caller's transaction, with the SQLite store's rules, made safe for
+ * several replicas writing at once: everything is decided by the database under row locks, nothing by this
+ * process's memory (no id caches: another replica's retention may delete what a cache would still name).
+ *
+ * Locks are taken in one order by every export, each kind in key order: instance rows (the upsert), the
+ * identity-creation lock (only for new streams), cumulative state rows, dedup keys in `point_log`, the rollup
+ * rows level by level, then the advertisement rows of instances already locked.
+ */
+export class MetricsWriter {
+  private readonly cumulative = new CumulativeConversion();
+  private readonly dimensionLimit: DimensionLimit;
+  private readonly resourceLimit: ResourceLimit;
+
+  constructor(
+    private readonly clock: () => number,
+    maxValuesPerDimension: number,
+    maxInstances: number,
+  ) {
+    this.dimensionLimit = new DimensionLimit(maxValuesPerDimension);
+    this.resourceLimit = new ResourceLimit({ maxServices: maxValuesPerDimension, maxInstances });
+  }
+
+  /** Instances stored under `_OTHER` by this collector since start. */
+  get overflowedInstances(): number {
+    return this.resourceLimit.overflowed;
+  }
+
+  /** Values folded into `_OTHER` by this collector since start. */
+  get overflowedValues(): number {
+    return this.dimensionLimit.overflowed;
+  }
+
+  async apply(db: Queryable, batch: MetricsBatch): Promise<ApplyResult> {
+    const result: ApplyResult = { applied: 0, duplicates: 0 };
+    const now = this.clock();
+    const resources = batch.resources
+      .map((resourceBatch) => ({ resourceBatch, resource: resourceBatch.resource, hash: identityHash(instanceKey(resourceBatch.resource)), instanceId: 0 }))
+      .sort((a, b) => Buffer.compare(a.hash, b.hash));
+    for (const entry of resources) {
+      // An instance past the cap is stored as `_OTHER` (its streams stay its own).
+      const resource = (entry.resource = await this.resourceLimit.apply(db, entry.resourceBatch.resource));
+      const hash = resource === entry.resourceBatch.resource ? entry.hash : identityHash(instanceKey(resource));
+      const { rows } = await db.query<{ id: number }>(UPSERT_INSTANCE, [hash, ...INSTANCE_COLUMNS.map((column) => resource[column.key]), now]);
+      entry.instanceId = rows[0]?.id as number;
+    }
+
+    const counted = resources.flatMap(({ resourceBatch, resource, instanceId }) =>
+      resourceBatch.counters
+        // A zero delta changes nothing, so it needs neither a stream nor a log row.
+        .filter((point) => point.temporality !== Temporality.Delta || point.value !== 0)
+        .map((point) => ({ point, instanceId, resource, hash: identityHash(streamKey(point.streamScope, point.streamAttributes)) })),
+    );
+    const streams = await this.streams(db, counted);
+
+    const logRows: LogRow[] = [];
+    let deltaRows = 0;
+    const cumulativePoints: { streamId: number; point: CounterPoint; stream: StreamRef }[] = [];
+    for (const { point, hash } of counted) {
+      const stream = streams.get(hash.toString('hex')) as StreamRef;
+      if (point.temporality === Temporality.Delta) {
+        logRows.push(this.logRow(point, stream, point.value));
+        deltaRows++;
+      } else cumulativePoints.push({ streamId: stream.streamId, point, stream });
+    }
+    const increments = await this.cumulative.increments(db, cumulativePoints);
+    increments.forEach((increment, index) => {
+      const { point, stream } = cumulativePoints[index] as (typeof cumulativePoints)[number];
+      if (increment === undefined) {
+        result.duplicates++;
+        return;
+      }
+      if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
+        // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
+        result.rejected = (result.rejected ?? 0) + 1;
+        return;
+      }
+      result.applied++;
+      // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
+      if (increment > 0) logRows.push(this.logRow(point, stream, increment));
+    });
+    const cumulativeRows = logRows.length - deltaRows;
+    const inserted = await this.log(db, logRows);
+    const deltaInserted = inserted.length - cumulativeRows;
+    result.applied += deltaInserted;
+    result.duplicates += deltaRows - deltaInserted;
+    await addToRollups(db, inserted);
+
+    for (const { resourceBatch, instanceId } of resources) await applyAdvertised(db, instanceId, resourceBatch);
+    return result;
+  }
+
+  private logRow(point: CounterPoint, stream: StreamRef, value: number): LogRow {
+    return { endNs: point.timeNs, streamId: stream.streamId, startNs: point.startNs, minute: Number(point.timeNs / NANOS_PER_MINUTE), seriesId: stream.seriesId, cellId: stream.cellId, allCellId: stream.allCellId, value };
+  }
+
+  /** Inserts the rows whose identity is new (a retry's rows, from any replica, are already there); returns those. */
+  private async log(db: Queryable, rows: readonly LogRow[]): Promise<Increment[]> {
+    if (rows.length === 0) return [];
+    const { rows: inserted } = await db.query<{ minute: number; series_id: number; cell_id: number; all_cell_id: number; value: number }>(INSERT_LOG, [
+      rows.map((row) => row.endNs.toString()),
+      rows.map((row) => row.streamId),
+      rows.map((row) => row.startNs.toString()),
+      rows.map((row) => row.minute),
+      rows.map((row) => row.seriesId),
+      rows.map((row) => row.cellId),
+      rows.map((row) => row.allCellId),
+      rows.map((row) => row.value),
+    ]);
+    return inserted.map((row) => ({ minute: row.minute, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id, value: row.value }));
+  }
+
+  /** Every stream of the batch, by key hash (hex): found in one query, the new ones created under the identity lock. */
+  private async streams(db: Queryable, counted: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[]): Promise<Map<string, StreamRef>> {
+    const found = new Map<string, StreamRef>();
+    if (counted.length === 0) return found;
+    const unique = new Map<string, (typeof counted)[number]>();
+    for (const entry of counted) if (!unique.has(entry.hash.toString('hex'))) unique.set(entry.hash.toString('hex'), entry);
+    const read = async (hashes: Buffer[]): Promise<void> => {
+      const { rows } = await db.query<StreamRow>(SELECT_STREAMS, [hashes]);
+      for (const row of rows) found.set(row.h, { streamId: row.stream_id, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id });
+    };
+    await read([...unique.values()].map((entry) => entry.hash));
+    const missing = [...unique.entries()].filter(([hex]) => !found.has(hex)).sort(([a], [b]) => (a < b ? -1 : 1));
+    if (missing.length === 0) return found;
+    await lockIdentityCreation(db);
+    // Another replica may have created some while this export waited for the lock.
+    await read(missing.map(([, entry]) => entry.hash));
+    const { rows: legacy } = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM streams WHERE key_version = 1) AS any');
+    const create: (typeof counted)[number][] = [];
+    for (const [hex, entry] of missing) {
+      if (found.has(hex)) continue;
+      const legacyStream = legacy[0]?.any === true ? await this.schema1Stream(db, entry.point, entry.hash) : undefined;
+      if (legacyStream === undefined) create.push(entry);
+      else found.set(hex, legacyStream);
+    }
+    if (create.length > 0) await this.createStreams(db, create, found);
+    return found;
+  }
+
+  /**
+   * Creates streams with their series and cells, a few statements for the whole export (under the identity lock,
+   * so nothing it looks up can appear meanwhile): the dimension limit decides each stream's stored values, then
+   * the cells, series and streams not stored yet are inserted, each kind in one statement.
+   */
+  private async createStreams(db: Queryable, entries: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[], found: Map<string, StreamRef>): Promise<void> {
+    const kept = new Set<string>();
+    const cells = new Map<string, { hash: Buffer; values: unknown[]; id?: number }>();
+    const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; id?: number }>();
+    const streams: { hex: string; hash: Buffer; seriesHex: string; temporality: number }[] = [];
+    const cellFor = (scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): string => {
+      const hash = identityHash(cellKey(scope, service, dims));
+      const hex = hash.toString('hex');
+      // An extension cell does not keep the request's declaration state.
+      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
+      if (!cells.has(hex)) cells.set(hex, { hash, values: [hash, scope, dims.kind, service, ...values] });
+      return hex;
+    };
+    for (const { point, instanceId, resource, hash } of entries) {
+      const dims = await this.dimensionLimit.apply(db, point.dims, kept);
+      const seriesHash = identityHash(seriesKey(instanceId, dims));
+      const seriesHex = seriesHash.toString('hex');
+      if (!series.has(seriesHex)) {
+        const cell = cellFor(CellScope.Service, resource.service, dims);
+        const allCell = cellFor(CellScope.AllServices, null, dims);
+        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...SERIES_COLUMNS.map((column) => bound(column, dims))], cellKey: cell, allCellKey: allCell });
+      }
+      streams.push({ hex: hash.toString('hex'), hash, seriesHex, temporality: point.temporality });
+    }
+
+    const existing = async (table: string, map: Map<string, { hash: Buffer; id?: number }>): Promise<void> => {
+      const { rows } = await db.query<{ h: string; id: number }>(`SELECT encode(key_hash, 'hex') AS h, id FROM ${table} WHERE key_hash = ANY($1::bytea[])`, [[...map.values()].map((entry) => entry.hash)]);
+      for (const row of rows) (map.get(row.h) as { id?: number }).id = row.id;
+    };
+    const insert = async (table: string, columns: readonly { name: string; type: string }[], rows: readonly unknown[][]): Promise<Map<string, number>> => {
+      const ids = new Map<string, number>();
+      if (rows.length === 0) return ids;
+      const result = await db.query<{ h: string; id: number }>(
+        `INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')})
+         SELECT * FROM unnest(${columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ')})
+         RETURNING encode(key_hash, 'hex') AS h, id`,
+        columns.map((_column, index) => rows.map((row) => row[index])),
+      );
+      for (const row of result.rows) ids.set(row.h, row.id);
+      return ids;
+    };
+    const dimColumns = (list: readonly { column: string; flag: boolean }[]) => list.map((column) => ({ name: column.column, type: column.flag ? 'smallint' : 'text' }));
+
+    await existing('cells', cells);
+    const newCells = [...cells.entries()].filter(([, cell]) => cell.id === undefined);
+    const cellIds = await insert('cells', [{ name: 'key_hash', type: 'bytea' }, { name: 'scope', type: 'smallint' }, { name: 'kind', type: 'smallint' }, { name: 'service', type: 'text' }, ...dimColumns(CELL_COLUMNS)], newCells.map(([, cell]) => cell.values));
+    for (const [hex, cell] of newCells) cell.id = cellIds.get(hex);
+    const cellId = (hex: string): number => cells.get(hex)?.id as number;
+
+    await existing('series', series);
+    const newSeries = [...series.entries()].filter(([, entry]) => entry.id === undefined);
+    const seriesIds = await insert(
+      'series',
+      [{ name: 'key_hash', type: 'bytea' }, { name: 'cell_id', type: 'bigint' }, { name: 'all_cell_id', type: 'bigint' }, { name: 'instance_ref', type: 'bigint' }, { name: 'kind', type: 'smallint' }, ...dimColumns(SERIES_COLUMNS)],
+      newSeries.map(([, entry]) => [entry.hash, cellId(entry.cellKey), cellId(entry.allCellKey), ...entry.values]),
+    );
+    for (const [hex, entry] of newSeries) entry.id = seriesIds.get(hex);
+    // The cells of series that existed already are theirs (the same projection, unless the limit changed since).
+    const { rows: stored } = await db.query<{ h: string; cell_id: number; all_cell_id: number }>("SELECT encode(key_hash, 'hex') AS h, cell_id, all_cell_id FROM series WHERE key_hash = ANY($1::bytea[])", [
+      [...series.values()].map((entry) => entry.hash),
+    ]);
+    const seriesCells = new Map(stored.map((row) => [row.h, row]));
+
+    const streamIds = await insert(
+      'streams',
+      [{ name: 'key_hash', type: 'bytea' }, { name: 'series_id', type: 'bigint' }, { name: 'temporality', type: 'smallint' }, { name: 'key_version', type: 'smallint' }],
+      streams.map((stream) => [stream.hash, series.get(stream.seriesHex)?.id, stream.temporality, KEY_VERSION]),
+    );
+    for (const stream of streams) {
+      const owner = seriesCells.get(stream.seriesHex) as { cell_id: number; all_cell_id: number };
+      found.set(stream.hex, { streamId: streamIds.get(stream.hex) as number, seriesId: series.get(stream.seriesHex)?.id as number, cellId: owner.cell_id, allCellId: owner.all_cell_id });
+    }
+  }
+
+  /** A stream keyed by attribute position (copied from a schema-1 SQLite database), re-keyed by name in this transaction. */
+  private async schema1Stream(db: Queryable, point: CounterPoint, hash: Buffer): Promise<StreamRef | undefined> {
+    const legacy = identityHash(streamKey(point.streamScope, schema1StreamAttributes(point.attributes)));
+    const { rows } = await db.query<StreamRow>(`${SELECT_STREAMS.replace('ANY($1::bytea[])', '$1')} AND s.key_version = 1`, [legacy]);
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    await db.query(`UPDATE streams SET key_hash = $1, key_version = ${KEY_VERSION} WHERE id = $2`, [hash, row.stream_id]);
+    return { streamId: row.stream_id, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id };
+  }
+}

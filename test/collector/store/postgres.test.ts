@@ -1,0 +1,216 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
+import { MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
+import { createPool, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
+import { PostgresStore } from '../../../collector/store/postgres/index.js';
+import { SchemaTooNewError, StoreUnavailableError } from '../../../collector/store/store.js';
+import { httpStatusOf } from '../../../collector/model/errors.js';
+import type { MetricsOutcome } from '../../../collector/model/consumer.js';
+import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
+import { deliveryLogConformance } from '../alerting/delivery/delivery-log-conformance.js';
+import { type StoreBackend, storeConformance } from './conformance.js';
+import { testDatabases } from './postgres-server.js';
+
+storeConformance('PostgreSQL', (): StoreBackend => {
+  const databases = testDatabases('conf');
+  return {
+    place: () => databases.create(),
+    open: (url, options) => PostgresStore.open({ url, ...options }),
+    cleanup: () => databases.dropAll(),
+  };
+});
+
+deliveryLogConformance('PostgreSQL', () => {
+  const databases = testDatabases('deliveries');
+  return {
+    open: async (clock, hourDays) => PostgresStore.open({ url: await databases.create(), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, examplesPerCell: 5 }),
+    cleanup: () => databases.dropAll(),
+  };
+});
+
+const T0 = Date.UTC(2026, 2, 2, 10, 0);
+const RETENTION = { minuteDays: 2, hourDays: 10, dedupHours: 6 };
+const open = (url: string): Promise<PostgresStore> => PostgresStore.open({ url, clock: () => T0 + 30 * MS_PER_MINUTE, retention: RETENTION, examplesPerCell: 2 });
+
+/** One request stream per client name, as the processors would hand it over. */
+function point(client: string, temporality: Temporality, start: number, time: number, value: number): CounterPoint {
+  const dims = {
+    kind: SeriesKind.Requests,
+    serverName: 'server',
+    serverVersion: '1.0',
+    method: 'tools/call',
+    era: 'modern',
+    protocolVersion: '2026-07-28',
+    clientName: client,
+    clientVersion: '1.0',
+    clientDeclaration: 'declared',
+    serverDeclaration: 'declared',
+    outcome: 'complete',
+    statusCode: null,
+    extensionId: null,
+    clientDeclared: null,
+    serverDeclared: null,
+    negotiated: null,
+    required: null,
+  } as const;
+  return {
+    dims,
+    streamScope: `resource\u0000scope\u0000${temporality}`,
+    streamAttributes: JSON.stringify(dims),
+    attributes: [],
+    temporality,
+    startNs: msToNanos(T0 + start * MS_PER_MINUTE),
+    timeNs: msToNanos(T0 + time * MS_PER_MINUTE),
+    value,
+  };
+}
+
+function batch(points: CounterPoint[], instance = 'i-1'): MetricsBatch {
+  const resource = { service: 'svc', instanceId: instance, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: instance, key: instance };
+  return { resources: [{ resource, counters: points, advertised: [], advertisedCounts: [] }], ignored: new Map(), rejected: 0, rejectedReason: undefined };
+}
+
+async function totals(store: PostgresStore): Promise<Record<string, number>> {
+  const { cells } = await store.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 * 24 });
+  return Object.fromEntries(cells.map((cell) => [cell.clientName ?? 'null', cell.count]).sort());
+}
+
+describe('PostgreSQL store with several collectors on one database', () => {
+  const databases = testDatabases('replicas');
+  afterAll(() => databases.dropAll());
+
+  it('collectors starting together migrate once, under the lock, and agree on the schema', async () => {
+    const url = await databases.create();
+    const stores = await Promise.all([open(url), open(url), open(url)]);
+    const healths = await Promise.all(stores.map((store) => store.health()));
+    expect(healths.map((health) => [health.writable, health.schemaVersion])).toEqual([
+      [true, 6],
+      [true, 6],
+      [true, 6],
+    ]);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query('SELECT version FROM schema_migrations ORDER BY version');
+    expect(rows.map((row: { version: number }) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    await client.query("INSERT INTO schema_migrations (version, name, checksum) VALUES (99, 'from_the_future', 'x')");
+    await client.end();
+    await Promise.all(stores.map((store) => store.close()));
+    await expect(open(url)).rejects.toBeInstanceOf(SchemaTooNewError);
+  });
+
+  it('concurrent exports through different collectors, cumulative and retried, in opposite stream orders, are counted exactly', async () => {
+    const url = await databases.create();
+    const stores = await Promise.all([open(url), open(url), open(url)]);
+    const clients = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const exports: MetricsBatch[] = [];
+    // Cumulative totals 1, 2, …, 20 per client (so 20 each), consecutive exports in the same order or reversed.
+    for (let minute = 1; minute <= 20; minute++) {
+      const order = minute % 2 === 0 ? clients : [...clients].reverse();
+      exports.push(batch(order.map((client) => point(client, Temporality.Cumulative, 0, minute, minute))));
+      // And a delta point per minute for 'delta', each export sent three times.
+      const delta = batch([point('delta', Temporality.Delta, minute - 1, minute, 2)], 'i-2');
+      exports.push(delta, delta, delta);
+    }
+    // Every export goes to every collector at once: the worst case of retries landing elsewhere.
+    const results = await Promise.all(exports.flatMap((exported) => stores.map((store) => store.applyMetrics(exported))));
+    expect(results.every((result) => result.applied + result.duplicates > 0)).toBe(true);
+    const expected = { ...Object.fromEntries(clients.map((client) => [client, 20])), delta: 40 };
+    for (const store of stores) expect(await totals(store)).toEqual(expected);
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it('the distinct-extension-id limit admits at most its number of ids per instance and hour over all collectors, and each collector counts what it sent past it', async () => {
+    const url = await databases.create();
+    const stores = await Promise.all([open(url), open(url), open(url)]);
+    const max = 5;
+    const processors = stores.map(
+      (store) =>
+        new ExtensionIdLimit(
+          { maxIdsPerInstanceHour: max },
+          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.applyMetrics(data)), rejected: 0, ignored: new Map(), rejectedReason: undefined }) },
+          store,
+        ),
+    );
+    const extensionPoint = (id: string): CounterPoint => {
+      const base = point('client', Temporality.Delta, 0, 1, 1);
+      const dims = { ...base.dims, kind: SeriesKind.Extension, extensionId: id, clientDeclared: true, serverDeclared: true, negotiated: true, required: false };
+      return { ...base, dims, streamAttributes: JSON.stringify(dims) };
+    };
+    // 12 ids, 4 through each collector at once: every collector sees room for all of its own.
+    await Promise.all(processors.map((processor, index) => processor.consumeMetrics(batch([0, 1, 2, 3].map((n) => extensionPoint(`ext-${index}-${n}`))))));
+    const { cells } = await stores[0]!.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60, toMs: T0 + MS_PER_MINUTE * 60 });
+    const byId = new Map<string, number>();
+    for (const cell of cells) if (cell.kind === SeriesKind.Extension) byId.set(cell.extensionId ?? 'null', (byId.get(cell.extensionId ?? 'null') ?? 0) + cell.count);
+    const admitted = [...byId.keys()].filter((id) => id !== '_OTHER');
+    expect(admitted).toHaveLength(max);
+    expect(byId.get('_OTHER')).toBe(12 - max);
+    expect(processors.reduce((sum, processor) => sum + processor.overflowed, 0)).toBe(12 - max);
+    const hour = Math.floor((T0 + MS_PER_MINUTE) / (60 * MS_PER_MINUTE));
+    const [stored] = await stores[1]!.admittedIds([{ instance: JSON.stringify(['svc', 'i-1']), hour }]);
+    expect([...(stored?.ids ?? [])].sort()).toEqual([...admitted].sort());
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it('a background job runs on one collector at a time, and passes to another when that one closes', async () => {
+    const url = await databases.create();
+    const [first, second] = await Promise.all([open(url), open(url)]);
+    if (first === undefined || second === undefined) throw new Error('two stores expected');
+    const ran: string[] = [];
+    const job = (name: string) => async () => void ran.push(name);
+    expect(await first.leadership().runExclusive('retention', job('first'))).toBe(true);
+    expect(await second.leadership().runExclusive('retention', job('second'))).toBe(false);
+    expect(await first.leadership().runExclusive('retention', job('first'))).toBe(true);
+    // Another job is free for the other collector.
+    expect(await second.leadership().runExclusive('alerts', job('second-alerts'))).toBe(true);
+    await first.close();
+    expect(await second.leadership().runExclusive('retention', job('second'))).toBe(true);
+    expect(ran).toEqual(['first', 'first', 'second-alerts', 'second']);
+    await second.close();
+  });
+
+  it('a transaction failing with a serialization failure or deadlock is run again; past the bound it is a 503 to retry later', async () => {
+    const url = await databases.create();
+    const pool = createPool(url, 2, () => undefined);
+    try {
+      let attempts = 0;
+      const result = await inTransaction(pool, async (db) => {
+        attempts++;
+        if (attempts < 3) await db.query(`DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '${attempts === 1 ? '40001' : '40P01'}'; END $$`);
+        return (await db.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one;
+      });
+      expect([result, attempts]).toEqual([1, 3]);
+      let always = 0;
+      const failure = await inTransaction(pool, async (db) => {
+        always++;
+        await db.query(`DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40P01'; END $$`);
+      }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StoreUnavailableError);
+      expect(httpStatusOf(failure).status).toBe(503);
+      expect(always).toBe(6);
+      // An error of the data (division by zero) is not retried, nor made retryable.
+      let once = 0;
+      const dataError = await inTransaction(pool, async (db) => {
+        once++;
+        await db.query('SELECT 1 / 0');
+      }).catch((error: unknown) => error);
+      expect([once, (dataError as { code?: string }).code, dataError instanceof StoreUnavailableError]).toEqual([1, '22012', false]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('the password is not in an error about the database, nor in a logged URL', async () => {
+    const secret = 'hunter2-secret';
+    const url = `postgres://extscope:${secret}@127.0.0.1:1/nowhere?connect_timeout=2`;
+    expect(redactUrl(url)).not.toContain(secret);
+    expect(redactUrl('postgresql://u@h/db?password=p4ss')).not.toContain('p4ss');
+    const failure = await open(url).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure?.message).toContain('127.0.0.1:1');
+    expect(failure?.message).not.toContain(secret);
+  });
+});
