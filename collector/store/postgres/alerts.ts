@@ -1,29 +1,10 @@
 import type pg from 'pg';
-import type { Alert, AlertState, AlertTransition } from '../../alerting/model.js';
+import type { Alert } from '../../alerting/model.js';
+import { type AlertRow, type TransitionRow, alertRecord } from '../rows.js';
 import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.js';
 import { inTransaction } from './connection.js';
 
-interface AlertRow {
-  fingerprint: string;
-  active_since_ms: number;
-  rule: string;
-  kind: Alert['kind'];
-  severity: Alert['severity'];
-  state: AlertState;
-  labels: string;
-  annotations: string;
-  firing_since_ms: number | null;
-  resolved_at_ms: number | null;
-  dashboard_path: string;
-}
 
-interface TransitionRow {
-  fingerprint: string;
-  active_since_ms: number;
-  from_state: AlertTransition['from'];
-  to_state: AlertState;
-  at_ms: number;
-}
 
 /** As the SQLite store orders them (byte order for text, as SQLite compares). */
 const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule COLLATE "C", service COLLATE "C", labels COLLATE "C", fingerprint COLLATE "C"`;
@@ -39,21 +20,6 @@ const INSERT_TRANSITIONS = `
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])
   ON CONFLICT (id) DO NOTHING`;
 
-function toAlert(row: AlertRow): Alert {
-  return {
-    fingerprint: row.fingerprint,
-    rule: row.rule,
-    kind: row.kind,
-    severity: row.severity,
-    state: row.state,
-    labels: JSON.parse(row.labels) as Record<string, string>,
-    annotations: JSON.parse(row.annotations) as Record<string, string>,
-    activeSinceMs: row.active_since_ms,
-    firingSinceMs: row.firing_since_ms ?? undefined,
-    resolvedAtMs: row.resolved_at_ms ?? undefined,
-    dashboardPath: row.dashboard_path,
-  };
-}
 
 /** The `alerts` and `alert_transitions` tables (migration 005); written by the one replica that evaluates. */
 export class AlertsTable {
@@ -61,7 +27,7 @@ export class AlertsTable {
 
   async activeAlerts(): Promise<Alert[]> {
     const { rows } = await this.pool.query<AlertRow>(`SELECT * FROM alerts WHERE state <> 'resolved' ORDER BY ${ORDER}`);
-    return rows.map(toAlert);
+    return rows.map(alertRecord);
   }
 
   /** One transaction; alerts are upserted in key order, so that two writers (a replica taking over) cannot deadlock. */
@@ -140,7 +106,7 @@ export class AlertsTable {
         if (list === undefined) byAlert.set(key, (list = []));
         list.push({ from: t.from_state, to: t.to_state, atMs: t.at_ms });
       }
-      const alerts: AlertRecord[] = rows.map((row) => ({ ...toAlert(row), transitions: byAlert.get(`${row.fingerprint}\u0000${row.active_since_ms}`) ?? [] }));
+      const alerts: AlertRecord[] = rows.map((row) => ({ ...alertRecord(row), transitions: byAlert.get(`${row.fingerprint}\u0000${row.active_since_ms}`) ?? [] }));
       return { total: counted[0]?.n ?? 0, alerts };
     } catch (error) {
       client.release(error as Error);

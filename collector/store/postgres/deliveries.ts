@@ -1,26 +1,8 @@
 import type pg from 'pg';
-import type { DeliveryEntry, DeliveryQuery, DeliveryRecord, DeliveryState } from '../store.js';
+import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../rows.js';
+import type { DeliveryEntry, DeliveryQuery, DeliveryRecord } from '../store.js';
 import { inTransaction } from './connection.js';
 
-interface DeliveryRow {
-  receiver: string;
-  transition_id: string;
-  fingerprint: string;
-  rule: string;
-  from_state: string;
-  to_state: string;
-  state: DeliveryState;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at_ms: number;
-  updated_at_ms: number;
-  next_attempt_at_ms: number | null;
-  delivered_at_ms: number | null;
-}
-
-/** Longest error text kept per row (as the SQLite store). */
-const MAX_ERROR_LENGTH = 500;
 
 const UPSERT = `
   INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
@@ -54,7 +36,7 @@ export class DeliveryLog {
           entry.state,
           entry.attempts,
           entry.lastStatus ?? null,
-          entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_ERROR_LENGTH),
+          entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_DELIVERY_ERROR_LENGTH),
           entry.queuedAtMs,
           entry.atMs,
           entry.nextAttemptAtMs ?? null,
@@ -71,21 +53,6 @@ export class DeliveryLog {
        ORDER BY updated_at_ms DESC, id DESC LIMIT $5`,
       [query.receiver ?? null, query.state ?? null, query.fingerprint ?? null, query.transitionId ?? null, query.limit],
     );
-    return rows.map((row) => ({
-      receiver: row.receiver,
-      transitionId: row.transition_id,
-      fingerprint: row.fingerprint,
-      rule: row.rule,
-      from: row.from_state,
-      to: row.to_state,
-      state: row.state,
-      attempts: row.attempts,
-      lastStatus: row.last_status ?? undefined,
-      lastError: row.last_error ?? undefined,
-      createdAtMs: row.created_at_ms,
-      updatedAtMs: row.updated_at_ms,
-      nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
-      deliveredAtMs: row.delivered_at_ms ?? undefined,
-    }));
+    return rows.map(deliveryRecord);
   }
 }

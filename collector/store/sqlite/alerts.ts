@@ -1,47 +1,13 @@
 import type Database from 'better-sqlite3';
-import type { Alert, AlertState, AlertTransition } from '../../alerting/model.js';
+import type { Alert } from '../../alerting/model.js';
+import { type AlertRow, type TransitionRow, alertRecord } from '../rows.js';
 import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.js';
 
-interface AlertRow {
-  fingerprint: string;
-  active_since_ms: number;
-  rule: string;
-  kind: Alert['kind'];
-  severity: Alert['severity'];
-  state: AlertState;
-  labels: string;
-  annotations: string;
-  firing_since_ms: number | null;
-  resolved_at_ms: number | null;
-  dashboard_path: string;
-}
 
-interface TransitionRow {
-  fingerprint: string;
-  active_since_ms: number;
-  from_state: AlertTransition['from'];
-  to_state: AlertState;
-  at_ms: number;
-}
 
 /** Firing, pending, resolved; newest first; then by rule, service and labels, so that the order is the same each time. */
 const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule, service, labels, fingerprint`;
 
-function toAlert(row: AlertRow): Alert {
-  return {
-    fingerprint: row.fingerprint,
-    rule: row.rule,
-    kind: row.kind,
-    severity: row.severity,
-    state: row.state,
-    labels: JSON.parse(row.labels) as Record<string, string>,
-    annotations: JSON.parse(row.annotations) as Record<string, string>,
-    activeSinceMs: row.active_since_ms,
-    firingSinceMs: row.firing_since_ms ?? undefined,
-    resolvedAtMs: row.resolved_at_ms ?? undefined,
-    dashboardPath: row.dashboard_path,
-  };
-}
 
 /** The `alerts` and `alert_transitions` tables (migration 005). */
 export class AlertsTable {
@@ -92,7 +58,7 @@ export class AlertsTable {
   }
 
   activeAlerts(): Alert[] {
-    return (this.active.all() as AlertRow[]).map(toAlert);
+    return (this.active.all() as AlertRow[]).map(alertRecord);
   }
 
   record(changes: AlertChanges): void {
@@ -118,7 +84,7 @@ export class AlertsTable {
     const total = (this.db.prepare(`SELECT count(*) AS n FROM alerts ${where}`).get(...parameters) as { n: number }).n;
     const rows = this.db.prepare(`SELECT * FROM alerts ${where} ORDER BY ${ORDER} LIMIT ? OFFSET ?`).all(...parameters, query.limit, query.offset) as AlertRow[];
     const alerts: AlertRecord[] = rows.map((row) => ({
-      ...toAlert(row),
+      ...alertRecord(row),
       transitions: (this.transitionsOf.all(row.fingerprint, row.active_since_ms) as TransitionRow[]).map((t) => ({ from: t.from_state, to: t.to_state, atMs: t.at_ms })),
     }));
     return { total, alerts };

@@ -1,25 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { DeliveryEntry, DeliveryQuery, DeliveryRecord, DeliveryState } from '../store.js';
+import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../rows.js';
+import type { DeliveryEntry, DeliveryQuery, DeliveryRecord } from '../store.js';
 
-interface DeliveryRow {
-  receiver: string;
-  transition_id: string;
-  fingerprint: string;
-  rule: string;
-  from_state: string;
-  to_state: string;
-  state: DeliveryState;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at_ms: number;
-  updated_at_ms: number;
-  next_attempt_at_ms: number | null;
-  delivered_at_ms: number | null;
-}
-
-/** Longest error text kept per row: a receiver's error says what happened, it is not stored whole. */
-const MAX_ERROR_LENGTH = 500;
 
 /** The delivery log (migration 006): one row per receiver and transition, replaced at each attempt. */
 export class DeliveryLog {
@@ -62,7 +44,7 @@ export class DeliveryLog {
       state: entry.state,
       attempts: entry.attempts,
       lastStatus: entry.lastStatus ?? null,
-      lastError: entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_ERROR_LENGTH),
+      lastError: entry.lastError === undefined ? null : entry.lastError.slice(0, MAX_DELIVERY_ERROR_LENGTH),
       queuedAtMs: entry.queuedAtMs,
       atMs: entry.atMs,
       nextAttemptAtMs: entry.nextAttemptAtMs ?? null,
@@ -77,22 +59,7 @@ export class DeliveryLog {
       transitionId: query.transitionId ?? null,
       limit: query.limit,
     }) as DeliveryRow[];
-    return rows.map((row) => ({
-      receiver: row.receiver,
-      transitionId: row.transition_id,
-      fingerprint: row.fingerprint,
-      rule: row.rule,
-      from: row.from_state,
-      to: row.to_state,
-      state: row.state,
-      attempts: row.attempts,
-      lastStatus: row.last_status ?? undefined,
-      lastError: row.last_error ?? undefined,
-      createdAtMs: row.created_at_ms,
-      updatedAtMs: row.updated_at_ms,
-      nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
-      deliveredAtMs: row.delivered_at_ms ?? undefined,
-    }));
+    return rows.map(deliveryRecord);
   }
 
   /** Retention: rows not updated since `beforeMs`. */
