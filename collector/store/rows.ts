@@ -28,24 +28,24 @@ export interface ExampleRow {
 
 export function exampleRecord(row: ExampleRow): ExampleRecord {
   return {
-  service: row.service,
-  instanceId: row.instance_id,
-  traceId: row.trace_id,
-  spanId: row.span_id,
-  name: row.name,
-  method: row.method,
-  outcome: row.outcome,
-  statusCode: row.status_code,
-  clientName: row.client_name,
-  clientVersion: row.client_version,
-  clientDeclaration: row.client_declaration,
-  startMs: row.start_ms,
-  durationMs: row.duration_ms,
-  clientExtensions: JSON.parse(row.client_extensions) as string[],
-  serverExtensions: JSON.parse(row.server_extensions) as string[],
-  negotiated: JSON.parse(row.negotiated) as string[],
-  required: JSON.parse(row.required) as string[],
-};
+    service: row.service,
+    instanceId: row.instance_id,
+    traceId: row.trace_id,
+    spanId: row.span_id,
+    name: row.name,
+    method: row.method,
+    outcome: row.outcome,
+    statusCode: row.status_code,
+    clientName: row.client_name,
+    clientVersion: row.client_version,
+    clientDeclaration: row.client_declaration,
+    startMs: row.start_ms,
+    durationMs: row.duration_ms,
+    clientExtensions: JSON.parse(row.client_extensions) as string[],
+    serverExtensions: JSON.parse(row.server_extensions) as string[],
+    negotiated: JSON.parse(row.negotiated) as string[],
+    required: JSON.parse(row.required) as string[],
+  };
 }
 
 export interface AlertRow {
@@ -108,19 +108,19 @@ export const MAX_DELIVERY_ERROR_LENGTH = 500;
 
 export function deliveryRecord(row: DeliveryRow): DeliveryRecord {
   return {
-  receiver: row.receiver,
-  transitionId: row.transition_id,
-  fingerprint: row.fingerprint,
-  rule: row.rule,
-  from: row.from_state,
-  to: row.to_state,
-  state: row.state,
-  attempts: row.attempts,
-  lastStatus: row.last_status ?? undefined,
-  lastError: row.last_error ?? undefined,
-  createdAtMs: row.created_at_ms,
-  updatedAtMs: row.updated_at_ms,
-  nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
-  deliveredAtMs: row.delivered_at_ms ?? undefined,
-};
+    receiver: row.receiver,
+    transitionId: row.transition_id,
+    fingerprint: row.fingerprint,
+    rule: row.rule,
+    from: row.from_state,
+    to: row.to_state,
+    state: row.state,
+    attempts: row.attempts,
+    lastStatus: row.last_status ?? undefined,
+    lastError: row.last_error ?? undefined,
+    createdAtMs: row.created_at_ms,
+    updatedAtMs: row.updated_at_ms,
+    nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
+    deliveredAtMs: row.delivered_at_ms ?? undefined,
+  };
 }
