@@ -71,6 +71,7 @@ export class RollupsReader {
   private readonly instanceRefs: Database.Statement;
   private readonly instanceSeries: ChunkedRead;
   private readonly steps: Map<string, Database.Statement>;
+  private readonly cellChunkEnd: Database.Statement;
   private readonly unknownCells: Database.Statement;
   private readonly unknownSteps: Map<string, Database.Statement>;
 
@@ -150,6 +151,7 @@ export class RollupsReader {
           GROUP BY tMs, s.kind, ${STEP_COLUMNS.map((column) => `s.${column.column}`).join(', ')}`),
       ]),
     );
+    this.cellChunkEnd = db.prepare(`SELECT max(id) FROM (SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
       LEVELS.map((level) => [
@@ -158,7 +160,7 @@ export class RollupsReader {
           SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
                  c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, ${safeSum('b.count')} AS count
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
-          WHERE (c.kind = 0 OR c.extension_id = @extension)
+          WHERE c.id > @after AND c.id <= @upto AND (c.kind = 0 OR c.extension_id = @extension)
             AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))
             AND (@client IS NULL OR c.client_name = @client)
           GROUP BY tMs, c.kind, ${flags}`),
@@ -193,13 +195,23 @@ export class RollupsReader {
     return this.stepRows(this.unknownSteps.get(level.table), level.minutes, query);
   }
 
-  /** From the coarsest cell rollup the step allows; `fromMs` and `toMs` are whole steps since the epoch. */
-  stepTotals(query: StepQuery): StepTotal[] {
+  /**
+   * From the coarsest cell rollup the step allows; `fromMs` and `toMs` are whole steps since the epoch. In chunks
+   * of cells, as {@link cellTotals}: a step may come back in several rows, which the analysis adds up.
+   */
+  async stepTotals(query: StepQuery): Promise<StepTotal[]> {
     const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
-    return this.stepRows(this.steps.get(level.table), level.minutes, query);
+    const totals: StepTotal[] = [];
+    for (let after = 0; ; ) {
+      const upto = this.cellChunkEnd.get(after) as number | null;
+      if (upto === null) return totals;
+      for (const total of this.stepRows(this.steps.get(level.table), level.minutes, query, { after, upto })) totals.push(total);
+      after = upto;
+      await yieldToEventLoop();
+    }
   }
 
-  private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery): StepTotal[] {
+  private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery, chunk: { after: number; upto: number } | undefined = undefined): StepTotal[] {
     const step = query.stepMinutes;
     const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
     const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
@@ -211,6 +223,7 @@ export class RollupsReader {
       extension: query.extensionId,
       service: query.service ?? null,
       client: query.clientName ?? null,
+      ...chunk,
     }) as Record<string, unknown>[];
     return records<StepTotal>(rows, STEP_COLUMNS);
   }

@@ -1,8 +1,10 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../../trends.js';
 import { MS_PER_MINUTE } from '../../../model/time.js';
 import { safeSum } from '../columns.js';
+import { READ_CHUNK } from './rollups.js';
 
 /** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
 const CELL_LEVELS = [
@@ -27,10 +29,10 @@ function source(bySeries: boolean, level: Level): string {
   const range = `b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1`;
   if (!bySeries) {
     return `SELECT ${slot}, c.* FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND ${range}
-      WHERE ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))`;
+      WHERE c.id > @after AND c.id <= @upto AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))`;
   }
   return `SELECT ${slot}, c.* FROM series c JOIN instances i ON i.id = c.instance_ref JOIN ${level.table} b ON b.series_id = c.id AND ${range}
-      WHERE (@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)`;
+      WHERE c.id > @after AND c.id <= @upto AND (@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)`;
 }
 
 const MEASURES = {
@@ -80,39 +82,48 @@ interface FlagRow {
   n: number;
 }
 
-/** Sums per time step over the rollups, from the coarsest level the step allows. */
+/**
+ * Sums per time step over the rollups, from the coarsest level the step allows. Read in chunks of
+ * {@link READ_CHUNK} cells (or series) with a turn of the event loop between them, so that one trend over very
+ * many cells does not hold up ingest or `/healthz`; a chunk's rows may repeat another's groups, and the
+ * analysis adds them up.
+ */
 export class TrendsReader {
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly chunkEnd: Record<'cells' | 'series', Database.Statement>;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    const end = (table: string): Database.Statement => db.prepare(`SELECT max(id) FROM (SELECT id FROM ${table} WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
+    this.chunkEnd = { cells: end('cells'), series: end('series') };
+  }
 
-  declarations(query: TrendQuery): TrendResult<DeclarationSlot> {
+  declarations(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
     return this.read('declarations', query);
   }
 
-  clients(query: TrendQuery): TrendResult<ClientSlot> {
+  clients(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
     return this.read('clients', query);
   }
 
-  extensions(query: TrendQuery): TrendResult<ExtensionSlot> {
-    const result = this.read<FlagRow>('extensions', query);
+  async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
+    const result = await this.read<FlagRow>('extensions', query);
     const rows = result.rows.map((row): ExtensionSlot =>
       row.kind === 0
         ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
         : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
     );
-    const unknown = this.read<{ slot: number; n: number }>('serverUnknown', query).rows.map(
+    const unknown = (await this.read<{ slot: number; n: number }>('serverUnknown', query)).rows.map(
       (row): ExtensionSlot => ({ slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: 0, serverUnknown: row.n }),
     );
     return { ...result, rows: [...rows, ...unknown] };
   }
 
-  required(query: TrendQuery): TrendResult<RequiredSlot> {
-    const result = this.read<RequiredSlot & { ext: string | null }>('required', query);
+  async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
+    const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
     return { ...result, rows: result.rows.map(({ ext, ...row }) => ({ ...row, id: ext })) };
   }
 
-  private read<Slot>(measure: Measure, query: TrendQuery): TrendResult<Slot> {
+  private async read<Slot>(measure: Measure, query: TrendQuery): Promise<TrendResult<Slot>> {
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
     const levels: readonly Level[] = bySeries ? SERIES_LEVELS : CELL_LEVELS;
     const step = query.stepMinutes;
@@ -127,7 +138,7 @@ export class TrendsReader {
       statement = this.db.prepare(MEASURES[measure].sql(from));
       this.statements.set(key, statement);
     }
-    const rows = statement.all({
+    const parameters = {
       m0,
       step,
       b0: m0 / level.minutes,
@@ -136,7 +147,16 @@ export class TrendsReader {
       instance: query.instance ?? null,
       client: query.clientName ?? null,
       ...(measure === 'required' ? { extension: query.extensionId ?? null } : {}),
-    }) as Slot[];
+    };
+    const chunkEnd = this.chunkEnd[bySeries ? 'series' : 'cells'];
+    const rows: Slot[] = [];
+    for (let after = 0; ; ) {
+      const upto = chunkEnd.get(after) as number | null;
+      if (upto === null) break;
+      for (const row of statement.all({ ...parameters, after, upto }) as Slot[]) rows.push(row);
+      after = upto;
+      await yieldToEventLoop();
+    }
     return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, stepMinutes: step, slots: (m1 - m0) / step, rows };
   }
 }
