@@ -21,28 +21,36 @@ describe('one wide read does not hold up the collector', () => {
     await temp.cleanup();
   });
 
-  it(`a matrix over ${CLIENTS} clients × ${IDS} ids (one cell each): /healthz keeps answering while it is read, and the read is complete`, async () => {
-    const dbPath = join(temp.dir, 'wide.db');
+  /** A collector on a database filled with the wide cells; returns its URL and the number of cells. */
+  async function wideCollector(name: string): Promise<{ url: string; cells: number }> {
+    const dbPath = join(temp.dir, name);
     const empty = await startTestCollector(temp.dir, { dbPath });
     await empty.close();
     const cells = fillCells(dbPath, CLIENTS, IDS, Date.now());
     child = await spawnCollector(dbPath);
-    const url = child.url;
+    return { url: child.url, cells };
+  }
 
+  /** GETs `path` and, until its answer is in, one /healthz after another (bounded by the chunks the read takes). */
+  async function readWhileProbing<T>(url: string, path: string, cells: number): Promise<{ status: number; body: T; answeredDuring: number }> {
     let done = false;
-    const read = fetch(`${url}/api/v1/matrix?from=-1h&limit=10&extensionLimit=10`).then(async (response) => {
-      const body = (await response.json()) as MatrixJson & { rowsTotal: number; extensionsTotal: number };
+    const read = fetch(`${url}${path}`).then(async (response) => {
+      const body = (await response.json()) as T;
       done = true;
       return { status: response.status, body };
     });
     let answeredDuring = 0;
-    // One /healthz after another until the matrix answer is in; bounded by the number of chunks the read takes.
     for (let attempt = 0; attempt < 100 * (cells / READ_CHUNK) && !done; attempt++) {
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
       if (!done) answeredDuring++;
     }
-    const { status, body } = await read;
+    return { ...(await read), answeredDuring };
+  }
+
+  it(`a matrix over ${CLIENTS} clients × ${IDS} ids (one cell each): /healthz keeps answering while it is read, and the read is complete`, async () => {
+    const { url, cells } = await wideCollector('wide.db');
+    const { status, body, answeredDuring } = await readWhileProbing<MatrixJson & { rowsTotal: number; extensionsTotal: number }>(url, '/api/v1/matrix?from=-1h&limit=10&extensionLimit=10', cells);
     expect(status).toBe(200);
     expect(body.rowsTotal).toBe(CLIENTS);
     expect(body.extensionsTotal).toBe(IDS);
@@ -53,26 +61,8 @@ describe('one wide read does not hold up the collector', () => {
   });
 
   it(`a trend over ${CLIENTS} clients × ${IDS} ids: /healthz keeps answering while it is read, and every id is in it`, async () => {
-    const dbPath = join(temp.dir, 'wide-trend.db');
-    const empty = await startTestCollector(temp.dir, { dbPath });
-    await empty.close();
-    const cells = fillCells(dbPath, CLIENTS, IDS, Date.now());
-    child = await spawnCollector(dbPath);
-    const url = child.url;
-
-    let done = false;
-    const read = fetch(`${url}/api/v1/trends/extensions?from=-1h&step=1m`).then(async (response) => {
-      const body = (await response.json()) as { extensions: { id: string; clientDeclared: number[] }[] };
-      done = true;
-      return { status: response.status, body };
-    });
-    let answeredDuring = 0;
-    for (let attempt = 0; attempt < 100 * (cells / READ_CHUNK) && !done; attempt++) {
-      const health = await fetch(`${url}/healthz`);
-      expect(health.status).toBe(200);
-      if (!done) answeredDuring++;
-    }
-    const { status, body } = await read;
+    const { url, cells } = await wideCollector('wide-trend.db');
+    const { status, body, answeredDuring } = await readWhileProbing<{ extensions: { id: string; clientDeclared: number[] }[] }>(url, '/api/v1/trends/extensions?from=-1h&step=1m', cells);
     expect(status).toBe(200);
     expect(body.extensions).toHaveLength(IDS);
     // Every cell holds one count in this minute: each id was declared once per client.
