@@ -1,3 +1,4 @@
+import { MS_PER_MINUTE } from '../model/time.js';
 import type { FilterQuery } from './store.js';
 
 /**
@@ -61,4 +62,70 @@ export interface RequiredSlot {
   name: string | null;
   version: string | null;
   count: number;
+}
+
+/*
+ * What both backends share in reading trends: the rollup levels, the step plan, and the shaping of the rows
+ * their SQL groups (the SQL itself differs by dialect).
+ */
+
+/** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
+export const CELL_LEVELS = [
+  { table: 'cell_day', bucket: 'day', minutes: 1440 },
+  { table: 'cell_hour', bucket: 'hour', minutes: 60 },
+  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
+] as const;
+export const SERIES_LEVELS = [
+  { table: 'series_hour', bucket: 'hour', minutes: 60 },
+  { table: 'series_minute', bucket: 'minute', minutes: 1 },
+] as const;
+export type TrendLevel = (typeof CELL_LEVELS)[number] | (typeof SERIES_LEVELS)[number];
+
+export interface TrendPlan {
+  level: TrendLevel;
+  /** The first and past-the-last minute read: whole steps since the epoch. */
+  m0: number;
+  m1: number;
+}
+
+/** The coarsest level the step allows, and the query's range widened to whole steps. */
+export function planTrend(query: TrendQuery, bySeries: boolean): TrendPlan {
+  const step = query.stepMinutes;
+  const levels: readonly TrendLevel[] = bySeries ? SERIES_LEVELS : CELL_LEVELS;
+  const level = levels.find((candidate) => step % candidate.minutes === 0) ?? CELL_LEVELS[2];
+  const m0 = Math.floor(query.fromMs / MS_PER_MINUTE / step) * step;
+  const m1 = Math.max(m0 + step, Math.ceil(query.toMs / MS_PER_MINUTE / step) * step);
+  return { level, m0, m1 };
+}
+
+export function trendResult<Slot>(query: TrendQuery, plan: TrendPlan, rows: Slot[]): TrendResult<Slot> {
+  const step = query.stepMinutes;
+  return { fromMs: plan.m0 * MS_PER_MINUTE, toMs: plan.m1 * MS_PER_MINUTE, stepMinutes: step, slots: (plan.m1 - plan.m0) / step, rows };
+}
+
+/** The extensions trend as the SQL groups it: by the raw flag columns (the rollup rows are many, the groups few). */
+export interface ExtensionFlagRow {
+  slot: number;
+  kind: number;
+  ext: string | null;
+  cd: number | null;
+  sd: number | null;
+  ng: number | null;
+  n: number;
+}
+
+/** Per id per step, plus the step's requests (`id` null) and, apart, those answered before any server instance existed. */
+export function extensionSlots(flags: readonly ExtensionFlagRow[], serverUnknown: readonly { slot: number; n: number }[]): ExtensionSlot[] {
+  const rows = flags.map((row): ExtensionSlot =>
+    row.kind === 0
+      ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
+      : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
+  );
+  for (const row of serverUnknown) rows.push({ slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: 0, serverUnknown: row.n });
+  return rows;
+}
+
+/** `ext`, not `id`, in the SQL: the projection has the row's own `id` column, which a GROUP BY would take instead. */
+export function requiredSlots(rows: readonly (RequiredSlot & { ext: string | null })[]): RequiredSlot[] {
+  return rows.map(({ ext, ...row }) => ({ ...row, id: ext }));
 }

@@ -328,6 +328,9 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`]);
       const steps = (await store.serverUnknownStepTotals?.({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS })) ?? [];
       expect(steps.map((row) => `${row.kind} ${row.count}`).sort()).toEqual(['0 6', '1 2']);
+      // The trend's shares leave them out too: it carries their count per step.
+      const trend = await store.extensionTrend({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 });
+      expect(trend.rows.reduce((sum, row) => sum + (row.serverUnknown ?? 0), 0)).toBe(6);
     });
 
     it('step totals: requests and one extension by flags, per step, within the filters', async () => {

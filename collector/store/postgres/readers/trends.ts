@@ -1,23 +1,23 @@
-import { MS_PER_MINUTE } from '../../../model/time.js';
-import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../../trends.js';
+import { DECLARATION } from '../../../../contract/index.js';
+import {
+  type ClientSlot,
+  type DeclarationSlot,
+  type ExtensionFlagRow,
+  type ExtensionSlot,
+  type RequiredSlot,
+  type TrendLevel,
+  type TrendQuery,
+  type TrendResult,
+  extensionSlots,
+  planTrend,
+  requiredSlots,
+  trendResult,
+} from '../../trends.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
-/** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
-const CELL_LEVELS = [
-  { table: 'cell_day', bucket: 'day', minutes: 1440 },
-  { table: 'cell_hour', bucket: 'hour', minutes: 60 },
-  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
-] as const;
-const SERIES_LEVELS = [
-  { table: 'series_hour', bucket: 'hour', minutes: 60 },
-  { table: 'series_minute', bucket: 'minute', minutes: 1 },
-] as const;
-
-type Level = (typeof CELL_LEVELS)[number] | (typeof SERIES_LEVELS)[number];
-
 /** As in sqlite/readers/trends.ts: the cell rollups without an instance filter, that instance's series with one. */
-function source(bySeries: boolean, level: Level): string {
+function source(bySeries: boolean, level: TrendLevel): string {
   const slot = `((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) AS slot`;
   const range = `b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint`;
   if (!bySeries) {
@@ -45,6 +45,13 @@ const MEASURES = {
       FROM (${from}) AS t WHERE (@client::text IS NULL OR client_name = @client::text)
       GROUP BY slot, kind, extension_id, client_declared, server_declared, negotiated`,
   },
+  // Requests answered before any server instance existed: only the series keep the server's declaration.
+  serverUnknown: {
+    series: true,
+    sql: (from: string) => `SELECT slot, ${safeSum('b_count')} AS n FROM (${from}) AS t
+      WHERE kind = 0 AND server_declaration = '${DECLARATION.unknown}' AND (@client::text IS NULL OR client_name = @client::text)
+      GROUP BY slot`,
+  },
   required: {
     series: true,
     sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, ${safeSum('b_count')} AS count
@@ -55,16 +62,6 @@ const MEASURES = {
 } as const;
 
 type Measure = keyof typeof MEASURES;
-
-interface FlagRow {
-  slot: number;
-  kind: number;
-  ext: string | null;
-  cd: number | null;
-  sd: number | null;
-  ng: number | null;
-  n: number;
-}
 
 /** Sums per time step over the rollups, from the coarsest level the step allows (as sqlite/readers/trends.ts). */
 export class TrendsReader {
@@ -81,27 +78,20 @@ export class TrendsReader {
   }
 
   async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
-    const result = await this.read<FlagRow>('extensions', query);
-    const rows = result.rows.map((row): ExtensionSlot =>
-      row.kind === 0
-        ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
-        : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
-    );
-    return { ...result, rows };
+    const result = await this.read<ExtensionFlagRow>('extensions', query);
+    const unknown = await this.read<{ slot: number; n: number }>('serverUnknown', query);
+    return { ...result, rows: extensionSlots(result.rows, unknown.rows) };
   }
 
   async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
     const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
-    return { ...result, rows: result.rows.map(({ ext, ...row }) => ({ ...row, id: ext })) };
+    return { ...result, rows: requiredSlots(result.rows) };
   }
 
   private async read<Slot>(measure: Measure, query: TrendQuery): Promise<TrendResult<Slot>> {
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
-    const levels: readonly Level[] = bySeries ? SERIES_LEVELS : CELL_LEVELS;
-    const step = query.stepMinutes;
-    const level = levels.find((candidate) => step % candidate.minutes === 0) ?? CELL_LEVELS[2];
-    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE / step) * step;
-    const m1 = Math.max(m0 + step, Math.ceil(query.toMs / MS_PER_MINUTE / step) * step);
+    const plan = planTrend(query, bySeries);
+    const { level, m0, m1 } = plan;
     const key = `${measure}:${bySeries}:${level.table}`;
     let statement = this.statements.get(key);
     if (statement === undefined) {
@@ -110,7 +100,7 @@ export class TrendsReader {
     }
     const rows = await statement.all<Slot>(this.db, {
       m0,
-      step,
+      step: query.stepMinutes,
       b0: m0 / level.minutes,
       b1: m1 / level.minutes,
       service: query.service ?? null,
@@ -118,6 +108,6 @@ export class TrendsReader {
       client: query.clientName ?? null,
       extension: query.extensionId ?? null,
     });
-    return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, stepMinutes: step, slots: (m1 - m0) / step, rows };
+    return trendResult(query, plan, rows);
   }
 }

@@ -1,29 +1,28 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
-import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../../trends.js';
-import { MS_PER_MINUTE } from '../../../model/time.js';
+import {
+  type ClientSlot,
+  type DeclarationSlot,
+  type ExtensionFlagRow,
+  type ExtensionSlot,
+  type RequiredSlot,
+  type TrendLevel,
+  type TrendQuery,
+  type TrendResult,
+  extensionSlots,
+  planTrend,
+  requiredSlots,
+  trendResult,
+} from '../../trends.js';
 import { safeSum } from '../columns.js';
 import { READ_CHUNK } from './rollups.js';
-
-/** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
-const CELL_LEVELS = [
-  { table: 'cell_day', bucket: 'day', minutes: 1440 },
-  { table: 'cell_hour', bucket: 'hour', minutes: 60 },
-  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
-] as const;
-const SERIES_LEVELS = [
-  { table: 'series_hour', bucket: 'hour', minutes: 60 },
-  { table: 'series_minute', bucket: 'minute', minutes: 1 },
-] as const;
-
-type Level = (typeof CELL_LEVELS)[number] | (typeof SERIES_LEVELS)[number];
 
 /**
  * Without an instance filter the cell rollups (no instance dimension) are read; with one, that instance's
  * series. The `-32021` figures need `required` and `status_code`, which only the series keep.
  */
-function source(bySeries: boolean, level: Level): string {
+function source(bySeries: boolean, level: TrendLevel): string {
   // Parameters are bound as REAL: the division would give fractions without the cast.
   const slot = `CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot`;
   const range = `b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1`;
@@ -72,16 +71,6 @@ const MEASURES = {
 
 type Measure = keyof typeof MEASURES;
 
-interface FlagRow {
-  slot: number;
-  kind: number;
-  ext: string | null;
-  cd: number | null;
-  sd: number | null;
-  ng: number | null;
-  n: number;
-}
-
 /**
  * Sums per time step over the rollups, from the coarsest level the step allows. Read in chunks of
  * {@link READ_CHUNK} cells (or series) with a turn of the event loop between them, so that one trend over very
@@ -106,30 +95,20 @@ export class TrendsReader {
   }
 
   async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
-    const result = await this.read<FlagRow>('extensions', query);
-    const rows = result.rows.map((row): ExtensionSlot =>
-      row.kind === 0
-        ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
-        : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
-    );
-    const unknown = (await this.read<{ slot: number; n: number }>('serverUnknown', query)).rows.map(
-      (row): ExtensionSlot => ({ slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: 0, serverUnknown: row.n }),
-    );
-    return { ...result, rows: [...rows, ...unknown] };
+    const result = await this.read<ExtensionFlagRow>('extensions', query);
+    const unknown = await this.read<{ slot: number; n: number }>('serverUnknown', query);
+    return { ...result, rows: extensionSlots(result.rows, unknown.rows) };
   }
 
   async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
     const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
-    return { ...result, rows: result.rows.map(({ ext, ...row }) => ({ ...row, id: ext })) };
+    return { ...result, rows: requiredSlots(result.rows) };
   }
 
   private async read<Slot>(measure: Measure, query: TrendQuery): Promise<TrendResult<Slot>> {
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
-    const levels: readonly Level[] = bySeries ? SERIES_LEVELS : CELL_LEVELS;
-    const step = query.stepMinutes;
-    const level = levels.find((candidate) => step % candidate.minutes === 0) ?? CELL_LEVELS[2];
-    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE / step) * step;
-    const m1 = Math.max(m0 + step, Math.ceil(query.toMs / MS_PER_MINUTE / step) * step);
+    const plan = planTrend(query, bySeries);
+    const { level, m0, m1 } = plan;
     const key = `${measure}:${bySeries}:${level.table}`;
     let statement = this.statements.get(key);
     if (statement === undefined) {
@@ -140,7 +119,7 @@ export class TrendsReader {
     }
     const parameters = {
       m0,
-      step,
+      step: query.stepMinutes,
       b0: m0 / level.minutes,
       b1: m1 / level.minutes,
       service: query.service ?? null,
@@ -157,6 +136,6 @@ export class TrendsReader {
       after = upto;
       await yieldToEventLoop();
     }
-    return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, stepMinutes: step, slots: (m1 - m0) / step, rows };
+    return trendResult(query, plan, rows);
   }
 }
