@@ -3,7 +3,8 @@
  * one mapping per table, so the two stores cannot drift apart in what they answer.
  */
 import type { Alert, AlertState, AlertTransition } from '../alerting/model.js';
-import type { ExampleRecord } from '../model/records.js';
+import type { AdvertisedCountRecord, AdvertisedRecord, ExampleRecord, InstanceRecord } from '../model/records.js';
+import { INSTANCE_COLUMNS } from './sqlite/columns.js';
 import type { DeliveryRecord, DeliveryState } from './store.js';
 
 export interface ExampleRow {
@@ -123,4 +124,81 @@ export function deliveryRecord(row: DeliveryRow): DeliveryRecord {
     nextAttemptAtMs: row.next_attempt_at_ms ?? undefined,
     deliveredAtMs: row.delivered_at_ms ?? undefined,
   };
+}
+
+export interface InstanceRow extends Record<string, unknown> {
+  id: number;
+  service: string | null;
+  instance_id: string | null;
+  first_seen_ms: number;
+  last_seen_ms: number;
+  advertised_ms: number | null;
+  advertise_gen: number;
+}
+
+export interface AdvertisedRow {
+  instance_ref: number;
+  server_name: string;
+  server_version: string;
+  extension_id: string;
+  fingerprint: string;
+  first_seen_ms: number;
+  last_seen_ms: number;
+  last_gen: number;
+}
+
+export interface CountRow {
+  instance_ref: number;
+  server_name: string;
+  server_version: string;
+  count: number;
+  last_gen: number;
+}
+
+/** Stored empty (part of a key); read back as absent. */
+const orNull = (value: string): string | null => (value === '' ? null : value);
+
+/**
+ * An instance's record from its row, what it advertised and its advertisement counts (rows in the order to list
+ * them). Which advertisements are current is decided here: those of the instance's latest advertisement.
+ */
+export function instanceRecords(rows: readonly InstanceRow[], advertised: readonly AdvertisedRow[], counts: readonly CountRow[]): InstanceRecord[] {
+  const byId = new Map<number, { row: InstanceRow; record: InstanceRecord }>();
+  for (const row of rows) {
+    // Built field by field in one order (not from entries): records stay fast objects, 500 of them in well under a millisecond.
+    const record = {} as Record<string, unknown>;
+    for (const column of INSTANCE_COLUMNS) record[column.key] = row[column.column] ?? null;
+    record['firstSeenMs'] = row.first_seen_ms;
+    record['lastSeenMs'] = row.last_seen_ms;
+    record['advertisedMs'] = row.advertised_ms;
+    record['advertised'] = [];
+    record['counts'] = [];
+    byId.set(row.id, { row, record: record as unknown as InstanceRecord });
+  }
+  for (const row of advertised) {
+    const owner = byId.get(row.instance_ref);
+    if (owner === undefined) continue;
+    const record: AdvertisedRecord = {
+      serverName: orNull(row.server_name),
+      serverVersion: orNull(row.server_version),
+      extensionId: row.extension_id,
+      fingerprint: orNull(row.fingerprint),
+      firstSeenMs: row.first_seen_ms,
+      lastSeenMs: row.last_seen_ms,
+      current: row.last_gen === owner.row.advertise_gen && owner.row.advertise_gen > 0,
+    };
+    owner.record.advertised.push(record);
+  }
+  for (const row of counts) {
+    const owner = byId.get(row.instance_ref);
+    if (owner === undefined) continue;
+    const record: AdvertisedCountRecord = {
+      serverName: orNull(row.server_name),
+      serverVersion: orNull(row.server_version),
+      count: row.count,
+      current: row.last_gen === owner.row.advertise_gen && owner.row.advertise_gen > 0,
+    };
+    owner.record.counts.push(record);
+  }
+  return [...byId.values()].map((entry) => entry.record);
 }

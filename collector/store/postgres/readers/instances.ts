@@ -1,36 +1,8 @@
-import type { AdvertisedCountRecord, AdvertisedRecord, InstanceRecord } from '../../../model/records.js';
-import { INSTANCE_COLUMNS } from '../../sqlite/columns.js';
+import type { InstanceRecord } from '../../../model/records.js';
+import { type AdvertisedRow, type CountRow, type InstanceRow, instanceRecords } from '../../rows.js';
 import type { InstancesQuery } from '../../store.js';
 import type { Queryable } from '../connection.js';
 
-interface InstanceRow extends Record<string, unknown> {
-  id: number;
-  first_seen_ms: number;
-  last_seen_ms: number;
-  advertised_ms: number | null;
-  advertise_gen: number;
-}
-
-interface AdvertisedRow {
-  instance_ref: number;
-  server_name: string;
-  server_version: string;
-  extension_id: string;
-  fingerprint: string;
-  first_seen_ms: number;
-  last_seen_ms: number;
-  last_gen: number;
-}
-
-interface CountRow {
-  instance_ref: number;
-  server_name: string;
-  server_version: string;
-  count: number;
-  last_gen: number;
-}
-
-const orNull = (value: string): string | null => (value === '' ? null : value);
 const FILTER = '($1::text IS NULL OR i.service = $1::text) AND i.last_seen_ms >= $2';
 
 /**
@@ -56,37 +28,5 @@ export async function readInstances(db: Queryable, query: InstancesQuery): Promi
       parameters,
     )
   ).rows;
-  const byId = new Map<number, { row: InstanceRow; record: InstanceRecord }>();
-  for (const row of rows) {
-    const record = {} as Record<string, unknown>;
-    for (const column of INSTANCE_COLUMNS) record[column.key] = row[column.column] ?? null;
-    record['firstSeenMs'] = row.first_seen_ms;
-    record['lastSeenMs'] = row.last_seen_ms;
-    record['advertisedMs'] = row.advertised_ms;
-    record['advertised'] = [];
-    record['counts'] = [];
-    byId.set(row.id, { row, record: record as unknown as InstanceRecord });
-  }
-  const current = (owner: InstanceRow, lastGen: number): boolean => lastGen === owner.advertise_gen && owner.advertise_gen > 0;
-  for (const row of advertised) {
-    const owner = byId.get(row.instance_ref);
-    if (owner === undefined) continue;
-    const record: AdvertisedRecord = {
-      serverName: orNull(row.server_name),
-      serverVersion: orNull(row.server_version),
-      extensionId: row.extension_id,
-      fingerprint: orNull(row.fingerprint),
-      firstSeenMs: row.first_seen_ms,
-      lastSeenMs: row.last_seen_ms,
-      current: current(owner.row, row.last_gen),
-    };
-    owner.record.advertised.push(record);
-  }
-  for (const row of counts) {
-    const owner = byId.get(row.instance_ref);
-    if (owner === undefined) continue;
-    const record: AdvertisedCountRecord = { serverName: orNull(row.server_name), serverVersion: orNull(row.server_version), count: row.count, current: current(owner.row, row.last_gen) };
-    owner.record.counts.push(record);
-  }
-  return [...byId.values()].map((entry) => entry.record);
+  return instanceRecords(rows, advertised, counts);
 }
