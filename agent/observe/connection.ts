@@ -1,7 +1,6 @@
 import type { Context, Span } from '@opentelemetry/api';
-import { ERA, OUTCOME } from '../../contract/index.js';
 import type { MessageExtra, SessionTransport } from '../internal-types.js';
-import { HEADER_PROTOCOL_VERSION, METHOD_INITIALIZE } from '../mcp-protocol.js';
+import { HEADER_PROTOCOL_VERSION } from '../mcp-protocol.js';
 import type { EntryReach } from './entry-exchange.js';
 import { InFlight } from './in-flight.js';
 import {
@@ -11,6 +10,7 @@ import {
   type Outcome,
   type RequestFacts,
   type RequestReading,
+  answeredFacts,
   cancelledRequestId,
   isRequest,
   isResponse,
@@ -122,15 +122,7 @@ export class Connection {
   }
 
   private finish(pending: Pending, outcome: Outcome): void {
-    const facts = outcome.protocolVersion === undefined ? pending.facts : { ...pending.facts, protocolVersion: outcome.protocolVersion };
-    if (facts.method === METHOD_INITIALIZE && facts.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
-      this.handshake.handshake = {
-        client: facts.client,
-        clientName: facts.clientName,
-        clientVersion: facts.clientVersion,
-        protocolVersion: facts.protocolVersion,
-      };
-    }
+    const facts = answeredFacts(pending.facts, outcome, this.handshake);
     const sessionId = typeof this.transport.sessionId === 'string' ? this.transport.sessionId : undefined;
     this.sink.finish(facts, this.server, outcome, pending.span, sessionId);
   }

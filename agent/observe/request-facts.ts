@@ -218,3 +218,15 @@ export function cancelledRequestId(message: unknown): RequestId | undefined {
   const id = asRecord(record['params'])?.['requestId'];
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
+
+/**
+ * A request's facts once it is answered: the revision the answer settled on (an `initialize` result's), and a
+ * completed 2025-era `initialize` kept in the handshake slot for the legacy requests that follow it.
+ */
+export function answeredFacts(facts: RequestFacts, outcome: Outcome, slot: HandshakeSlot): RequestFacts {
+  const answered = outcome.protocolVersion === undefined ? facts : { ...facts, protocolVersion: outcome.protocolVersion };
+  if (answered.method === METHOD_INITIALIZE && answered.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
+    slot.handshake = { client: answered.client, clientName: answered.clientName, clientVersion: answered.clientVersion, protocolVersion: answered.protocolVersion };
+  }
+  return answered;
+}

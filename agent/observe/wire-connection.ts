@@ -1,5 +1,4 @@
 import type { Span } from '@opentelemetry/api';
-import { ERA, OUTCOME } from '../../contract/index.js';
 import { META_SERVER_INFO, METHOD_INITIALIZE, METHOD_SERVER_DISCOVER } from '../mcp-protocol.js';
 import { UNKNOWN_DECLARATION } from './extension-map.js';
 import { InFlight } from './in-flight.js';
@@ -10,6 +9,7 @@ import {
   type Outcome,
   type RequestFacts,
   type RequestReading,
+  answeredFacts,
   cancelledRequestId,
   isRequest,
   isResponse,
@@ -53,6 +53,9 @@ export interface WireConversation {
 }
 
 const ALWAYS = (): boolean => true;
+
+/** A server known by who it is, not by what it advertises. */
+const withoutAdvertisement = (server: ServerAdvertisement): ServerAdvertisement => ({ ...server, extensions: UNKNOWN_DECLARATION, ids: new Set(), fingerprints: [] });
 
 /**
  * One conversation seen on the wire only (a stdio pair of streams, one HTTP exchange or session), for servers
@@ -170,7 +173,7 @@ export class WireConnection {
     const capabilities = asRecord(result['capabilities']);
     const server = this.advertisements.read({ getCapabilities: () => capabilities, _serverInfo: serverInfo });
     // No capabilities in the answer: who answered is known, what it advertises is not.
-    this.server = capabilities === undefined ? { ...server, extensions: UNKNOWN_DECLARATION, ids: new Set(), fingerprints: [] } : server;
+    this.server = capabilities === undefined ? withoutAdvertisement(server) : server;
     if (this.active()) this.servers.announce(this.server);
   }
 
@@ -181,20 +184,11 @@ export class WireConnection {
   private learnIdentity(result: Record<string, unknown>): void {
     const serverInfo = asRecord(asRecord(result['_meta'])?.[META_SERVER_INFO]);
     if (serverInfo === undefined) return;
-    const named = this.advertisements.read({ getCapabilities: () => undefined, _serverInfo: serverInfo });
-    this.server = { ...named, extensions: UNKNOWN_DECLARATION, ids: new Set(), fingerprints: [] };
+    this.server = withoutAdvertisement(this.advertisements.read({ getCapabilities: () => undefined, _serverInfo: serverInfo }));
   }
 
   private finish(pending: Pending, outcome: Outcome): void {
-    const facts = outcome.protocolVersion === undefined ? pending.facts : { ...pending.facts, protocolVersion: outcome.protocolVersion };
-    if (facts.method === METHOD_INITIALIZE && facts.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
-      this.handshake.handshake = {
-        client: facts.client,
-        clientName: facts.clientName,
-        clientVersion: facts.clientVersion,
-        protocolVersion: facts.protocolVersion,
-      };
-    }
+    const facts = answeredFacts(pending.facts, outcome, this.handshake);
     if (!this.active()) {
       pending.span?.end();
       return;
