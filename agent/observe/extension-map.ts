@@ -36,20 +36,33 @@ const NONE_DECLARATION: DeclaredExtensions = Object.freeze({
 }) as DeclaredExtensions;
 
 /**
+ * The last declaration read that a later map may repeat: a client sends the same map on every request, and
+ * handing back the same object spares the allocations and lets the recorder see the repeat by identity.
+ * Only a declaration of valid ids with empty settings (`{}`, by far the most common) is kept, so the reuse
+ * never stands in for different settings.
+ */
+export interface DeclarationMemo {
+  last: DeclaredExtensions | undefined;
+}
+
+/**
  * Reads `capabilities.extensions` from an untrusted capabilities value.
  * `undefined`/non-object capabilities mean nothing was received (`unknown`); an absent or empty map is `none`.
  * A map whose keys are all invalid is still `declared`: the client did declare something, we just cannot
- * name it (it is counted in the invalid bucket).
+ * name it (it is counted in the invalid bucket). A declaration is never modified once read (it may be shared).
  */
-export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionMapLimits): DeclaredExtensions {
+export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionMapLimits, memo?: DeclarationMemo): DeclaredExtensions {
   const record = asRecord(capabilities);
   if (record === undefined) return UNKNOWN_DECLARATION;
   const map = asRecord(record['extensions']);
   if (map === undefined) return NONE_DECLARATION;
+  const last = memo?.last;
+  if (last !== undefined && repeats(map, last.ids)) return last;
   const ids: string[] = [];
   const settings: unknown[] = [];
   let invalid = 0;
   let dropped = 0;
+  let emptySettings = true;
   for (const id in map) {
     if (!Object.prototype.hasOwnProperty.call(map, id)) continue;
     if (ids.length >= limits.maxIds) dropped++;
@@ -57,10 +70,28 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
     else {
       ids.push(id);
       settings.push(map[id]);
+      if (emptySettings && !isEmptyRecord(map[id])) emptySettings = false;
     }
   }
   if (ids.length === 0 && invalid === 0 && dropped === 0) return NONE_DECLARATION;
-  return { declaration: DECLARATION.declared, ids, settings, invalid, dropped };
+  const read: DeclaredExtensions = { declaration: DECLARATION.declared, ids, settings, invalid, dropped };
+  if (memo !== undefined && emptySettings && invalid === 0 && dropped === 0) memo.last = read;
+  return read;
+}
+
+/** Whether `map` holds exactly `ids`, in that order, each with empty settings. */
+function repeats(map: Record<string, unknown>, ids: readonly string[]): boolean {
+  let index = 0;
+  for (const id in map) {
+    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || !isEmptyRecord(map[id])) return false;
+    index++;
+  }
+  return index === ids.length;
+}
+
+function isEmptyRecord(value: unknown): boolean {
+  const record = asRecord(value);
+  return record !== undefined && isEmpty(record);
 }
 
 /** Keys of `error.data.requiredCapabilities.extensions` in a -32021 answer. */

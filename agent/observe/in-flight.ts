@@ -3,62 +3,81 @@ import type { RequestId } from './request-facts.js';
 /** Requests in flight on one transport; beyond this the peer is misbehaving and new ones are not tracked. */
 export const MAX_IN_FLIGHT = 100_000;
 
-const NONE: unique symbol = Symbol('none');
+/** Slots of the table for integer ids (a power of two): more requests than this in flight at once are rare. */
+const SLOTS = 64;
+const SLOT_MASK = SLOTS - 1;
+const EMPTY: unique symbol = Symbol('empty');
 
 /**
  * Requests in flight on one transport, by JSON-RPC id (ids are unique only per transport: every per-request
  * HTTP instance starts at 0). A client may reuse an id while the first request with it is still in flight;
  * those wait behind it, and answers are paired in arrival order.
  *
- * A request that arrives while nothing else is in flight (a client awaiting each answer: the common case) is
- * kept in a slot of its own, not in the Map: a Map that keeps going from one entry to none reallocates its
- * table on nearly every delete, which costs more than everything else done per request.
+ * SDK clients number their requests 0, 1, 2, …: such an id is kept in a slot of a small table, at `id mod 64`,
+ * and everything else (string ids, a slot already taken) in a Map. A Map whose entries keep coming and going
+ * rehashes its table every few requests, which costs more than everything else done per request; the slots are
+ * reused in place and allocate nothing.
  */
 export class InFlight<T> {
-  private soloId: RequestId | typeof NONE = NONE;
-  private soloValue: T | undefined;
+  private readonly slotIds: (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
+  private readonly slotValues: (T | undefined)[] = new Array(SLOTS).fill(undefined);
   private readonly first = new Map<RequestId, T>();
   private readonly reused = new Map<RequestId, T[]>();
+  /** Distinct ids in flight (slots and {@link first}). */
+  private size = 0;
 
   /** {@link MAX_IN_FLIGHT} requests with distinct ids are in flight: {@link add} tracks no more. */
   get full(): boolean {
-    return this.first.size + (this.soloId === NONE ? 0 : 1) >= MAX_IN_FLIGHT;
+    return this.size >= MAX_IN_FLIGHT;
   }
 
   /** `false`, tracking nothing, when {@link full}. */
   add(id: RequestId, value: T): boolean {
-    if (this.full) return false;
-    if (this.soloId === NONE && this.first.size === 0) {
-      this.soloId = id;
-      this.soloValue = value;
-    } else if (id !== this.soloId && !this.first.has(id)) {
-      this.first.set(id, value);
-    } else {
-      const queue = this.reused.get(id);
-      if (queue === undefined) this.reused.set(id, [value]);
-      else queue.push(value);
+    if (this.size >= MAX_IN_FLIGHT) return false;
+    const slot = slotOf(id);
+    if (slot >= 0 && this.slotIds[slot] === id) {
+      this.queueBehind(id, value);
+      return true;
     }
+    if (this.first.size > 0 && this.first.has(id)) {
+      this.queueBehind(id, value);
+      return true;
+    }
+    if (slot >= 0 && this.slotIds[slot] === EMPTY) {
+      this.slotIds[slot] = id;
+      this.slotValues[slot] = value;
+    } else {
+      this.first.set(id, value);
+    }
+    this.size++;
     return true;
   }
 
   /** The oldest request in flight under `id`, no longer tracked. */
   take(id: RequestId): T | undefined {
-    if (id === this.soloId) {
-      const value = this.soloValue;
+    const slot = slotOf(id);
+    if (slot >= 0 && this.slotIds[slot] === id) {
+      const value = this.slotValues[slot];
       const next = this.nextReused(id);
       if (next === undefined) {
-        this.soloId = NONE;
-        this.soloValue = undefined;
+        this.slotIds[slot] = EMPTY;
+        this.slotValues[slot] = undefined;
+        this.size--;
       } else {
-        this.soloValue = next;
+        this.slotValues[slot] = next;
       }
       return value;
     }
+    if (this.first.size === 0) return undefined;
     const value = this.first.get(id);
     if (value === undefined) return undefined;
     const next = this.nextReused(id);
-    if (next === undefined) this.first.delete(id);
-    else this.first.set(id, next);
+    if (next === undefined) {
+      this.first.delete(id);
+      this.size--;
+    } else {
+      this.first.set(id, next);
+    }
     return value;
   }
 
@@ -67,12 +86,12 @@ export class InFlight<T> {
    * returns the value replaced.
    */
   replaceOldest(id: RequestId, matches: (value: T) => boolean, value: T): T | undefined {
-    let oldest: T | undefined;
-    if (id === this.soloId) oldest = this.soloValue;
-    else oldest = this.first.get(id);
+    const slot = slotOf(id);
+    const inSlot = slot >= 0 && this.slotIds[slot] === id;
+    const oldest = inSlot ? this.slotValues[slot] : this.first.size === 0 ? undefined : this.first.get(id);
     if (oldest === undefined) return undefined;
     if (matches(oldest)) {
-      if (id === this.soloId) this.soloValue = value;
+      if (inSlot) this.slotValues[slot] = value;
       else this.first.set(id, value);
       return oldest;
     }
@@ -86,14 +105,25 @@ export class InFlight<T> {
 
   /** Every request still in flight, no longer tracked. */
   drain(): T[] {
-    const all = this.soloId === NONE ? [] : [this.soloValue as T];
+    const all: T[] = [];
+    for (let slot = 0; slot < SLOTS; slot++) {
+      if (this.slotIds[slot] === EMPTY) continue;
+      all.push(this.slotValues[slot] as T);
+      this.slotIds[slot] = EMPTY;
+      this.slotValues[slot] = undefined;
+    }
     all.push(...this.first.values());
     for (const queue of this.reused.values()) all.push(...queue);
-    this.soloId = NONE;
-    this.soloValue = undefined;
     this.first.clear();
     this.reused.clear();
+    this.size = 0;
     return all;
+  }
+
+  private queueBehind(id: RequestId, value: T): void {
+    const queue = this.reused.get(id);
+    if (queue === undefined) this.reused.set(id, [value]);
+    else queue.push(value);
   }
 
   /** The next request waiting under `id` behind the oldest, no longer waiting. */
@@ -104,4 +134,9 @@ export class InFlight<T> {
     if (queue !== undefined && queue.length === 0) this.reused.delete(id);
     return next;
   }
+}
+
+/** The slot of a non-negative integer id, or -1 (kept in the Map). */
+function slotOf(id: RequestId): number {
+  return typeof id === 'number' && id >= 0 && id <= 0x3fffffff && (id | 0) === id ? id & SLOT_MASK : -1;
 }

@@ -13,6 +13,7 @@ import {
   NOTIFICATION_CANCELLED,
 } from '../mcp-protocol.js';
 import {
+  type DeclarationMemo,
   type DeclaredExtensions,
   type ExtensionMapLimits,
   UNKNOWN_DECLARATION,
@@ -69,6 +70,8 @@ export interface RequestFacts {
 /** How requests are read: the same for every request of a connection, so it is built once. */
 export interface RequestReading {
   limits: ExtensionMapLimits;
+  /** Shared by every reading of one pipeline (see {@link DeclarationMemo}). */
+  declarations: DeclarationMemo;
   /** Also read what only a span uses (target, trace-context carrier). */
   spanDetails: boolean;
   /**
@@ -128,11 +131,11 @@ export function readRequest(
     facts.era = ERA.modern;
     facts.protocolVersion = envelopeVersion;
     readClientInfo(facts, meta![META_CLIENT_INFO]);
-    facts.client = readDeclaredExtensions(meta![META_CLIENT_CAPABILITIES], reading.limits);
+    facts.client = readDeclaredExtensions(meta![META_CLIENT_CAPABILITIES], reading.limits, reading.declarations);
   } else if (message.method === METHOD_INITIALIZE) {
     facts.protocolVersion = asString(params?.['protocolVersion']);
     readClientInfo(facts, params?.['clientInfo']);
-    facts.client = readDeclaredExtensions(params?.['capabilities'], reading.limits);
+    facts.client = readDeclaredExtensions(params?.['capabilities'], reading.limits, reading.declarations);
   } else if (legacy !== undefined) {
     facts.protocolVersion = legacy.protocolVersion ?? reading.protocolVersionHint?.(extra);
     facts.clientName = legacy.clientName;

@@ -26,12 +26,21 @@ function readIdentity(server: ServerLike): ServerIdentity {
   };
 }
 
+/** Read once per `extensions` object: its extensions, and the last advertisement made of them. */
+interface CachedExtensions {
+  extensions: Extensions;
+  last: ServerAdvertisement | undefined;
+}
+
+const sameIdentity = (a: ServerIdentity, b: ServerIdentity): boolean => a.name === b.name && a.version === b.version;
+
 /**
  * Reads server advertisements, caching by the capabilities' `extensions` object: per-request factories usually
- * pass the same constant, so a fresh server per HTTP request costs one WeakMap lookup, not a re-hash.
+ * pass the same constant, so a fresh server per HTTP request costs one WeakMap lookup, not a re-hash, and gets
+ * the same advertisement object as the last one of that name and version (the recorder sees repeats by identity).
  */
 export class ServerAdvertisements {
-  private readonly byExtensionsObject = new WeakMap<object, Extensions>();
+  private readonly byExtensionsObject = new WeakMap<object, CachedExtensions>();
 
   constructor(private readonly limits: ExtensionMapLimits) {}
 
@@ -40,12 +49,13 @@ export class ServerAdvertisements {
     const identity = readIdentity(server);
     const map = asRecord(capabilities)?.['extensions'];
     if (typeof map === 'object' && map !== null) {
-      let extensions = this.byExtensionsObject.get(map);
-      if (extensions === undefined) {
-        extensions = this.readExtensions(capabilities);
-        this.byExtensionsObject.set(map, extensions);
+      let cached = this.byExtensionsObject.get(map);
+      if (cached === undefined) {
+        cached = { extensions: this.readExtensions(capabilities), last: undefined };
+        this.byExtensionsObject.set(map, cached);
       }
-      return { identity, ...extensions };
+      if (cached.last === undefined || !sameIdentity(cached.last.identity, identity)) cached.last = { identity, ...cached.extensions };
+      return cached.last;
     }
     return { identity, ...this.readExtensions(capabilities) };
   }

@@ -4,8 +4,9 @@ import { ATTR_OTEL_METRIC_OVERFLOW } from '../semconv.js';
 const OVERFLOW_KEY = '\u0000overflow';
 const OVERFLOW_ATTRIBUTES: Attributes = Object.freeze({ [ATTR_OTEL_METRIC_OVERFLOW]: true });
 
-interface Stream {
-  attributes: Attributes;
+/** One stream's count: a caller that keeps it may add to `value` directly. */
+export interface Stream {
+  readonly attributes: Attributes;
   value: number;
 }
 
@@ -37,18 +38,28 @@ export class CounterStreams {
     return true;
   }
 
-  create(outer: string, inner: string, attributes: Attributes, amount = 1): void {
+  /** The stream under the keys, if there is one. */
+  get(outer: string, inner: string): Stream | undefined {
+    return this.streams.get(outer)?.get(inner);
+  }
+
+  /** A new stream holding `amount`; past `maxStreams`, the overflow stream, `amount` added to it. */
+  create(outer: string, inner: string, attributes: Attributes, amount = 1): Stream {
     if (this.count >= this.maxStreams && outer !== OVERFLOW_KEY) {
-      this.add(OVERFLOW_KEY, '', OVERFLOW_ATTRIBUTES, amount);
-      return;
+      const overflow = this.get(OVERFLOW_KEY, '');
+      if (overflow === undefined) return this.create(OVERFLOW_KEY, '', OVERFLOW_ATTRIBUTES, amount);
+      overflow.value += amount;
+      return overflow;
     }
     let level = this.streams.get(outer);
     if (level === undefined) {
       level = new Map();
       this.streams.set(outer, level);
     }
-    level.set(inner, { attributes, value: amount });
+    const stream = { attributes, value: amount };
+    level.set(inner, stream);
     this.count++;
+    return stream;
   }
 
   /** For rare counts, where building `attributes` every time does not matter. */

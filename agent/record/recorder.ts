@@ -22,7 +22,7 @@ import {
 import type { DeclaredExtensions } from '../observe/extension-map.js';
 import type { Outcome, RequestFacts } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
-import { CounterStreams } from './counter-streams.js';
+import { CounterStreams, type Stream } from './counter-streams.js';
 import { ValueGuard } from './value-guard.js';
 
 /** The recorder's own bounds (see the config's `cardinalityLimit` and `maxStreams`). */
@@ -93,6 +93,15 @@ interface AdvertisedVariant {
   points: Attributes[];
 }
 
+interface LastRequest {
+  client: DeclaredExtensions | undefined;
+  server: ServerAdvertisement | undefined;
+  required: DeclaredExtensions | undefined;
+  streams: Stream[];
+  /** The attributes whose overflow its extension points counted. */
+  overflows: string[];
+}
+
 /**
  * Turns finished requests into metric points: the per-request and per-extension sums, the advertised-extension
  * gauges, and the agent's own health counts, with the attributes the contract's tables list, in their order.
@@ -118,6 +127,14 @@ export class Recorder {
   private folded: string[] = [];
   // Inner keys per extension id and flag combination, built once (cached strings hash once).
   private readonly innerKeys = new Map<string, string[]>();
+  /**
+   * What the last request counted into: when the next one repeats it (the same attribute inputs, the same
+   * declaration objects: see `DeclarationMemo`), it adds to these streams without a lookup, and counts again the
+   * overflows the first one counted. Steady traffic takes this path nearly always.
+   */
+  private readonly last: LastRequest = { client: undefined, server: undefined, required: undefined, streams: [], overflows: [] };
+  /** While set, {@link countOverflow} also notes each overflow here (for {@link last}). */
+  private noting: string[] | undefined;
 
   constructor(limits: RecorderLimits) {
     this.requests = new CounterStreams(limits.maxStreams);
@@ -177,17 +194,39 @@ export class Recorder {
   record(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome): void {
     const raw = this.raw;
     for (let i = 0; i < REQUEST_READERS.length; i++) raw[i] = REQUEST_READERS[i]!(facts, server, outcome);
+    const last = this.last;
     if (this.repeatsLast()) {
       for (const attribute of this.folded) this.countOverflow(attribute);
+      if (facts.client === last.client && server === last.server && outcome.required === last.required) {
+        for (const stream of last.streams) stream.value++;
+        for (const attribute of last.overflows) this.countOverflow(attribute);
+        this.countRejected(facts.client);
+        return;
+      }
     } else {
       this.admitRequest();
     }
     const key = this.key;
-    if (!this.requests.increment(key, '')) this.requests.create(key, '', requestAttributes(this.values));
-    this.recordExtensions(key, facts.client, server, outcome.required);
+    const streams: Stream[] = [];
+    streams.push(this.requests.get(key, '') ?? this.requests.create(key, '', requestAttributes(this.values), 0));
+    const overflows: string[] = [];
+    this.noting = overflows;
+    try {
+      this.recordExtensions(key, facts.client, server, outcome.required, streams);
+    } finally {
+      this.noting = undefined;
+    }
+    for (const stream of streams) stream.value++;
+    this.countRejected(facts.client);
+    last.client = facts.client;
+    last.server = server;
+    last.required = outcome.required;
+    last.streams = streams;
+    last.overflows = overflows;
   }
 
   private countOverflow(attribute: string): void {
+    this.noting?.push(attribute);
     this.overflow.add(attribute, '', { [ATTR_AGENT_ATTRIBUTE]: attribute });
   }
 
@@ -220,23 +259,29 @@ export class Recorder {
     this.key = values.map((value) => value ?? ABSENT).join(SEP);
   }
 
-  /** One point per id in the union of client, server and required ids (id lists are short: `includes`). */
-  private recordExtensions(key: string, client: DeclaredExtensions, server: ServerAdvertisement | undefined, required: DeclaredExtensions | undefined): void {
+  /** The streams of one point per id in the union of client, server and required ids (id lists are short: `includes`). */
+  private recordExtensions(
+    key: string,
+    client: DeclaredExtensions,
+    server: ServerAdvertisement | undefined,
+    required: DeclaredExtensions | undefined,
+    streams: Stream[],
+  ): void {
     const requiredIds = required?.ids ?? NO_IDS;
     const serverIds = server?.extensions.ids ?? NO_IDS;
-    for (const id of client.ids) this.point(key, id, true, server?.ids.has(id) ?? false, requiredIds.includes(id));
+    for (const id of client.ids) streams.push(this.point(key, id, true, server?.ids.has(id) ?? false, requiredIds.includes(id)));
     for (const id of serverIds) {
-      if (!client.ids.includes(id)) this.point(key, id, false, true, requiredIds.includes(id));
+      if (!client.ids.includes(id)) streams.push(this.point(key, id, false, true, requiredIds.includes(id)));
     }
     for (const id of requiredIds) {
-      if (!client.ids.includes(id) && !serverIds.includes(id)) this.point(key, id, false, false, true);
+      if (!client.ids.includes(id) && !serverIds.includes(id)) streams.push(this.point(key, id, false, false, true));
     }
     const serverInvalid = (server?.extensions.invalid ?? 0) > 0;
-    if (client.invalid > 0 || serverInvalid) this.point(key, INVALID_EXTENSION_ID, client.invalid > 0, serverInvalid, false);
-    this.countRejected(client);
+    if (client.invalid > 0 || serverInvalid) streams.push(this.point(key, INVALID_EXTENSION_ID, client.invalid > 0, serverInvalid, false));
   }
 
-  private point(key: string, id: string, clientDeclared: boolean, serverDeclared: boolean, required: boolean): void {
+  /** The stream of one `extscope.extension.requests` point (created at 0 when new). */
+  private point(key: string, id: string, clientDeclared: boolean, serverDeclared: boolean, required: boolean): Stream {
     const extensionId = id === INVALID_EXTENSION_ID ? id : this.admit(ATTR_EXTENSION_ID, id)!;
     const negotiated = isNegotiated(extensionId, clientDeclared, serverDeclared);
     const flags = (clientDeclared ? 8 : 0) | (serverDeclared ? 4 : 0) | (negotiated ? 2 : 0) | (required ? 1 : 0);
@@ -246,9 +291,10 @@ export class Recorder {
       this.innerKeys.set(extensionId, inners);
     }
     const inner = inners[flags]!;
-    if (this.extensionRequests.increment(key, inner)) return;
+    const stream = this.extensionRequests.get(key, inner);
+    if (stream !== undefined) return stream;
     const values: ExtensionValues = { extensionId, clientDeclared, serverDeclared, negotiated, required };
-    this.extensionRequests.create(key, inner, { ...requestAttributes(this.values), ...attributesOf(EXTENSION_ATTRIBUTES, values) });
+    return this.extensionRequests.create(key, inner, { ...requestAttributes(this.values), ...attributesOf(EXTENSION_ATTRIBUTES, values) }, 0);
   }
 
   private countRejected(client: DeclaredExtensions): void {

@@ -65,6 +65,8 @@ function start(): void {
 
   let sdk: AgentSdk | undefined;
   let adopted = false;
+  const tracesOff = getStringListFromEnv('OTEL_TRACES_EXPORTER')?.includes('none') ?? false;
+  const spansOn = !tracesOff && envFlag('EXTSCOPE_SPANS', true);
   const flushing = envFlag('EXTSCOPE_FLUSH_ON_EXIT', true);
   const onFirstServer = (server: ServerIdentity): void => {
     if (appHasOpenTelemetry()) {
@@ -79,7 +81,7 @@ function start(): void {
       (line) => process.stderr.write(`${line}\n`),
       (signal) => instrumentation.countAgentError(`export_${signal}`),
     );
-    sdk = startAgentSdk(server, health);
+    sdk = startAgentSdk(server, { spans: spansOn }, health);
     if (sdk.meterProvider !== undefined) instrumentation.setMeterProvider(sdk.meterProvider);
     if (sdk.tracerProvider !== undefined) instrumentation.setTracerProvider(sdk.tracerProvider);
     const agentSdk = sdk;
@@ -93,9 +95,8 @@ function start(): void {
     }, SELF_CHECK_DELAY_MS);
     timer.unref();
   };
-  const tracesOff = getStringListFromEnv('OTEL_TRACES_EXPORTER')?.includes('none') ?? false;
   const instrumentation = new ExtscopeInstrumentation({
-    spans: !tracesOff && envFlag('EXTSCOPE_SPANS', true),
+    spans: spansOn,
     captureSettings: envFlag('EXTSCOPE_CAPTURE_SETTINGS', false),
     wireFallback: wireFallback ? true : 'watch',
     onMcpTraffic,

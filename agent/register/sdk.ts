@@ -195,8 +195,11 @@ function temporalityPreference(): { temporalityPreference?: AggregationTemporali
  * Starts the OpenTelemetry SDK for the zero-code entry: OTLP/HTTP metrics (cumulative sums, see
  * {@link temporalityPreference}) and OTLP/HTTP spans, configured by the standard `OTEL_*` variables. It
  * registers the global providers, context manager and W3C propagators.
+ *
+ * Without `spans` there is no tracer provider and no context manager: on Node 20 `AsyncLocalStorage` runs on
+ * promise hooks, which cost every promise the server makes, and with no span to carry nothing needs them.
  */
-export function startAgentSdk(server: ServerIdentity, health?: ExportHealth): AgentSdk {
+export function startAgentSdk(server: ServerIdentity, options: { spans: boolean }, health?: ExportHealth): AgentSdk {
   const resource = buildResource(server);
   let meterProvider: MeterProvider | undefined;
   let tracerProvider: BasicTracerProvider | undefined;
@@ -223,15 +226,15 @@ export function startAgentSdk(server: ServerIdentity, health?: ExportHealth): Ag
     metrics.setGlobalMeterProvider(meterProvider);
   }
 
-  if (exporterEnabled('OTEL_TRACES_EXPORTER')) {
-    const options = exportTimeout('TRACES');
-    const built = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options);
+  if (options.spans && exporterEnabled('OTEL_TRACES_EXPORTER')) {
+    const timeout = exportTimeout('TRACES');
+    const built = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(timeout) : new ProtoTraceExporter(timeout);
     const exporter = health === undefined ? built : health.watch(built, 'traces', signalEndpoint('TRACES'));
     tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
     trace.setGlobalTracerProvider(tracerProvider);
   }
 
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (tracerProvider !== undefined) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
     new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
   );

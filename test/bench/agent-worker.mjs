@@ -1,7 +1,9 @@
 // One benchmark variant in its own process (patching is process-wide): serves a trivial echo tool from one
 // McpServer over an in-memory wire to a 2026-07-28 client, and prints {rps, heapUsedMB, ...} as JSON.
 //   node agent-worker.mjs <variant> <requests> <concurrency> [distinctJunkIds]
-// variants: bare | otel (SDK set up, no agent) | metrics | wire (metrics, wire fallback on) | spans | wrapper
+// variants: bare | otel (metrics and tracing SDK with a context manager, no agent) | metrics | wire (metrics,
+// wire fallback on) | spans | wrapper. `metrics` and `wire` set up what the zero-code entry sets up for metrics
+// only: a meter provider, no tracer provider and no context manager.
 import { createRequire } from 'node:module';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -20,16 +22,20 @@ const discardSpans = { export: (_s, done) => done({ code: 0 }), shutdown: async 
 
 let tracer;
 if (variant !== 'bare') {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const metricsOnly = variant === 'metrics' || variant === 'wire';
   const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: discardMetrics, exportIntervalMillis: 1000 })] });
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discardSpans)] });
-  trace.setGlobalTracerProvider(tracerProvider);
-  tracer = tracerProvider.getTracer('user-wrapper');
+  let tracerProvider;
+  if (!metricsOnly) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discardSpans)] });
+    trace.setGlobalTracerProvider(tracerProvider);
+    tracer = tracerProvider.getTracer('user-wrapper');
+  }
   if (variant === 'metrics' || variant === 'wire' || variant === 'spans') {
     // `wire`: as extscope/register runs it; an SDK copy is patched, so the fallback must cost nothing.
     const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans', wireFallback: variant === 'wire' });
     instrumentation.setMeterProvider(meterProvider);
-    instrumentation.setTracerProvider(tracerProvider);
+    if (tracerProvider !== undefined) instrumentation.setTracerProvider(tracerProvider);
     globalThis.extscopeInstrumentation = instrumentation;
   }
 }

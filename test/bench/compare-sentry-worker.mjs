@@ -22,7 +22,8 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const { AggregationTemporality, MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
   const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = await import('@opentelemetry/sdk-trace-base');
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // As the zero-code entry sets it up: metrics only needs no context manager (it would cost every promise).
+  if (variant !== 'metrics') context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   // Exporters that count and keep a sample: the benchmark measures the request path, not a network.
   const keepSpans = {
     export(spans, done) {

@@ -47,6 +47,34 @@ describe('the three declaration states', () => {
   });
 });
 
+describe('a repeated declaration', () => {
+  it('is the same object again when a map repeats valid ids with empty settings, in order', () => {
+    const memo = { last: undefined };
+    const first = readDeclaredExtensions({ extensions: { 'a/b': {}, 'c/d': {} } }, limits, memo);
+    expect(readDeclaredExtensions({ extensions: { 'a/b': {}, 'c/d': {} } }, limits, memo)).toBe(first);
+    for (const extensions of [{ 'c/d': {}, 'a/b': {} }, { 'a/b': {} }, { 'a/b': {}, 'c/d': {}, 'e/f': {} }, { 'a/b': {}, 'c/d': { mode: 1 } }]) {
+      const read = readDeclaredExtensions({ extensions }, limits, memo);
+      expect(read).not.toBe(first);
+      expect(read.ids).toEqual(Object.keys(extensions));
+      expect(read.settings).toEqual(Object.values(extensions));
+    }
+  });
+
+  it('is read anew when it has settings, invalid or dropped ids', () => {
+    const memo = { last: undefined };
+    for (const [extensions, options] of [
+      [{ 'a/b': { mode: 1 } }, limits],
+      [{ 'a/b': {}, 'bad id': {} }, limits],
+      [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
+    ] as const) {
+      const first = readDeclaredExtensions({ extensions }, options, memo);
+      const again = readDeclaredExtensions({ extensions }, options, memo);
+      expect(again).not.toBe(first);
+      expect(again).toEqual(first);
+    }
+  });
+});
+
 describe('fingerprints', () => {
   it('are stable under key order and differ with content', () => {
     expect(fingerprint({ a: 1, b: { c: [1, 2], d: null } })).toBe(fingerprint({ b: { d: null, c: [1, 2] }, a: 1 }));

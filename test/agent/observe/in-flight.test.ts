@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InFlight } from '../../../agent/observe/in-flight.js';
+import { InFlight, MAX_IN_FLIGHT } from '../../../agent/observe/in-flight.js';
 
 describe('InFlight', () => {
   it('pairs by id, typed (1 and "1" differ), alone or among others', () => {
@@ -46,5 +46,34 @@ describe('InFlight', () => {
     inFlight.add(1, 'c');
     expect(inFlight.drain().sort()).toEqual(['a', 'b', 'c']);
     expect(inFlight.take(1)).toBeUndefined();
+  });
+
+  it('keeps integer ids that share a slot (mod 64) apart, and a reused id behind its first wherever either is kept', () => {
+    const inFlight = new InFlight<string>();
+    inFlight.add(3, 'a'); // slot 3
+    inFlight.add(67, 'b'); // slot 3 taken: kept in the Map
+    inFlight.add(-1, 'negative');
+    inFlight.add(2.5, 'fraction');
+    expect(inFlight.take(3)).toBe('a'); // slot 3 free again, 67 still in the Map
+    inFlight.add(67, 'c'); // reuse of 67: waits behind 'b', not in the free slot
+    inFlight.add(131, 'd'); // slot 3 is free: kept there
+    expect([inFlight.take(67), inFlight.take(67), inFlight.take(67)]).toEqual(['b', 'c', undefined]);
+    expect([inFlight.take(131), inFlight.take(-1), inFlight.take(2.5)]).toEqual(['d', 'negative', 'fraction']);
+    expect(inFlight.drain()).toEqual([]);
+  });
+
+  it('is full at MAX_IN_FLIGHT distinct ids, slots and Map together; a reused id does not count again', () => {
+    const inFlight = new InFlight<number>();
+    for (let id = 0; id < MAX_IN_FLIGHT - 1; id++) inFlight.add(id, id);
+    expect(inFlight.add(5, -5)).toBe(true); // a reuse
+    expect(inFlight.full).toBe(false);
+    expect(inFlight.add('last', 0)).toBe(true);
+    expect(inFlight.full).toBe(true);
+    expect(inFlight.add('refused', 0)).toBe(false);
+    expect(inFlight.take(5)).toBe(5); // -5 still waits under 5: 5 stays in flight
+    expect(inFlight.full).toBe(true);
+    expect(inFlight.take(70)).toBe(70); // kept in the Map (slot 6 holds 6)
+    expect(inFlight.full).toBe(false);
+    expect(inFlight.drain()).toHaveLength(MAX_IN_FLIGHT - 1); // MAX_IN_FLIGHT + 1 values added, two taken
   });
 });

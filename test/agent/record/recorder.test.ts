@@ -144,3 +144,43 @@ describe('Recorder: bounded by the cardinality guards', () => {
     expect(await metrics.sum('extscope.agent.cardinality.overflow')).toBeGreaterThan(0);
   });
 });
+
+describe('Recorder: a request that repeats the last one', () => {
+  it('counts the same objects again into every stream they counted into, each repeat once', async () => {
+    const { recorder, metrics } = recorderWithReader();
+    const client = declared(['a/x', 'b/y']);
+    const server = advertisement('s', '1', ['a/x', 'c/z']);
+    const request = facts({ clientName: 'c', client });
+    for (let i = 0; i < 5; i++) recorder.record(request, server, complete);
+    recorder.record(facts({ clientName: 'c', client: declared(['a/x', 'b/y']) }), server, complete); // an equal copy
+    expect(await metrics.sum('extscope.requests')).toBe(6);
+    for (const id of ['a/x', 'b/y', 'c/z']) expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': id })).toBe(6);
+    expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': 'a/x', 'extscope.extension.negotiated': true })).toBe(6);
+    recorder.record(request, advertisement('s', '1', ['b/y']), complete); // another server: its own streams
+    expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': 'b/y', 'extscope.extension.negotiated': true })).toBe(1);
+    expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': 'c/z' })).toBe(6);
+  });
+
+  it('counts again, on each repeat, the extension ids folded into _OTHER and the ids it rejected', async () => {
+    const { recorder, metrics } = recorderWithReader({ cardinalityLimit: 1, maxStreams: 10_000 });
+    recorder.record(facts({ client: declared(['a/x']) }), undefined, complete);
+    const folding = facts({ client: declared(['b/y'], { invalid: 2 }) });
+    for (let i = 0; i < 3; i++) recorder.record(folding, undefined, complete);
+    expect(await metrics.sum('extscope.agent.cardinality.overflow', { 'extscope.agent.attribute': 'extscope.extension.id' })).toBe(3);
+    expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': '_OTHER' })).toBe(3);
+    expect(await metrics.sum('extscope.agent.extension_ids.rejected')).toBe(6);
+    expect(await metrics.sum('extscope.requests')).toBe(4);
+  });
+
+  it('keeps counting a repeat into the overflow stream once maxStreams is reached', async () => {
+    const { recorder, metrics } = recorderWithReader({ cardinalityLimit: 1000, maxStreams: 1 });
+    recorder.record(facts({ method: 'first' }), undefined, complete);
+    const second = facts({ method: 'second' });
+    for (let i = 0; i < 4; i++) recorder.record(second, undefined, complete);
+    const points = await metrics.points('extscope.requests');
+    expect(points.map((point) => [point.attributes['mcp.method.name'] ?? point.attributes['otel.metric.overflow'], point.value]).sort()).toEqual([
+      ['first', 1],
+      [true, 4],
+    ]);
+  });
+});

@@ -105,3 +105,30 @@ describe('the exported temporality', () => {
     expect(values.filter((value) => value !== 0)).toEqual([1, 1]);
   });
 });
+
+describe('what the zero-code SDK sets up', () => {
+  /** Runs context-probe.mjs under extscope/register: what it reports, and whether its request reached the sink. */
+  async function setUpWith(env: Record<string, string>) {
+    const child = spawn(process.execPath, nodeArgs(fixture('context-probe.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }) });
+    try {
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      const counted = () => sink.points.filter((point) => point.metric === 'extscope.requests' && point.resource['process.pid'] === child.pid).length;
+      await expect.poll(counted, { timeout: 10_000 }).toBeGreaterThan(0);
+      return JSON.parse(line.toString('utf8')) as { propagates: boolean; recording: boolean };
+    } finally {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }
+
+  it('with spans (the default): a tracer provider and a context manager that carries context across an await', async () => {
+    expect(await setUpWith({})).toEqual({ propagates: true, recording: true });
+  });
+
+  it('with metrics only (EXTSCOPE_SPANS=false, or OTEL_TRACES_EXPORTER=none): neither, and the requests are still exported', async () => {
+    expect(await setUpWith({ EXTSCOPE_SPANS: 'false' })).toEqual({ propagates: false, recording: false });
+    expect(await setUpWith({ OTEL_TRACES_EXPORTER: 'none' })).toEqual({ propagates: false, recording: false });
+  });
+});
+
