@@ -1,8 +1,12 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../support/counting-clients.js';
 import { type OtlpSink, startOtlpSink } from '../../support/otlp-sink.js';
 import { ROOT, agentEnv, fixture, nodeArgs } from '../../support/processes.js';
 
@@ -63,4 +67,36 @@ describe('instrumentServer(): a bundled server next to a patched SDK copy', () =
     }
     expect(sink.sum('extscope.requests', { 'extscope.client.name': 'fallback-off-client' })).toBe(0);
   });
+
+  it('the wire fallback switched off, a bundled server over HTTP: unseen, and stderr says so once, naming HTTP', async () => {
+    const bin = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-basic-vanillajs')), 'index.js');
+    const port = await freePort();
+    const server = spawn(process.execPath, nodeArgs(bin, true), {
+      cwd: ROOT,
+      env: { ...env(false), EXTSCOPE_WIRE_FALLBACK: 'false', PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = once(server, 'exit');
+    let stderr = '';
+    server.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const unrecordedHttp = 'extscope: MCP requests arrive over HTTP but none was recorded';
+    try {
+      await once(server.stdout, 'data');
+      const client = new Client({ name: 'http-fallback-off-client', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      const { tools } = await client.listTools();
+      await client.callTool({ name: tools[0]!.name, arguments: {} });
+      await client.close();
+      await expect.poll(() => stderr, { timeout: 10_000 }).toContain(unrecordedHttp);
+      expect(stderr).toContain('EXTSCOPE_WIRE_FALLBACK=false');
+      expect(stderr.split(unrecordedHttp)).toHaveLength(2);
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+    expect(sink.sum('extscope.requests', { 'extscope.client.name': 'http-fallback-off-client' })).toBe(0);
+  });
 });
+
