@@ -107,7 +107,7 @@ try {
     const elapsed = performance.now() - started;
     const loop = await loopReport(child);
     console.log(
-      `run ${run + 1}: ${(bodies[0].length / 1e6).toFixed(2)} MB each, ${elapsed.toFixed(0)} ms; event loop max ${loop.maxMs.toFixed(1)} ms, p99 ${loop.p99Ms.toFixed(1)} ms, longest 1 ms-timer gap ${loop.longestGapMs.toFixed(1)} ms; ` +
+      `run ${run + 1}: ${(bodies[0].length / 1e6).toFixed(2)} MB each, ${elapsed.toFixed(0)} ms; event loop max ${loop.maxMs.toFixed(1)} ms, p99 ${loop.p99Ms.toFixed(1)} ms, longest 1 ms-timer gap ${loop.longestGapMs.toFixed(1)} ms${PROFILE_DIR ? ` (ended at ${loop.longestGapEndUs} µs)` : ''}; ` +
         `/healthz ${latencies.length} probes, p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${(latencies.at(-1) ?? 0).toFixed(1)} ms`,
     );
   }

@@ -7,9 +7,14 @@ histogram.enable();
 // A 1 ms timer: the longest gap between two of its callbacks is the longest time nothing else could run.
 let last = performance.now();
 let longestGap = 0;
+/** When the longest gap ended, in µs of the monotonic clock (as CPU profiles count time). */
+let longestGapEndUs = 0;
 const tick = () => {
   const now = performance.now();
-  longestGap = Math.max(longestGap, now - last);
+  if (now - last > longestGap) {
+    longestGap = now - last;
+    longestGapEndUs = Number(process.hrtime.bigint() / 1000n);
+  }
   last = now;
   setTimeout(tick, 1).unref();
 };
@@ -17,8 +22,9 @@ setTimeout(tick, 1).unref();
 
 process.on('SIGUSR2', () => {
   const ms = (ns) => Number(ns) / 1e6;
-  const report = { loopProbe: { maxMs: ms(histogram.max), p99Ms: ms(histogram.percentile(99)), p50Ms: ms(histogram.percentile(50)), longestGapMs: longestGap } };
+  const report = { loopProbe: { maxMs: ms(histogram.max), p99Ms: ms(histogram.percentile(99)), p50Ms: ms(histogram.percentile(50)), longestGapMs: longestGap, longestGapEndUs } };
   histogram.reset();
   longestGap = 0;
+  longestGapEndUs = 0;
   process.stdout.write(`${JSON.stringify(report)}\n`);
 });
