@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { PermanentError, type PermanentStatus } from '../../model/errors.js';
 import { type OtlpFormat, type Signal, decodeMetricsRequest, decodeTraceRequest } from '../../otlp/codec.js';
 import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../otlp/messages.js';
+import { fromParts } from './decoded-parts.js';
 import type { DecodeAnswer, DecodeTask } from './decode-worker.js';
 
 /** Bodies below this are decoded in place: a round trip to a worker costs more than they do. */
@@ -33,8 +34,9 @@ interface Slot {
 /**
  * Decodes large OTLP bodies (protobuf or JSON, with the JSON checks) on worker threads, so that a multi-megabyte
  * export does not stall every other request while it is parsed. Jobs wait in order for a free worker; how many
- * can wait is bounded by the receiver's admission. The decoded request comes back as plain data (structured
- * clone): the same fields the generated classes carry, 64-bit integers as `{ low, high }`.
+ * can wait is bounded by the receiver's admission. The decoded request comes back as plain data, in parts put
+ * together between turns of the event loop (decoded-parts.ts): the same fields the generated classes carry,
+ * 64-bit integers as `{ low, high }`.
  */
 export class DecodePool {
   private readonly slots: Slot[] = [];
@@ -90,7 +92,7 @@ export class DecodePool {
       const job = slot.job;
       slot.job = undefined;
       if (job !== undefined && job.task.id === answer.id) {
-        if (answer.ok) job.resolve(answer.request);
+        if (answer.ok) fromParts(answer.parts).then(job.resolve, job.reject);
         else job.reject(new PermanentError(answer.message, answer.reason, answer.status as PermanentStatus));
       }
       this.dispatch();

@@ -3,6 +3,7 @@ import { METRICS } from '../../../contract/index.js';
 import { PermanentError } from '../../model/errors.js';
 import { type OtlpFormat, type Signal, decodeMetricsRequest, decodeTraceRequest } from '../../otlp/codec.js';
 import type { ExportMetricsServiceRequest } from '../../otlp/messages.js';
+import { toParts } from './decoded-parts.js';
 
 /** One decode off the collector's main thread (see decode-pool.ts). */
 export interface DecodeTask {
@@ -13,7 +14,7 @@ export interface DecodeTask {
 }
 
 export type DecodeAnswer =
-  | { id: number; ok: true; request: unknown }
+  | { id: number; ok: true; parts: Uint8Array[] }
   | { id: number; ok: false; message: string; reason: string; status: number };
 
 /** The metrics whose points the pipeline reads; of every other metric it only counts the points (as ignored). */
@@ -44,12 +45,15 @@ function withoutUnreadPoints(request: ExportMetricsServiceRequest): ExportMetric
 parentPort?.on('message', (task: DecodeTask) => {
   const bytes = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
   let answer: DecodeAnswer;
+  let moved: ArrayBuffer[] = [];
   try {
     const request = task.signal === 'metrics' ? withoutUnreadPoints(decodeMetricsRequest(bytes, task.format)) : decodeTraceRequest(bytes, task.format);
-    answer = { id: task.id, ok: true, request };
+    const parts = toParts(request);
+    answer = { id: task.id, ok: true, parts };
+    moved = parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer);
   } catch (error) {
     const permanent = error instanceof PermanentError;
     answer = { id: task.id, ok: false, message: (error as Error).message, reason: permanent ? error.reason : 'malformed', status: permanent ? error.status : 400 };
   }
-  parentPort?.postMessage(answer);
+  parentPort?.postMessage(answer, moved);
 });

@@ -41,7 +41,7 @@ import { Retention } from './retention.js';
 import { Folder } from './rollup.js';
 import { ExamplesWriter } from './writer/examples.js';
 import { ExtensionIdLimitTable } from './writer/extension-id-limits.js';
-import { MetricsWriter } from './writer/index.js';
+import { APPLY_STEP_POINTS, MetricsWriter } from './writer/index.js';
 
 /** SQLite `synchronous` in WAL mode: `normal` survives the process being killed, `full` also power loss. */
 export type Synchronous = 'normal' | 'full';
@@ -67,7 +67,7 @@ export interface SqliteStoreOptions {
 const PROBE_BYTES = 256 * 1024;
 const DEFAULT_MIN_FREE_BYTES = 1024 * 1024;
 /** Logged increments folded per transaction: a few milliseconds of work between turns of the event loop. */
-const FOLD_STEP_ROWS = 2000;
+const FOLD_STEP_ROWS = 1000;
 export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
 export const DEFAULT_MAX_INSTANCES = 20_000;
 
@@ -178,7 +178,11 @@ export class SqliteStore implements Store, StoreBackup {
    * added so far but none of its counts: those become visible through the fold, which is a write too.
    */
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
+    // A small export is applied in one go, as before: yielding would only keep it in flight longer.
+    const large = batch.resources.reduce((sum, resource) => sum + resource.counters.length + resource.advertised.length + resource.advertisedCounts.length, 0) > APPLY_STEP_POINTS;
     return this.exclusive(async () => {
+      // A large batch arrives straight from normalisation's last step: its first step starts a turn of its own.
+      if (large) await yieldToEventLoop();
       this.db.exec('BEGIN');
       try {
         const steps = this.writer.apply(batch);
@@ -187,8 +191,12 @@ export class SqliteStore implements Store, StoreBackup {
           await yieldToEventLoop();
           step = steps.next();
         }
+        // The commit of a large batch has a turn of its own: SQLite may checkpoint the write-ahead log in it.
+        if (large) await yieldToEventLoop();
         this.db.exec('COMMIT');
-        this.writer.commit();
+        // Nothing else writes until this resolves, so the caches may catch up over several turns.
+        const caches = this.writer.commit();
+        while (caches.next().done !== true) if (large) await yieldToEventLoop();
         this.writeFailure = undefined;
         return step.value;
       } catch (error) {
