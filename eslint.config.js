@@ -1,11 +1,13 @@
 // Lint, and the import boundaries that keep data flowing one way:
 //   contract/ imports nothing of the project; agent/ and collector/ import only contract/ of each other;
-//   inside collector/, stages import model/ and otlp/ freely, and never a stage further down the pipeline.
+//   inside collector/, stages import model/ and otlp/ freely, and never a stage further down the pipeline;
+//   dashboard/ imports of the collector only the types of the query API's route schemas.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+const restrictValues = (files, patterns) => ({ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: patterns.map((pattern) => ({ ...pattern, allowTypeImports: true })) }] } });
 const forbid = (group, message) => ({ group, message });
 const forbidRegex = (regex, message) => ({ regex, message });
 
@@ -30,7 +32,12 @@ export default tseslint.config(
   restrict(['agent/**'], [forbid(['**/collector/**', '**/bin/**', '**/dashboard/**'], 'agent/ may import only contract/ of the project.')]),
   restrict(['bin/**'], [forbid(['**/agent/**'], 'the CLI runs the collector; the agent is loaded by --import, not imported.')]),
   restrict(['collector/**'], [forbid(['**/agent/**', '**/dashboard/**'], 'collector/ may import only contract/ of the project.')]),
-  restrict(['dashboard/**'], [forbid(['**/agent/**', '**/collector/**', '**/contract/**', '**/bin/**'], 'the dashboard sees only the query API (/api/v1) over HTTP.')]),
+  restrict(['dashboard/**'], [
+    forbid(['**/agent/**', '**/contract/**', '**/bin/**'], 'the dashboard sees only the query API (/api/v1) over HTTP.'),
+    forbidRegex('(^|/)collector/(?!http/([\\w-]+/)*schema\\.js$|http/schemas/shared\\.js$)', 'the dashboard sees only the query API (/api/v1) over HTTP; of the collector it reads only the route schemas its answer types come from.'),
+  ]),
+  // Its answer types are derived from the route schemas; `import type` keeps the collector out of the bundle.
+  restrictValues(['dashboard/**'], [forbid(['**/collector/http/**/schema.js', '**/collector/http/schemas/shared.js'], 'the dashboard imports route schemas as types only (`import type`): the bundle carries no collector code.')]),
   restrict(['collector/model/**', 'collector/otlp/**'], [
     forbid(['**/receiver/**', '**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*', '**/config*'], 'model/ and otlp/ are the shared vocabulary: they import no stage.'),
   ]),

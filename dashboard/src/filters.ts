@@ -1,7 +1,7 @@
 import type { Context } from './context.js';
 import { h, replace } from './dom.js';
 import { RANGES, type State, absoluteRange, rangeParams } from './state.js';
-import type { InstancesResponse } from './types.js';
+import type { InstanceView, InstancesResponse } from './types.js';
 
 /** The matrix request of the current state (the matrix view's, so that the two share one cached answer). */
 export function matrixParams(state: State): Record<string, string> {
@@ -89,11 +89,11 @@ export class FilterBar {
     this.group.value = state.group;
     this.client.disabled = clientNames === undefined;
     const [instances, names] = await Promise.all([
-      context.load<InstancesResponse>('instances').catch(() => ({ instances: [] }) as InstancesResponse),
+      context.load<InstancesResponse>('instances').then((page) => page.instances, (): InstanceView[] => []),
       (clientNames ?? Promise.resolve([])).catch(() => []),
     ]);
-    const services = [...new Set(instances.instances.map((instance) => instance.service).filter((name): name is string => name !== null))].sort();
-    const ids = instances.instances.filter((instance) => state.service === '' || instance.service === state.service).map((instance) => instance.instanceId).filter((id): id is string => id !== null).sort();
+    const services = [...new Set(instances.map((instance) => instance.service).filter((name): name is string => name !== null))].sort();
+    const ids = instances.filter((instance) => state.service === '' || instance.service === state.service).map((instance) => instance.instanceId).filter((id): id is string => id !== null).sort();
     fill(this.service, 'All services', services, state.service);
     fill(this.instance, 'All instances', ids, state.instance);
     fill(this.client, 'All clients', names, state.client);

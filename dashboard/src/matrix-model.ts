@@ -26,39 +26,36 @@ export interface Cell extends ExtensionCounts {
   share: number | null;
 }
 
-/** The row's requests answered before any server instance existed. */
-export const serverUnknownOf = (row: MatrixRow): number => row.serverUnknown ?? 0;
-
-const NO_COUNTS = (id: string): ExtensionCounts => ({ id, clientDeclared: 0, serverAdvertised: 0, negotiated: 0 });
+const NO_COUNTS = (id: string): ExtensionCounts => ({ id, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 });
 
 export function cellOf(row: MatrixRow, index: number, id: string): Cell {
   const counts = row.extensions[index]?.id === id ? row.extensions[index] : (row.extensions.find((cell) => cell.id === id) ?? NO_COUNTS(id));
   const c = counts ?? NO_COUNTS(id);
   const state: CellState = c.negotiated > 0 ? 'negotiated' : c.clientDeclared > 0 ? 'client' : c.serverAdvertised > 0 ? 'server' : 'neither';
-  const known = Math.max(0, row.requests - serverUnknownOf(row));
+  const known = Math.max(0, row.requests - row.serverUnknown);
   // The client's declarations on requests no server saw are not part of the known requests either.
-  const clientDeclaredKnown = c.clientDeclared - (c.serverUnknown ?? 0);
+  const clientDeclaredKnown = c.clientDeclared - c.serverUnknown;
   const numerator = state === 'negotiated' ? c.negotiated : state === 'client' ? clientDeclaredKnown : state === 'server' ? c.serverAdvertised : 0;
   return { ...c, state, requests: row.requests, known, share: known === 0 ? null : numerator / known };
 }
 
 /** The whole story of a cell, for its tooltip and its accessible description. */
 export function describeCell(row: MatrixRow, cell: Cell): string[] {
-  const unknown = serverUnknownOf(row);
+  const unknown = row.serverUnknown;
   const base = unknown === 0 ? 'requests' : 'requests with a known server';
   const of = (n: number): string => `${n.toLocaleString('en')} of ${cell.known.toLocaleString('en')} ${base}${cell.known === 0 ? '' : ` (${((n / cell.known) * 100).toFixed(1)} %)`}`;
   const lines = [
     `${STATES[cell.state].symbol} ${STATES[cell.state].text}`,
     `negotiated: ${of(cell.negotiated)}`,
-    `client declared: ${of(cell.clientDeclared - (cell.serverUnknown ?? 0))}`,
+    `client declared: ${of(cell.clientDeclared - cell.serverUnknown)}`,
     `server advertised: ${of(cell.serverAdvertised)}`,
-    `client declared, server lacked: ${(cell.clientDeclared - (cell.serverUnknown ?? 0) - cell.negotiated).toLocaleString('en')}`,
+    `client declared, server lacked: ${(cell.clientDeclared - cell.serverUnknown - cell.negotiated).toLocaleString('en')}`,
     `server offered, client lacked: ${(cell.serverAdvertised - cell.negotiated).toLocaleString('en')}`,
   ];
   if (unknown > 0) {
     lines.push(
       `answered before any server instance existed: ${unknown.toLocaleString('en')} of ${row.requests.toLocaleString('en')} requests` +
-        `${(cell.serverUnknown ?? 0) > 0 ? ` (${(cell.serverUnknown ?? 0).toLocaleString('en')} declaring this extension)` : ''}, not in the shares`,
+        `${cell.serverUnknown > 0 ? ` (${cell.serverUnknown.toLocaleString('en')} declaring this extension)` : ''}, not in the shares`,
     );
   }
   return lines;

@@ -1,123 +1,40 @@
-/** The shapes of the collector's `/api/v1` answers this page reads (see the README, "Query API"). */
+/**
+ * The shapes of the collector's `/api/v1` answers this page reads, derived from the routes' response schemas: a
+ * schema change that the page no longer fits is a type error here. Type-only imports: no collector code is bundled.
+ */
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { alertsSchema } from '../../collector/http/api/v1/alerts/schema.js';
+import type { examplesSchema } from '../../collector/http/api/v1/examples/schema.js';
+import type { clientsSchema } from '../../collector/http/api/v1/filters/schema.js';
+import type { instancesSchema } from '../../collector/http/api/v1/instances/schema.js';
+import type { matrixSchema } from '../../collector/http/api/v1/matrix/schema.js';
+import type { timeseriesSchema } from '../../collector/http/api/v1/timeseries/schema.js';
+import type { clientsSchema as clientTrendSchema, declarationsSchema, extensionsSchema as extensionTrendSchema, requiredSchema as requiredTrendSchema } from '../../collector/http/api/v1/trends/schema.js';
 
-export type Declarations = { unknown: number; none: number; declared: number };
+/** The body of a route's 200 answer. */
+type Answer<Route extends { readonly response: { readonly 200: JSONSchema } }> = FromSchema<Route['response'][200]>;
 
-export interface ExtensionCounts {
-  id: string;
-  clientDeclared: number;
-  serverAdvertised: number;
-  negotiated: number;
-  /** Matrix cells: of `clientDeclared`, the requests answered before any server instance existed. */
-  serverUnknown?: number;
-}
+export type MatrixResponse = Answer<typeof matrixSchema>;
+export type MatrixRow = MatrixResponse['rows'][number];
+export type Declarations = MatrixRow['declaration'];
+/** One matrix cell's counts (`serverUnknown`: of `clientDeclared`, the requests answered before any server instance existed). */
+export type ExtensionCounts = MatrixRow['extensions'][number];
 
-export interface MatrixRow {
-  client: string;
-  name: string | null;
-  version: string | null;
-  requests: number;
-  /** Of `requests`, those answered before any server instance existed: left out of every share. */
-  serverUnknown?: number;
-  declaration: Declarations;
-  extensions: ExtensionCounts[];
-}
+export type InstancesResponse = Answer<typeof instancesSchema>;
+export type InstanceView = InstancesResponse['instances'][number];
 
-export interface MatrixResponse {
-  from: string;
-  to: string;
-  resolution: string;
-  group: string;
-  extensions: string[];
-  rows: MatrixRow[];
-}
+export type ClientsResponse = Answer<typeof clientsSchema>;
 
-export interface InstanceView {
-  service: string | null;
-  instanceId: string | null;
-  serviceVersion?: string | null;
-  host?: string | null;
-  serverName?: string | null;
-  serverVersion?: string | null;
-  firstSeen: string;
-  lastSeen: string;
-  stale: boolean;
-  advertisedAt?: string | null;
-  advertises: { id: string; fingerprints: string[] }[];
-  servers: { name: string | null; version: string | null; count: number | null; extensions: { id: string; fingerprint: string | null }[] }[];
-  settingsVariants: number;
-  differs: boolean;
-  history: { id: string; fingerprint: string | null; serverName?: string | null; serverVersion?: string | null; firstSeen: string; lastSeen: string; current: boolean }[];
-}
+export type TimeseriesResponse = Answer<typeof timeseriesSchema>;
 
-export interface InstancesResponse {
-  instances: InstanceView[];
-}
+export type DeclarationTrend = Answer<typeof declarationsSchema>;
+export type ClientTrend = Answer<typeof clientTrendSchema>;
+export type ExtensionTrend = Answer<typeof extensionTrendSchema>;
+export type RequiredTrend = Answer<typeof requiredTrendSchema>;
 
-export interface ClientsResponse {
-  from: string;
-  to: string;
-  clients: { client: string; name: string | null; version: string | null; requests: number }[];
-}
+export type ExamplesResponse = Answer<typeof examplesSchema>;
+export type Example = ExamplesResponse['examples'][number];
 
-export interface TimeseriesResponse {
-  extension: string;
-  from: string;
-  to: string;
-  stepMinutes: number;
-  points: { t: string; requests: number; clientDeclared: number; serverAdvertised: number; negotiated: number; negotiatedShare: number | null }[];
-}
-
-interface TrendFrame {
-  from: string;
-  to: string;
-  stepMinutes: number;
-  times: string[];
-}
-
-export interface DeclarationTrend extends TrendFrame {
-  requests: number[];
-  unknown: number[];
-  none: number[];
-  declared: number[];
-}
-
-export interface ClientTrend extends TrendFrame {
-  group: string;
-  clients: { client: string; name: string | null; version: string | null; total: number; requests: number[] }[];
-  other: { clients: number; total: number; requests: number[] };
-}
-
-export interface ExtensionTrend extends TrendFrame {
-  requests: number[];
-  extensions: { id: string; clientDeclared: number[]; serverAdvertised: number[]; negotiated: number[]; negotiatedShare: (number | null)[] }[];
-}
-
-export interface RequiredTrend extends TrendFrame {
-  total: number;
-  errors: number[];
-  extensions: { id: string; total: number; counts: number[]; clients: { client: string; name: string | null; version: string | null; count: number }[] }[];
-}
-
-export interface Example {
-  service: string | null;
-  instanceId: string | null;
-  traceId: string;
-  spanId: string;
-  name: string;
-  method: string | null;
-  outcome: string | null;
-  statusCode: string | null;
-  clientName: string | null;
-  clientVersion: string | null;
-  clientDeclaration: string | null;
-  start: string;
-  durationMs: number;
-  clientExtensions: string[];
-  serverExtensions: string[];
-  negotiated: string[];
-  required: string[];
-}
-
-export interface ExamplesResponse {
-  examples: Example[];
-}
+export type AlertsResponse = Answer<typeof alertsSchema>;
+export type AlertView = AlertsResponse['alerts'][number];
+export type AlertState = AlertView['state'];

@@ -1,36 +1,13 @@
 import { type Context, type ViewModule, isNotFound } from '../context.js';
 import { code, count, h, notice, replace, time } from '../dom.js';
 import { type State, parseState } from '../state.js';
+import type { AlertState, AlertView, AlertsResponse } from '../types.js';
 
 /**
  * Alerts from the collector's rules (`/api/v1/alerts`): what is firing or pending now, then what resolved, each
  * with a link to the view that shows its cause. Labels and annotations carry service names, client names and
  * extension ids, all sender-controlled: everything is text.
  */
-
-type AlertState = 'pending' | 'firing' | 'resolved';
-
-interface AlertView {
-  fingerprint: string;
-  rule: string;
-  kind: string;
-  severity: string;
-  state: AlertState;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  activeSince: string;
-  firingSince: string | null;
-  resolvedAt: string | null;
-  dashboardPath: string;
-  transitions: { from: string; to: AlertState; at: string }[];
-}
-
-interface AlertsResponse {
-  evaluation: { rulesFile: string | null; intervalSeconds: number; rules: number; lastEvaluation: string | null };
-  total: number;
-  nextOffset: number | null;
-  alerts: AlertView[];
-}
 
 const STATE_BADGES: Record<AlertState, { label: string; class: string }> = {
   firing: { label: '● firing', class: 'badge badge-drift' },

@@ -34,7 +34,7 @@ interface Moved {
 
 const shareOf = (row: MatrixRow | undefined, id: string): { share: number | null; negotiated: number; requests: number } => {
   // Over the requests whose server's declaration is known, as in the matrix.
-  const known = row === undefined ? 0 : row.requests - (row.serverUnknown ?? 0);
+  const known = row === undefined ? 0 : row.requests - row.serverUnknown;
   if (row === undefined || known <= 0) return { share: null, negotiated: 0, requests: known };
   const negotiated = row.extensions.find((cell) => cell.id === id)?.negotiated ?? 0;
   return { share: negotiated / known, negotiated, requests: known };

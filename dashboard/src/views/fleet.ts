@@ -3,12 +3,6 @@ import { code, h, hidden, notice, replace, time } from '../dom.js';
 import { href } from '../state.js';
 import type { InstanceView, InstancesResponse } from '../types.js';
 
-/** A page of `/api/v1/instances`, as the API sends it. */
-interface InstancesPage extends InstancesResponse {
-  total: number;
-  nextOffset: number | null;
-}
-
 /** Instances per request, and how many requests the view makes at most: past that it says how many it leaves out. */
 const PAGE_SIZE = 500;
 const MAX_PAGES = 2;
@@ -20,7 +14,7 @@ async function loadInstances(context: Context): Promise<{ instances: InstanceVie
   let total = 0;
   let offset: number | null = 0;
   for (let page = 0; page < MAX_PAGES && offset !== null; page++) {
-    const response: InstancesPage = await context.load<InstancesPage>('instances', { service, limit: PAGE_SIZE, offset });
+    const response: InstancesResponse = await context.load<InstancesResponse>('instances', { service, limit: PAGE_SIZE, offset });
     instances.push(...response.instances);
     total = response.total;
     offset = response.nextOffset;

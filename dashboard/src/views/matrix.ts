@@ -1,7 +1,7 @@
 import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
-import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, serverUnknownOf, sliceMatrix } from '../matrix-model.js';
+import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, sliceMatrix } from '../matrix-model.js';
 import { matrixParams } from '../filters.js';
 import { type State, href, rangeLabel } from '../state.js';
 import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
@@ -269,7 +269,7 @@ class MatrixView implements ViewModule {
     const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client, 'aria-rowindex': rowIndex + 2 });
     const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: clientTitle(row.client) }, row.client);
     tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
-    const unknown = serverUnknownOf(row);
+    const unknown = row.serverUnknown;
     tr.appendChild(
       h(
         'td',
@@ -480,7 +480,7 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
   td.dataset['client'] = row.client;
   td.dataset['ext'] = id;
   td.tabIndex = first ? 0 : -1;
-  const unknown = serverUnknownOf(row);
+  const unknown = row.serverUnknown;
   const base = unknown === 0 ? 'of requests' : `of ${cell.known} requests with a known server; ${unknown} answered before any server instance existed`;
   td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} ${base}`}`);
   if (unknown > 0) td.dataset['serverUnknown'] = String(unknown);

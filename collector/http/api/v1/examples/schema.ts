@@ -25,6 +25,7 @@ export const examplesSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
+            required: ['service', 'instanceId', 'traceId', 'spanId', 'name', 'method', 'outcome', 'statusCode', 'clientName', 'clientVersion', 'clientDeclaration', 'start', 'durationMs', 'clientExtensions', 'serverExtensions', 'negotiated', 'required'],
             properties: {
               service: nullableString,
               instanceId: nullableString,

@@ -17,6 +17,7 @@ export const declarationsSchema = {
   response: {
     200: {
       type: 'object',
+      additionalProperties: false,
       required: [...frameRequired, 'requests', 'unknown', 'none', 'declared'],
       properties: { ...frame, requests: counts, unknown: counts, none: counts, declared: counts },
     },
@@ -36,6 +37,7 @@ export const clientsSchema = {
   response: {
     200: {
       type: 'object',
+      additionalProperties: false,
       required: [...frameRequired, 'group', 'clients', 'other'],
       properties: {
         ...frame,
@@ -44,12 +46,14 @@ export const clientsSchema = {
           type: 'array',
           items: {
             type: 'object',
+            additionalProperties: false,
             required: ['client', 'name', 'version', 'total', 'requests'],
             properties: { client: { type: 'string' }, name: nullableString, version: nullableString, total: { type: 'integer' }, requests: counts },
           },
         },
         other: {
           type: 'object',
+          additionalProperties: false,
           required: ['clients', 'total', 'requests'],
           properties: { clients: { type: 'integer' }, total: { type: 'integer' }, requests: counts },
         },
@@ -63,7 +67,8 @@ export const extensionsSchema = {
   response: {
     200: {
       type: 'object',
-      required: [...frameRequired, 'requests', 'extensions'],
+      additionalProperties: false,
+      required: [...frameRequired, 'requests', 'serverUnknown', 'extensions'],
       properties: {
         ...frame,
         requests: counts,
@@ -73,6 +78,7 @@ export const extensionsSchema = {
           type: 'array',
           items: {
             type: 'object',
+            additionalProperties: false,
             required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated', 'negotiatedShare'],
             properties: {
               id: { type: 'string' },
@@ -97,6 +103,7 @@ export const requiredSchema = {
   response: {
     200: {
       type: 'object',
+      additionalProperties: false,
       required: [...frameRequired, 'total', 'errors', 'extensions'],
       properties: {
         ...frame,
@@ -106,6 +113,7 @@ export const requiredSchema = {
           type: 'array',
           items: {
             type: 'object',
+            additionalProperties: false,
             required: ['id', 'total', 'counts', 'clients'],
             properties: {
               id: { type: 'string' },
@@ -115,6 +123,7 @@ export const requiredSchema = {
                 type: 'array',
                 items: {
                   type: 'object',
+                  additionalProperties: false,
                   required: ['client', 'name', 'version', 'count'],
                   properties: { client: { type: 'string' }, name: nullableString, version: nullableString, count: { type: 'integer' } },
                 },
