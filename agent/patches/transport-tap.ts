@@ -31,14 +31,20 @@ function assertAssignable(target: object, property: string): void {
   if (own !== undefined && own.writable === false && own.set === undefined) throw new Error(`transport.${property} is read-only`);
 }
 
+/*
+ * The wrappers pass on exactly the arguments they were given. The common arities go through `call` with named
+ * arguments: forwarding `arguments` costs an arguments object per message and keeps V8 from inlining the callee.
+ */
+
 function observeCallbacks(transport: TappableTransport, observer: TransportObserver): void {
   const onmessage = transport.onmessage;
   if (typeof onmessage === 'function') {
+    const dispatch = onmessage as Callback;
     transport.onmessage = function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
       const scope = observer.inbound(message, extra);
-      // `arguments`, not (message, extra): whatever the transport passes reaches the callback unchanged.
-      const args = arguments as unknown as unknown[];
-      return scope === undefined ? (onmessage as Callback).apply(this, args) : context.with(scope, onmessage as Callback, this, ...args);
+      if (scope !== undefined) return context.with(scope, dispatch, this, ...(arguments as unknown as unknown[]));
+      if (arguments.length === 2) return dispatch.call(this, message, extra);
+      return arguments.length === 1 ? dispatch.call(this, message) : dispatch.apply(this, arguments as unknown as unknown[]);
     };
   }
   const onclose = transport.onclose;
@@ -69,8 +75,9 @@ export function tapTransport(transport: object, observer: TransportObserver, sta
     }
     return start.apply(this, arguments as unknown as unknown[]);
   };
-  target.send = function observedSend(this: unknown, message: unknown) {
+  target.send = function observedSend(this: unknown, message: unknown, options: unknown) {
     observer.outbound(message);
-    return send.apply(this, arguments as unknown as unknown[]);
+    if (arguments.length === 2) return send.call(this, message, options);
+    return arguments.length === 1 ? send.call(this, message) : send.apply(this, arguments as unknown as unknown[]);
   };
 }

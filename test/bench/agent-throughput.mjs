@@ -23,12 +23,13 @@ for (let round = 0; round < rounds; round++) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const pairedRatio = (variant, base) => median(samples[variant].map((value, round) => value / samples[base][round]));
 console.log(`agent throughput: ${rounds} rounds × ${requests} tools/call requests, ${concurrency} in flight, in-memory wire, 2026-07-28 client`);
-console.log('variant                         median req/s   vs bare (paired median)   min..max         CPU µs/request');
+console.log('variant                         median req/s   vs bare (paired median)   min..max         CPU µs/request   CPU vs bare (paired median)');
 const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', wire: 'agent, metrics, wire fallback', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
 for (const variant of variants) {
   const values = samples[variant];
   const range = `${Math.min(...values).toFixed(0)}..${Math.max(...values).toFixed(0)}`;
-  console.log(`${labels[variant].padEnd(30)} ${median(values).toFixed(0).padStart(10)}   ${(pairedRatio(variant, 'bare') * 100).toFixed(1).padStart(21)}%   ${range.padEnd(16)} ${median(cpu[variant]).toFixed(1).padStart(6)}`);
+  const cpuRatio = median(cpu[variant].map((value, round) => value / cpu.bare[round]));
+  console.log(`${labels[variant].padEnd(30)} ${median(values).toFixed(0).padStart(10)}   ${(pairedRatio(variant, 'bare') * 100).toFixed(1).padStart(21)}%   ${range.padEnd(16)} ${median(cpu[variant]).toFixed(1).padStart(6)}   ${((cpuRatio - 1) * 100).toFixed(1).padStart(6)}%`);
 }
 console.log(`agent with spans vs plain wrapper (paired median): ${(pairedRatio('spans', 'wrapper') * 100).toFixed(1)}%`);
 

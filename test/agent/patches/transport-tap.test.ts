@@ -111,6 +111,39 @@ describe('tapping a transport', () => {
     expect(sent).toEqual([message]);
   });
 
+  it('passes on exactly the arguments and `this` each call had, at every arity, to send and to onmessage', async () => {
+    const sends: { self: unknown; args: unknown[] }[] = [];
+    const deliveries: { self: unknown; args: unknown[] }[] = [];
+    const transport = {
+      onmessage(this: unknown, ...args: unknown[]) {
+        deliveries.push({ self: this, args });
+        return 'dispatched';
+      },
+      start: async () => {},
+      send(this: unknown, ...args: unknown[]) {
+        sends.push({ self: this, args });
+        return 'sent';
+      },
+    };
+    const { observer, seen } = recordingObserver();
+    tapTransport(transport, observer);
+    await transport.start();
+    const message = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const arities: unknown[][] = [[], [message], [message, undefined], [message, { relatedRequestId: 1 }], [message, { a: 1 }, 'third']];
+    const send = transport.send as (...args: unknown[]) => unknown;
+    const onmessage = transport.onmessage as (...args: unknown[]) => unknown;
+    for (const args of arities) {
+      expect(send.apply(transport, args)).toBe('sent');
+      expect(onmessage.apply(transport, args)).toBe('dispatched');
+    }
+    // Strict: [message] and [message, undefined] are different calls.
+    expect(sends.map((call) => call.args)).toStrictEqual(arities);
+    expect(deliveries.map((call) => call.args)).toStrictEqual(arities);
+    expect(sends.map((call) => call.args.length)).toEqual([0, 1, 2, 2, 3]);
+    expect(sends.every((call) => call.self === transport) && deliveries.every((call) => call.self === transport)).toBe(true);
+    expect(seen).toHaveLength(arities.length);
+  });
+
   it('refuses, changing nothing, a transport it cannot observe', () => {
     const frozen = Object.freeze({ onmessage: undefined, start: async () => {}, send: async () => {} });
     expect(() => tapTransport(frozen, recordingObserver().observer)).toThrow();

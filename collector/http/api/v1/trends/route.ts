@@ -1,6 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import type { FromSchema } from 'json-schema-to-ts';
 import { clientSeries, declarationSeries, extensionSeries, requiredSeries } from '../../../../analysis/trends.js';
-import type { Grouping } from '../../../../analysis/matrix.js';
 import { MS_PER_MINUTE } from '../../../../model/time.js';
 import type { TrendQuery, TrendResult } from '../../../../store/trends.js';
 import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
@@ -12,17 +12,8 @@ import { clientsSchema, declarationsSchema, extensionsSchema, requiredSchema } f
  * array of the same length (zeros included).
  */
 
-interface TrendQuerystring {
-  from?: string;
-  to?: string;
-  step?: string;
-  service?: string;
-  instance?: string;
-  client?: string;
-  extension?: string;
-  group?: Grouping;
-  limit?: number;
-}
+/** What every trend takes (`/trends/required` also takes an extension id). */
+type TrendQuerystring = FromSchema<typeof declarationsSchema.querystring> & { extension?: string };
 
 /**
  * A trend sums rollup rows of every client: its cost follows the rows of the rollup level its step reads (minutes,
@@ -52,24 +43,24 @@ function frameOf(result: TrendResult<unknown>): { from: string; to: string; step
   return { from: iso(result.fromMs), to: iso(result.toMs), stepMinutes: result.stepMinutes, times };
 }
 
-export const trendsRoutes: FastifyPluginAsync<ApiContext> = async (app, context) => {
+export const trendsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, context) => {
   const { reader } = context;
-  app.get<{ Querystring: TrendQuerystring }>('/trends/declarations', { schema: declarationsSchema }, async (request) => {
+  app.get('/trends/declarations', { schema: declarationsSchema }, async (request) => {
     const result = await reader.declarationTrend(trendQuery(request.query, context));
     return { ...frameOf(result), ...declarationSeries(result) };
   });
 
-  app.get<{ Querystring: TrendQuerystring }>('/trends/clients', { schema: clientsSchema }, async (request) => {
+  app.get('/trends/clients', { schema: clientsSchema }, async (request) => {
     const result = await reader.clientTrend(trendQuery(request.query, context));
     return { ...frameOf(result), ...clientSeries(result, request.query.group ?? 'client', request.query.limit ?? 10) };
   });
 
-  app.get<{ Querystring: TrendQuerystring }>('/trends/extensions', { schema: extensionsSchema }, async (request) => {
+  app.get('/trends/extensions', { schema: extensionsSchema }, async (request) => {
     const result = await reader.extensionTrend(trendQuery(request.query, context));
     return { ...frameOf(result), ...extensionSeries(result) };
   });
 
-  app.get<{ Querystring: TrendQuerystring }>('/trends/required', { schema: requiredSchema }, async (request) => {
+  app.get('/trends/required', { schema: requiredSchema }, async (request) => {
     const result = await reader.requiredTrend(trendQuery(request.query, context));
     return { ...frameOf(result), ...requiredSeries(result) };
   });
