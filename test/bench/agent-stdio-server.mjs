@@ -5,14 +5,15 @@
 // time so far to stderr, so the driver can take the CPU spent between two marks, in microseconds.
 //   node agent-stdio-server.mjs <bare|metrics|spans>
 import { createRequire } from 'node:module';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ExtscopeInstrumentation } from 'extscope';
 
 const variant = process.argv[2] ?? 'bare';
+// Loaded only when used: the uninstrumented server loads none of it.
 if (variant !== 'bare') {
+  const { context, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { ExtscopeInstrumentation } = await import('extscope');
   const discardMetrics = { export: (_m, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {}, selectAggregationTemporality: () => AggregationTemporality.DELTA };
   const discardSpans = { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} };
   const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: discardMetrics, exportIntervalMillis: 1000 })] });

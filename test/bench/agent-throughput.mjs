@@ -1,20 +1,21 @@
 // Agent overhead, side by side in one run: the same McpServer uninstrumented, with the agent (metrics only),
 // with the agent (metrics + spans), and with a hand-written span-per-request wrapper. Variants run in separate
-// processes (patching is process-wide), interleaved round by round. This VM's speed drifts by ±10% between
-// processes, so ratios are computed within each round (paired) and the median ratio is reported.
+// processes (patching is process-wide), interleaved round by round, the order rotating. This VM's speed drifts by
+// ±10% between processes, so ratios are computed within each round (paired) and the median ratio is reported.
 //   node test/bench/agent-throughput.mjs [rounds=5] [requests=20000] [concurrency=16]
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const worker = fileURLToPath(new URL('./agent-worker.mjs', import.meta.url));
 const [rounds = 5, requests = 20_000, concurrency = 16] = process.argv.slice(2).map(Number);
-const variants = ['bare', 'metrics', 'wire', 'spans', 'wrapper'];
+const variants = ['bare', 'otel', 'metrics', 'wire', 'spans', 'wrapper'];
 const run = (args) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', worker, ...args.map(String)], { encoding: 'utf8' }));
 
 const samples = Object.fromEntries(variants.map((variant) => [variant, []]));
 const cpu = Object.fromEntries(variants.map((variant) => [variant, []]));
 for (let round = 0; round < rounds; round++) {
-  for (const variant of variants) {
+  // The order rotates, so that no variant always runs first or last in a round (the machine drifts within one).
+  for (const variant of variants.map((_, index) => variants[(index + round) % variants.length])) {
     const result = run([variant, requests, concurrency]);
     samples[variant].push(result.rps);
     cpu[variant].push(result.cpuMicrosPerRequest);
@@ -24,7 +25,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const pairedRatio = (variant, base) => median(samples[variant].map((value, round) => value / samples[base][round]));
 console.log(`agent throughput: ${rounds} rounds × ${requests} tools/call requests, ${concurrency} in flight, in-memory wire, 2026-07-28 client`);
 console.log('variant                         median req/s   vs bare (paired median)   min..max         CPU µs/request   CPU vs bare (paired median)');
-const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', wire: 'agent, metrics, wire fallback', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
+const labels = { bare: 'uninstrumented', otel: 'OpenTelemetry SDK, no agent', metrics: 'agent, metrics only', wire: 'agent, metrics, wire fallback', spans: 'agent, metrics + spans', wrapper: 'plain span-per-request wrapper' };
 for (const variant of variants) {
   const values = samples[variant];
   const range = `${Math.min(...values).toFixed(0)}..${Math.max(...values).toFixed(0)}`;

@@ -5,23 +5,29 @@
 // wire fallback on) | spans | wrapper. `metrics` and `wire` set up what the zero-code entry sets up for metrics
 // only: a meter provider, no tracer provider and no context manager.
 import { createRequire } from 'node:module';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ExtscopeInstrumentation } from 'extscope';
 
 const [variant, requestsArg, concurrencyArg, junkArg] = process.argv.slice(2);
 const requests = Number(requestsArg ?? 20_000);
 const concurrency = Number(concurrencyArg ?? 16);
 const junkIds = Number(junkArg ?? 0);
 
-// Exporters that accept and discard: the benchmark measures the request path, not a network.
-const discardMetrics = { export: (_m, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {}, selectAggregationTemporality: () => AggregationTemporality.DELTA };
-const discardSpans = { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} };
-
 let tracer;
+let MeterProvider;
+let MetricReader;
+let AggregationTemporality;
+// Loaded only when used: an uninstrumented server loads none of it (loading the OpenTelemetry SDK alone costs
+// CPU on every request of this server: see BENCHMARKS.md).
 if (variant !== 'bare') {
+  const { context, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const sdkMetrics = await import('@opentelemetry/sdk-metrics');
+  ({ MeterProvider, MetricReader, AggregationTemporality } = sdkMetrics);
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { ExtscopeInstrumentation } = await import('extscope');
+  // Exporters that accept and discard: the benchmark measures the request path, not a network.
+  const discardMetrics = { export: (_m, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {}, selectAggregationTemporality: () => AggregationTemporality.DELTA };
+  const discardSpans = { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} };
+  const { PeriodicExportingMetricReader } = sdkMetrics;
   const metricsOnly = variant === 'metrics' || variant === 'wire';
   const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: discardMetrics, exportIntervalMillis: 1000 })] });
   let tracerProvider;
