@@ -129,3 +129,33 @@ export function extensionSlots(flags: readonly ExtensionFlagRow[], serverUnknown
 export function requiredSlots(rows: readonly (RequiredSlot & { ext: string | null })[]): RequiredSlot[] {
   return rows.map(({ ext, ...row }) => ({ ...row, id: ext }));
 }
+
+/** What each backend's SQL sums per step: one query per measure (`serverUnknown` goes with `extensions`). */
+export type TrendMeasure = 'declarations' | 'clients' | 'extensions' | 'serverUnknown' | 'required';
+
+/**
+ * The four trends as both backends answer them, over the one query per measure each backend runs
+ * ({@link TrendMeasures.read}): the rows are shaped here, once.
+ */
+export abstract class TrendMeasures {
+  protected abstract read<Slot>(measure: TrendMeasure, query: TrendQuery): Promise<TrendResult<Slot>>;
+
+  declarations(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
+    return this.read('declarations', query);
+  }
+
+  clients(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
+    return this.read('clients', query);
+  }
+
+  async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
+    const result = await this.read<ExtensionFlagRow>('extensions', query);
+    const unknown = await this.read<{ slot: number; n: number }>('serverUnknown', query);
+    return { ...result, rows: extensionSlots(result.rows, unknown.rows) };
+  }
+
+  async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
+    const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
+    return { ...result, rows: requiredSlots(result.rows) };
+  }
+}

@@ -1,16 +1,11 @@
 import { DECLARATION } from '../../../../contract/index.js';
 import {
-  type ClientSlot,
-  type DeclarationSlot,
-  type ExtensionFlagRow,
-  type ExtensionSlot,
-  type RequiredSlot,
   type TrendLevel,
+  type TrendMeasure,
+  TrendMeasures,
   type TrendQuery,
   type TrendResult,
-  extensionSlots,
   planTrend,
-  requiredSlots,
   trendResult,
 } from '../../trends.js';
 import { NamedStatement, type Queryable } from '../connection.js';
@@ -61,34 +56,16 @@ const MEASURES = {
   },
 } as const;
 
-type Measure = keyof typeof MEASURES;
 
 /** Sums per time step over the rollups, from the coarsest level the step allows (as sqlite/readers/trends.ts). */
-export class TrendsReader {
+export class TrendsReader extends TrendMeasures {
   private readonly statements = new Map<string, NamedStatement>();
 
-  constructor(private readonly db: Queryable) {}
-
-  declarations(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
-    return this.read('declarations', query);
+  constructor(private readonly db: Queryable) {
+    super();
   }
 
-  clients(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
-    return this.read('clients', query);
-  }
-
-  async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
-    const result = await this.read<ExtensionFlagRow>('extensions', query);
-    const unknown = await this.read<{ slot: number; n: number }>('serverUnknown', query);
-    return { ...result, rows: extensionSlots(result.rows, unknown.rows) };
-  }
-
-  async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
-    const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
-    return { ...result, rows: requiredSlots(result.rows) };
-  }
-
-  private async read<Slot>(measure: Measure, query: TrendQuery): Promise<TrendResult<Slot>> {
+  protected async read<Slot>(measure: TrendMeasure, query: TrendQuery): Promise<TrendResult<Slot>> {
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
     const plan = planTrend(query, bySeries);
     const { level, m0, m1 } = plan;

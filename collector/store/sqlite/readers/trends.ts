@@ -2,17 +2,12 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import {
-  type ClientSlot,
-  type DeclarationSlot,
-  type ExtensionFlagRow,
-  type ExtensionSlot,
-  type RequiredSlot,
   type TrendLevel,
+  type TrendMeasure,
+  TrendMeasures,
   type TrendQuery,
   type TrendResult,
-  extensionSlots,
   planTrend,
-  requiredSlots,
   trendResult,
 } from '../../trends.js';
 import { safeSum } from '../columns.js';
@@ -69,7 +64,6 @@ const MEASURES = {
   },
 } as const;
 
-type Measure = keyof typeof MEASURES;
 
 /**
  * Sums per time step over the rollups, from the coarsest level the step allows. Read in chunks of
@@ -77,35 +71,17 @@ type Measure = keyof typeof MEASURES;
  * many cells does not hold up ingest or `/healthz`; a chunk's rows may repeat another's groups, and the
  * analysis adds them up.
  */
-export class TrendsReader {
+export class TrendsReader extends TrendMeasures {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly chunkEnd: Record<'cells' | 'series', Database.Statement>;
 
   constructor(private readonly db: Database.Database) {
+    super();
     const end = (table: string): Database.Statement => db.prepare(`SELECT max(id) FROM (SELECT id FROM ${table} WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
     this.chunkEnd = { cells: end('cells'), series: end('series') };
   }
 
-  declarations(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
-    return this.read('declarations', query);
-  }
-
-  clients(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
-    return this.read('clients', query);
-  }
-
-  async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
-    const result = await this.read<ExtensionFlagRow>('extensions', query);
-    const unknown = await this.read<{ slot: number; n: number }>('serverUnknown', query);
-    return { ...result, rows: extensionSlots(result.rows, unknown.rows) };
-  }
-
-  async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
-    const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
-    return { ...result, rows: requiredSlots(result.rows) };
-  }
-
-  private async read<Slot>(measure: Measure, query: TrendQuery): Promise<TrendResult<Slot>> {
+  protected async read<Slot>(measure: TrendMeasure, query: TrendQuery): Promise<TrendResult<Slot>> {
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
     const plan = planTrend(query, bySeries);
     const { level, m0, m1 } = plan;
