@@ -5,6 +5,7 @@
 // wire fallback on) | spans | wrapper. `metrics` and `wire` set up what the zero-code entry sets up for metrics
 // only: a meter provider, no tracer provider and no context manager.
 import { createRequire } from 'node:module';
+import { timedWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg, junkArg] = process.argv.slice(2);
 const requests = Number(requestsArg ?? 20_000);
@@ -91,18 +92,7 @@ async function drive(total) {
 await drive(Math.min(2000, requests)); // warm-up: JIT, schemas, caches
 globalThis.gc?.();
 const heapBefore = process.memoryUsage().heapUsed;
-// Several windows; the median window resists the VM's bursts of stolen time better than one long run.
-const windows = 10;
-const perWindow = Math.ceil(requests / windows);
-const rates = [];
-const cpuBefore = process.cpuUsage();
-for (let w = 0; w < windows; w++) {
-  const started = process.hrtime.bigint();
-  await drive(perWindow);
-  rates.push(perWindow / (Number(process.hrtime.bigint() - started) / 1e9));
-}
-const cpu = process.cpuUsage(cpuBefore);
-rates.sort((a, b) => a - b);
+const { rps, cpuMicrosPerRequest } = await timedWindows(drive, requests);
 globalThis.gc?.();
 const heapUsedMB = process.memoryUsage().heapUsed / 2 ** 20;
 const heapGrowthMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
@@ -129,8 +119,8 @@ if (globalThis.extscopeInstrumentation !== undefined) {
 process.stdout.write(`${JSON.stringify({
   variant,
   requests,
-  rps: rates[Math.floor(windows / 2)],
-  cpuMicrosPerRequest: (cpu.user + cpu.system) / (perWindow * windows),
+  rps,
+  cpuMicrosPerRequest,
   heapUsedMB,
   heapGrowthMB,
   streams,

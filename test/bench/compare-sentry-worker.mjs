@@ -4,6 +4,7 @@
 //   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1]
 // variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
 import { createRequire } from 'node:module';
+import { timedWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2);
 const sampleRate = Number(sampleArg ?? 1);
@@ -142,17 +143,7 @@ async function drive(total) {
 
 const warmUp = Math.min(2000, requests);
 await drive(warmUp);
-const windows = 10;
-const perWindow = Math.ceil(requests / windows);
-const rates = [];
-const cpuBefore = process.cpuUsage();
-for (let w = 0; w < windows; w++) {
-  const started = process.hrtime.bigint();
-  await drive(perWindow);
-  rates.push(perWindow / (Number(process.hrtime.bigint() - started) / 1e9));
-}
-const cpu = process.cpuUsage(cpuBefore);
-rates.sort((a, b) => a - b);
+const { rps, cpuMicrosPerRequest } = await timedWindows(drive, requests);
 await finish();
 globalThis.gc?.();
 const memory = process.memoryUsage();
@@ -161,8 +152,8 @@ process.stdout.write(
   `${JSON.stringify({
     variant,
     sent,
-    rps: rates[Math.floor(windows / 2)],
-    cpuMicrosPerRequest: (cpu.user + cpu.system) / (perWindow * windows),
+    rps,
+    cpuMicrosPerRequest,
     heapUsedMB: memory.heapUsed / 2 ** 20,
     rssMB: memory.rss / 2 ** 20,
     spansExported: kept.spanCount,
