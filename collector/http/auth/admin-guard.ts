@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { BearerToken } from './bearer.js';
-import { AUTH_RATE_LIMITED, type AuthFailureLimit } from './failure-limit.js';
+import type { AuthFailureLimit } from './failure-limit.js';
+import { refuseToken } from './refusal.js';
 
 /**
  * onRequest hook for the admin routes (`/admin/*`: they copy the whole database). With `EXTSCOPE_ADMIN_TOKEN`
@@ -15,14 +16,6 @@ export function adminGuard(token: BearerToken | undefined, otherTokens: boolean,
       return;
     }
     if (token.matches(request.headers.authorization)) return;
-    const wait = failures?.failed(request.ip);
-    if (wait !== undefined) {
-      await reply.code(429).header('retry-after', String(wait)).send({ statusCode: 429, error: 'Too Many Requests', message: AUTH_RATE_LIMITED });
-      return;
-    }
-    await reply
-      .code(401)
-      .header('www-authenticate', 'Bearer realm="extscope-admin"')
-      .send({ statusCode: 401, error: 'Unauthorized', message: 'a valid bearer token (EXTSCOPE_ADMIN_TOKEN) is required' });
+    await refuseToken(request, reply, failures, 'extscope-admin', 'EXTSCOPE_ADMIN_TOKEN');
   };
 }

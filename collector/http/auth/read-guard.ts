@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { BearerToken } from './bearer.js';
-import { AUTH_RATE_LIMITED, type AuthFailureLimit } from './failure-limit.js';
+import type { AuthFailureLimit } from './failure-limit.js';
+import { refuseToken } from './refusal.js';
 
 /**
  * onRequest hook for everything behind `EXTSCOPE_READ_TOKEN` (API, /metrics; not the dashboard's static shell,
@@ -11,14 +12,6 @@ import { AUTH_RATE_LIMITED, type AuthFailureLimit } from './failure-limit.js';
 export function readGuard(token: BearerToken | undefined, failures?: AuthFailureLimit): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (token === undefined || token.matches(request.headers.authorization)) return;
-    const wait = failures?.failed(request.ip);
-    if (wait !== undefined) {
-      await reply.code(429).header('retry-after', String(wait)).send({ statusCode: 429, error: 'Too Many Requests', message: AUTH_RATE_LIMITED });
-      return;
-    }
-    await reply
-      .code(401)
-      .header('www-authenticate', 'Bearer realm="extscope"')
-      .send({ statusCode: 401, error: 'Unauthorized', message: 'a valid bearer token (EXTSCOPE_READ_TOKEN) is required' });
+    await refuseToken(request, reply, failures, 'extscope', 'EXTSCOPE_READ_TOKEN');
   };
 }
