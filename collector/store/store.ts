@@ -1,6 +1,7 @@
 import type { Alert, AlertState, AlertTransition } from '../alerting/model.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError } from '../model/errors.js';
+import { MS_PER_MINUTE } from '../model/time.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../model/records.js';
 import type { TrendReader } from './trends.js';
 
@@ -196,6 +197,21 @@ export interface StepQuery extends FilterQuery {
   extensionId: string;
   stepMinutes: number;
   clientName?: string | undefined;
+}
+
+/** The named parameters of both backends' step queries over a rollup level of `minutes`-long buckets. */
+export function stepParameters(query: StepQuery, minutes: number): Record<string, string | number | null> {
+  const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
+  const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
+  return {
+    m0,
+    step: query.stepMinutes,
+    b0: Math.floor(m0 / minutes),
+    b1: Math.ceil(m1 / minutes),
+    extension: query.extensionId,
+    service: query.service ?? null,
+    client: query.clientName ?? null,
+  };
 }
 
 export interface InstancesQuery {

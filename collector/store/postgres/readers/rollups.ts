@@ -3,7 +3,7 @@ import type { CellTotals, StepTotal, CellTotal } from '../../../model/records.js
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
 import { CELL_COLUMNS, type DimColumn, MAX_STORED_COUNT, unbound } from '../../sqlite/columns.js';
-import type { CellQuery, StepQuery } from '../../store.js';
+import { type CellQuery, type StepQuery, stepParameters } from '../../store.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
@@ -181,18 +181,7 @@ export class RollupsReader {
   }
 
   private async stepRows(statement: NamedStatement, minutes: number, query: StepQuery): Promise<StepTotal[]> {
-    const step = query.stepMinutes;
-    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
-    const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
-    const rows = await statement.all<Record<string, unknown>>(this.db, {
-      m0,
-      step,
-      b0: Math.floor(m0 / minutes),
-      b1: Math.ceil(m1 / minutes),
-      extension: query.extensionId,
-      service: query.service ?? null,
-      client: query.clientName ?? null,
-    });
+    const rows = await statement.all<Record<string, unknown>>(this.db, stepParameters(query, minutes));
     return records<StepTotal>(rows, STEP_COLUMNS);
   }
 }

@@ -4,7 +4,7 @@ import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
-import type { CellQuery, StepQuery } from '../../store.js';
+import { type CellQuery, type StepQuery, stepParameters } from '../../store.js';
 import { CELL_COLUMNS, type DimColumn, MAX_STORED_COUNT, safeSum, unbound } from '../columns.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
@@ -212,19 +212,7 @@ export class RollupsReader {
   }
 
   private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery, chunk: { after: number; upto: number } | undefined = undefined): StepTotal[] {
-    const step = query.stepMinutes;
-    const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
-    const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
-    const rows = statement?.all({
-      m0,
-      step,
-      b0: Math.floor(m0 / minutes),
-      b1: Math.ceil(m1 / minutes),
-      extension: query.extensionId,
-      service: query.service ?? null,
-      client: query.clientName ?? null,
-      ...chunk,
-    }) as Record<string, unknown>[];
+    const rows = statement?.all({ ...stepParameters(query, minutes), ...chunk }) as Record<string, unknown>[];
     return records<StepTotal>(rows, STEP_COLUMNS);
   }
 }
