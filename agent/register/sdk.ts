@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { format } from 'node:util';
-import { type DiagLogger, context, diag, metrics, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { type DiagLogger, diag, metrics, propagation, trace } from '@opentelemetry/api';
 import {
   CompositePropagator,
   W3CBaggagePropagator,
@@ -14,15 +13,14 @@ import {
 } from '@opentelemetry/core';
 import { AggregationTemporalityPreference, OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { type Resource, defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { type AggregationOption, AggregationTemporality, AggregationType, type InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
 import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
 import type { ServerIdentity } from '../types.js';
 import type { ExportHealth } from './export-health.js';
+import { startTracing } from './tracing.js';
 
 /** Every OTel diagnostic goes to stderr: on a stdio server, stdout is the protocol stream. */
 const stderrLogger: DiagLogger = {
@@ -193,11 +191,10 @@ function temporalityPreference(): { temporalityPreference?: AggregationTemporali
 
 /**
  * Starts the OpenTelemetry SDK for the zero-code entry: OTLP/HTTP metrics (cumulative sums, see
- * {@link temporalityPreference}) and OTLP/HTTP spans, configured by the standard `OTEL_*` variables. It
- * registers the global providers, context manager and W3C propagators.
+ * {@link temporalityPreference}) and, with `spans`, OTLP/HTTP spans, configured by the standard `OTEL_*`
+ * variables. It registers the global providers and W3C propagators, and the context manager when there are spans.
  *
- * Without `spans` there is no tracer provider and no context manager: on Node 20 `AsyncLocalStorage` runs on
- * promise hooks, which cost every promise the server makes, and with no span to carry nothing needs them.
+ * Without `spans` the tracing SDK is not even loaded, and no context manager is installed (see `tracing.ts`).
  */
 export function startAgentSdk(server: ServerIdentity, options: { spans: boolean }, health?: ExportHealth): AgentSdk {
   const resource = buildResource(server);
@@ -227,14 +224,13 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean 
   }
 
   if (options.spans && exporterEnabled('OTEL_TRACES_EXPORTER')) {
-    const timeout = exportTimeout('TRACES');
-    const built = exporterProtocol('TRACES') === 'http/json' ? new JsonTraceExporter(timeout) : new ProtoTraceExporter(timeout);
-    const exporter = health === undefined ? built : health.watch(built, 'traces', signalEndpoint('TRACES'));
-    tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
-    trace.setGlobalTracerProvider(tracerProvider);
+    tracerProvider = startTracing(resource, {
+      protocol: exporterProtocol('TRACES'),
+      ...exportTimeout('TRACES'),
+      ...(health !== undefined && { watch: (exporter) => health.watch(exporter, 'traces', signalEndpoint('TRACES')) }),
+    });
   }
 
-  if (tracerProvider !== undefined) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
     new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
   );

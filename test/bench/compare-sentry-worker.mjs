@@ -20,26 +20,30 @@ let finish = async () => undefined;
 
 if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
   const { context, trace } = await import('@opentelemetry/api');
-  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const { AggregationTemporality, MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
-  const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = await import('@opentelemetry/sdk-trace-base');
-  // As the zero-code entry sets it up: metrics only needs no context manager (it would cost every promise).
-  if (variant !== 'metrics') context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  // Exporters that count and keep a sample: the benchmark measures the request path, not a network.
-  const keepSpans = {
-    export(spans, done) {
-      kept.spanCount += spans.length;
-      for (const span of spans) if (kept.spans.length < 3) kept.spans.push({ name: span.name, attributes: span.attributes });
-      done({ code: 0 });
-    },
-    shutdown: async () => undefined,
-  };
-  const tracerProvider = new BasicTracerProvider({
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRate) }),
-    spanProcessors: [new BatchSpanProcessor(keepSpans, { maxQueueSize: 100_000, maxExportBatchSize: 1000 })],
-  });
-  trace.setGlobalTracerProvider(tracerProvider);
-  finish = () => tracerProvider.forceFlush();
+  // As the zero-code entry sets it up: metrics only loads nothing of tracing and installs no context manager
+  // (it would cost every promise).
+  let tracerProvider;
+  if (variant !== 'metrics') {
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = await import('@opentelemetry/sdk-trace-base');
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    // Exporters that count and keep a sample: the benchmark measures the request path, not a network.
+    const keepSpans = {
+      export(spans, done) {
+        kept.spanCount += spans.length;
+        for (const span of spans) if (kept.spans.length < 3) kept.spans.push({ name: span.name, attributes: span.attributes });
+        done({ code: 0 });
+      },
+      shutdown: async () => undefined,
+    };
+    tracerProvider = new BasicTracerProvider({
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRate) }),
+      spanProcessors: [new BatchSpanProcessor(keepSpans, { maxQueueSize: 100_000, maxExportBatchSize: 1000 })],
+    });
+    trace.setGlobalTracerProvider(tracerProvider);
+    finish = () => tracerProvider.forceFlush();
+  }
   class OnDemandReader extends MetricReader {
     constructor() {
       super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
@@ -81,7 +85,7 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
     const reader = new OnDemandReader();
     const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans' });
     instrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));
-    instrumentation.setTracerProvider(tracerProvider);
+    if (tracerProvider !== undefined) instrumentation.setTracerProvider(tracerProvider);
     readCounts = async () => {
       const { resourceMetrics } = await reader.collect();
       const metrics = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
@@ -143,7 +147,7 @@ async function drive(total) {
 
 const warmUp = Math.min(2000, requests);
 await drive(warmUp);
-const { rps, cpuMicrosPerRequest } = await timedWindows(drive, requests);
+const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests);
 await finish();
 globalThis.gc?.();
 const memory = process.memoryUsage();
@@ -154,6 +158,7 @@ process.stdout.write(
     sent,
     rps,
     cpuMicrosPerRequest,
+    mainMicrosPerRequest,
     heapUsedMB: memory.heapUsed / 2 ** 20,
     rssMB: memory.rss / 2 ** 20,
     spansExported: kept.spanCount,

@@ -88,15 +88,16 @@ const spread = (values) => `${percent(Math.min(...values))}..${percent(Math.max(
 console.log(`compare: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, in-memory wire, 2026-07-28 client, Node ${process.version}`);
 console.log(`load average (1 min) before ${loadBefore[0].toFixed(2)}, after ${loadAfter[0].toFixed(2)} on a shared 2-core machine`);
 console.log('');
-console.log('| variant | median req/s | req/s vs uninstrumented (paired median, range) | CPU µs/request | CPU vs uninstrumented (paired median, range) | heap after GC MiB | RSS MiB |');
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log('| variant | median req/s | req/s vs uninstrumented (paired median, range) | CPU µs/request | CPU vs uninstrumented (paired median, range) | of it main thread µs | main thread vs uninstrumented | heap after GC MiB | RSS MiB |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
   const rows = results[variant];
   const rel = ratios(variant, 'bare');
   const cpu = ratios(variant, 'bare', 'cpuMicrosPerRequest');
+  const main = ratios(variant, 'bare', 'mainMicrosPerRequest');
   const relative = (values) => (variant === 'bare' ? '100%' : `${percent(median(values))} (${spread(values)})`);
   console.log(
-    `| ${labels[variant]} | ${median(rows.map((row) => row.rps)).toFixed(0)} | ${relative(rel)} | ${median(rows.map((row) => row.cpuMicrosPerRequest)).toFixed(1)} | ${relative(cpu)} | ${median(rows.map((row) => row.heapUsedMB)).toFixed(1)} | ${median(rows.map((row) => row.rssMB)).toFixed(0)} |`,
+    `| ${labels[variant]} | ${median(rows.map((row) => row.rps)).toFixed(0)} | ${relative(rel)} | ${median(rows.map((row) => row.cpuMicrosPerRequest)).toFixed(1)} | ${relative(cpu)} | ${median(rows.map((row) => row.mainMicrosPerRequest)).toFixed(1)} | ${relative(main)} | ${median(rows.map((row) => row.heapUsedMB)).toFixed(1)} | ${median(rows.map((row) => row.rssMB)).toFixed(0)} |`,
   );
 }
 const spansVsSentry = ratios('spans', 'sentry');

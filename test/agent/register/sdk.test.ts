@@ -114,7 +114,7 @@ describe('what the zero-code SDK sets up', () => {
       const [line] = (await once(child.stdout, 'data')) as [Buffer];
       const counted = () => sink.points.filter((point) => point.metric === 'extscope.requests' && point.resource['process.pid'] === child.pid).length;
       await expect.poll(counted, { timeout: 10_000 }).toBeGreaterThan(0);
-      return JSON.parse(line.toString('utf8')) as { propagates: boolean; recording: boolean };
+      return JSON.parse(line.toString('utf8')) as { propagates: boolean; recording: boolean; tracingLoaded: boolean };
     } finally {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
@@ -122,13 +122,13 @@ describe('what the zero-code SDK sets up', () => {
     }
   }
 
-  it('with spans (the default): a tracer provider and a context manager that carries context across an await', async () => {
-    expect(await setUpWith({})).toEqual({ propagates: true, recording: true });
+  it('with spans (the default): the tracing SDK loaded, a tracer provider and a context manager that carries context across an await', async () => {
+    expect(await setUpWith({})).toEqual({ propagates: true, recording: true, tracingLoaded: true });
   });
 
-  it('with metrics only (EXTSCOPE_SPANS=false, or OTEL_TRACES_EXPORTER=none): neither, and the requests are still exported', async () => {
-    expect(await setUpWith({ EXTSCOPE_SPANS: 'false' })).toEqual({ propagates: false, recording: false });
-    expect(await setUpWith({ OTEL_TRACES_EXPORTER: 'none' })).toEqual({ propagates: false, recording: false });
+  it('with metrics only (EXTSCOPE_SPANS=false, or OTEL_TRACES_EXPORTER=none): none of them, not even loaded, and the requests are still exported', async () => {
+    expect(await setUpWith({ EXTSCOPE_SPANS: 'false' })).toEqual({ propagates: false, recording: false, tracingLoaded: false });
+    expect(await setUpWith({ OTEL_TRACES_EXPORTER: 'none' })).toEqual({ propagates: false, recording: false, tracingLoaded: false });
   });
 });
 
