@@ -3,6 +3,7 @@
 // one way. Prints {rps, cpuMicrosPerRequest, heapUsedMB, rssMB, recorded, sample} as JSON on stdout.
 //   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1]
 // variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
+//   | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of the code alone)
 import { createRequire } from 'node:module';
 import { timedWindows } from './timed-windows.mjs';
 
@@ -96,6 +97,15 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
       };
     };
   }
+}
+
+if (variant === 'loaded') {
+  const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+  const { ExtscopeInstrumentation } = await import('extscope');
+  const instrumentation = new ExtscopeInstrumentation({ spans: false, enabled: false });
+  instrumentation.setMeterProvider(new MeterProvider());
+  // Held, so nothing of it is collected before the measurement.
+  globalThis.extscopeBenchLoaded = instrumentation;
 }
 
 let Sentry;
