@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -48,9 +48,15 @@ const say = (line) => process.stdout.write(`${line}\n`);
 const children = [];
 let stopping = false;
 
-/** Starts a child in a process group of its own, so that stopping it ends everything it started. */
+/** Preloaded into every child: it stops itself when this process is gone (see there). */
+const PARENT_WATCH = pathToFileURL(join(ROOT, 'demo', 'parent-watch.mjs')).href;
+
+/**
+ * Starts a child in a process group of its own, so that stopping it ends everything it started. Its fd 3 is a pipe
+ * whose other end only this process holds: if the demo is killed outright, the child sees the pipe close and stops.
+ */
 function start(name, args, env) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', PARENT_WATCH, ...args], { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   const entry = { name, child, stderr: '', exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))) };
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk) => {

@@ -1,9 +1,11 @@
 /**
  * `npm run demo` (scripts/demo.mjs): the collector, four instrumented MCP servers and the SDK clients come up, every
  * dashboard view has data, a drift alert fires, and SIGINT (Ctrl-C) stops all of it: the demo exits 0 and no process it started survives.
+ * Killed outright (SIGKILL), the demo cannot stop anything: the processes it started stop by themselves.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ProcessEntry, alive, descendants, processes } from '../support/proc-tree.js';
@@ -134,5 +136,31 @@ describe('npm run demo', () => {
     // The temporary database went with it.
     expect(db).toBeDefined();
     expect(existsSync(join(db!, '..'))).toBe(false);
+  });
+
+  it('killed with SIGKILL, it leaves no process behind: everything it started stops by itself within 30 s', { timeout: 150_000 }, async () => {
+    const killed = spawn(process.execPath, ['scripts/demo.mjs', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    killed.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    killed.stderr!.resume();
+    const exited = new Promise((resolve) => killed.once('exit', resolve));
+    try {
+      // The collector, the four servers and the clients are up, and the clients have started.
+      await until('the collector URL', 60_000, async () => /collector on http:/.exec(stdout)?.[0]);
+      await until("the demo's six processes", 90_000, async () => (descendants(killed.pid!).filter((entry) => entry.ppid === killed.pid).length === 6 ? true : undefined));
+      const started = descendants(killed.pid!);
+      for (const entry of started) if (entry.pgid !== process.pid && entry.pgid !== killed.pid) groups.add(entry.pgid);
+      expect(started.length).toBeGreaterThanOrEqual(6);
+
+      killed.kill('SIGKILL');
+      await exited;
+      const left = await until('every process the demo started to stop', 30_000, async () => (started.some(alive) ? undefined : [])).catch(() => started.filter(alive));
+      expect(left.map((entry) => entry.pid)).toEqual([]);
+    } finally {
+      if (killed.exitCode === null && killed.signalCode === null) killed.kill('SIGKILL');
+      // The demo could not remove its temporary database: this test does.
+      const db = /database (\S+demo\.db)/.exec(stdout)?.[1];
+      if (db !== undefined) await rm(join(db, '..'), { recursive: true, force: true });
+    }
   });
 });
