@@ -16,7 +16,7 @@ export interface Stream {
  *
  * Why not `Counter.add`: the SDK hashes the attribute object on every call, which on the hot path of every MCP
  * request costs more than the rest of the agent together. Here a request costs a few Map lookups; callers build
- * attribute objects only when {@link increment} finds no stream yet. Keys are two-level (`outer`, `inner`) so a
+ * attribute objects only when {@link get} finds no stream yet. Keys are two-level (`outer`, `inner`) so a
  * caller that reuses one `outer` string (whose hash V8 caches) only hashes the short `inner` part.
  *
  * Reported as a monotonic sum, the exporter's temporality applies as it would to a Counter. With cumulative
@@ -30,14 +30,6 @@ export class CounterStreams {
   /** Past `maxStreams` distinct keys, new keys are counted in one overflow stream, as the OTel SDK does. */
   constructor(private readonly maxStreams = Number.POSITIVE_INFINITY) {}
 
-  /** Adds to an existing stream; `false` when there is none yet (then call {@link create}). */
-  increment(outer: string, inner: string, amount = 1): boolean {
-    const stream = this.streams.get(outer)?.get(inner);
-    if (stream === undefined) return false;
-    stream.value += amount;
-    return true;
-  }
-
   /** The stream under the keys, if there is one. */
   get(outer: string, inner: string): Stream | undefined {
     return this.streams.get(outer)?.get(inner);
@@ -45,12 +37,7 @@ export class CounterStreams {
 
   /** A new stream holding `amount`; past `maxStreams`, the overflow stream, `amount` added to it. */
   create(outer: string, inner: string, attributes: Attributes, amount = 1): Stream {
-    if (this.count >= this.maxStreams && outer !== OVERFLOW_KEY) {
-      const overflow = this.get(OVERFLOW_KEY, '');
-      if (overflow === undefined) return this.create(OVERFLOW_KEY, '', OVERFLOW_ATTRIBUTES, amount);
-      overflow.value += amount;
-      return overflow;
-    }
+    if (this.count >= this.maxStreams && outer !== OVERFLOW_KEY) return this.add(OVERFLOW_KEY, '', OVERFLOW_ATTRIBUTES, amount);
     let level = this.streams.get(outer);
     if (level === undefined) {
       level = new Map();
@@ -62,9 +49,12 @@ export class CounterStreams {
     return stream;
   }
 
-  /** For rare counts, where building `attributes` every time does not matter. */
-  add(outer: string, inner: string, attributes: Attributes, amount = 1): void {
-    if (!this.increment(outer, inner, amount)) this.create(outer, inner, attributes, amount);
+  /** Adds to the stream, created with `attributes` when new. For rare counts, where building them every time does not matter. */
+  add(outer: string, inner: string, attributes: Attributes, amount = 1): Stream {
+    const stream = this.get(outer, inner);
+    if (stream === undefined) return this.create(outer, inner, attributes, amount);
+    stream.value += amount;
+    return stream;
   }
 
   observe(result: ObservableResult): void {

@@ -226,7 +226,7 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean 
   if (options.spans && exporterEnabled('OTEL_TRACES_EXPORTER')) {
     tracerProvider = startTracing(resource, {
       protocol: exporterProtocol('TRACES'),
-      ...exportTimeout('TRACES'),
+      exporterOptions: exportTimeout('TRACES'),
       ...(health !== undefined && { watch: (exporter) => health.watch(exporter, 'traces', signalEndpoint('TRACES')) }),
     });
   }

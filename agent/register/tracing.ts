@@ -16,7 +16,8 @@ const load = createRequire(import.meta.url);
 
 export interface TraceExporterChoice {
   protocol: 'http/json' | 'http/protobuf';
-  timeoutMillis?: number;
+  /** Passed to the exporter as they are. */
+  exporterOptions: { timeoutMillis?: number };
   /** Wraps the exporter (export health reporting). */
   watch?: (exporter: SdkTraceBase.SpanExporter) => SdkTraceBase.SpanExporter;
 }
@@ -25,11 +26,10 @@ export interface TraceExporterChoice {
 export function startTracing(resource: Resource, choice: TraceExporterChoice): SdkTraceBase.BasicTracerProvider {
   const { BasicTracerProvider, BatchSpanProcessor } = load('@opentelemetry/sdk-trace-base') as typeof SdkTraceBase;
   const { AsyncLocalStorageContextManager } = load('@opentelemetry/context-async-hooks') as typeof ContextAsyncHooks;
-  const options = choice.timeoutMillis === undefined ? {} : { timeoutMillis: choice.timeoutMillis };
   const built =
     choice.protocol === 'http/json'
-      ? new (load('@opentelemetry/exporter-trace-otlp-http') as typeof TraceExporterHttp).OTLPTraceExporter(options)
-      : new (load('@opentelemetry/exporter-trace-otlp-proto') as typeof TraceExporterProto).OTLPTraceExporter(options);
+      ? new (load('@opentelemetry/exporter-trace-otlp-http') as typeof TraceExporterHttp).OTLPTraceExporter(choice.exporterOptions)
+      : new (load('@opentelemetry/exporter-trace-otlp-proto') as typeof TraceExporterProto).OTLPTraceExporter(choice.exporterOptions);
   const exporter = choice.watch?.(built) ?? built;
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   trace.setGlobalTracerProvider(tracerProvider);

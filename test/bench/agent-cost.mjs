@@ -141,7 +141,7 @@ const quartiles = (values) => {
 };
 const row = (label, key) => {
   const bareMedian = median(pairs.map((pair) => pair.bare[key]));
-  const observedMedian = median(pairs.map((pair) => pair[`observed`][key]));
+  const observedMedian = median(pairs.map((pair) => pair.observed[key]));
   const differences = pairs.map((pair) => pair.observed[key] - pair.bare[key]);
   const ratios = pairs.map((pair) => pair.observed[key] / pair.bare[key]);
   const [low, high] = quartiles(differences);

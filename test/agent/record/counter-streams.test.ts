@@ -11,9 +11,10 @@ function observed(streams: CounterStreams): { value: number; attributes: Attribu
 describe('CounterStreams', () => {
   it('counts per two-level key; a stream is created once, with its attributes', () => {
     const streams = new CounterStreams();
-    expect(streams.increment('a', 'x')).toBe(false);
-    streams.create('a', 'x', { key: 'a/x' });
-    expect(streams.increment('a', 'x')).toBe(true);
+    expect(streams.get('a', 'x')).toBeUndefined();
+    const created = streams.create('a', 'x', { key: 'a/x' });
+    expect(streams.get('a', 'x')).toBe(created);
+    created.value++;
     streams.add('a', 'y', { key: 'a/y' }, 5);
     streams.add('a', 'x', { key: 'ignored' });
     expect(observed(streams)).toEqual([
