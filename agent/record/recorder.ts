@@ -8,6 +8,7 @@ import {
   ATTR_SERVER_VERSION,
   type AttributeSpec,
   DECLARATION,
+  ERA,
   EXTENSION_ATTRIBUTES,
   type ExtensionDimKey,
   INVALID_EXTENSION_ID,
@@ -32,7 +33,11 @@ export interface RecorderLimits {
 }
 
 type RawValue = string | number | undefined;
-type ReadRequestValue = (facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome) => RawValue;
+/** What of a request the attribute values are read from: a reader sees nothing else of it. */
+type ReadFacts = Pick<RequestFacts, 'method' | 'era' | 'protocolVersion' | 'clientName' | 'clientVersion' | 'client'>;
+/** What of an outcome they are read from. */
+type ReadOutcome = Pick<Outcome, 'outcome' | 'errorCode'>;
+type ReadRequestValue = (facts: ReadFacts, server: ServerAdvertisement | undefined, outcome: ReadOutcome) => RawValue;
 
 /**
  * Where the value of each request attribute comes from, keyed as the contract's {@link REQUEST_ATTRIBUTES}
@@ -93,10 +98,12 @@ interface AdvertisedVariant {
   points: Attributes[];
 }
 
-interface LastRequest {
+/** The last request's inputs (all a reader may read, and the objects its extension points come from), and what it counted into. */
+interface LastRequest extends Omit<ReadFacts, 'client'>, ReadOutcome {
   client: DeclaredExtensions | undefined;
   server: ServerAdvertisement | undefined;
   required: DeclaredExtensions | undefined;
+  /** Empty until a request was counted. */
   streams: Stream[];
   /** The attributes whose overflow its extension points counted. */
   overflows: string[];
@@ -129,10 +136,23 @@ export class Recorder {
   private readonly innerKeys = new Map<string, string[]>();
   /**
    * What the last request counted into: when the next one repeats it (the same attribute inputs, the same
-   * declaration objects: see `DeclarationMemo`), it adds to these streams without a lookup, and counts again the
-   * overflows the first one counted. Steady traffic takes this path nearly always.
+   * declaration and server objects: see `DeclarationMemo`), it adds to these streams without reading a value,
+   * and counts again the overflows the first one counted. Steady traffic takes this path nearly always.
    */
-  private readonly last: LastRequest = { client: undefined, server: undefined, required: undefined, streams: [], overflows: [] };
+  private readonly last: LastRequest = {
+    method: '',
+    era: ERA.legacy,
+    protocolVersion: undefined,
+    clientName: undefined,
+    clientVersion: undefined,
+    client: undefined,
+    server: undefined,
+    outcome: '',
+    errorCode: undefined,
+    required: undefined,
+    streams: [],
+    overflows: [],
+  };
   /** While set, {@link countOverflow} also notes each overflow here (for {@link last}). */
   private noting: string[] | undefined;
 
@@ -192,17 +212,18 @@ export class Recorder {
 
   /** Counts one finished request: `server` is `undefined` when it was answered before any server instance. */
   record(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome): void {
+    const last = this.last;
+    if (this.repeatsLastRequest(facts, server, outcome)) {
+      for (const attribute of this.folded) this.countOverflow(attribute);
+      for (const stream of last.streams) stream.value++;
+      for (const attribute of last.overflows) this.countOverflow(attribute);
+      this.countRejected(facts.client);
+      return;
+    }
     const raw = this.raw;
     for (let i = 0; i < REQUEST_READERS.length; i++) raw[i] = REQUEST_READERS[i]!(facts, server, outcome);
-    const last = this.last;
     if (this.repeatsLast()) {
       for (const attribute of this.folded) this.countOverflow(attribute);
-      if (facts.client === last.client && server === last.server && outcome.required === last.required) {
-        for (const stream of last.streams) stream.value++;
-        for (const attribute of last.overflows) this.countOverflow(attribute);
-        this.countRejected(facts.client);
-        return;
-      }
     } else {
       this.admitRequest();
     }
@@ -218,11 +239,39 @@ export class Recorder {
     }
     for (const stream of streams) stream.value++;
     this.countRejected(facts.client);
+    last.method = facts.method;
+    last.era = facts.era;
+    last.protocolVersion = facts.protocolVersion;
+    last.clientName = facts.clientName;
+    last.clientVersion = facts.clientVersion;
     last.client = facts.client;
     last.server = server;
+    last.outcome = outcome.outcome;
+    last.errorCode = outcome.errorCode;
     last.required = outcome.required;
     last.streams = streams;
     last.overflows = overflows;
+  }
+
+  /**
+   * Whether a request has every input of the last counted one: each field a reader may read ({@link ReadFacts},
+   * {@link ReadOutcome}), compared one by one, and the same declaration and server objects (never modified once read).
+   */
+  private repeatsLastRequest(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome): boolean {
+    const last = this.last;
+    return (
+      last.streams.length > 0 &&
+      facts.client === last.client &&
+      server === last.server &&
+      outcome.required === last.required &&
+      facts.method === last.method &&
+      facts.era === last.era &&
+      facts.protocolVersion === last.protocolVersion &&
+      facts.clientName === last.clientName &&
+      facts.clientVersion === last.clientVersion &&
+      outcome.outcome === last.outcome &&
+      outcome.errorCode === last.errorCode
+    );
   }
 
   private countOverflow(attribute: string): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Outcome } from '../../../agent/observe/request-facts.js';
+import type { Outcome, RequestFacts } from '../../../agent/observe/request-facts.js';
 import type { ServerAdvertisement } from '../../../agent/observe/server-advertisement.js';
 import { Recorder } from '../../../agent/record/recorder.js';
 import { ADVERTISED_ATTRIBUTES, type AttributeSpec, EXTENSION_ATTRIBUTES, REQUEST_ATTRIBUTES } from '../../../contract/index.js';
@@ -159,6 +159,44 @@ describe('Recorder: a request that repeats the last one', () => {
     recorder.record(request, advertisement('s', '1', ['b/y']), complete); // another server: its own streams
     expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': 'b/y', 'extscope.extension.negotiated': true })).toBe(1);
     expect(await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': 'c/z' })).toBe(6);
+  });
+
+  it('a request differing from the last in any one input of a value is counted under its own values', async () => {
+    const server = advertisement('s', '1', ['a/x']);
+    const client = declared(['a/x']);
+    const base: Partial<RequestFacts> = { method: 'tools/call', era: 'modern', protocolVersion: '2026-07-28', clientName: 'c', clientVersion: '1', client };
+    const variations: [string, Partial<RequestFacts>, ServerAdvertisement | undefined, Outcome][] = [
+      ['method', { method: 'tools/list' }, server, complete],
+      ['era', { era: 'legacy' }, server, complete],
+      ['protocol version', { protocolVersion: '2025-11-25' }, server, complete],
+      ['client name', { clientName: 'd' }, server, complete],
+      ['client version', { clientVersion: '2' }, server, complete],
+      ['declaration', { client: declared(['b/y']) }, server, complete],
+      ['server', {}, advertisement('s', '2', ['a/x']), complete],
+      ['no server', {}, undefined, complete],
+      ['outcome', {}, server, { outcome: 'tool_error' }],
+      ['status code', {}, server, { outcome: 'error', errorCode: -32601 }],
+      ['other status code', {}, server, { outcome: 'error', errorCode: -32602 }],
+      ['required ids', {}, server, { outcome: 'error', errorCode: -32602, required: declared(['a/x']) }],
+    ];
+    /** Every point of both sums, keyed by metric and attributes. */
+    const counted = async (record: (recorder: Recorder) => void) => {
+      const { recorder, metrics } = recorderWithReader();
+      record(recorder);
+      const points = new Map<string, number>();
+      for (const name of ['extscope.requests', 'extscope.extension.requests']) {
+        for (const point of await metrics.points(name)) points.set(`${name} ${JSON.stringify(point.attributes)}`, point.value);
+      }
+      return points;
+    };
+    for (const [input, change, otherServer, outcome] of variations) {
+      const first = (recorder: Recorder) => recorder.record(facts(base), server, complete);
+      const second = (recorder: Recorder) => recorder.record(facts({ ...base, ...change }), otherServer, outcome);
+      // Both after each other count what each counts alone: the second is never taken for a repeat of the first.
+      const expected = await counted(first);
+      for (const [key, value] of await counted((recorder) => [second, second].forEach((record) => record(recorder)))) expected.set(key, (expected.get(key) ?? 0) + value);
+      expect(await counted((recorder) => [first, second, second].forEach((record) => record(recorder))), input).toEqual(expected);
+    }
   });
 
   it('counts again, on each repeat, the extension ids folded into _OTHER and the ids it rejected', async () => {
