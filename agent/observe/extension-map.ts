@@ -38,11 +38,14 @@ const NONE_DECLARATION: DeclaredExtensions = Object.freeze({
 /**
  * The last declaration read that a later map may repeat: a client sends the same map on every request, and
  * handing back the same object spares the allocations and lets the recorder see the repeat by identity.
- * Only a declaration of valid ids with empty settings (`{}`, by far the most common) is kept, so the reuse
- * never stands in for different settings.
+ * Where settings are read (spans fingerprint them), only a declaration of valid ids with empty settings (`{}`, by
+ * far the most common) is kept, so the reuse never stands in for different settings; where nothing reads them,
+ * any declaration of valid ids is, and a repeat is known by its ids alone (the settings of the declaration handed
+ * back are then those of the first map, unread).
  */
 export interface DeclarationMemo {
   last: DeclaredExtensions | undefined;
+  readonly settingsRead: boolean;
 }
 
 /**
@@ -57,7 +60,7 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
   const map = asRecord(record['extensions']);
   if (map === undefined) return NONE_DECLARATION;
   const last = memo?.last;
-  if (last !== undefined && repeats(map, last.ids)) return last;
+  if (last !== undefined && repeats(map, last.ids, memo!.settingsRead)) return last;
   const ids: string[] = [];
   const settings: unknown[] = [];
   let invalid = 0;
@@ -75,15 +78,15 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
   }
   if (ids.length === 0 && invalid === 0 && dropped === 0) return NONE_DECLARATION;
   const read: DeclaredExtensions = { declaration: DECLARATION.declared, ids, settings, invalid, dropped };
-  if (memo !== undefined && emptySettings && invalid === 0 && dropped === 0) memo.last = read;
+  if (memo !== undefined && (emptySettings || !memo.settingsRead) && invalid === 0 && dropped === 0) memo.last = read;
   return read;
 }
 
-/** Whether `map` holds exactly `ids`, in that order, each with empty settings. */
-function repeats(map: Record<string, unknown>, ids: readonly string[]): boolean {
+/** Whether `map` holds exactly `ids`, in that order (each with empty settings, if `emptySettings`). */
+function repeats(map: Record<string, unknown>, ids: readonly string[], emptySettings: boolean): boolean {
   let index = 0;
   for (const id in map) {
-    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || !isEmptyRecord(map[id])) return false;
+    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || (emptySettings && !isEmptyRecord(map[id]))) return false;
     index++;
   }
   return index === ids.length;

@@ -29,7 +29,7 @@ export class RequestPipeline implements RequestSink {
     private readonly options: PipelineOptions,
     private readonly tracer: () => Tracer,
   ) {
-    this.reading = { limits: options.limits, declarations: { last: undefined }, spanDetails: options.spans };
+    this.reading = { limits: options.limits, declarations: { last: undefined, settingsRead: options.spans }, spanDetails: options.spans };
     this.recorder = new Recorder(options);
   }
 

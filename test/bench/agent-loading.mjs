@@ -2,7 +2,8 @@
 // process): the uninstrumented server; `loaded`, the same with everything the metrics-only variant loads and builds
 // (the OpenTelemetry metrics SDK, extscope, the instrumentation constructed but disabled: nothing patched); and
 // `metrics`, the agent at work. Each variant runs in a process of its own, the order rotating round by round;
-// the paired ratios of all threads' and the main thread's CPU per request are reported (median, quartiles).
+// the paired ratios of requests/s (the median window's), of all threads' and of the main thread's CPU per request
+// are reported (median, quartiles).
 //   node test/bench/agent-loading.mjs [rounds=30] [requests=20000] [concurrency=16]
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -37,12 +38,12 @@ for (const variant of variants) for (const result of results[variant]) result.he
 
 console.log(`agent overhead, what it is made of: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, in-memory wire, client in the same process, Node ${process.version}`);
 console.log('');
-console.log('| variant | CPU µs/request | vs uninstrumented (paired median, quartiles) | main thread µs | vs uninstrumented | V8 helper threads µs | vs uninstrumented | heap after GC MiB |');
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log('| variant | req/s | vs uninstrumented (paired median, quartiles) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented | V8 helper threads µs | vs uninstrumented | heap after GC MiB |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
   const rows = results[variant];
   const of = (key) => median(rows.map((row) => row[key])).toFixed(1);
-  console.log(`| ${labels[variant]} | ${of('cpuMicrosPerRequest')} | ${versus(variant, 'cpuMicrosPerRequest')} | ${of('mainMicrosPerRequest')} | ${versus(variant, 'mainMicrosPerRequest')} | ${of('helperMicrosPerRequest')} | ${versus(variant, 'helperMicrosPerRequest')} | ${of('heapUsedMB')} |`);
+  console.log(`| ${labels[variant]} | ${median(rows.map((row) => row.rps)).toFixed(0)} | ${versus(variant, 'rps')} | ${of('cpuMicrosPerRequest')} | ${versus(variant, 'cpuMicrosPerRequest')} | ${of('mainMicrosPerRequest')} | ${versus(variant, 'mainMicrosPerRequest')} | ${of('helperMicrosPerRequest')} | ${versus(variant, 'helperMicrosPerRequest')} | ${of('heapUsedMB')} |`);
 }
 const last = results.metrics.at(-1);
 console.log('');

@@ -47,9 +47,9 @@ describe('the three declaration states', () => {
   });
 });
 
-describe('a repeated declaration', () => {
+describe('a repeated declaration, where settings are read (spans)', () => {
   it('is the same object again when a map repeats valid ids with empty settings, in order', () => {
-    const memo = { last: undefined };
+    const memo = { last: undefined, settingsRead: true };
     const first = readDeclaredExtensions({ extensions: { 'a/b': {}, 'c/d': {} } }, limits, memo);
     expect(readDeclaredExtensions({ extensions: { 'a/b': {}, 'c/d': {} } }, limits, memo)).toBe(first);
     for (const extensions of [{ 'c/d': {}, 'a/b': {} }, { 'a/b': {} }, { 'a/b': {}, 'c/d': {}, 'e/f': {} }, { 'a/b': {}, 'c/d': { mode: 1 } }]) {
@@ -61,9 +61,35 @@ describe('a repeated declaration', () => {
   });
 
   it('is read anew when it has settings, invalid or dropped ids', () => {
-    const memo = { last: undefined };
+    const memo = { last: undefined, settingsRead: true };
     for (const [extensions, options] of [
       [{ 'a/b': { mode: 1 } }, limits],
+      [{ 'a/b': {}, 'bad id': {} }, limits],
+      [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
+    ] as const) {
+      const first = readDeclaredExtensions({ extensions }, options, memo);
+      const again = readDeclaredExtensions({ extensions }, options, memo);
+      expect(again).not.toBe(first);
+      expect(again).toEqual(first);
+    }
+  });
+});
+
+describe('a repeated declaration, where nothing reads settings (metrics only)', () => {
+  it('is the same object again when a map repeats valid ids in order, whatever their settings', () => {
+    const memo = { last: undefined, settingsRead: false };
+    const first = readDeclaredExtensions({ extensions: { 'a/b': { mode: 1 }, 'c/d': {} } }, limits, memo);
+    expect(readDeclaredExtensions({ extensions: { 'a/b': { mode: 2 }, 'c/d': [] } }, limits, memo)).toBe(first);
+    for (const extensions of [{ 'c/d': {}, 'a/b': {} }, { 'a/b': {} }, { 'a/b': {}, 'c/d': {}, 'e/f': {} }]) {
+      const read = readDeclaredExtensions({ extensions }, limits, memo);
+      expect(read).not.toBe(first);
+      expect(read.ids).toEqual(Object.keys(extensions));
+    }
+  });
+
+  it('is read anew when it has invalid or dropped ids', () => {
+    const memo = { last: undefined, settingsRead: false };
+    for (const [extensions, options] of [
       [{ 'a/b': {}, 'bad id': {} }, limits],
       [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
     ] as const) {

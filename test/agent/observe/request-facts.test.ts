@@ -3,8 +3,8 @@ import { readDeclaredExtensions } from '../../../agent/observe/extension-map.js'
 import { cancelledRequestId, isRequest, isResponse, readOutcome, readRequest } from '../../../agent/observe/request-facts.js';
 
 const limits = { maxIds: 64, maxIdLength: 128 };
-const reading = { limits, declarations: { last: undefined }, spanDetails: false };
-const withSpanDetails = { limits, declarations: { last: undefined }, spanDetails: true };
+const reading = { limits, declarations: { last: undefined, settingsRead: false }, spanDetails: false };
+const withSpanDetails = { limits, declarations: { last: undefined, settingsRead: true }, spanDetails: true };
 const envelope = (meta: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: meta } });
 
 describe('reading a request', () => {
