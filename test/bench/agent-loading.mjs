@@ -3,7 +3,7 @@
 // (the OpenTelemetry metrics SDK, extscope, the instrumentation constructed but disabled: nothing patched); and
 // `metrics`, the agent at work. Each variant runs in a process of its own, the order rotating round by round;
 // the paired ratios of requests/s (the median window's), of all threads' and of the main thread's CPU per request
-// are reported (median, quartiles).
+// are reported (median, quartiles, and a 95 % bootstrap interval for the median).
 //   node test/bench/agent-loading.mjs [rounds=30] [requests=20000] [concurrency=16]
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -27,18 +27,31 @@ const sorted = (values) => [...values].sort((a, b) => a - b);
 const median = (values) => sorted(values)[Math.floor(values.length / 2)];
 const quartiles = (values) => [sorted(values)[Math.floor(values.length / 4)], sorted(values)[Math.floor((values.length * 3) / 4)]];
 const percent = (ratio) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
+/** A 95 % interval for the median of `values`: percentiles of the medians of 2,000 resamples (a fixed seed, so a rerun on the same figures prints the same). */
+const medianInterval = (values) => {
+  let seed = 0x2f6b1d;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  const medians = sorted(Array.from({ length: 2000 }, () => median(values.map(() => values[Math.floor(random() * values.length)]))));
+  return [medians[50], medians[1949]];
+};
 const versus = (variant, key) => {
   if (variant === 'bare') return '–';
   const ratios = results[variant].map((result, round) => result[key] / results.bare[round][key]);
   const [low, high] = quartiles(ratios);
-  return `${percent(median(ratios))} (${percent(low)}..${percent(high)})`;
+  const [lowMedian, highMedian] = medianInterval(ratios);
+  return `${percent(median(ratios))} (${percent(low)}..${percent(high)}; median ${percent(lowMedian)}..${percent(highMedian)})`;
 };
 const helpers = (result) => result.cpuMicrosPerRequest - result.mainMicrosPerRequest;
 for (const variant of variants) for (const result of results[variant]) result.helperMicrosPerRequest = helpers(result);
 
 console.log(`agent overhead, what it is made of: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, in-memory wire, client in the same process, Node ${process.version}`);
 console.log('');
-console.log('| variant | req/s | vs uninstrumented (paired median, quartiles) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented | V8 helper threads µs | vs uninstrumented | heap after GC MiB |');
+console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented | V8 helper threads µs | vs uninstrumented | heap after GC MiB |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
   const rows = results[variant];
