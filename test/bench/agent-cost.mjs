@@ -80,15 +80,9 @@ const serverBefore = require('@modelcontextprotocol/server');
 const bare = await serve(stdioBefore.serveStdio, serverBefore.McpServer, serverBefore.InMemoryTransport);
 
 // The agent, metrics only, as the zero-code entry sets it up (no context manager, no tracer provider).
-const { AggregationTemporality, MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
+const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+const { OnDemandReader } = await import('./on-demand-reader.mjs');
 const { ExtscopeInstrumentation } = await import('extscope');
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  async onForceFlush() {}
-  async onShutdown() {}
-}
 const reader = new OnDemandReader();
 const instrumentation = new ExtscopeInstrumentation({ spans: false });
 instrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));

@@ -7,7 +7,7 @@
 // Also times the pieces on the path one by one: reading a request, reading its declaration, the recorder's repeat.
 //   node test/bench/agent-path.mjs [rounds=8] [requests per round=1000000]
 import { trace } from '@opentelemetry/api';
-import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { EntryExchanges } from '../../dist/agent/observe/entry-exchange.js';
 import { readDeclaredExtensions } from '../../dist/agent/observe/extension-map.js';
 import { readOutcome, readRequest } from '../../dist/agent/observe/request-facts.js';
@@ -15,6 +15,7 @@ import { observingServeStdio } from '../../dist/agent/patches/serve-stdio.js';
 import { ServerConnections } from '../../dist/agent/patches/server-connect.js';
 import { Recorder } from '../../dist/agent/record/recorder.js';
 import { RequestPipeline } from '../../dist/agent/record/request-pipeline.js';
+import { OnDemandReader } from './on-demand-reader.mjs';
 
 const [rounds = 8, perRound = 1_000_000] = process.argv.slice(2).map(Number);
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -37,13 +38,6 @@ const template = JSON.stringify({
 const RING = 4096;
 const messages = Array.from({ length: RING }, (_, id) => ({ ...JSON.parse(template), id }));
 
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  async onForceFlush() {}
-  async onShutdown() {}
-}
 const reader = new OnDemandReader();
 
 /** A stand-in for serveStdio with one pinned instance that answers every request at once; observed or not. */

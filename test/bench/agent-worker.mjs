@@ -14,15 +14,14 @@ const junkIds = Number(junkArg ?? 0);
 
 let tracer;
 let MeterProvider;
-let MetricReader;
-let AggregationTemporality;
 // Loaded only when used: an uninstrumented server loads none of it (loading the OpenTelemetry SDK alone costs
 // CPU on every request of this server: see BENCHMARKS.md).
 if (variant !== 'bare') {
   const { context, trace } = await import('@opentelemetry/api');
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const sdkMetrics = await import('@opentelemetry/sdk-metrics');
-  ({ MeterProvider, MetricReader, AggregationTemporality } = sdkMetrics);
+  ({ MeterProvider } = sdkMetrics);
+  const { AggregationTemporality } = sdkMetrics;
   const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
   const { ExtscopeInstrumentation } = await import('extscope');
   // Exporters that accept and discard: the benchmark measures the request path, not a network.
@@ -102,14 +101,8 @@ const heapGrowthMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
 let streams;
 let counted;
 if (globalThis.extscopeInstrumentation !== undefined) {
-  class OnDemandReader extends MetricReader {
-    constructor() {
-      super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE, cardinalitySelector: () => 1_000_000 });
-    }
-    async onForceFlush() {}
-    async onShutdown() {}
-  }
-  const reader = new OnDemandReader();
+  const { OnDemandReader } = await import('./on-demand-reader.mjs');
+  const reader = new OnDemandReader({ cardinalitySelector: () => 1_000_000 });
   globalThis.extscopeInstrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));
   const { resourceMetrics } = await reader.collect();
   const pointsOf = (name) => resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).filter((metric) => metric.descriptor.name === name).flatMap((metric) => metric.dataPoints);

@@ -21,7 +21,8 @@ let finish = async () => undefined;
 
 if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
   const { context, trace } = await import('@opentelemetry/api');
-  const { AggregationTemporality, MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
+  const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+  const { OnDemandReader } = await import('./on-demand-reader.mjs');
   // As the zero-code entry sets it up: metrics only loads nothing of tracing and installs no context manager
   // (it would cost every promise).
   let tracerProvider;
@@ -44,13 +45,6 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
     });
     trace.setGlobalTracerProvider(tracerProvider);
     finish = () => tracerProvider.forceFlush();
-  }
-  class OnDemandReader extends MetricReader {
-    constructor() {
-      super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-    }
-    async onForceFlush() {}
-    async onShutdown() {}
   }
   if (variant === 'wrapper') {
     // What a user writes by hand: one SERVER span per request, around the SDK's dispatch of each message.

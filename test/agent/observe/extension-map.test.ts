@@ -47,6 +47,23 @@ describe('the three declaration states', () => {
   });
 });
 
+/** Maps whose declaration is never handed back again, with the limits they are read under. */
+const UNREPEATABLE = [
+  [{ 'a/b': {}, 'bad id': {} }, limits],
+  [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
+] as const;
+
+/** Each map read twice gives two equal declarations, not the same one. */
+function expectReadAnew(settingsRead: boolean, cases: readonly (readonly [Record<string, unknown>, { maxIds: number; maxIdLength: number }])[]): void {
+  const memo = { last: undefined, settingsRead };
+  for (const [extensions, options] of cases) {
+    const first = readDeclaredExtensions({ extensions }, options, memo);
+    const again = readDeclaredExtensions({ extensions }, options, memo);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  }
+}
+
 describe('a repeated declaration, where settings are read (spans)', () => {
   it('is the same object again when a map repeats valid ids with empty settings, in order', () => {
     const memo = { last: undefined, settingsRead: true };
@@ -61,17 +78,7 @@ describe('a repeated declaration, where settings are read (spans)', () => {
   });
 
   it('is read anew when it has settings, invalid or dropped ids', () => {
-    const memo = { last: undefined, settingsRead: true };
-    for (const [extensions, options] of [
-      [{ 'a/b': { mode: 1 } }, limits],
-      [{ 'a/b': {}, 'bad id': {} }, limits],
-      [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
-    ] as const) {
-      const first = readDeclaredExtensions({ extensions }, options, memo);
-      const again = readDeclaredExtensions({ extensions }, options, memo);
-      expect(again).not.toBe(first);
-      expect(again).toEqual(first);
-    }
+    expectReadAnew(true, [[{ 'a/b': { mode: 1 } }, limits], ...UNREPEATABLE]);
   });
 });
 
@@ -88,16 +95,7 @@ describe('a repeated declaration, where nothing reads settings (metrics only)', 
   });
 
   it('is read anew when it has invalid or dropped ids', () => {
-    const memo = { last: undefined, settingsRead: false };
-    for (const [extensions, options] of [
-      [{ 'a/b': {}, 'bad id': {} }, limits],
-      [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
-    ] as const) {
-      const first = readDeclaredExtensions({ extensions }, options, memo);
-      const again = readDeclaredExtensions({ extensions }, options, memo);
-      expect(again).not.toBe(first);
-      expect(again).toEqual(first);
-    }
+    expectReadAnew(false, UNREPEATABLE);
   });
 });
 
