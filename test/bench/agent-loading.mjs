@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { median, medianInterval, percent, quartiles } from './paired-stats.mjs';
 
 const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
@@ -23,22 +24,6 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
-const sorted = (values) => [...values].sort((a, b) => a - b);
-const median = (values) => sorted(values)[Math.floor(values.length / 2)];
-const quartiles = (values) => [sorted(values)[Math.floor(values.length / 4)], sorted(values)[Math.floor((values.length * 3) / 4)]];
-const percent = (ratio) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
-/** A 95 % interval for the median of `values`: percentiles of the medians of 2,000 resamples (a fixed seed, so a rerun on the same figures prints the same). */
-const medianInterval = (values) => {
-  let seed = 0x2f6b1d;
-  const random = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const medians = sorted(Array.from({ length: 2000 }, () => median(values.map(() => values[Math.floor(random() * values.length)]))));
-  return [medians[50], medians[1949]];
-};
 const versus = (variant, key) => {
   if (variant === 'bare') return '–';
   const ratios = results[variant].map((result, round) => result[key] / results.bare[round][key]);

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { median, medianInterval, percent } from './paired-stats.mjs';
 
 const server = fileURLToPath(new URL('./agent-stdio-server.mjs', import.meta.url));
 const [rounds = 7, requests = 20_000, concurrency = 16] = process.argv.slice(2).map(Number);
@@ -88,9 +89,7 @@ for (let round = 0; round < rounds; round++) {
     rps[variant].push(result.rps);
   }
 }
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const paired = (series, variant) => series[variant].map((value, round) => value / series.bare[round]);
-const percent = (ratio) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
 const versus = (series, variant) => {
   if (variant === 'bare') return '–';
   const ratios = paired(series, variant);
@@ -106,6 +105,8 @@ for (const variant of variants) {
     `| ${labels[variant]} | ${median(cpu[variant]).toFixed(1)} | ${versus(cpu, variant)} | ${median(main[variant]).toFixed(1)} | ${versus(main, variant)} | ${median(helpers[variant]).toFixed(1)} | ${versus(helpers, variant)} | ${median(rps[variant]).toFixed(0)} |`,
   );
 }
+const [low, high] = medianInterval(paired(cpu, 'metrics'));
 console.log('');
+console.log(`metrics only, server CPU vs uninstrumented: 95 % interval of the paired median ${percent(low)}..${percent(high)}`);
 console.log(`exports the sink received: ${exports.metrics} of metrics, ${exports.traces} of spans`);
 sink.close();

@@ -11,6 +11,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
+import { median, medianInterval, percent as signed } from './paired-stats.mjs';
 
 const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
@@ -80,7 +81,6 @@ for (const variant of ['spans', 'sentry', 'wrapper']) sampled[variant] = await o
 const loadAfter = loadavg();
 server.close();
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ratios = (variant, base, key = 'rps') => results[variant].map((result, round) => result[key] / results[base][round][key]);
 const percent = (value) => `${(value * 100).toFixed(1)}%`;
 const spread = (values) => `${percent(Math.min(...values))}..${percent(Math.max(...values))}`;
@@ -102,7 +102,9 @@ for (const variant of variants) {
 }
 const spansVsSentry = ratios('spans', 'sentry');
 const spansVsSentryCpu = ratios('spans', 'sentry', 'cpuMicrosPerRequest');
+const interval = (values) => medianInterval(values).map(signed).join('..');
 console.log('');
+console.log(`extscope metrics only vs uninstrumented, 95 % interval of the paired median: req/s ${interval(ratios('metrics', 'bare'))}, CPU per request ${interval(ratios('metrics', 'bare', 'cpuMicrosPerRequest'))}`);
 console.log(`extscope with spans vs Sentry, paired medians: req/s ${percent(median(spansVsSentry))} (${spread(spansVsSentry)}), CPU per request ${percent(median(spansVsSentryCpu))} (${spread(spansVsSentryCpu)})`);
 
 // What each one recorded, from what it exported in the last round.
