@@ -60,7 +60,7 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
   const map = asRecord(record['extensions']);
   if (map === undefined) return NONE_DECLARATION;
   const last = memo?.last;
-  if (last !== undefined && repeats(map, last.ids, memo!.settingsRead)) return last;
+  if (memo !== undefined && last !== undefined && repeats(map, last.ids, memo.settingsRead)) return last;
   const ids: string[] = [];
   const settings: unknown[] = [];
   let invalid = 0;
@@ -82,11 +82,11 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
   return read;
 }
 
-/** Whether `map` holds exactly `ids`, in that order (each with empty settings, if `emptySettings`). */
-function repeats(map: Record<string, unknown>, ids: readonly string[], emptySettings: boolean): boolean {
+/** Whether `map` holds exactly `ids`, in that order (each with empty settings, if `requireEmptySettings`). */
+function repeats(map: Record<string, unknown>, ids: readonly string[], requireEmptySettings: boolean): boolean {
   let index = 0;
   for (const id in map) {
-    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || (emptySettings && !isEmptyRecord(map[id]))) return false;
+    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || (requireEmptySettings && !isEmptyRecord(map[id]))) return false;
     index++;
   }
   return index === ids.length;

@@ -11,6 +11,7 @@
 //   node test/bench/agent-cost.mjs [windows=60] [requests per window=2000] [concurrency=16]
 import { createRequire } from 'node:module';
 import { mainThreadMicros } from './main-thread-cpu.mjs';
+import { median, percent, quartiles } from './paired-stats.mjs';
 
 const [windows = 60, perWindow = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -124,15 +125,6 @@ const counted = resourceMetrics.scopeMetrics
   .flatMap((metric) => metric.dataPoints)
   .reduce((sum, point) => sum + point.value, 0);
 
-const median = (values) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-const quartiles = (values) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  return [sorted[Math.floor(sorted.length / 4)], sorted[Math.floor((sorted.length * 3) / 4)]];
-};
 const row = (label, key) => {
   const bareMedian = median(pairs.map((pair) => pair.bare[key]));
   const observedMedian = median(pairs.map((pair) => pair.observed[key]));
@@ -140,7 +132,6 @@ const row = (label, key) => {
   const ratios = pairs.map((pair) => pair.observed[key] / pair.bare[key]);
   const [low, high] = quartiles(differences);
   const [lowRatio, highRatio] = quartiles(ratios);
-  const percent = (ratio) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
   return `| ${label} | ${bareMedian.toFixed(2)} | ${observedMedian.toFixed(2)} | ${median(differences).toFixed(2)} (${low.toFixed(2)}..${high.toFixed(2)}) | ${percent(median(ratios))} (${percent(lowRatio)}..${percent(highRatio)}) |`;
 };
 

@@ -16,6 +16,7 @@ import { ServerConnections } from '../../dist/agent/patches/server-connect.js';
 import { Recorder } from '../../dist/agent/record/recorder.js';
 import { RequestPipeline } from '../../dist/agent/record/request-pipeline.js';
 import { OnDemandReader } from './on-demand-reader.mjs';
+import { median } from './paired-stats.mjs';
 
 const [rounds = 8, perRound = 1_000_000] = process.argv.slice(2).map(Number);
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -67,7 +68,6 @@ const nanosPer = (count, run) => {
   run();
   return Number(process.hrtime.bigint() - started) / count;
 };
-const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 const bare = standIn(false);
 const observed = standIn(true);
