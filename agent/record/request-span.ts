@@ -11,7 +11,6 @@ import {
   propagation,
   trace,
 } from '@opentelemetry/api';
-import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import {
   ATTR_CLIENT_DECLARATION,
   ATTR_CLIENT_EXTENSIONS,
@@ -39,6 +38,7 @@ import type { StartedRequest } from '../observe/connection.js';
 import type { Outcome, RequestFacts, TargetKind } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
 import {
+  ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROMPT_NAME,
   ATTR_GEN_AI_TOOL_NAME,

@@ -4,9 +4,12 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 
-/** `node --import extscope/register <fixture>` (or plain `node <fixture>`), run from the repository root. */
-export function nodeArgs(script: string, agent: boolean): string[] {
-  return agent ? ['--import', 'extscope/register', script] : [script];
+/**
+ * `node --import extscope/register <fixture>` (or plain `node <fixture>`), run from the repository root;
+ * `preload` modules are imported before the agent.
+ */
+export function nodeArgs(script: string, agent: boolean, preload: string[] = []): string[] {
+  return [...[...preload, ...(agent ? ['extscope/register'] : [])].flatMap((module) => ['--import', module]), script];
 }
 
 /** Environment for a child exporting to `endpoint` quickly, so tests need not wait a minute for an export. */
@@ -34,15 +37,17 @@ export interface Exchange {
  * Speaks raw JSON-RPC over a child's stdio: writes each line, and for requests waits for the answer before the
  * next, so the byte stream is deterministic. Closes stdin at the end and waits for the process to exit.
  */
-export interface ExchangeTiming {
+export interface ExchangeOptions {
+  /** Modules the child imports first (`node --import`), before the agent. */
+  preload?: string[];
   /** How long the client stays connected after its last answer before closing stdin (a session that lingers). */
   lingerMs?: number;
   /** The child is killed (and `code` is null) if it has not exited this long after stdin closed. */
   exitWithinMs?: number;
 }
 
-export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], timing: ExchangeTiming = {}): Promise<Exchange> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...nodeArgs(script, agent), ...args], { cwd: ROOT, env });
+export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], options: ExchangeOptions = {}): Promise<Exchange> {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...nodeArgs(script, agent, options.preload), ...args], { cwd: ROOT, env });
   const stdout: Buffer[] = [];
   let stderr = '';
   let answers = 0;
@@ -79,9 +84,9 @@ export async function rawStdioExchange(script: string, lines: object[], agent: b
     child.stdin.write(`${JSON.stringify(line)}\n`);
     await answered;
   }
-  if (timing.lingerMs !== undefined) await new Promise((resolve) => setTimeout(resolve, timing.lingerMs));
+  if (options.lingerMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
   child.stdin.end();
-  const killer = timing.exitWithinMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timing.exitWithinMs);
+  const killer = options.exitWithinMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.exitWithinMs);
   const code = await exited;
   clearTimeout(killer);
   return { stdout: Buffer.concat(stdout), stderr, code };
