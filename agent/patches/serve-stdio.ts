@@ -6,7 +6,7 @@ import { InFlight } from '../observe/in-flight.js';
 import { type JsonRpcRequest, type Outcome, type RequestId, cancelledRequestId, isRequest, isResponse, readOutcome } from '../observe/request-facts.js';
 import { asRecord } from '../observe/untrusted.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
-import { type TransportObserver, tapTransport } from './transport-tap.js';
+import { ENTRY_WIRE_WRAPPERS, type TransportObserver, tapTransport } from './transport-tap.js';
 
 /** Method recorded for an entry answer to a request the entry no longer held (e.g. answered twice). */
 const UNTRACKED_METHOD = '(unknown)';
@@ -33,7 +33,7 @@ export function observingServeStdio(original: ServeStdio, StdioServerTransport: 
       }
       if (typeof wire === 'object' && wire !== null && typeof factory === 'function') {
         const entry = new StdioEntry(pipeline);
-        tapTransport(wire, entry);
+        tapTransport(wire, entry, false, ENTRY_WIRE_WRAPPERS);
         effectiveFactory = reportingFactory(factory as Factory, (server) => registerBuilt(exchanges, server, entry));
       }
     } catch (error) {

@@ -34,19 +34,57 @@ function assertAssignable(target: object, property: string): void {
 /*
  * The wrappers pass on exactly the arguments they were given. The common arities go through `call` with named
  * arguments: forwarding `arguments` costs an arguments object per message and keeps V8 from inlining the callee.
+ *
+ * There are two sets of the per-message wrappers, written out twice on purpose: one for the transports server
+ * objects are connected to, one for the wire a `serveStdio` entry reads (which carries the same requests again,
+ * before its instance's channel does). Every closure made from one function literal shares that literal's
+ * call-site feedback, and a call site that has seen two different callees (the entry's observer and a
+ * connection's, the SDK's wire callback and its channel's) is megamorphic: V8 then inlines neither. With one
+ * set for both, that cost about a third of the agent's path per request (test/bench/agent-path.mjs).
  */
 
-function observeCallbacks(transport: TappableTransport, observer: TransportObserver): void {
-  const onmessage = transport.onmessage;
-  if (typeof onmessage === 'function') {
-    const dispatch = onmessage as Callback;
-    transport.onmessage = function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
+/** The per-message wrappers of one kind of tap. */
+export interface MessageWrappers {
+  onmessage(dispatch: Callback, observer: TransportObserver): Callback;
+  send(send: Callback, observer: TransportObserver): Callback;
+}
+
+/** For the transports of server objects: their observer may give the context to dispatch a request in. */
+const CONNECTION_WRAPPERS: MessageWrappers = {
+  onmessage: (dispatch, observer) =>
+    function observedOnMessage(this: unknown, message: unknown, extra: unknown) {
       const scope = observer.inbound(message, extra);
       if (scope !== undefined) return context.with(scope, dispatch, this, ...(arguments as unknown as unknown[]));
       if (arguments.length === 2) return dispatch.call(this, message, extra);
       return arguments.length === 1 ? dispatch.call(this, message) : dispatch.apply(this, arguments as unknown as unknown[]);
-    };
-  }
+    },
+  send: (send, observer) =>
+    function observedSend(this: unknown, message: unknown, options: unknown) {
+      observer.outbound(message);
+      if (arguments.length === 2) return send.call(this, message, options);
+      return arguments.length === 1 ? send.call(this, message) : send.apply(this, arguments as unknown as unknown[]);
+    },
+};
+
+/** For the wire of a `serveStdio` entry: its observer never gives a context (its instance's connection does). */
+export const ENTRY_WIRE_WRAPPERS: MessageWrappers = {
+  onmessage: (dispatch, observer) =>
+    function observedWireMessage(this: unknown, message: unknown, extra: unknown) {
+      observer.inbound(message, extra);
+      if (arguments.length === 1) return dispatch.call(this, message);
+      return arguments.length === 2 ? dispatch.call(this, message, extra) : dispatch.apply(this, arguments as unknown as unknown[]);
+    },
+  send: (send, observer) =>
+    function observedWireSend(this: unknown, message: unknown, options: unknown) {
+      observer.outbound(message);
+      if (arguments.length === 1) return send.call(this, message);
+      return arguments.length === 2 ? send.call(this, message, options) : send.apply(this, arguments as unknown as unknown[]);
+    },
+};
+
+function observeCallbacks(transport: TappableTransport, observer: TransportObserver, wrappers: MessageWrappers): void {
+  const onmessage = transport.onmessage;
+  if (typeof onmessage === 'function') transport.onmessage = wrappers.onmessage(onmessage as Callback, observer);
   const onclose = transport.onclose;
   if (typeof onclose === 'function') {
     transport.onclose = function observedOnClose(this: unknown) {
@@ -60,24 +98,20 @@ function observeCallbacks(transport: TappableTransport, observer: TransportObser
  * Throws, having changed nothing, when the transport cannot be observed. `started`: the transport was
  * started already (a server attached by hand after `connect`), so its callbacks are wrapped now.
  */
-export function tapTransport(transport: object, observer: TransportObserver, started = false): void {
+export function tapTransport(transport: object, observer: TransportObserver, started = false, wrappers = CONNECTION_WRAPPERS): void {
   const target = transport as TappableTransport;
   const { send, start } = target;
   if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
   if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');
   for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
-  if (started) observeCallbacks(target, observer);
+  if (started) observeCallbacks(target, observer, wrappers);
   else target.start = function observedStart(this: unknown) {
     try {
-      observeCallbacks(target, observer);
+      observeCallbacks(target, observer, wrappers);
     } catch (error) {
       observer.failed(error);
     }
     return start.apply(this, arguments as unknown as unknown[]);
   };
-  target.send = function observedSend(this: unknown, message: unknown, options: unknown) {
-    observer.outbound(message);
-    if (arguments.length === 2) return send.call(this, message, options);
-    return arguments.length === 1 ? send.call(this, message) : send.apply(this, arguments as unknown as unknown[]);
-  };
+  target.send = wrappers.send(send, observer);
 }

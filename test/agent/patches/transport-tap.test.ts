@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type TransportObserver, tapTransport } from '../../../agent/patches/transport-tap.js';
+import { ENTRY_WIRE_WRAPPERS, type MessageWrappers, type TransportObserver, tapTransport } from '../../../agent/patches/transport-tap.js';
 
 function recordingObserver() {
   const seen: unknown[] = [];
@@ -92,57 +92,64 @@ describe('tapping a transport', () => {
     expect(seen).toHaveLength(1);
   });
 
-  it('passes send arguments and return values through untouched', async () => {
-    const calls: unknown[][] = [];
-    const transport = {
-      onmessage: undefined,
-      start: async () => {},
-      send(...args: unknown[]) {
-        calls.push(args);
-        return Promise.resolve('sent');
-      },
-    };
-    const { observer, sent } = recordingObserver();
-    tapTransport(transport, observer);
-    const message = { id: 1, result: {} };
-    expect(await transport.send(message, { relatedRequestId: 1 })).toBe('sent');
-    expect(calls).toEqual([[message, { relatedRequestId: 1 }]]);
-    expect(calls[0]?.[0]).toBe(message);
-    expect(sent).toEqual([message]);
-  });
+  // The two sets of per-message wrappers (see transport-tap.ts for why there are two) behave alike.
+  const wrapperSets: [string, MessageWrappers | undefined][] = [
+    ["a server object's transport", undefined],
+    ["a serveStdio entry's wire", ENTRY_WIRE_WRAPPERS],
+  ];
+  for (const [kind, wrappers] of wrapperSets) {
+    it(`${kind}: passes send arguments and return values through untouched`, async () => {
+      const calls: unknown[][] = [];
+      const transport = {
+        onmessage: undefined,
+        start: async () => {},
+        send(...args: unknown[]) {
+          calls.push(args);
+          return Promise.resolve('sent');
+        },
+      };
+      const { observer, sent } = recordingObserver();
+      tapTransport(transport, observer, false, wrappers);
+      const message = { id: 1, result: {} };
+      expect(await transport.send(message, { relatedRequestId: 1 })).toBe('sent');
+      expect(calls).toEqual([[message, { relatedRequestId: 1 }]]);
+      expect(calls[0]?.[0]).toBe(message);
+      expect(sent).toEqual([message]);
+    });
 
-  it('passes on exactly the arguments and `this` each call had, at every arity, to send and to onmessage', async () => {
-    const sends: { self: unknown; args: unknown[] }[] = [];
-    const deliveries: { self: unknown; args: unknown[] }[] = [];
-    const transport = {
-      onmessage(this: unknown, ...args: unknown[]) {
-        deliveries.push({ self: this, args });
-        return 'dispatched';
-      },
-      start: async () => {},
-      send(this: unknown, ...args: unknown[]) {
-        sends.push({ self: this, args });
-        return 'sent';
-      },
-    };
-    const { observer, seen } = recordingObserver();
-    tapTransport(transport, observer);
-    await transport.start();
-    const message = { jsonrpc: '2.0', id: 1, method: 'ping' };
-    const arities: unknown[][] = [[], [message], [message, undefined], [message, { relatedRequestId: 1 }], [message, { a: 1 }, 'third']];
-    const send = transport.send as (...args: unknown[]) => unknown;
-    const onmessage = transport.onmessage as (...args: unknown[]) => unknown;
-    for (const args of arities) {
-      expect(send.apply(transport, args)).toBe('sent');
-      expect(onmessage.apply(transport, args)).toBe('dispatched');
-    }
-    // Strict: [message] and [message, undefined] are different calls.
-    expect(sends.map((call) => call.args)).toStrictEqual(arities);
-    expect(deliveries.map((call) => call.args)).toStrictEqual(arities);
-    expect(sends.map((call) => call.args.length)).toEqual([0, 1, 2, 2, 3]);
-    expect(sends.every((call) => call.self === transport) && deliveries.every((call) => call.self === transport)).toBe(true);
-    expect(seen).toHaveLength(arities.length);
-  });
+    it(`${kind}: passes on exactly the arguments and \`this\` each call had, at every arity, to send and to onmessage`, async () => {
+      const sends: { self: unknown; args: unknown[] }[] = [];
+      const deliveries: { self: unknown; args: unknown[] }[] = [];
+      const transport = {
+        onmessage(this: unknown, ...args: unknown[]) {
+          deliveries.push({ self: this, args });
+          return 'dispatched';
+        },
+        start: async () => {},
+        send(this: unknown, ...args: unknown[]) {
+          sends.push({ self: this, args });
+          return 'sent';
+        },
+      };
+      const { observer, seen } = recordingObserver();
+      tapTransport(transport, observer, false, wrappers);
+      await transport.start();
+      const message = { jsonrpc: '2.0', id: 1, method: 'ping' };
+      const arities: unknown[][] = [[], [message], [message, undefined], [message, { relatedRequestId: 1 }], [message, { a: 1 }, 'third']];
+      const send = transport.send as (...args: unknown[]) => unknown;
+      const onmessage = transport.onmessage as (...args: unknown[]) => unknown;
+      for (const args of arities) {
+        expect(send.apply(transport, args)).toBe('sent');
+        expect(onmessage.apply(transport, args)).toBe('dispatched');
+      }
+      // Strict: [message] and [message, undefined] are different calls.
+      expect(sends.map((call) => call.args)).toStrictEqual(arities);
+      expect(deliveries.map((call) => call.args)).toStrictEqual(arities);
+      expect(sends.map((call) => call.args.length)).toEqual([0, 1, 2, 2, 3]);
+      expect(sends.every((call) => call.self === transport) && deliveries.every((call) => call.self === transport)).toBe(true);
+      expect(seen).toHaveLength(arities.length);
+    });
+  }
 
   it('refuses, changing nothing, a transport it cannot observe', () => {
     const frozen = Object.freeze({ onmessage: undefined, start: async () => {}, send: async () => {} });
