@@ -110,7 +110,7 @@ export class Connection {
   }
 
   private received(message: JsonRpcRequest, extra: unknown): Context | undefined {
-    this.entry.reached(message.id);
+    this.entry.reached(message.id, extra);
     const facts = readRequest(message, this.handshake.handshake, this.reading, extra);
     if (this.inFlight.full) {
       this.sink.fail('pending_overflow', undefined);

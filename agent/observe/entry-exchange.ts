@@ -1,9 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RequestId } from './request-facts.js';
 
-/** What a server instance's connection tells the entry its requests come through: each one it receives. */
+/**
+ * What a server instance's connection tells the entry its requests come through: each one it receives, with
+ * what the transport passed along with it (`extra`).
+ */
 export interface EntryReach {
-  reached(id: RequestId): void;
+  reached(id: RequestId, extra: unknown): void;
 }
 
 /** One call of an HTTP entry's `fetch`: whether a server instance received the request it carried. */
@@ -22,32 +25,87 @@ export interface HttpExchange {
  * - stdio: `serveStdio` builds its instances with the app's factory (a probe, then the one it pins). The
  *   patched entry registers each server the factory returns ({@link builtBy}); the connections of those
  *   servers report to that entry, which keeps the requests it read off its wire until they are answered.
- * - HTTP: `fetch` runs as one {@link HttpExchange} ({@link runHttp}); the instance is built and connected inside
- *   that call, so its connection finds the exchange through the async context.
+ * - HTTP, `createMcpHandler().fetch(request)`: one {@link HttpExchange} ({@link runHttp}), known by its Fetch API
+ *   `Request`: the SDK hands that object on, to the transport it connects the instance to and from there with
+ *   every message (`extra.request`), so the instance's connection finds the exchange by it. The 2025-era
+ *   fallback hands on a clone instead (`request.clone()`, the original's body being read): while the exchange
+ *   runs, the request's `clone` is wrapped so that its clones belong to the exchange too.
+ * - HTTP, a session transport's own `handleRequest`: v1's passes no request with its messages, only a copy of
+ *   its headers, so those exchanges are found through the async context ({@link runHttpInContext}).
+ *
+ * Why not the async context for both: on Node 20, once an `AsyncLocalStorage` is entered, every promise of the
+ * process pays for async hooks (a fifth of the CPU per request of an HTTP server doing little else), so it is
+ * used only where nothing else tells.
  */
 export class EntryExchanges {
-  private readonly httpExchanges = new AsyncLocalStorage<HttpExchange>();
-  // Until an HTTP entry runs, no request can be inside an exchange: connections skip the context lookup.
+  private readonly httpExchanges = new WeakMap<object, HttpExchange>();
+  // Until an HTTP entry runs, no request can be inside an exchange: connections skip the lookup.
   private httpEntrySeen = false;
+  /** Made on first use: until then, no promise pays for it. */
+  private contextExchanges: AsyncLocalStorage<HttpExchange> | undefined;
   private readonly stdioEntries = new WeakMap<object, EntryReach>();
 
   /** For the connections of every server object no stdio entry built: marks the HTTP exchange, if any. */
   private readonly http: EntryReach = {
-    reached: () => {
+    reached: (_id, extra) => {
       if (!this.httpEntrySeen) return;
-      const exchange = this.httpExchanges.getStore();
+      const request = typeof extra === 'object' && extra !== null ? (extra as { request?: unknown }).request : undefined;
+      const exchange = (typeof request === 'object' && request !== null ? this.httpExchanges.get(request) : undefined) ?? this.contextExchanges?.getStore();
       if (exchange !== undefined) exchange.reached = true;
     },
   };
 
-  /** Whether the caller runs inside an HTTP entry's exchange (`createMcpHandler().fetch`). */
-  inHttpExchange(): boolean {
-    return this.httpEntrySeen && this.httpExchanges.getStore() !== undefined;
+  /** Whether an HTTP entry's exchange (`createMcpHandler().fetch`) is serving this `Request`. */
+  inHttpExchange(request: object): boolean {
+    return this.httpEntrySeen && this.httpExchanges.has(request);
   }
 
-  runHttp<T>(exchange: HttpExchange, fn: () => T): T {
+  /** Runs `fetch(request)` as the exchange of `request`. */
+  /**
+   * Runs `fetch(request)` as the exchange of `request` and of its clones. A request whose `clone` cannot be
+   * wrapped (frozen, or `clone` its own property) counts as reached: its entry's answers go unrecorded rather
+   * than be recorded twice.
+   */
+  async runHttp<T>(exchange: HttpExchange, request: object, fetch: () => Promise<T>): Promise<T> {
     this.httpEntrySeen = true;
-    return this.httpExchanges.run(exchange, fn);
+    this.httpExchanges.set(request, exchange);
+    const unwrap = this.wrapClone(request, exchange);
+    if (unwrap === undefined) exchange.reached = true;
+    try {
+      return await fetch();
+    } finally {
+      this.httpExchanges.delete(request);
+      unwrap?.();
+    }
+  }
+
+  /** Runs `fetch` as an exchange found through the async context. */
+  runHttpInContext<T>(exchange: HttpExchange, fetch: () => Promise<T>): Promise<T> {
+    this.httpEntrySeen = true;
+    this.contextExchanges ??= new AsyncLocalStorage();
+    return this.contextExchanges.run(exchange, fetch);
+  }
+
+  /** Makes `request`'s clones part of `exchange`; returns what undoes it, or `undefined` when it cannot. */
+  private wrapClone(request: object, exchange: HttpExchange): (() => void) | undefined {
+    const clone = (request as { clone?: unknown }).clone;
+    if (typeof clone !== 'function' || Object.hasOwn(request, 'clone') || !Object.isExtensible(request)) return undefined;
+    const exchanges = this.httpExchanges;
+    const cloneInExchange = function (this: unknown) {
+      const copy: unknown = clone.apply(this, arguments as unknown as unknown[]);
+      if (typeof copy === 'object' && copy !== null) exchanges.set(copy, exchange);
+      return copy;
+    };
+    try {
+      // Defined, not assigned: a prototype may hold `clone` read-only (@hono/node-server's requests do), where
+      // an assignment throws. Not enumerable, as the prototype's is not.
+      Object.defineProperty(request, 'clone', { value: cloneInExchange, writable: true, configurable: true, enumerable: false });
+    } catch {
+      return undefined;
+    }
+    return () => {
+      delete (request as { clone?: unknown }).clone;
+    };
   }
 
   /** A stdio entry's factory built `server`: its connections report to `entry`. */

@@ -39,6 +39,7 @@ export function observingFetch(
   pipeline: RequestPipeline,
   exchanges: EntryExchanges,
   record: RecordUnreached = (request, outcome, startTime) => pipeline.recordEntryAnswer(request, outcome, startTime),
+  exchangeBy: 'request' | 'context' = 'request',
 ): HandlerFetch {
   return async function observedFetch(this: unknown, request, options) {
     const exchange: HttpExchange = { reached: false };
@@ -49,7 +50,8 @@ export function observingFetch(
       pipeline.fail('http_entry', error);
     }
     const startTime = Date.now();
-    const response = await exchanges.runHttp(exchange, () => fetch.call(this, request, options));
+    const run = () => fetch.call(this, request, options);
+    const response = await (exchangeBy === 'request' ? exchanges.runHttp(exchange, request, run) : exchanges.runHttpInContext(exchange, run));
     if (exchange.reached) {
       copy?.body?.cancel().catch(() => {});
       return response;

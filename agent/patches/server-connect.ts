@@ -79,13 +79,12 @@ export class ServerConnections {
       }
       tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started);
       this.announce(advertisement);
-      // Inside an HTTP entry's exchange (createMcpHandler connects per request) the entry sees those answers.
-      if (!this.exchanges.inHttpExchange()) {
-        try {
-          observeTransportRejections(transport, advertisement, this.pipeline, this.exchanges);
-        } catch (error) {
-          this.pipeline.fail('attach', error);
-        }
+      // The answers the transport gives itself; inside an HTTP entry's exchange (createMcpHandler's legacy
+      // fallback connects a transport per request) the wrapper steps aside, as the entry sees those answers.
+      try {
+        observeTransportRejections(transport, advertisement, this.pipeline, this.exchanges);
+      } catch (error) {
+        this.pipeline.fail('attach', error);
       }
     } catch (error) {
       this.pipeline.fail('attach', error);

@@ -13,24 +13,65 @@ describe('EntryExchanges', () => {
     const entry = stdioEntry();
     const built = {};
     exchanges.builtBy(built, entry);
-    exchanges.entryFor(built).reached(1);
-    exchanges.entryFor({}).reached(2); // a server no stdio entry built
+    exchanges.entryFor(built).reached(1, undefined);
+    exchanges.entryFor({}).reached(2, undefined); // a server no stdio entry built
     expect(entry.ids).toEqual([1]);
   });
 
-  it('HTTP: a request received inside the exchange marks it reached, also after an await; outside it, nothing', async () => {
+  it("HTTP: a message passed with the exchange's request marks it reached, also after an await; with another request, or once the exchange ended, nothing", async () => {
     const exchanges = new EntryExchanges();
     const inside: HttpExchange = { reached: false };
     const untouched: HttpExchange = { reached: false };
     const server = {};
-    await exchanges.runHttp(inside, async () => {
+    const request = new Request('http://127.0.0.1/mcp', { method: 'POST' });
+    const other = new Request('http://127.0.0.1/mcp', { method: 'POST' });
+    await exchanges.runHttp(inside, request, async () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      exchanges.entryFor(server).reached(0);
+      expect(exchanges.inHttpExchange(request)).toBe(true);
+      exchanges.entryFor(server).reached(0, { request });
     });
-    await exchanges.runHttp(untouched, async () => {});
-    exchanges.entryFor(server).reached(1);
+    const untouchedRequest = new Request('http://127.0.0.1/mcp', { method: 'POST' });
+    await exchanges.runHttp(untouched, untouchedRequest, async () => {
+      exchanges.entryFor(server).reached(1, { request: other });
+      exchanges.entryFor(server).reached(2, undefined);
+    });
+    exchanges.entryFor(server).reached(3, { request: untouchedRequest });
     expect(inside.reached).toBe(true);
     expect(untouched.reached).toBe(false);
+    expect(exchanges.inHttpExchange(request)).toBe(false);
+  });
+
+  it("HTTP: a clone of the exchange's request made during it belongs to it; once it ended the request's clone is its own again", async () => {
+    const exchanges = new EntryExchanges();
+    const exchange: HttpExchange = { reached: false };
+    const server = {};
+    const request = new Request('http://127.0.0.1/mcp', { method: 'POST', body: '{}' });
+    let copy: Request | undefined;
+    await exchanges.runHttp(exchange, request, async () => {
+      copy = request.clone();
+      expect(copy).toBeInstanceOf(Request);
+      expect(await copy.text()).toBe('{}');
+      expect(exchanges.inHttpExchange(copy)).toBe(true);
+      exchanges.entryFor(server).reached(0, { request: copy });
+    });
+    expect(exchange.reached).toBe(true);
+    expect(Object.hasOwn(request, 'clone')).toBe(false);
+    expect(request.clone).toBe(Request.prototype.clone);
+  });
+
+  it('HTTP: a request whose clone cannot be followed (frozen) counts as reached, so its answer is not recorded twice', async () => {
+    const exchanges = new EntryExchanges();
+    const exchange: HttpExchange = { reached: false };
+    const request = Object.freeze(new Request('http://127.0.0.1/mcp', { method: 'POST' }));
+    await exchanges.runHttp(exchange, request, async () => undefined);
+    expect(exchange.reached).toBe(true);
+  });
+
+  it('HTTP: an exchange whose fetch throws ends too, and the error reaches the caller', async () => {
+    const exchanges = new EntryExchanges();
+    const request = new Request('http://127.0.0.1/mcp', { method: 'POST' });
+    await expect(exchanges.runHttp({ reached: false }, request, async () => Promise.reject(new Error('fetch failed')))).rejects.toThrow('fetch failed');
+    expect(exchanges.inHttpExchange(request)).toBe(false);
   });
 
   it('a server a stdio entry built does not mark an HTTP exchange it happens to run in', async () => {
@@ -39,7 +80,8 @@ describe('EntryExchanges', () => {
     const built = {};
     exchanges.builtBy(built, entry);
     const exchange: HttpExchange = { reached: false };
-    await exchanges.runHttp(exchange, async () => exchanges.entryFor(built).reached(5));
+    const request = new Request('http://127.0.0.1/mcp', { method: 'POST' });
+    await exchanges.runHttp(exchange, request, async () => exchanges.entryFor(built).reached(5, { request }));
     expect(exchange.reached).toBe(false);
     expect(entry.ids).toEqual([5]);
   });

@@ -123,6 +123,41 @@ describe('settings values', () => {
   });
 });
 
+describe('node --import extscope/register, metrics only, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
+  it('counts modern and 2025-era requests exactly without ever entering an AsyncLocalStorage (which every promise would pay for)', async () => {
+    const child = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), true, [fixture('async-context-probe.mjs')]), { cwd: ROOT, env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }) });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const [first] = (await once(child.stdout, 'data')) as [Buffer];
+    const url = new URL(`http://127.0.0.1:${(JSON.parse(first.toString('utf8')) as { port: number }).port}/mcp`);
+    const exited = once(child, 'exit');
+    try {
+      const modern = modernClient('http-metrics-modern');
+      await modern.connect(new StreamableHTTPClientTransport(url));
+      expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      await modern.callTool({ name: 'echo', arguments: { text: 'modern' } });
+      await modern.close();
+      const legacy = new Client({ name: 'http-metrics-legacy', version: '0.1.0' }, { capabilities: { extensions: { [TASKS]: {} } } });
+      await legacy.connect(new StreamableHTTPClientTransport(url));
+      await legacy.callTool({ name: 'echo', arguments: { text: 'legacy' } });
+      await legacy.close();
+      const requests = (match: Record<string, string>) => sink.sum('extscope.requests', { 'extscope.server.name': 'fixture-v2-http-esm', ...match });
+      await expect.poll(() => requests({ 'extscope.client.name': 'http-metrics-modern', 'mcp.method.name': 'tools/call' }), { timeout: 10_000 }).toBe(1);
+      // The legacy fallback's instances see a clone of the request: its initialize is still counted once, by the
+      // instance (the call after it names no client: its instance never saw that initialize).
+      await expect.poll(() => requests({ 'extscope.client.name': 'http-metrics-legacy', 'mcp.method.name': 'initialize' }), { timeout: 10_000 }).toBe(1);
+      expect(sink.sum('extscope.requests', { 'extscope.client.name': 'http-metrics-legacy' })).toBe(1);
+      expect(sink.sum('extscope.requests', { 'extscope.client.name': 'http-metrics-modern' })).toBe(2);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(stderr).toContain('async-context {"run":0,"enterWith":0}');
+  });
+});
+
 describe('node --import extscope/register, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
   for (const [script, server] of [['v2-http.mjs', 'fixture-v2-http-esm'], ['v2-http.cjs', 'fixture-v2-http-cjs']] as const) {
     it(`${script}: per-request instances, legacy fallback, and answers given before any instance`, async () => {
