@@ -1,0 +1,75 @@
+// One variant of agent-http.mjs in its own process (patching is process-wide): a v2 server behind
+// `createMcpHandler` (a fresh McpServer per request) served by node:http on loopback through
+// @modelcontextprotocol/node, and a 2026-07-28 client in the same process calling an echo tool over HTTP.
+// Prints {rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted} as JSON on stdout.
+//   node agent-http-worker.mjs <bare|metrics> <requests> <concurrency>
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { timedWindows } from './timed-windows.mjs';
+
+const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
+const requests = Number(requestsArg ?? 3000);
+const concurrency = Number(concurrencyArg ?? 16);
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+let readCounts = async () => undefined;
+if (variant === 'metrics') {
+  // As the zero-code entry sets up metrics only: a meter provider, no tracing, no context manager.
+  const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+  const { OnDemandReader } = await import('./on-demand-reader.mjs');
+  const { ExtscopeInstrumentation } = await import('extscope');
+  const reader = new OnDemandReader();
+  new ExtscopeInstrumentation({ spans: false }).setMeterProvider(new MeterProvider({ readers: [reader] }));
+  readCounts = async () => {
+    const { resourceMetrics } = await reader.collect();
+    return resourceMetrics.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .filter((metric) => metric.descriptor.name === 'extscope.requests')
+      .flatMap((metric) => metric.dataPoints)
+      .reduce((sum, point) => sum + point.value, 0);
+  };
+}
+
+const require = createRequire(import.meta.url);
+const { McpServer, createMcpHandler } = require('@modelcontextprotocol/server');
+const { toNodeHandler } = require('@modelcontextprotocol/node');
+const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+const { z } = await import('zod');
+
+const handler = createMcpHandler(() => {
+  const server = new McpServer({ name: 'bench', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } } });
+  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  return server;
+});
+const http = createServer(toNodeHandler(handler));
+await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+const url = new URL(`http://127.0.0.1:${http.address().port}/mcp`);
+
+// Every request the client sends over HTTP (its discover probe included): what an exact record must count.
+let requestsSent = 0;
+const countingFetch = (input, init) => {
+  if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"id"')) requestsSent++;
+  return fetch(input, init);
+};
+const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+await client.connect(new StreamableHTTPClientTransport(url, { fetch: countingFetch }));
+
+let sent = 0;
+async function drive(total) {
+  const target = sent + total;
+  const lanes = Array.from({ length: concurrency }, async () => {
+    while (sent < target) {
+      sent++;
+      await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    }
+  });
+  await Promise.all(lanes);
+}
+
+await drive(Math.min(500, requests));
+const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests);
+const counted = await readCounts();
+process.stdout.write(`${JSON.stringify({ variant, rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted })}\n`);
+await client.close();
+http.close();
+process.exit(0);
