@@ -5,6 +5,7 @@
 //   node agent-http-worker.mjs <bare|metrics> <requests> <concurrency>
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import { lanes } from './lanes.mjs';
 import { timedWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
@@ -54,17 +55,7 @@ const countingFetch = (input, init) => {
 const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
 await client.connect(new StreamableHTTPClientTransport(url, { fetch: countingFetch }));
 
-let sent = 0;
-async function drive(total) {
-  const target = sent + total;
-  const lanes = Array.from({ length: concurrency }, async () => {
-    while (sent < target) {
-      sent++;
-      await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
-    }
-  });
-  await Promise.all(lanes);
-}
+const { drive } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
 await drive(Math.min(500, requests));
 const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests);

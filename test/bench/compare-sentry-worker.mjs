@@ -5,6 +5,7 @@
 // variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
 //   | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of the code alone)
 import { createRequire } from 'node:module';
+import { lanes } from './lanes.mjs';
 import { timedWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2);
@@ -137,17 +138,7 @@ serveStdio(
 const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
 await client.connect(clientSide);
 
-let sent = 0;
-async function drive(total) {
-  const target = sent + total;
-  const lanes = Array.from({ length: concurrency }, async () => {
-    while (sent < target) {
-      sent++;
-      await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
-    }
-  });
-  await Promise.all(lanes);
-}
+const { drive, sent } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
 const warmUp = Math.min(2000, requests);
 await drive(warmUp);
@@ -159,7 +150,7 @@ const counts = readCounts === undefined ? undefined : await readCounts();
 process.stdout.write(
   `${JSON.stringify({
     variant,
-    sent,
+    sent: sent(),
     rps,
     cpuMicrosPerRequest,
     mainMicrosPerRequest,
