@@ -60,7 +60,6 @@ export class EntryExchanges {
     return this.httpEntrySeen && this.httpExchanges.has(request);
   }
 
-  /** Runs `fetch(request)` as the exchange of `request`. */
   /**
    * Runs `fetch(request)` as the exchange of `request` and of its clones. A request whose `clone` cannot be
    * wrapped (frozen, or `clone` its own property) counts as reached: its entry's answers go unrecorded rather
