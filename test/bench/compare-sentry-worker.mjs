@@ -2,11 +2,12 @@
 // (serveStdio over an in-memory wire, a 2026-07-28 client declaring io.modelcontextprotocol/tasks), instrumented
 // one way. Prints {rps, cpuMicrosPerRequest, heapUsedMB, rssMB, recorded, sample} as JSON on stdout.
 //   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1]
+// Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for.
 // variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
 //   | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of the code alone)
 import { createRequire } from 'node:module';
 import { lanes } from './lanes.mjs';
-import { timedWindows } from './timed-windows.mjs';
+import { timedWindows, windowsOnRequest } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2);
 const sampleRate = Number(sampleArg ?? 1);
@@ -140,9 +141,15 @@ await client.connect(clientSide);
 
 const { drive, sent } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
-const warmUp = Math.min(2000, requests);
-await drive(warmUp);
-const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests);
+let rps, cpuMicrosPerRequest, mainMicrosPerRequest;
+if (process.send === undefined) {
+  await drive(Math.min(2000, requests));
+  ({ rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests));
+} else {
+  // Forked by interleaved.mjs: `requests` is the warm-up, then the coordinator asks for each window.
+  await drive(requests);
+  await windowsOnRequest(drive);
+}
 await finish();
 globalThis.gc?.();
 const memory = process.memoryUsage();

@@ -22,3 +22,34 @@ export async function timedWindows(drive, requests, windows = 10) {
   const sent = perWindow * windows;
   return { rps: rates[Math.floor(windows / 2)], cpuMicrosPerRequest: (cpu.user + cpu.system) / sent, mainMicrosPerRequest: main / sent };
 }
+
+/** One window of `requests` requests: its wall time and this process's CPU time over it (all threads, main thread). */
+export async function measuredWindow(drive, requests) {
+  const cpuBefore = process.cpuUsage();
+  const mainBefore = mainThreadMicros();
+  const started = process.hrtime.bigint();
+  await drive(requests);
+  const elapsedMicros = Number(process.hrtime.bigint() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const main = mainBefore === undefined ? Number.NaN : mainThreadMicros() - mainBefore;
+  return { requests, elapsedMicros, cpuMicros: cpu.user + cpu.system, mainMicros: main };
+}
+
+/**
+ * For a worker forked by a coordinator that interleaves variants window by window (interleaved.mjs): says it is
+ * ready, then runs a measured window for each `{ window: n }` it is sent and answers with its figures, until sent
+ * `{ stop: true }`.
+ */
+export function windowsOnRequest(drive) {
+  return new Promise((resolve) => {
+    process.on('message', async (message) => {
+      if (message.stop === true) {
+        process.removeAllListeners('message');
+        resolve();
+        return;
+      }
+      process.send({ window: await measuredWindow(drive, message.window) });
+    });
+    process.send({ ready: true });
+  });
+}

@@ -1,0 +1,54 @@
+// Runs variants of one worker window by window in turn, each in a process of its own kept warm between its
+// windows: whatever the machine's speed does over minutes, every variant's windows see the same stretches of it.
+// The worker must call windowsOnRequest (timed-windows.mjs) once warm.
+import { fork } from 'node:child_process';
+
+/** A forked worker that answers one message at a time. */
+function startWorker(script, args) {
+  const child = fork(script, args, { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  const exited = new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${script} ${args.join(' ')} exited ${code}`)))));
+  const next = () =>
+    new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      exited.catch(reject);
+    });
+  return {
+    ready: next(),
+    async window(requests) {
+      const answer = next();
+      child.send({ window: requests });
+      return (await answer).window;
+    },
+    async stop() {
+      child.send({ stop: true });
+      await exited;
+      return JSON.parse(stdout);
+    },
+  };
+}
+
+/**
+ * One round: a fresh process per variant (`argsOf(variant)`), warmed, then `windows` windows of `requests` each
+ * per variant, the order of the variants rotating window by window. Resolves to, per variant, the summed windows
+ * ({requests, elapsedMicros, cpuMicros, mainMicros}) and the worker's final report.
+ */
+export async function interleavedRound(script, variants, argsOf, windows, requests) {
+  const workers = {};
+  // Started one after another, so no warm-up competes with another's.
+  for (const variant of variants) {
+    workers[variant] = startWorker(script, argsOf(variant));
+    await workers[variant].ready;
+  }
+  const sums = Object.fromEntries(variants.map((variant) => [variant, { requests: 0, elapsedMicros: 0, cpuMicros: 0, mainMicros: 0 }]));
+  for (let w = 0; w < windows; w++) {
+    for (const variant of variants.map((_, index) => variants[(index + w) % variants.length])) {
+      const measured = await workers[variant].window(requests);
+      for (const key of Object.keys(sums[variant])) sums[variant][key] += measured[key];
+    }
+  }
+  const result = {};
+  for (const variant of variants) result[variant] = { ...sums[variant], report: await workers[variant].stop() };
+  return result;
+}
