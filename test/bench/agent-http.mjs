@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { median, medianInterval, percent, quartiles } from './paired-stats.mjs';
+import { median, pairedSummary } from './paired-stats.mjs';
 
 const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./agent-http-worker.mjs', import.meta.url));
@@ -21,12 +21,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
-const versus = (key) => {
-  const ratios = results.metrics.map((result, round) => result[key] / results.bare[round][key]);
-  const [low, high] = quartiles(ratios);
-  const [lowMedian, highMedian] = medianInterval(ratios);
-  return `${percent(median(ratios))} (${percent(low)}..${percent(high)}; median ${percent(lowMedian)}..${percent(highMedian)})`;
-};
+const versus = (key) => pairedSummary(results.metrics, results.bare, key);
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 
 console.log(`agent overhead on HTTP: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, createMcpHandler behind node:http on loopback, client in the same process, Node ${process.version}`);

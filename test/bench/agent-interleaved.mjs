@@ -6,7 +6,7 @@
 //   node test/bench/agent-interleaved.mjs [rounds=12] [windows=30] [requests per window=1000] [concurrency=16]
 import { fileURLToPath } from 'node:url';
 import { interleavedRound } from './interleaved.mjs';
-import { median, medianInterval, percent, quartiles } from './paired-stats.mjs';
+import { median, pairedSummary } from './paired-stats.mjs';
 
 const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
 const [rounds = 12, windows = 30, requests = 1000, concurrency = 16] = process.argv.slice(2).map(Number);
@@ -26,15 +26,12 @@ for (let round = 0; round < rounds; round++) {
   const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency)], windows, requests);
   for (const variant of variants) results[variant].push(figures(result[variant]));
   lastReport = result.metrics.report;
-  process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(", ")}\n`);
+  process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`);
 }
 
 const versus = (variant, key) => {
   if (variant === 'bare') return '–';
-  const ratios = results[variant].map((row, round) => row[key] / results.bare[round][key]);
-  const [low, high] = quartiles(ratios);
-  const [lowMedian, highMedian] = medianInterval(ratios);
-  return `${percent(median(ratios))} (${percent(low)}..${percent(high)}; median ${percent(lowMedian)}..${percent(highMedian)})`;
+  return pairedSummary(results[variant], results.bare, key);
 };
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { median, medianInterval, percent, quartiles } from './paired-stats.mjs';
+import { median, pairedSummary } from './paired-stats.mjs';
 
 const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
@@ -26,10 +26,7 @@ for (let round = 0; round < rounds; round++) {
 
 const versus = (variant, key) => {
   if (variant === 'bare') return '–';
-  const ratios = results[variant].map((result, round) => result[key] / results.bare[round][key]);
-  const [low, high] = quartiles(ratios);
-  const [lowMedian, highMedian] = medianInterval(ratios);
-  return `${percent(median(ratios))} (${percent(low)}..${percent(high)}; median ${percent(lowMedian)}..${percent(highMedian)})`;
+  return pairedSummary(results[variant], results.bare, key);
 };
 const helpers = (result) => result.cpuMicrosPerRequest - result.mainMicrosPerRequest;
 for (const variant of variants) for (const result of results[variant]) result.helperMicrosPerRequest = helpers(result);

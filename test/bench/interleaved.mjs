@@ -8,12 +8,12 @@ function startWorker(script, args) {
   const child = fork(script, args, { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${script} ${args.join(' ')} exited ${code}`)))));
-  const next = () =>
-    new Promise((resolve, reject) => {
-      child.once('message', resolve);
-      exited.catch(reject);
-    });
+  let stopping = false;
+  // Any exit but the one `stop` asks for fails whatever is waiting on the worker.
+  const exited = new Promise((resolve, reject) =>
+    child.once('exit', (code) => (stopping && code === 0 ? resolve() : reject(new Error(`${script} ${args.join(' ')} exited ${code}`)))),
+  );
+  const next = () => Promise.race([new Promise((resolve) => child.once('message', resolve)), exited]);
   return {
     ready: next(),
     async window(requests) {
@@ -22,6 +22,7 @@ function startWorker(script, args) {
       return (await answer).window;
     },
     async stop() {
+      stopping = true;
       child.send({ stop: true });
       await exited;
       return JSON.parse(stdout);

@@ -25,3 +25,14 @@ export function medianInterval(values) {
 
 /** A ratio as a signed difference: 1.032 → `+3.2%`. */
 export const percent = (ratio) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
+
+/**
+ * How `rows` compare with `baseline`, round by round, on `key`: the median of the per-round ratios, their quartiles
+ * and the 95 % interval of the median, as `+1.6% (+0.6%..+4.0%; median +1.0%..+2.3%)`.
+ */
+export function pairedSummary(rows, baseline, key) {
+  const ratios = rows.map((row, round) => row[key] / baseline[round][key]);
+  const [low, high] = quartiles(ratios);
+  const [lowMedian, highMedian] = medianInterval(ratios);
+  return `${percent(median(ratios))} (${percent(low)}..${percent(high)}; median ${percent(lowMedian)}..${percent(highMedian)})`;
+}

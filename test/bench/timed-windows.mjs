@@ -8,19 +8,12 @@ import { mainThreadMicros } from './main-thread-cpu.mjs';
  */
 export async function timedWindows(drive, requests, windows = 10) {
   const perWindow = Math.ceil(requests / windows);
-  const rates = [];
-  const cpuBefore = process.cpuUsage();
-  const mainBefore = mainThreadMicros();
-  for (let w = 0; w < windows; w++) {
-    const started = process.hrtime.bigint();
-    await drive(perWindow);
-    rates.push(perWindow / (Number(process.hrtime.bigint() - started) / 1e9));
-  }
-  const cpu = process.cpuUsage(cpuBefore);
-  const main = mainBefore === undefined ? Number.NaN : mainThreadMicros() - mainBefore;
-  rates.sort((a, b) => a - b);
+  const measured = [];
+  for (let w = 0; w < windows; w++) measured.push(await measuredWindow(drive, perWindow));
+  const rates = measured.map((window) => window.requests / (window.elapsedMicros / 1e6)).sort((a, b) => a - b);
+  const sum = (key) => measured.reduce((total, window) => total + window[key], 0);
   const sent = perWindow * windows;
-  return { rps: rates[Math.floor(windows / 2)], cpuMicrosPerRequest: (cpu.user + cpu.system) / sent, mainMicrosPerRequest: main / sent };
+  return { rps: rates[Math.floor(windows / 2)], cpuMicrosPerRequest: sum('cpuMicros') / sent, mainMicrosPerRequest: sum('mainMicros') / sent };
 }
 
 /** One window of `requests` requests: its wall time and this process's CPU time over it (all threads, main thread). */
