@@ -136,8 +136,9 @@ export class Recorder {
   private readonly innerKeys = new Map<string, string[]>();
   /**
    * What the last request counted into: when the next one repeats it (the same attribute inputs, the same
-   * declaration and server objects: see `DeclarationMemo`), it adds to these streams without reading a value,
-   * and counts again the overflows the first one counted. Steady traffic takes this path nearly always.
+   * declaration and server objects: see `DeclarationMemo`), it is only counted in {@link repeats}, which
+   * {@link addRepeats} adds to these streams (with the overflows the first one counted) before anything else is
+   * counted or collected. Steady traffic takes this path nearly always: a request then touches one number.
    */
   private readonly last: LastRequest = {
     method: '',
@@ -153,6 +154,8 @@ export class Recorder {
     streams: [],
     overflows: [],
   };
+  /** Repeats of {@link last} not yet added to its streams. */
+  private repeats = 0;
   /** While set, {@link countOverflow} also notes each overflow here (for {@link last}). */
   private noting: string[] | undefined;
 
@@ -171,7 +174,10 @@ export class Recorder {
     const sum = (metric: MetricSpec, streams: CounterStreams): void => {
       meter
         .createObservableCounter(metric.name, { description: metric.brief, unit: metric.unit })
-        .addCallback((result: ObservableResult) => streams.observe(result));
+        .addCallback((result: ObservableResult) => {
+          this.addRepeats();
+          streams.observe(result);
+        });
     };
     sum(METRICS.requests, this.requests);
     sum(METRICS.extensionRequests, this.extensionRequests);
@@ -214,12 +220,10 @@ export class Recorder {
   record(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome): void {
     const last = this.last;
     if (this.repeatsLastRequest(facts, server, outcome)) {
-      for (const attribute of this.folded) this.countOverflow(attribute);
-      for (const stream of last.streams) stream.value++;
-      for (const attribute of last.overflows) this.countOverflow(attribute);
-      this.countRejected(facts.client);
+      this.repeats++;
       return;
     }
+    this.addRepeats();
     const raw = this.raw;
     for (let i = 0; i < REQUEST_READERS.length; i++) raw[i] = REQUEST_READERS[i]!(facts, server, outcome);
     if (this.repeatsLast()) {
@@ -238,7 +242,7 @@ export class Recorder {
       this.noting = undefined;
     }
     for (const stream of streams) stream.value++;
-    this.countRejected(facts.client);
+    this.countRejected(facts.client, 1);
     last.method = facts.method;
     last.era = facts.era;
     last.protocolVersion = facts.protocolVersion;
@@ -251,6 +255,22 @@ export class Recorder {
     last.required = outcome.required;
     last.streams = streams;
     last.overflows = overflows;
+  }
+
+  /**
+   * Adds the repeats of the last request counted since the last call to every stream it counted into, and counts
+   * again, as often, the overflows and rejected ids it counted. Called before a different request is counted and
+   * before every collection, so every export holds every request.
+   */
+  private addRepeats(): void {
+    const times = this.repeats;
+    if (times === 0) return;
+    this.repeats = 0;
+    const last = this.last;
+    for (const attribute of this.folded) this.countOverflow(attribute, times);
+    for (const stream of last.streams) stream.value += times;
+    for (const attribute of last.overflows) this.countOverflow(attribute, times);
+    if (last.client !== undefined) this.countRejected(last.client, times);
   }
 
   /**
@@ -274,9 +294,9 @@ export class Recorder {
     );
   }
 
-  private countOverflow(attribute: string): void {
+  private countOverflow(attribute: string, times = 1): void {
     this.noting?.push(attribute);
-    this.overflow.add(attribute, '', { [ATTR_AGENT_ATTRIBUTE]: attribute });
+    this.overflow.add(attribute, '', { [ATTR_AGENT_ATTRIBUTE]: attribute }, times);
   }
 
   /** A value as it may be exported: through the attribute's guard when a sender controls it. */
@@ -346,8 +366,9 @@ export class Recorder {
     return this.extensionRequests.create(key, inner, { ...requestAttributes(this.values), ...attributesOf(EXTENSION_ATTRIBUTES, values) }, 0);
   }
 
-  private countRejected(client: DeclaredExtensions): void {
-    if (client.invalid > 0) this.rejectedIds.add(REJECTED_ID_REASON.invalid, '', { [ATTR_AGENT_REASON]: REJECTED_ID_REASON.invalid }, client.invalid);
-    if (client.dropped > 0) this.rejectedIds.add(REJECTED_ID_REASON.tooMany, '', { [ATTR_AGENT_REASON]: REJECTED_ID_REASON.tooMany }, client.dropped);
+  /** Counts the ids `client` rejected, `times` over. */
+  private countRejected(client: DeclaredExtensions, times: number): void {
+    if (client.invalid > 0) this.rejectedIds.add(REJECTED_ID_REASON.invalid, '', { [ATTR_AGENT_REASON]: REJECTED_ID_REASON.invalid }, client.invalid * times);
+    if (client.dropped > 0) this.rejectedIds.add(REJECTED_ID_REASON.tooMany, '', { [ATTR_AGENT_REASON]: REJECTED_ID_REASON.tooMany }, client.dropped * times);
   }
 }

@@ -3,20 +3,13 @@
  * Metrics are read the way an application's SDK reads them: a reader on a meter provider the recorder is bound to.
  */
 import { type Attributes, trace } from '@opentelemetry/api';
-import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { type DeclaredExtensions, UNKNOWN_DECLARATION } from '../../agent/observe/extension-map.js';
 import type { RequestFacts } from '../../agent/observe/request-facts.js';
 import { type PipelineOptions, RequestPipeline } from '../../agent/record/request-pipeline.js';
+import { OnDemandReader } from '../support/on-demand-reader.mjs';
 
 export const LIMITS = { maxIds: 64, maxIdLength: 128 };
-
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE, cardinalitySelector: () => 1_000_000 });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
 
 export interface Point {
   attributes: Attributes;
@@ -25,7 +18,7 @@ export interface Point {
 
 /** A meter provider whose metrics are read on demand: `points(name)` gives every point of one metric. */
 export function metricReader() {
-  const reader = new OnDemandReader();
+  const reader = new OnDemandReader({ cardinalitySelector: () => 1_000_000 });
   const meterProvider = new MeterProvider({ readers: [reader] });
   return {
     meter: meterProvider.getMeter('test'),

@@ -17,7 +17,7 @@ let readCounts = async () => undefined;
 if (variant === 'metrics') {
   // As the zero-code entry sets up metrics only: a meter provider, no tracing, no context manager.
   const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-  const { OnDemandReader } = await import('./on-demand-reader.mjs');
+  const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
   const { ExtscopeInstrumentation } = await import('extscope');
   const reader = new OnDemandReader();
   new ExtscopeInstrumentation({ spans: false }).setMeterProvider(new MeterProvider({ readers: [reader] }));

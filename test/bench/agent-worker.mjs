@@ -101,7 +101,7 @@ const heapGrowthMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
 let streams;
 let counted;
 if (globalThis.extscopeInstrumentation !== undefined) {
-  const { OnDemandReader } = await import('./on-demand-reader.mjs');
+  const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
   const reader = new OnDemandReader({ cardinalitySelector: () => 1_000_000 });
   globalThis.extscopeInstrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));
   const { resourceMetrics } = await reader.collect();

@@ -24,7 +24,7 @@ let finish = async () => undefined;
 if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
   const { context, trace } = await import('@opentelemetry/api');
   const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-  const { OnDemandReader } = await import('./on-demand-reader.mjs');
+  const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
   // As the zero-code entry sets it up: metrics only loads nothing of tracing and installs no context manager
   // (it would cost every promise).
   let tracerProvider;

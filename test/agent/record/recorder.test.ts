@@ -210,6 +210,24 @@ describe('Recorder: a request that repeats the last one', () => {
     expect(await metrics.sum('extscope.requests')).toBe(4);
   });
 
+  it('a collection between repeats reports every repeat counted before it, and the next one only those after', async () => {
+    const { recorder, metrics } = recorderWithReader({ cardinalityLimit: 1, maxStreams: 10_000 });
+    recorder.record(facts({ client: declared(['a/x']) }), undefined, complete);
+    const folding = facts({ client: declared(['b/y'], { invalid: 1 }) });
+    const reported = async () => [
+      await metrics.sum('extscope.requests'),
+      await metrics.sum('extscope.extension.requests', { 'extscope.extension.id': '_OTHER' }),
+      await metrics.sum('extscope.agent.cardinality.overflow'),
+      await metrics.sum('extscope.agent.extension_ids.rejected'),
+    ];
+    for (let i = 0; i < 4; i++) recorder.record(folding, undefined, complete);
+    expect(await reported()).toEqual([5, 4, 4, 4]);
+    expect(await reported()).toEqual([5, 4, 4, 4]);
+    for (let i = 0; i < 3; i++) recorder.record(folding, undefined, complete);
+    recorder.record(facts({ client: declared(['a/x']) }), undefined, complete);
+    expect(await reported()).toEqual([9, 7, 7, 7]);
+  });
+
   it('keeps counting a repeat into the overflow stream once maxStreams is reached', async () => {
     const { recorder, metrics } = recorderWithReader({ cardinalityLimit: 1000, maxStreams: 1 });
     recorder.record(facts({ method: 'first' }), undefined, complete);
