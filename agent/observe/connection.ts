@@ -50,6 +50,18 @@ function protocolVersionHeader(extra: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Per pipeline, the reading its connections use (the same for all: built once, not per connection). */
+const connectionReadings = new WeakMap<RequestReading, RequestReading>();
+
+function connectionReading(reading: RequestReading): RequestReading {
+  let withHint = connectionReadings.get(reading);
+  if (withHint === undefined) {
+    withHint = { ...reading, protocolVersionHint: protocolVersionHeader };
+    connectionReadings.set(reading, withHint);
+  }
+  return withHint;
+}
+
 /**
  * One server object on one transport: pairs each inbound request with its answer and hands both to the sink,
  * and tells the entry the server was built for (if any) which requests reached it. A 2025-era `initialize`
@@ -67,7 +79,7 @@ export class Connection {
     private readonly handshake: HandshakeSlot,
     private readonly transport: SessionTransport,
   ) {
-    this.reading = { ...sink.reading, protocolVersionHint: protocolVersionHeader };
+    this.reading = connectionReading(sink.reading);
   }
 
   /** An inbound message, before the SDK dispatches it; returns the context to dispatch it in (its span's). */

@@ -7,6 +7,13 @@ export const MAX_IN_FLIGHT = 100_000;
 const SLOTS = 64;
 const SLOT_MASK = SLOTS - 1;
 const EMPTY: unique symbol = Symbol('empty');
+/**
+ * The table of a transport that has had no integer id yet, shared and never written (`add` gives an instance its
+ * own before the first write): a transport that never carries one allocates none. Not frozen, so every table has
+ * the same elements kind and the hot loads stay monomorphic.
+ */
+const NO_SLOT_IDS: (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
+const NO_SLOT_VALUES: undefined[] = new Array(SLOTS).fill(undefined);
 
 /**
  * Requests in flight on one transport, by JSON-RPC id (ids are unique only per transport: every per-request
@@ -19,8 +26,8 @@ const EMPTY: unique symbol = Symbol('empty');
  * reused in place and allocate nothing.
  */
 export class InFlight<T> {
-  private readonly slotIds: (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
-  private readonly slotValues: (T | undefined)[] = new Array(SLOTS).fill(undefined);
+  private slotIds = NO_SLOT_IDS;
+  private slotValues: (T | undefined)[] = NO_SLOT_VALUES;
   private readonly first = new Map<RequestId, T>();
   private readonly reused = new Map<RequestId, T[]>();
   /** Distinct ids in flight (slots and {@link first}). */
@@ -44,6 +51,10 @@ export class InFlight<T> {
       return true;
     }
     if (slot >= 0 && this.slotIds[slot] === EMPTY) {
+      if (this.slotIds === NO_SLOT_IDS) {
+        this.slotIds = new Array(SLOTS).fill(EMPTY);
+        this.slotValues = new Array(SLOTS).fill(undefined);
+      }
       this.slotIds[slot] = id;
       this.slotValues[slot] = value;
     } else {
@@ -105,6 +116,8 @@ export class InFlight<T> {
 
   /** Every request still in flight, no longer tracked. */
   drain(): T[] {
+    // The common close (a connection per HTTP request, its one request answered): nothing to walk.
+    if (this.size === 0) return [];
     const all: T[] = [];
     for (let slot = 0; slot < SLOTS; slot++) {
       if (this.slotIds[slot] === EMPTY) continue;

@@ -1,6 +1,6 @@
 import type { ServerLike } from '../internal-types.js';
 import type { ServerIdentity } from '../types.js';
-import { type DeclaredExtensions, type ExtensionMapLimits, fingerprint, readDeclaredExtensions } from './extension-map.js';
+import { type DeclarationMemo, type DeclaredExtensions, type ExtensionMapLimits, fingerprint, readDeclaredExtensions } from './extension-map.js';
 import { asRecord, asString } from './untrusted.js';
 
 /** What one MCP server object advertises, read once when it connects. */
@@ -35,12 +35,17 @@ interface CachedExtensions {
 const sameIdentity = (a: ServerIdentity, b: ServerIdentity): boolean => a.name === b.name && a.version === b.version;
 
 /**
- * Reads server advertisements, caching by the capabilities' `extensions` object: per-request factories usually
- * pass the same constant, so a fresh server per HTTP request costs one WeakMap lookup, not a re-hash, and gets
- * the same advertisement object as the last one of that name and version (the recorder sees repeats by identity).
+ * Reads server advertisements, caching by the capabilities' `extensions` object, and a fresh map that repeats the
+ * last one read (the same valid ids in the same order, each with `{}` settings: see `DeclarationMemo`) shares that
+ * one's entry. So a fresh server per HTTP request, whether its factory passes a constant or builds the
+ * capabilities anew, costs a lookup rather than a re-hash, and gets the same advertisement object as the last one
+ * of that name and version: the recorder then sees its requests repeat by identity.
  */
 export class ServerAdvertisements {
   private readonly byExtensionsObject = new WeakMap<object, CachedExtensions>();
+  private readonly memo: DeclarationMemo = { last: undefined, settingsRead: true };
+  /** The entry of the last map read, and the declaration it was read as. */
+  private lastRead: { declared: DeclaredExtensions; cached: CachedExtensions } | undefined;
 
   constructor(private readonly limits: ExtensionMapLimits) {}
 
@@ -51,17 +56,25 @@ export class ServerAdvertisements {
     if (typeof map === 'object' && map !== null) {
       let cached = this.byExtensionsObject.get(map);
       if (cached === undefined) {
-        cached = { extensions: this.readExtensions(capabilities), last: undefined };
+        cached = this.entryFor(capabilities);
         this.byExtensionsObject.set(map, cached);
       }
       if (cached.last === undefined || !sameIdentity(cached.last.identity, identity)) cached.last = { identity, ...cached.extensions };
       return cached.last;
     }
-    return { identity, ...this.readExtensions(capabilities) };
+    return { identity, ...this.extensionsOf(readDeclaredExtensions(capabilities ?? {}, this.limits)) };
   }
 
-  private readExtensions(capabilities: unknown): Extensions {
-    const extensions = readDeclaredExtensions(capabilities ?? {}, this.limits);
+  /** The entry of a map not seen before: the last one's when the memo finds it repeats that map. */
+  private entryFor(capabilities: unknown): CachedExtensions {
+    const declared = readDeclaredExtensions(capabilities, this.limits, this.memo);
+    if (this.lastRead?.declared === declared) return this.lastRead.cached;
+    const cached = { extensions: this.extensionsOf(declared), last: undefined };
+    this.lastRead = { declared, cached };
+    return cached;
+  }
+
+  private extensionsOf(extensions: DeclaredExtensions): Extensions {
     return {
       extensions,
       ids: new Set(extensions.ids),

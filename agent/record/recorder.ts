@@ -154,6 +154,8 @@ export class Recorder {
     streams: [],
     overflows: [],
   };
+  /** The last advertisement the gauges report (advertisements are never modified once read). */
+  private lastAdvertised: ServerAdvertisement | undefined;
   /** Repeats of {@link last} not yet added to its streams. */
   private repeats = 0;
   /** While set, {@link countOverflow} also notes each overflow here (for {@link last}). */
@@ -201,19 +203,23 @@ export class Recorder {
 
   /** Remembers what a connecting server advertises, for the gauges. */
   advertise(server: ServerAdvertisement): void {
+    // A fresh server per request usually brings the last one's advertisement object (see ServerAdvertisements).
+    if (server === this.lastAdvertised) return;
     const { name, version } = server.identity;
     const serverValues = { serverName: this.admit(ATTR_SERVER_NAME, name), serverVersion: this.admit(ATTR_SERVER_VERSION, version) };
     const ids = server.extensions.ids.map((id, index) => ({ extensionId: this.admit(ATTR_EXTENSION_ID, id), fingerprint: server.fingerprints[index] ?? '' }));
     const key = [name ?? ABSENT, version ?? ABSENT, ...ids.map(({ extensionId, fingerprint }) => `${extensionId}=${fingerprint}`)].join(SEP);
-    if (this.advertised.has(key)) return;
-    if (this.advertised.size >= MAX_ADVERTISED_VARIANTS) {
-      this.countOverflow(METRICS.advertised.name);
-      return;
+    if (!this.advertised.has(key)) {
+      if (this.advertised.size >= MAX_ADVERTISED_VARIANTS) {
+        this.countOverflow(METRICS.advertised.name);
+        return;
+      }
+      this.advertised.set(key, {
+        server: attributesOf(METRICS.advertisedCount.attributes, serverValues),
+        points: ids.map((id) => attributesOf(METRICS.advertised.attributes, { ...serverValues, ...id })),
+      });
     }
-    this.advertised.set(key, {
-      server: attributesOf(METRICS.advertisedCount.attributes, serverValues),
-      points: ids.map((id) => attributesOf(METRICS.advertised.attributes, { ...serverValues, ...id })),
-    });
+    this.lastAdvertised = server;
   }
 
   /** Counts one finished request: `server` is `undefined` when it was answered before any server instance. */

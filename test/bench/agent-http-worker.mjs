@@ -3,10 +3,11 @@
 // @modelcontextprotocol/node, and a 2026-07-28 client in the same process calling an echo tool over HTTP.
 // Prints {rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted} as JSON on stdout.
 //   node agent-http-worker.mjs <bare|metrics> <requests> <concurrency>
+// Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for.
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { lanes } from './lanes.mjs';
-import { timedWindows } from './timed-windows.mjs';
+import { timedWindows, windowsOnRequest } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
 const requests = Number(requestsArg ?? 3000);
@@ -57,8 +58,15 @@ await client.connect(new StreamableHTTPClientTransport(url, { fetch: countingFet
 
 const { drive } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
-await drive(Math.min(500, requests));
-const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests);
+let rps, cpuMicrosPerRequest, mainMicrosPerRequest;
+if (process.send === undefined) {
+  await drive(Math.min(500, requests));
+  ({ rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests));
+} else {
+  // Forked by interleaved.mjs: `requests` is the warm-up, then the coordinator asks for each window.
+  await drive(requests);
+  await windowsOnRequest(drive);
+}
 const counted = await readCounts();
 process.stdout.write(`${JSON.stringify({ variant, rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted })}\n`);
 await client.close();

@@ -1,36 +1,42 @@
 // The agent's metrics-only overhead on an HTTP server: agent-http-worker.mjs's createMcpHandler server
-// uninstrumented and with the agent, each in a process of its own, the order alternating round by round; the
-// paired ratios of requests/s and of CPU per request (all threads, main thread) are reported (median, quartiles,
-// and a 95 % bootstrap interval of the median).
-//   node test/bench/agent-http.mjs [rounds=10] [requests=3000] [concurrency=16]
-import { execFile } from 'node:child_process';
+// uninstrumented and with the agent, each in its own warm process, run window by window in turn (interleaved.mjs);
+// per round, each variant's requests/s and CPU per request (all threads, main thread) over all its windows against
+// the uninstrumented one's; over the rounds (fresh processes each), the median, quartiles and a 95 % bootstrap
+// interval of the median.
+//   node test/bench/agent-http.mjs [rounds=10] [windows=12] [requests per window=300] [concurrency=16]
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { interleavedRound } from './interleaved.mjs';
 import { median, pairedSummary } from './paired-stats.mjs';
 
-const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./agent-http-worker.mjs', import.meta.url));
-const [rounds = 10, requests = 3000, concurrency = 16] = process.argv.slice(2).map(Number);
+const [rounds = 10, windows = 12, requests = 300, concurrency = 16] = process.argv.slice(2).map(Number);
+const warmUp = 3000;
 const variants = ['bare', 'metrics'];
 
+const figures = (sums) => ({
+  rps: sums.requests / (sums.elapsedMicros / 1e6),
+  cpu: sums.cpuMicros / sums.requests,
+  main: sums.mainMicros / sums.requests,
+});
 const results = { bare: [], metrics: [] };
+let lastReport;
 for (let round = 0; round < rounds; round++) {
-  for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
-    const { stdout } = await run(process.execPath, ['--expose-gc', worker, variant, String(requests), String(concurrency)], { timeout: 600_000 });
-    results[variant].push(JSON.parse(stdout));
-  }
+  const order = round % 2 === 0 ? variants : [...variants].reverse();
+  const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency)], windows, requests);
+  for (const variant of variants) results[variant].push(figures(result[variant]));
+  lastReport = result.metrics.report;
+  process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`);
 }
 
 const versus = (key) => pairedSummary(results.metrics, results.bare, key);
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 
-console.log(`agent overhead on HTTP: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, createMcpHandler behind node:http on loopback, client in the same process, Node ${process.version}`);
+console.log(`agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, createMcpHandler behind node:http on loopback, client in the same process, Node ${process.version}`);
 console.log('');
 console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-console.log(`| uninstrumented | ${of('bare', 'rps')} | – | ${of('bare', 'cpuMicrosPerRequest')} | – | ${of('bare', 'mainMicrosPerRequest')} | – |`);
-console.log(`| agent, metrics only | ${of('metrics', 'rps')} | ${versus('rps')} | ${of('metrics', 'cpuMicrosPerRequest')} | ${versus('cpuMicrosPerRequest')} | ${of('metrics', 'mainMicrosPerRequest')} | ${versus('mainMicrosPerRequest')} |`);
-const last = results.metrics.at(-1);
+console.log(`| uninstrumented | ${of('bare', 'rps')} | – | ${of('bare', 'cpu')} | – | ${of('bare', 'main')} | – |`);
+console.log(`| agent, metrics only | ${of('metrics', 'rps')} | ${versus('rps')} | ${of('metrics', 'cpu')} | ${versus('cpu')} | ${of('metrics', 'main')} | ${versus('main')} |`);
 console.log('');
-console.log(`the metrics-only variant counted ${last.counted} of the ${last.requestsSent} requests its client sent (last round)`);
-if (last.counted !== last.requestsSent) throw new Error('the count is not exact');
+console.log(`the metrics-only variant counted ${lastReport.counted} of the ${lastReport.requestsSent} requests its client sent (last round)`);
+if (lastReport.counted !== lastReport.requestsSent) throw new Error('the count is not exact');

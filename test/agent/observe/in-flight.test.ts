@@ -39,6 +39,23 @@ describe('InFlight', () => {
     expect([inFlight.take(1), inFlight.take(1)]).toEqual(['*a', '*b']);
   });
 
+  it('tables of different transports stay apart, fresh ones (untouched until their first id) included', () => {
+    const used = new InFlight<string>();
+    const fresh = new InFlight<string>();
+    const drained = new InFlight<string>();
+    expect(drained.drain()).toEqual([]);
+    for (let id = 0; id < 64; id++) used.add(id, `used ${id}`);
+    for (let id = 0; id < 64; id++) {
+      expect(fresh.take(id)).toBeUndefined();
+      expect(drained.take(id)).toBeUndefined();
+    }
+    expect(fresh.drain()).toEqual([]);
+    fresh.add(5, 'fresh 5');
+    expect(used.take(5)).toBe('used 5');
+    expect(fresh.take(5)).toBe('fresh 5');
+    expect(used.drain()).toHaveLength(63);
+  });
+
   it('drains everything still in flight, reused ids included', () => {
     const inFlight = new InFlight<string>();
     inFlight.add(1, 'a');

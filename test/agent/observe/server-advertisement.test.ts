@@ -20,4 +20,21 @@ describe('ServerAdvertisements', () => {
     expect(copy).not.toBe(first);
     expect(copy.fingerprints).toEqual(first.fingerprints);
   });
+
+  it('gives servers whose factory builds the capabilities anew the same advertisement while the map repeats the last one read', () => {
+    const advertisements = new ServerAdvertisements(LIMITS);
+    const server = (map: object, version = '1') => ({ getCapabilities: () => ({ extensions: map }), _serverInfo: { name: 's', version } });
+    const first = advertisements.read(server({ 'a/x': {}, 'b/y': {} }));
+    expect(advertisements.read(server({ 'a/x': {}, 'b/y': {} }))).toBe(first);
+    expect(advertisements.read(server({ 'a/x': {}, 'b/y': {} }, '2')).extensions).toBe(first.extensions);
+    // Anything that differs is read as its own: other ids, another order, settings, an invalid id.
+    for (const map of [{ 'a/x': {} }, { 'b/y': {}, 'a/x': {} }, { 'a/x': {}, 'b/y': { mode: 'fast' } }, { 'a/x': {}, 'b/y': {}, 'not an id': {} }]) {
+      const read = advertisements.read(server(map));
+      expect(read.extensions).not.toBe(first.extensions);
+      expect(read.extensions.ids.length + read.extensions.invalid).toBe(Object.keys(map).length);
+    }
+    const settled = advertisements.read(server({ 'b/y': {}, 'a/x': {} }));
+    expect(settled.extensions.ids).toEqual(['b/y', 'a/x']);
+    expect(advertisements.read(server({ 'b/y': {}, 'a/x': {} }))).toBe(settled);
+  });
 });
