@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { lanes } from './lanes.mjs';
-import { timedWindows, windowsOnRequest } from './timed-windows.mjs';
+import { measureOrServeWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
 const requests = Number(requestsArg ?? 3000);
@@ -58,15 +58,7 @@ await client.connect(new StreamableHTTPClientTransport(url, { fetch: countingFet
 
 const { drive } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
-let rps, cpuMicrosPerRequest, mainMicrosPerRequest;
-if (process.send === undefined) {
-  await drive(Math.min(500, requests));
-  ({ rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests));
-} else {
-  // Forked by interleaved.mjs: `requests` is the warm-up, then the coordinator asks for each window.
-  await drive(requests);
-  await windowsOnRequest(drive);
-}
+const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await measureOrServeWindows(drive, requests, Math.min(500, requests));
 const counted = await readCounts();
 process.stdout.write(`${JSON.stringify({ variant, rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted })}\n`);
 await client.close();

@@ -7,7 +7,7 @@
 //   | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of the code alone)
 import { createRequire } from 'node:module';
 import { lanes } from './lanes.mjs';
-import { timedWindows, windowsOnRequest } from './timed-windows.mjs';
+import { measureOrServeWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2);
 const sampleRate = Number(sampleArg ?? 1);
@@ -141,15 +141,7 @@ await client.connect(clientSide);
 
 const { drive, sent } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
-let rps, cpuMicrosPerRequest, mainMicrosPerRequest;
-if (process.send === undefined) {
-  await drive(Math.min(2000, requests));
-  ({ rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await timedWindows(drive, requests));
-} else {
-  // Forked by interleaved.mjs: `requests` is the warm-up, then the coordinator asks for each window.
-  await drive(requests);
-  await windowsOnRequest(drive);
-}
+const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await measureOrServeWindows(drive, requests, Math.min(2000, requests));
 await finish();
 globalThis.gc?.();
 const memory = process.memoryUsage();

@@ -1,6 +1,6 @@
 // Runs variants of one worker window by window in turn, each in a process of its own kept warm between its
 // windows: whatever the machine's speed does over minutes, every variant's windows see the same stretches of it.
-// The worker must call windowsOnRequest (timed-windows.mjs) once warm.
+// The worker must call windowsOnRequest (timed-windows.mjs) once warm, directly or through measureOrServeWindows.
 import { fork } from 'node:child_process';
 
 /** A forked worker that answers one message at a time. */

@@ -46,3 +46,19 @@ export function windowsOnRequest(drive) {
     process.send({ ready: true });
   });
 }
+
+/**
+ * A worker's measurement, however it was started. Run by hand (or by a benchmark that runs it process after
+ * process), it warms up with `warmUp` requests and times `requests` more (timedWindows). Forked by interleaved.mjs
+ * (an IPC channel), `requests` is the warm-up, then it runs the windows its coordinator asks for, and the figures are
+ * the coordinator's (`undefined` here).
+ */
+export async function measureOrServeWindows(drive, requests, warmUp) {
+  if (process.send === undefined) {
+    await drive(warmUp);
+    return timedWindows(drive, requests);
+  }
+  await drive(requests);
+  await windowsOnRequest(drive);
+  return { rps: undefined, cpuMicrosPerRequest: undefined, mainMicrosPerRequest: undefined };
+}
