@@ -7,13 +7,6 @@ export const MAX_IN_FLIGHT = 100_000;
 const SLOTS = 64;
 const SLOT_MASK = SLOTS - 1;
 const EMPTY: unique symbol = Symbol('empty');
-/**
- * The table of a transport that has had no integer id yet, shared and never written (`add` gives an instance its
- * own before the first write): a transport that never carries one allocates none. Not frozen, so every table has
- * the same elements kind and the hot loads stay monomorphic.
- */
-const NO_SLOT_IDS: (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
-const NO_SLOT_VALUES: undefined[] = new Array(SLOTS).fill(undefined);
 
 /**
  * Requests in flight on one transport, by JSON-RPC id (ids are unique only per transport: every per-request
@@ -26,8 +19,8 @@ const NO_SLOT_VALUES: undefined[] = new Array(SLOTS).fill(undefined);
  * reused in place and allocate nothing.
  */
 export class InFlight<T> {
-  private slotIds = NO_SLOT_IDS;
-  private slotValues: (T | undefined)[] = NO_SLOT_VALUES;
+  private readonly slotIds: (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
+  private readonly slotValues: (T | undefined)[] = new Array(SLOTS).fill(undefined);
   private readonly first = new Map<RequestId, T>();
   private readonly reused = new Map<RequestId, T[]>();
   /** Distinct ids in flight (slots and {@link first}). */
@@ -51,10 +44,6 @@ export class InFlight<T> {
       return true;
     }
     if (slot >= 0 && this.slotIds[slot] === EMPTY) {
-      if (this.slotIds === NO_SLOT_IDS) {
-        this.slotIds = new Array(SLOTS).fill(EMPTY);
-        this.slotValues = new Array(SLOTS).fill(undefined);
-      }
       this.slotIds[slot] = id;
       this.slotValues[slot] = value;
     } else {

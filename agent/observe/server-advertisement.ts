@@ -43,9 +43,9 @@ const sameIdentity = (a: ServerIdentity, b: ServerIdentity): boolean => a.name =
  */
 export class ServerAdvertisements {
   private readonly byExtensionsObject = new WeakMap<object, CachedExtensions>();
+  /** Entries by declaration read: the memo hands back the same declaration for a map that repeats it. */
+  private readonly byDeclaration = new WeakMap<DeclaredExtensions, CachedExtensions>();
   private readonly memo: DeclarationMemo = { last: undefined, settingsRead: true };
-  /** The entry of the last map read, and the declaration it was read as. */
-  private lastRead: { declared: DeclaredExtensions; cached: CachedExtensions } | undefined;
 
   constructor(private readonly limits: ExtensionMapLimits) {}
 
@@ -68,9 +68,11 @@ export class ServerAdvertisements {
   /** The entry of a map not seen before: the last one's when the memo finds it repeats that map. */
   private entryFor(capabilities: unknown): CachedExtensions {
     const declared = readDeclaredExtensions(capabilities, this.limits, this.memo);
-    if (this.lastRead?.declared === declared) return this.lastRead.cached;
-    const cached = { extensions: this.extensionsOf(declared), last: undefined };
-    this.lastRead = { declared, cached };
+    let cached = this.byDeclaration.get(declared);
+    if (cached === undefined) {
+      cached = { extensions: this.extensionsOf(declared), last: undefined };
+      this.byDeclaration.set(declared, cached);
+    }
     return cached;
   }
 

@@ -5,7 +5,7 @@
 // interval of the median.
 //   node test/bench/agent-http.mjs [rounds=10] [windows=12] [requests per window=300] [concurrency=16]
 import { fileURLToPath } from 'node:url';
-import { interleavedRound } from './interleaved.mjs';
+import { interleavedRound, roundFigures } from './interleaved.mjs';
 import { median, pairedSummary } from './paired-stats.mjs';
 
 const worker = fileURLToPath(new URL('./agent-http-worker.mjs', import.meta.url));
@@ -13,17 +13,12 @@ const [rounds = 10, windows = 12, requests = 300, concurrency = 16] = process.ar
 const warmUp = 3000;
 const variants = ['bare', 'metrics'];
 
-const figures = (sums) => ({
-  rps: sums.requests / (sums.elapsedMicros / 1e6),
-  cpu: sums.cpuMicros / sums.requests,
-  main: sums.mainMicros / sums.requests,
-});
 const results = { bare: [], metrics: [] };
 let lastReport;
 for (let round = 0; round < rounds; round++) {
   const order = round % 2 === 0 ? variants : [...variants].reverse();
   const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency)], windows, requests);
-  for (const variant of variants) results[variant].push(figures(result[variant]));
+  for (const variant of variants) results[variant].push(roundFigures(result[variant]));
   lastReport = result.metrics.report;
   process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`);
 }

@@ -5,7 +5,7 @@
 // quartiles and a 95 % bootstrap interval of the median.
 //   node test/bench/agent-interleaved.mjs [rounds=12] [windows=30] [requests per window=1000] [concurrency=16]
 import { fileURLToPath } from 'node:url';
-import { interleavedRound } from './interleaved.mjs';
+import { interleavedRound, roundFigures } from './interleaved.mjs';
 import { median, pairedSummary } from './paired-stats.mjs';
 
 const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
@@ -14,17 +14,12 @@ const warmUp = 5000;
 const variants = ['bare', 'loaded', 'metrics'];
 const labels = { bare: 'uninstrumented', loaded: 'agent and OpenTelemetry SDK loaded, not enabled', metrics: 'agent, metrics only' };
 
-const figures = (sums) => ({
-  rps: sums.requests / (sums.elapsedMicros / 1e6),
-  cpu: sums.cpuMicros / sums.requests,
-  main: sums.mainMicros / sums.requests,
-});
 const results = Object.fromEntries(variants.map((variant) => [variant, []]));
 let lastReport;
 for (let round = 0; round < rounds; round++) {
   const order = variants.map((_, index) => variants[(index + round) % variants.length]);
   const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency)], windows, requests);
-  for (const variant of variants) results[variant].push(figures(result[variant]));
+  for (const variant of variants) results[variant].push(roundFigures(result[variant]));
   lastReport = result.metrics.report;
   process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`);
 }

@@ -30,6 +30,13 @@ function startWorker(script, args) {
   };
 }
 
+/** A variant's figures over a round's summed windows: requests/s, CPU µs per request (all threads, main thread). */
+export const roundFigures = (sums) => ({
+  rps: sums.requests / (sums.elapsedMicros / 1e6),
+  cpu: sums.cpuMicros / sums.requests,
+  main: sums.mainMicros / sums.requests,
+});
+
 /**
  * One round: a fresh process per variant (`argsOf(variant)`), warmed, then `windows` windows of `requests` each
  * per variant, the order of the variants rotating window by window. Resolves to, per variant, the summed windows

@@ -39,7 +39,7 @@ describe('InFlight', () => {
     expect([inFlight.take(1), inFlight.take(1)]).toEqual(['*a', '*b']);
   });
 
-  it('tables of different transports stay apart, fresh ones (untouched until their first id) included', () => {
+  it('tables of different transports stay apart; one with nothing in flight drains to nothing', () => {
     const used = new InFlight<string>();
     const fresh = new InFlight<string>();
     const drained = new InFlight<string>();

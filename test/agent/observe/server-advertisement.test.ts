@@ -27,6 +27,9 @@ describe('ServerAdvertisements', () => {
     const first = advertisements.read(server({ 'a/x': {}, 'b/y': {} }));
     expect(advertisements.read(server({ 'a/x': {}, 'b/y': {} }))).toBe(first);
     expect(advertisements.read(server({ 'a/x': {}, 'b/y': {} }, '2')).extensions).toBe(first.extensions);
+    // A map with settings in between (never the memo's) leaves the last repeatable one in place.
+    advertisements.read(server({ 'c/z': { mode: 'fast' } }));
+    expect(advertisements.read(server({ 'a/x': {}, 'b/y': {} }, '2')).extensions).toBe(first.extensions);
     // Anything that differs is read as its own: other ids, another order, settings, an invalid id.
     for (const map of [{ 'a/x': {} }, { 'b/y': {}, 'a/x': {} }, { 'a/x': {}, 'b/y': { mode: 'fast' } }, { 'a/x': {}, 'b/y': {}, 'not an id': {} }]) {
       const read = advertisements.read(server(map));
