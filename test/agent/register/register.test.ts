@@ -96,6 +96,36 @@ describe('node --import extscope/register, stdio', () => {
   }
 });
 
+describe('node --import extscope/register, metrics only, stdio', () => {
+  it('v2-stdio.mjs: 120 concurrent calls with alternating declarations are each counted under their own, and no span is made', async () => {
+    const clientName = 'stdio-metrics-burst';
+    const transport = new StdioClientTransport({ command: process.execPath, args: nodeArgs(fixture('v2-stdio.mjs'), true), cwd: ROOT, env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }), stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const client = modernClient(clientName);
+    await client.connect(transport);
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        client.callTool({ name: 'echo', arguments: { text: String(i) }, _meta: { [CAPS]: i % 2 === 0 ? { extensions: { [TASKS]: {} } } : {} } }),
+      ),
+    );
+    expect(answers.map((answer) => (answer.content as { text: string }[])[0]!.text)).toEqual(Array.from({ length: 120 }, (_, i) => String(i)));
+    await client.close();
+
+    const call = { 'extscope.client.name': clientName, 'mcp.method.name': 'tools/call' };
+    await expect.poll(() => sink.sum('extscope.requests', call), { timeout: 10_000 }).toBe(120);
+    expect(sink.sum('extscope.requests', { ...call, 'extscope.client.declaration': 'declared' })).toBe(60);
+    expect(sink.sum('extscope.requests', { ...call, 'extscope.client.declaration': 'none' })).toBe(60);
+    expect(sink.sum('extscope.requests', { 'extscope.client.name': clientName })).toBe(121); // and the discover probe
+    expect(sink.sum('extscope.extension.requests', { ...call, 'extscope.extension.id': TASKS, 'extscope.extension.negotiated': true })).toBe(60);
+    expect(sink.spans.filter((span) => span.attributes['extscope.client.name'] === clientName)).toEqual([]);
+    expect(stderr).toBe('');
+  });
+});
+
 describe('settings values', () => {
   it('leave the process only when EXTSCOPE_CAPTURE_SETTINGS=true', async () => {
     for (const capture of [false, true]) {
