@@ -14,8 +14,18 @@ const modern = { versionNegotiation: { mode: 'auto' } };
 
 let stopping = false;
 const sleeps = new Set();
+/**
+ * The transports of clients connected or connecting. Stopping closes them: a request whose response stream a
+ * stopping server cut would otherwise wait out the SDK's 60 s request timeout and keep this process alive that
+ * long. The transport, not the client: during the `server/discover` probe the client does not hold it yet.
+ */
+const live = new Set();
+/** Aborts the hand-written client's request in flight, for the same reason. */
+const aborts = new AbortController();
+/** Waits `ms`, or until the fleet stops (at once if it has). */
 const sleep = (ms) =>
   new Promise((resolve) => {
+    if (stopping) return resolve();
     const timer = setTimeout(() => {
       sleeps.delete(entry);
       resolve();
@@ -35,16 +45,21 @@ async function client({ name, version, extensions, era, url, everyMs, startAfter
     const info = { name, version };
     const options = { capabilities: extensions === undefined ? {} : { extensions }, ...(era === 'modern' ? modern : {}) };
     const mcp = new Client(info, options);
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    live.add(transport);
     try {
-      await mcp.connect(new StreamableHTTPClientTransport(new URL(url)));
+      await mcp.connect(transport);
       while (!stopping) {
         await work(mcp);
         await sleep(jitter(everyMs));
       }
     } catch (error) {
-      if (!stopping) process.stderr.write(`demo client ${name}@${version}: ${error.message}; reconnecting\n`);
-      await sleep(2000);
+      if (!stopping) {
+        process.stderr.write(`demo client ${name}@${version}: ${error.message}; reconnecting\n`);
+        await sleep(2000);
+      }
     } finally {
+      live.delete(transport);
       await mcp.close().catch(() => undefined);
     }
   }
@@ -84,6 +99,7 @@ async function anonymous(url) {
         'mcp-name': 'search',
       },
       body: JSON.stringify(body),
+      signal: aborts.signal,
     })
       .then((response) => response.arrayBuffer())
       .catch((error) => {
@@ -129,6 +145,8 @@ function stop() {
     resolve();
   }
   sleeps.clear();
+  for (const transport of live) void transport.close().catch(() => undefined);
+  aborts.abort();
 }
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

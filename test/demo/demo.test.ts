@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ProcessEntry, alive, descendants, processes } from '../support/proc-tree.js';
+import { type ProcessEntry, alive, commandLine, descendants, processes } from '../support/proc-tree.js';
 import { ROOT } from '../support/processes.js';
 
 interface MatrixRow {
@@ -155,7 +155,8 @@ describe('npm run demo', () => {
       killed.kill('SIGKILL');
       await exited;
       const left = await until('every process the demo started to stop', 30_000, async () => (started.some(alive) ? undefined : [])).catch(() => started.filter(alive));
-      expect(left.map((entry) => entry.pid)).toEqual([]);
+      // Which one, by its command line: the pid alone says nothing once the run is over.
+      expect(left.map((entry) => `${entry.pid} ${commandLine(entry.pid)}`)).toEqual([]);
     } finally {
       if (killed.exitCode === null && killed.signalCode === null) killed.kill('SIGKILL');
       // The demo could not remove its temporary database: this test does.

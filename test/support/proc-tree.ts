@@ -47,3 +47,12 @@ export function alive(entry: ProcessEntry): boolean {
   const now = stat(entry.pid);
   return now !== undefined && now.startTime === entry.startTime && now.state !== 'Z';
 }
+
+/** A process's command line (arguments joined by spaces), or '' once it is gone: for messages only. */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return '';
+  }
+}
