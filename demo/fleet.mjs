@@ -2,6 +2,7 @@
 // protocol eras and extension maps, plus one hand-written HTTP client that sends no client info, each calling its
 // servers every second or two until SIGTERM/SIGINT. Targets come from DEMO_TARGETS (JSON, written by
 // scripts/demo.mjs): { shopA, shopB, docsLegacy, docs } base URLs.
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 
@@ -12,27 +13,14 @@ const targets = JSON.parse(process.env.DEMO_TARGETS ?? '{}');
 const UPGRADE_AFTER_MS = Number(process.env.DEMO_UPGRADE_AFTER_MS ?? 20_000);
 const modern = { versionNegotiation: { mode: 'auto' } };
 
-let stopping = false;
-const sleeps = new Set();
 /**
- * The transports of clients connected or connecting. Stopping closes them: a request whose response stream a
- * stopping server cut would otherwise wait out the SDK's 60 s request timeout and keep this process alive that
- * long. The transport, not the client: during the `server/discover` probe the client does not hold it yet.
+ * Aborted on SIGTERM/SIGINT. It ends every wait and every request in flight: a request whose response stream a
+ * stopping server cut would otherwise wait out the SDK's 60 s request timeout and keep this process alive that long.
  */
-const live = new Set();
-/** Aborts the hand-written client's request in flight, for the same reason. */
-const aborts = new AbortController();
+const stop = new AbortController();
+const stopping = () => stop.signal.aborted;
 /** Waits `ms`, or until the fleet stops (at once if it has). */
-const sleep = (ms) =>
-  new Promise((resolve) => {
-    if (stopping) return resolve();
-    const timer = setTimeout(() => {
-      sleeps.delete(entry);
-      resolve();
-    }, ms);
-    const entry = { timer, resolve };
-    sleeps.add(entry);
-  });
+const sleep = (ms) => delay(ms, undefined, { signal: stop.signal }).catch(() => undefined);
 const jitter = (ms) => ms * (0.7 + Math.random() * 0.6);
 
 /**
@@ -41,25 +29,27 @@ const jitter = (ms) => ms * (0.7 + Math.random() * 0.6);
  */
 async function client({ name, version, extensions, era, url, everyMs, startAfterMs = 0, work }) {
   if (startAfterMs > 0) await sleep(startAfterMs);
-  while (!stopping) {
+  while (!stopping()) {
     const info = { name, version };
     const options = { capabilities: extensions === undefined ? {} : { extensions }, ...(era === 'modern' ? modern : {}) };
     const mcp = new Client(info, options);
+    // The transport, not the client: during the `server/discover` probe the client does not hold it yet.
     const transport = new StreamableHTTPClientTransport(new URL(url));
-    live.add(transport);
+    const closeOnStop = () => void transport.close().catch(() => undefined);
+    stop.signal.addEventListener('abort', closeOnStop, { once: true });
     try {
       await mcp.connect(transport);
-      while (!stopping) {
+      while (!stopping()) {
         await work(mcp);
         await sleep(jitter(everyMs));
       }
     } catch (error) {
-      if (!stopping) {
+      if (!stopping()) {
         process.stderr.write(`demo client ${name}@${version}: ${error.message}; reconnecting\n`);
         await sleep(2000);
       }
     } finally {
-      live.delete(transport);
+      stop.signal.removeEventListener('abort', closeOnStop);
       await mcp.close().catch(() => undefined);
     }
   }
@@ -78,7 +68,7 @@ const mostlySearch = async (mcp) => {
  */
 let rawId = 0;
 async function anonymous(url) {
-  while (!stopping) {
+  while (!stopping()) {
     const body = {
       jsonrpc: '2.0',
       id: ++rawId,
@@ -99,11 +89,11 @@ async function anonymous(url) {
         'mcp-name': 'search',
       },
       body: JSON.stringify(body),
-      signal: aborts.signal,
+      signal: stop.signal,
     })
       .then((response) => response.arrayBuffer())
       .catch((error) => {
-        if (!stopping) process.stderr.write(`demo anonymous client: ${error.message}\n`);
+        if (!stopping()) process.stderr.write(`demo anonymous client: ${error.message}\n`);
       });
     await sleep(jitter(2500));
   }
@@ -138,16 +128,7 @@ const runs = [
   anonymous(`${targets.shopA}/mcp`),
 ];
 
-function stop() {
-  stopping = true;
-  for (const { timer, resolve } of sleeps) {
-    clearTimeout(timer);
-    resolve();
-  }
-  sleeps.clear();
-  for (const transport of live) void transport.close().catch(() => undefined);
-  aborts.abort();
-}
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+const onSignal = () => stop.abort();
+process.once('SIGTERM', onSignal);
+process.once('SIGINT', onSignal);
 await Promise.all(runs);

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/processes.js';
 
 /** Opens an event stream for every POST and never answers, as a server cut off mid-answer leaves its client. */
-const held: { method: string; response: ServerResponse }[] = [];
+/** The method of each request held open. */
+const held: string[] = [];
 const server = createServer((request: IncomingMessage, response: ServerResponse) => {
   let body = '';
   request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -22,7 +23,7 @@ const server = createServer((request: IncomingMessage, response: ServerResponse)
     const message = JSON.parse(body) as { method?: string };
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.flushHeaders();
-    held.push({ method: message.method ?? '?', response });
+    held.push(message.method ?? '?');
   });
 });
 afterAll(() => {
@@ -42,10 +43,8 @@ describe('demo/fleet.mjs', () => {
     const exited = new Promise<number | null>((resolve) => fleet.once('exit', (code) => resolve(code)));
     try {
       // The seven clients that start at once each wait on a request (their first), and the hand-written one on its call.
-      const deadline = Date.now() + 30_000;
-      while (held.length < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(held.length, stderr).toBeGreaterThanOrEqual(8);
-      expect(held.some((request) => request.method === 'tools/call')).toBe(true);
+      await expect.poll(() => held.length, { timeout: 30_000, message: stderr }).toBeGreaterThanOrEqual(8);
+      expect(held).toContain('tools/call');
 
       fleet.kill('SIGTERM');
       const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(resolve, 15_000, 'still running 15 s after SIGTERM'))]);
