@@ -1,5 +1,6 @@
 import { OUTCOME } from '../../contract/index.js';
 import type { HandlerFactory, HandlerFetch, McpHttpHandler } from '../internal-types.js';
+import { BodyTap } from '../observe/body-tap.js';
 import type { EntryExchanges, HttpExchange } from '../observe/entry-exchange.js';
 import { type JsonRpcRequest, type Outcome, type RequestId, isRequest, readOutcome } from '../observe/request-facts.js';
 import { asRecord } from '../observe/untrusted.js';
@@ -11,8 +12,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 /**
  * The patched `createMcpHandler`: the handler it returns reports the requests its entry answers on its own,
  * before any server instance exists (unsupported revision, header mismatch, 413/415, …). Each `fetch` runs as
- * one exchange; a request that reaches an instance is recorded by that instance's connection instead. The
- * request body is teed (`Request.clone()`) only for POSTs and read only when no instance saw it.
+ * one exchange; a request that reaches an instance is recorded by that instance's connection instead. A POST's
+ * body is kept as the entry reads it ({@link BodyTap}) and parsed only when no instance saw it.
  */
 export function observingCreateMcpHandler(original: HandlerFactory, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFactory {
   return function createMcpHandler(this: unknown, ...args: unknown[]) {
@@ -43,23 +44,24 @@ export function observingFetch(
 ): HandlerFetch {
   return async function observedFetch(this: unknown, request, options) {
     const exchange: HttpExchange = { reached: false };
-    let copy: Request | undefined;
+    let body: BodyTap | undefined;
     try {
-      if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) copy = request.clone();
+      if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) {
+        body = new BodyTap(request);
+        body.follow();
+      }
     } catch (error) {
       pipeline.fail('http_entry', error);
     }
     const startTime = Date.now();
     const run = () => fetch.call(this, request, options);
-    const response = await (exchangeBy === 'request' ? exchanges.runHttp(exchange, request, run) : exchanges.runHttpInContext(exchange, run));
-    if (exchange.reached) {
-      copy?.body?.cancel().catch(() => {});
-      return response;
-    }
+    const cloned = body === undefined ? undefined : () => body.follow();
+    const response = await (exchangeBy === 'request' ? exchanges.runHttp(exchange, request, run, cloned) : exchanges.runHttpInContext(exchange, run));
+    if (exchange.reached) return response;
     try {
       // Cloned now, before the caller starts reading the body.
       const answer = isSmallJson(response) ? response.clone() : undefined;
-      recordEntryAnswer(pipeline, record, copy, options?.parsedBody, response, answer, startTime).catch((error) => pipeline.fail('http_entry', error));
+      recordEntryAnswer(pipeline, record, body, options?.parsedBody, response, answer, startTime).catch((error) => pipeline.fail('http_entry', error));
     } catch (error) {
       pipeline.fail('http_entry', error);
     }
@@ -70,16 +72,18 @@ export function observingFetch(
 async function recordEntryAnswer(
   pipeline: RequestPipeline,
   record: RecordUnreached,
-  copy: Request | undefined,
+  body: BodyTap | undefined,
   parsedBody: unknown,
   response: Response,
   answer: Response | undefined,
   startTime: number,
 ): Promise<void> {
   let message = parsedBody;
-  if (message === undefined && copy !== undefined) {
+  if (message === undefined && body !== undefined) {
     try {
-      message = JSON.parse(await copy.text());
+      const text = await body.text();
+      if (text === undefined) return; // over the bound, or read in a way the tap does not see
+      message = JSON.parse(text);
     } catch {
       return; // not JSON: no JSON-RPC request to attribute the answer to
     }

@@ -59,4 +59,40 @@ describe('answers a streamable HTTP transport gives itself are requests too', ()
       await exited;
     }
   });
+
+  it("v1 sessions: the transport's 415, and its 413 found while reading a streamed body, are each counted under the client the body names", async () => {
+    const child = spawn(process.execPath, nodeArgs(fixture('v1-http-sessions.mjs'), true), { cwd: ROOT, env: agentEnv(collector.url) });
+    const exited = once(child, 'exit');
+    try {
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      const url = `http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}/mcp`;
+      const initialize = (client: string, pad = '') =>
+        JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: client, version: '1' }, pad } });
+      const accept = 'application/json, text/event-stream';
+      const unsupported = await fetch(url, { method: 'POST', headers: { accept, 'content-type': 'text/plain' }, body: initialize('plain-text-client') });
+      expect(unsupported.status).toBe(415);
+      // Over the transport's 4 MB bound, sent without Content-Length: the transport finds out while reading.
+      const bytes = new TextEncoder().encode(initialize('oversized-client', 'x'.repeat(4_500_000)));
+      let at = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (at >= bytes.length) return controller.close();
+          controller.enqueue(bytes.subarray(at, at + 65_536));
+          at += 65_536;
+        },
+      });
+      const oversized = await fetch(url, { method: 'POST', headers: { accept, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+      expect(oversized.status).toBe(413);
+
+      const rows = async () => {
+        const response = await fetch(`${collector.url}/api/v1/matrix?group=client&from=2020-01-01T00:00:00Z`);
+        return ((await response.json()) as { rows: MatrixRow[] }).rows;
+      };
+      const counted = async () => (await rows()).filter((row) => row.client === 'plain-text-client' || row.client === 'oversized-client').map((row) => `${row.client} ${row.requests}`).sort();
+      await expect.poll(counted, { timeout: 20_000, interval: 250 }).toEqual(['oversized-client 1', 'plain-text-client 1']);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
 });
