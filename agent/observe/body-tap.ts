@@ -14,7 +14,7 @@ interface ReadResult {
  *
  * The SDKs' entries read a POST through `request.body.getReader()`: `createMcpHandler` after cloning the request
  * (the copy it forwards to its 2025-era fallback), which gives the request a new stream, a branch of the tee; the
- * streamable HTTP transports without cloning. So {@link follow} is called before the entry runs and after each
+ * streamable HTTP transports without cloning. So {@link follow} is called before a transport runs and after each
  * clone of the request, and taps the reader the request's current stream hands out next: its `read()` passes
  * every chunk on unchanged and keeps a reference to it. What the entry left unread (a 415 before any read, a 413
  * on `Content-Length`, a body read only part way) is read by {@link text} after the answer.
@@ -28,7 +28,7 @@ export class BodyTap {
 
   constructor(private readonly request: Request) {}
 
-  /** Taps the stream the request holds now (before the entry runs, and after each clone). Never throws into the entry. */
+  /** Taps the stream the request holds now (before a transport runs, and after each clone). Never throws into the entry. */
   follow(): void {
     try {
       const stream = this.request.body;

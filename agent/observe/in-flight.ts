@@ -7,6 +7,9 @@ export const MAX_IN_FLIGHT = 100_000;
 const SLOTS = 64;
 const SLOT_MASK = SLOTS - 1;
 const EMPTY: unique symbol = Symbol('empty');
+// Copied, not filled, for each table: a copy of a packed array is one block move.
+const EMPTY_IDS: readonly (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
+const NO_VALUES: readonly undefined[] = new Array(SLOTS).fill(undefined);
 
 /**
  * Requests in flight on one transport, by JSON-RPC id (ids are unique only per transport: every per-request
@@ -19,8 +22,8 @@ const EMPTY: unique symbol = Symbol('empty');
  * reused in place and allocate nothing.
  */
 export class InFlight<T> {
-  private readonly slotIds: (RequestId | typeof EMPTY)[] = new Array(SLOTS).fill(EMPTY);
-  private readonly slotValues: (T | undefined)[] = new Array(SLOTS).fill(undefined);
+  private readonly slotIds: (RequestId | typeof EMPTY)[] = EMPTY_IDS.slice();
+  private readonly slotValues: (T | undefined)[] = NO_VALUES.slice();
   private readonly first = new Map<RequestId, T>();
   private readonly reused = new Map<RequestId, T[]>();
   /** Distinct ids in flight (slots and {@link first}). */

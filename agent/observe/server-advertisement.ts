@@ -56,24 +56,20 @@ export class ServerAdvertisements {
     if (typeof map === 'object' && map !== null) {
       let cached = this.byExtensionsObject.get(map);
       if (cached === undefined) {
-        cached = this.entryFor(capabilities);
-        this.byExtensionsObject.set(map, cached);
+        const declared = readDeclaredExtensions(capabilities, this.limits, this.memo);
+        cached = this.byDeclaration.get(declared);
+        // A map that repeats the last one is found by its declaration every time: keyed by the object only
+        // when new, so a factory that builds its map per request adds no entry per request.
+        if (cached === undefined) {
+          cached = { extensions: this.extensionsOf(declared), last: undefined };
+          this.byDeclaration.set(declared, cached);
+          this.byExtensionsObject.set(map, cached);
+        }
       }
       if (cached.last === undefined || !sameIdentity(cached.last.identity, identity)) cached.last = { identity, ...cached.extensions };
       return cached.last;
     }
     return { identity, ...this.extensionsOf(readDeclaredExtensions(capabilities ?? {}, this.limits)) };
-  }
-
-  /** The entry of a map not seen before: the last one's when the memo finds it repeats that map. */
-  private entryFor(capabilities: unknown): CachedExtensions {
-    const declared = readDeclaredExtensions(capabilities, this.limits, this.memo);
-    let cached = this.byDeclaration.get(declared);
-    if (cached === undefined) {
-      cached = { extensions: this.extensionsOf(declared), last: undefined };
-      this.byDeclaration.set(declared, cached);
-    }
-    return cached;
   }
 
   private extensionsOf(extensions: DeclaredExtensions): Extensions {

@@ -48,7 +48,8 @@ export function observingFetch(
     try {
       if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) {
         body = new BodyTap(request);
-        body.follow();
+        // createMcpHandler clones a POST before reading it (the tap follows each clone); a transport does not.
+        if (exchangeBy === 'context') body.follow();
       }
     } catch (error) {
       pipeline.fail('http_entry', error);
