@@ -63,9 +63,9 @@ export class EntryExchanges {
   /**
    * Runs `fetch(request)` as the exchange of `request` and of its clones. A request whose `clone` cannot be
    * wrapped (frozen, or `clone` its own property) counts as reached: its entry's answers go unrecorded rather
-   * than be recorded twice. `cloned` runs after each clone of `request` made during the exchange.
+   * than be recorded twice. `cloned` is given each clone of `request` made during the exchange.
    */
-  async runHttp<T>(exchange: HttpExchange, request: object, fetch: () => Promise<T>, cloned?: () => void): Promise<T> {
+  async runHttp<T>(exchange: HttpExchange, request: object, fetch: () => Promise<T>, cloned?: (copy: object) => void): Promise<T> {
     this.httpEntrySeen = true;
     this.httpExchanges.set(request, exchange);
     const unwrap = this.wrapClone(request, exchange, cloned);
@@ -86,14 +86,16 @@ export class EntryExchanges {
   }
 
   /** Makes `request`'s clones part of `exchange`; returns what undoes it, or `undefined` when it cannot. */
-  private wrapClone(request: object, exchange: HttpExchange, cloned: (() => void) | undefined): (() => void) | undefined {
+  private wrapClone(request: object, exchange: HttpExchange, cloned: ((copy: object) => void) | undefined): (() => void) | undefined {
     const clone = (request as { clone?: unknown }).clone;
     if (typeof clone !== 'function' || Object.hasOwn(request, 'clone') || !Object.isExtensible(request)) return undefined;
     const exchanges = this.httpExchanges;
     const cloneInExchange = function (this: unknown) {
       const copy: unknown = clone.apply(this, arguments as unknown as unknown[]);
-      if (typeof copy === 'object' && copy !== null) exchanges.set(copy, exchange);
-      cloned?.();
+      if (typeof copy === 'object' && copy !== null) {
+        exchanges.set(copy, exchange);
+        cloned?.(copy);
+      }
       return copy;
     };
     try {

@@ -14,12 +14,17 @@ export interface ServerAdvertisement {
 
 type Extensions = Omit<ServerAdvertisement, 'identity'>;
 
-function readIdentity(server: ServerLike): ServerIdentity {
+/**
+ * The server's name and version; `last` itself when they are the same (a fresh server per HTTP request names
+ * itself the same way each time: nothing is allocated for it).
+ */
+function readIdentity(server: ServerLike, last: ServerIdentity | undefined): ServerIdentity {
   // Missing or odd values just leave the identity empty (see ServerLike for why `_serverInfo`).
   const info = asRecord(server._serverInfo);
-  if (info === undefined) return {};
+  if (info === undefined) return last !== undefined && last.name === undefined && last.version === undefined ? last : {};
   const name = asString(info['name']);
   const version = asString(info['version']);
+  if (last !== undefined && last.name === name && last.version === version) return last;
   return {
     ...(name !== undefined && { name }),
     ...(version !== undefined && { version }),
@@ -31,8 +36,6 @@ interface CachedExtensions {
   extensions: Extensions;
   last: ServerAdvertisement | undefined;
 }
-
-const sameIdentity = (a: ServerIdentity, b: ServerIdentity): boolean => a.name === b.name && a.version === b.version;
 
 /**
  * Reads server advertisements, caching by the capabilities' `extensions` object, and a fresh map that repeats the
@@ -51,7 +54,6 @@ export class ServerAdvertisements {
 
   read(server: ServerLike): ServerAdvertisement {
     const capabilities = server.getCapabilities?.();
-    const identity = readIdentity(server);
     const map = asRecord(capabilities)?.['extensions'];
     if (typeof map === 'object' && map !== null) {
       let cached = this.byExtensionsObject.get(map);
@@ -66,10 +68,11 @@ export class ServerAdvertisements {
           this.byExtensionsObject.set(map, cached);
         }
       }
-      if (cached.last === undefined || !sameIdentity(cached.last.identity, identity)) cached.last = { identity, ...cached.extensions };
+      const identity = readIdentity(server, cached.last?.identity);
+      if (cached.last === undefined || cached.last.identity !== identity) cached.last = { identity, ...cached.extensions };
       return cached.last;
     }
-    return { identity, ...this.extensionsOf(readDeclaredExtensions(capabilities ?? {}, this.limits)) };
+    return { identity: readIdentity(server, undefined), ...this.extensionsOf(readDeclaredExtensions(capabilities ?? {}, this.limits)) };
   }
 
   private extensionsOf(extensions: DeclaredExtensions): Extensions {

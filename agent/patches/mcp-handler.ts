@@ -1,6 +1,6 @@
 import { OUTCOME } from '../../contract/index.js';
 import type { HandlerFactory, HandlerFetch, McpHttpHandler } from '../internal-types.js';
-import { BodyTap } from '../observe/body-tap.js';
+import { BodyTap, EntryCopy, type RequestBody } from '../observe/request-body.js';
 import type { EntryExchanges, HttpExchange } from '../observe/entry-exchange.js';
 import { type JsonRpcRequest, type Outcome, type RequestId, isRequest, readOutcome } from '../observe/request-facts.js';
 import { asRecord } from '../observe/untrusted.js';
@@ -13,7 +13,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * The patched `createMcpHandler`: the handler it returns reports the requests its entry answers on its own,
  * before any server instance exists (unsupported revision, header mismatch, 413/415, …). Each `fetch` runs as
  * one exchange; a request that reaches an instance is recorded by that instance's connection instead. A POST's
- * body is kept as the entry reads it ({@link BodyTap}) and parsed only when no instance saw it.
+ * body is read ({@link RequestBody}) and parsed only when no instance saw it.
  */
 export function observingCreateMcpHandler(original: HandlerFactory, pipeline: RequestPipeline, exchanges: EntryExchanges): HandlerFactory {
   return function createMcpHandler(this: unknown, ...args: unknown[]) {
@@ -44,19 +44,21 @@ export function observingFetch(
 ): HandlerFetch {
   return async function observedFetch(this: unknown, request, options) {
     const exchange: HttpExchange = { reached: false };
-    let body: BodyTap | undefined;
+    let body: RequestBody | undefined;
+    let cloned: ((copy: object) => void) | undefined;
     try {
       if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) {
-        body = new BodyTap(request);
-        // createMcpHandler clones a POST before reading it (the tap follows each clone); a transport does not.
-        if (exchangeBy === 'context') body.follow();
+        if (exchangeBy === 'request') {
+          const entryCopy = new EntryCopy(request);
+          cloned = (copy) => entryCopy.cloned(copy);
+          body = entryCopy;
+        } else body = new BodyTap(request);
       }
     } catch (error) {
       pipeline.fail('http_entry', error);
     }
     const startTime = Date.now();
     const run = () => fetch.call(this, request, options);
-    const cloned = body === undefined ? undefined : () => body.follow();
     const response = await (exchangeBy === 'request' ? exchanges.runHttp(exchange, request, run, cloned) : exchanges.runHttpInContext(exchange, run));
     if (exchange.reached) return response;
     try {
@@ -73,7 +75,7 @@ export function observingFetch(
 async function recordEntryAnswer(
   pipeline: RequestPipeline,
   record: RecordUnreached,
-  body: BodyTap | undefined,
+  body: RequestBody | undefined,
   parsedBody: unknown,
   response: Response,
   answer: Response | undefined,

@@ -1,7 +1,7 @@
 import type { Connect, McpServerLike, ServerLike, SessionTransport } from '../internal-types.js';
 import { Connection } from '../observe/connection.js';
 import type { EntryExchanges } from '../observe/entry-exchange.js';
-import type { HandshakeSlot } from '../observe/request-facts.js';
+import type { HandshakeSlot, LegacyHandshake } from '../observe/request-facts.js';
 import { type ServerAdvertisement, ServerAdvertisements } from '../observe/server-advertisement.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
 import type { ServerIdentity } from '../types.js';
@@ -16,6 +16,26 @@ const PATCHED = Symbol.for('extscope.patched');
 
 export function isObservingConnect(connect: unknown): boolean {
   return typeof connect === 'function' && (connect as unknown as Record<symbol, unknown>)[PATCHED] === true;
+}
+
+/**
+ * A server object's 2025-era handshake, kept by the object (a later connection of it reads it too), entered in
+ * the map only once an `initialize` is answered: a fresh server per HTTP request never adds an entry.
+ */
+class ServerHandshake implements HandshakeSlot {
+  constructor(
+    private readonly handshakes: WeakMap<object, LegacyHandshake>,
+    private readonly server: object,
+  ) {}
+
+  get handshake(): LegacyHandshake | undefined {
+    return this.handshakes.get(this.server);
+  }
+
+  set handshake(handshake: LegacyHandshake | undefined) {
+    if (handshake === undefined) this.handshakes.delete(this.server);
+    else this.handshakes.set(this.server, handshake);
+  }
 }
 
 /**
@@ -43,7 +63,7 @@ export function observingConnect(original: Connect, observe: (instance: unknown,
 export class ServerConnections {
   readonly advertisements: ServerAdvertisements;
   private readonly tapped = new WeakSet<object>();
-  private readonly handshakes = new WeakMap<object, HandshakeSlot>();
+  private readonly handshakes = new WeakMap<object, LegacyHandshake>();
   private firstServerSeen = false;
 
   constructor(
@@ -72,11 +92,7 @@ export class ServerConnections {
       // Marked first: a failure is not retried.
       this.tapped.add(transport);
       const advertisement = this.advertisements.read(server);
-      let handshake = this.handshakes.get(server);
-      if (handshake === undefined) {
-        handshake = { handshake: undefined };
-        this.handshakes.set(server, handshake);
-      }
+      const handshake = new ServerHandshake(this.handshakes, server);
       tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started);
       this.announce(advertisement);
       // The answers the transport gives itself; inside an HTTP entry's exchange (createMcpHandler's legacy
