@@ -24,8 +24,9 @@ const NO_VALUES: readonly undefined[] = new Array(SLOTS).fill(undefined);
 export class InFlight<T> {
   private readonly slotIds: (RequestId | typeof EMPTY)[] = EMPTY_IDS.slice();
   private readonly slotValues: (T | undefined)[] = NO_VALUES.slice();
-  private readonly first = new Map<RequestId, T>();
-  private readonly reused = new Map<RequestId, T[]>();
+  // Made on first use: a connection per HTTP request, with its one integer id, never needs them.
+  private first: Map<RequestId, T> | undefined;
+  private reused: Map<RequestId, T[]> | undefined;
   /** Distinct ids in flight (slots and {@link first}). */
   private size = 0;
 
@@ -42,7 +43,7 @@ export class InFlight<T> {
       this.queueBehind(id, value);
       return true;
     }
-    if (this.first.size > 0 && this.first.has(id)) {
+    if (this.first !== undefined && this.first.size > 0 && this.first.has(id)) {
       this.queueBehind(id, value);
       return true;
     }
@@ -50,7 +51,7 @@ export class InFlight<T> {
       this.slotIds[slot] = id;
       this.slotValues[slot] = value;
     } else {
-      this.first.set(id, value);
+      (this.first ??= new Map()).set(id, value);
     }
     this.size++;
     return true;
@@ -71,15 +72,16 @@ export class InFlight<T> {
       }
       return value;
     }
-    if (this.first.size === 0) return undefined;
-    const value = this.first.get(id);
+    const first = this.first;
+    if (first === undefined || first.size === 0) return undefined;
+    const value = first.get(id);
     if (value === undefined) return undefined;
     const next = this.nextReused(id);
     if (next === undefined) {
-      this.first.delete(id);
+      first.delete(id);
       this.size--;
     } else {
-      this.first.set(id, next);
+      first.set(id, next);
     }
     return value;
   }
@@ -91,14 +93,14 @@ export class InFlight<T> {
   replaceOldest(id: RequestId, matches: (value: T) => boolean, value: T): T | undefined {
     const slot = slotOf(id);
     const inSlot = slot >= 0 && this.slotIds[slot] === id;
-    const oldest = inSlot ? this.slotValues[slot] : this.first.size === 0 ? undefined : this.first.get(id);
+    const oldest = inSlot ? this.slotValues[slot] : this.first?.get(id);
     if (oldest === undefined) return undefined;
     if (matches(oldest)) {
       if (inSlot) this.slotValues[slot] = value;
-      else this.first.set(id, value);
+      else this.first!.set(id, value);
       return oldest;
     }
-    const queue = this.reused.size === 0 ? undefined : this.reused.get(id);
+    const queue = this.reused?.get(id);
     const index = queue?.findIndex(matches) ?? -1;
     if (index < 0) return undefined;
     const replaced = queue![index];
@@ -117,26 +119,28 @@ export class InFlight<T> {
       this.slotIds[slot] = EMPTY;
       this.slotValues[slot] = undefined;
     }
-    all.push(...this.first.values());
-    for (const queue of this.reused.values()) all.push(...queue);
-    this.first.clear();
-    this.reused.clear();
+    if (this.first !== undefined) all.push(...this.first.values());
+    if (this.reused !== undefined) for (const queue of this.reused.values()) all.push(...queue);
+    this.first = undefined;
+    this.reused = undefined;
     this.size = 0;
     return all;
   }
 
   private queueBehind(id: RequestId, value: T): void {
-    const queue = this.reused.get(id);
-    if (queue === undefined) this.reused.set(id, [value]);
+    const reused = (this.reused ??= new Map());
+    const queue = reused.get(id);
+    if (queue === undefined) reused.set(id, [value]);
     else queue.push(value);
   }
 
   /** The next request waiting under `id` behind the oldest, no longer waiting. */
   private nextReused(id: RequestId): T | undefined {
-    if (this.reused.size === 0) return undefined;
-    const queue = this.reused.get(id);
+    const reused = this.reused;
+    if (reused === undefined || reused.size === 0) return undefined;
+    const queue = reused.get(id);
     const next = queue?.shift();
-    if (queue !== undefined && queue.length === 0) this.reused.delete(id);
+    if (queue !== undefined && queue.length === 0) reused.delete(id);
     return next;
   }
 }

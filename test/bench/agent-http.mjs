@@ -1,15 +1,20 @@
-// The agent's metrics-only overhead on an HTTP server: agent-http-worker.mjs's createMcpHandler server
-// uninstrumented and with the agent, each in its own warm process, run window by window in turn (interleaved.mjs);
-// per round, each variant's requests/s and CPU per request (all threads, main thread) over all its windows against
-// the uninstrumented one's; over the rounds (fresh processes each), the median, quartiles and a 95 % bootstrap
-// interval of the median.
-//   node test/bench/agent-http.mjs [rounds=10] [windows=12] [requests per window=300] [concurrency=16]
+// The agent's metrics-only overhead on an HTTP server, createMcpHandler uninstrumented and with the agent, each in
+// its own warm process, run window by window in turn (interleaved.mjs); per round, each variant's requests/s and
+// CPU per request (all threads, main thread) over all its windows against the uninstrumented one's; over the
+// rounds (fresh processes each), the median, quartiles and a 95 % bootstrap interval of the median.
+//   node test/bench/agent-http.mjs [loopback|entry] [rounds=10] [windows=12] [requests per window=300] [concurrency=16]
+// loopback (the default): agent-http-worker.mjs, behind node:http on loopback, a real client in the same process.
+// entry: agent-http-entry-worker.mjs, the server side alone (`handler.fetch` with Fetch API requests), where the
+// agent's share of the server's own work shows undiluted by a client and a socket.
 import { fileURLToPath } from 'node:url';
 import { interleavedRound, roundFigures } from './interleaved.mjs';
 import { median, pairedSummary } from './paired-stats.mjs';
 
-const worker = fileURLToPath(new URL('./agent-http-worker.mjs', import.meta.url));
-const [rounds = 10, windows = 12, requests = 300, concurrency = 16] = process.argv.slice(2).map(Number);
+const args = process.argv.slice(2);
+const mode = args[0] === 'entry' || args[0] === 'loopback' ? args.shift() : 'loopback';
+const worker = fileURLToPath(new URL(mode === 'entry' ? './agent-http-entry-worker.mjs' : './agent-http-worker.mjs', import.meta.url));
+const [rounds = 10, windows = 12, requests = 300, concurrency = 16] = args.map(Number);
+const setting = mode === 'entry' ? 'createMcpHandler().fetch called with Fetch API requests, server side alone' : 'createMcpHandler behind node:http on loopback, client in the same process';
 const warmUp = 3000;
 const variants = ['bare', 'metrics'];
 
@@ -26,7 +31,7 @@ for (let round = 0; round < rounds; round++) {
 const versus = (key) => pairedSummary(results.metrics, results.bare, key);
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 
-console.log(`agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, createMcpHandler behind node:http on loopback, client in the same process, Node ${process.version}`);
+console.log(`agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, ${setting}, Node ${process.version}`);
 console.log('');
 console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
