@@ -7,6 +7,7 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { lanes } from './lanes.mjs';
+import { metricsOnlyVariant } from './metrics-only.mjs';
 import { measureOrServeWindows } from './timed-windows.mjs';
 
 const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
@@ -14,23 +15,7 @@ const requests = Number(requestsArg ?? 3000);
 const concurrency = Number(concurrencyArg ?? 16);
 const TASKS = 'io.modelcontextprotocol/tasks';
 
-let readCounts = async () => undefined;
-if (variant === 'metrics') {
-  // As the zero-code entry sets up metrics only: a meter provider, no tracing, no context manager.
-  const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-  const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
-  const { ExtscopeInstrumentation } = await import('extscope');
-  const reader = new OnDemandReader();
-  new ExtscopeInstrumentation({ spans: false }).setMeterProvider(new MeterProvider({ readers: [reader] }));
-  readCounts = async () => {
-    const { resourceMetrics } = await reader.collect();
-    return resourceMetrics.scopeMetrics
-      .flatMap((scope) => scope.metrics)
-      .filter((metric) => metric.descriptor.name === 'extscope.requests')
-      .flatMap((metric) => metric.dataPoints)
-      .reduce((sum, point) => sum + point.value, 0);
-  };
-}
+const readCounts = await metricsOnlyVariant(variant);
 
 const require = createRequire(import.meta.url);
 const { McpServer, createMcpHandler } = require('@modelcontextprotocol/server');
