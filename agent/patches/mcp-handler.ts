@@ -85,7 +85,7 @@ async function recordEntryAnswer(
   if (message === undefined && body !== undefined) {
     try {
       const text = await body.text();
-      if (text === undefined) return; // over the bound, or read in a way the tap does not see
+      if (text === undefined) return; // over the bound, or read by someone else first
       message = JSON.parse(text);
     } catch {
       return; // not JSON: no JSON-RPC request to attribute the answer to
