@@ -96,7 +96,7 @@ async function readRest(stream: ReadableStream<Uint8Array> | null, kept: Kept): 
 }
 
 /** The text of an unread body, up to {@link MAX_KEPT_BYTES}. */
-export async function readText(stream: ReadableStream<Uint8Array> | null): Promise<string | undefined> {
+async function readText(stream: ReadableStream<Uint8Array> | null): Promise<string | undefined> {
   const kept = new Kept();
   await readRest(stream, kept);
   return kept.text();

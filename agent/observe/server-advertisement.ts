@@ -21,9 +21,8 @@ type Extensions = Omit<ServerAdvertisement, 'identity'>;
 function readIdentity(server: ServerLike, last: ServerIdentity | undefined): ServerIdentity {
   // Missing or odd values just leave the identity empty (see ServerLike for why `_serverInfo`).
   const info = asRecord(server._serverInfo);
-  if (info === undefined) return last !== undefined && last.name === undefined && last.version === undefined ? last : {};
-  const name = asString(info['name']);
-  const version = asString(info['version']);
+  const name = asString(info?.['name']);
+  const version = asString(info?.['version']);
   if (last !== undefined && last.name === name && last.version === version) return last;
   return {
     ...(name !== undefined && { name }),
