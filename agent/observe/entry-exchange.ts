@@ -12,6 +12,15 @@ export interface EntryReach {
 /** One call of an HTTP entry's `fetch`: whether a server instance received the request it carried. */
 export interface HttpExchange {
   reached: boolean;
+  /** Told of each clone of the request made during the exchange. */
+  copies: { cloned(copy: object): void } | undefined;
+}
+
+/** Marks a request (and its clones) with the exchange it belongs to: a property, not a `WeakMap` entry per request. */
+const EXCHANGE = Symbol('extscope.httpExchange');
+
+interface InExchange {
+  [EXCHANGE]?: HttpExchange;
 }
 
 /**
@@ -25,8 +34,8 @@ export interface HttpExchange {
  * - stdio: `serveStdio` builds its instances with the app's factory (a probe, then the one it pins). The
  *   patched entry registers each server the factory returns ({@link builtBy}); the connections of those
  *   servers report to that entry, which keeps the requests it read off its wire until they are answered.
- * - HTTP, `createMcpHandler().fetch(request)`: one {@link HttpExchange} ({@link runHttp}), known by its Fetch API
- *   `Request`: the SDK hands that object on, to the transport it connects the instance to and from there with
+ * - HTTP, `createMcpHandler().fetch(request)`: one {@link HttpExchange} ({@link enterHttp}), known by its Fetch API
+ *   `Request`, which it marks: the SDK hands that object on, to the transport it connects the instance to and from there with
  *   every message (`extra.request`), so the instance's connection finds the exchange by it. The 2025-era
  *   fallback hands on a clone instead (`request.clone()`, the original's body being read): while the exchange
  *   runs, the request's `clone` is wrapped so that its clones belong to the exchange too.
@@ -38,7 +47,6 @@ export interface HttpExchange {
  * used only where nothing else tells.
  */
 export class EntryExchanges {
-  private readonly httpExchanges = new WeakMap<object, HttpExchange>();
   // Until an HTTP entry runs, no request can be inside an exchange: connections skip the lookup.
   private httpEntrySeen = false;
   /** Made on first use: until then, no promise pays for it. */
@@ -50,32 +58,54 @@ export class EntryExchanges {
     reached: (_id, extra) => {
       if (!this.httpEntrySeen) return;
       const request = typeof extra === 'object' && extra !== null ? (extra as { request?: unknown }).request : undefined;
-      const exchange = (typeof request === 'object' && request !== null ? this.httpExchanges.get(request) : undefined) ?? this.contextExchanges?.getStore();
+      const exchange = (typeof request === 'object' && request !== null ? (request as InExchange)[EXCHANGE] : undefined) ?? this.contextExchanges?.getStore();
       if (exchange !== undefined) exchange.reached = true;
     },
   };
 
-  /** Whether an HTTP entry's exchange (`createMcpHandler().fetch`) is serving this `Request`. */
+  /** Whether an HTTP entry's exchange (`createMcpHandler().fetch`) is serving this `Request` (or a clone of it). */
   inHttpExchange(request: object): boolean {
-    return this.httpEntrySeen && this.httpExchanges.has(request);
+    return this.httpEntrySeen && (request as InExchange)[EXCHANGE] !== undefined;
   }
 
   /**
-   * Runs `fetch(request)` as the exchange of `request` and of its clones. A request whose `clone` cannot be
-   * wrapped (frozen, or `clone` its own property) counts as reached: its entry's answers go unrecorded rather
-   * than be recorded twice. `cloned` is given each clone of `request` made during the exchange.
+   * Makes `request` and the clones made of it until {@link leaveHttp} part of `exchange`. A request that cannot
+   * be marked or whose `clone` cannot be wrapped (frozen, `clone` its own property, already in an exchange)
+   * counts as reached: its entry's answers go unrecorded rather than be recorded twice.
    */
-  async runHttp<T>(exchange: HttpExchange, request: object, fetch: () => Promise<T>, cloned?: (copy: object) => void): Promise<T> {
+  enterHttp(exchange: HttpExchange, request: object): void {
     this.httpEntrySeen = true;
-    this.httpExchanges.set(request, exchange);
-    const unwrap = this.wrapClone(request, exchange, cloned);
-    if (unwrap === undefined) exchange.reached = true;
-    try {
-      return await fetch();
-    } finally {
-      this.httpExchanges.delete(request);
-      unwrap?.();
+    const clone = (request as { clone?: unknown }).clone;
+    const marked = request as InExchange;
+    if (typeof clone !== 'function' || Object.hasOwn(request, 'clone') || marked[EXCHANGE] !== undefined || !Object.isExtensible(request)) {
+      exchange.reached = true;
+      return;
     }
+    const cloneInExchange = function (this: unknown) {
+      const copy: unknown = clone.apply(this, arguments as unknown as unknown[]);
+      if (typeof copy === 'object' && copy !== null) {
+        if (Object.isExtensible(copy)) (copy as InExchange)[EXCHANGE] = exchange;
+        exchange.copies?.cloned(copy);
+      }
+      return copy;
+    };
+    marked[EXCHANGE] = exchange;
+    try {
+      // Defined, not assigned: a prototype may hold `clone` read-only (@hono/node-server's requests do), where
+      // an assignment throws. Not enumerable, as the prototype's is not.
+      Object.defineProperty(request, 'clone', { value: cloneInExchange, writable: true, configurable: true, enumerable: false });
+    } catch {
+      exchange.reached = true;
+    }
+  }
+
+  /** Ends what {@link enterHttp} began; the request's clones are its own again. */
+  leaveHttp(exchange: HttpExchange, request: object): void {
+    const marked = request as InExchange;
+    if (marked[EXCHANGE] !== exchange) return;
+    // The last property added goes first: each delete then just undoes an addition.
+    delete (request as { clone?: unknown }).clone;
+    delete marked[EXCHANGE];
   }
 
   /** Runs `fetch` as an exchange found through the async context. */
@@ -83,31 +113,6 @@ export class EntryExchanges {
     this.httpEntrySeen = true;
     this.contextExchanges ??= new AsyncLocalStorage();
     return this.contextExchanges.run(exchange, fetch);
-  }
-
-  /** Makes `request`'s clones part of `exchange`; returns what undoes it, or `undefined` when it cannot. */
-  private wrapClone(request: object, exchange: HttpExchange, cloned: ((copy: object) => void) | undefined): (() => void) | undefined {
-    const clone = (request as { clone?: unknown }).clone;
-    if (typeof clone !== 'function' || Object.hasOwn(request, 'clone') || !Object.isExtensible(request)) return undefined;
-    const exchanges = this.httpExchanges;
-    const cloneInExchange = function (this: unknown) {
-      const copy: unknown = clone.apply(this, arguments as unknown as unknown[]);
-      if (typeof copy === 'object' && copy !== null) {
-        exchanges.set(copy, exchange);
-        cloned?.(copy);
-      }
-      return copy;
-    };
-    try {
-      // Defined, not assigned: a prototype may hold `clone` read-only (@hono/node-server's requests do), where
-      // an assignment throws. Not enumerable, as the prototype's is not.
-      Object.defineProperty(request, 'clone', { value: cloneInExchange, writable: true, configurable: true, enumerable: false });
-    } catch {
-      return undefined;
-    }
-    return () => {
-      delete (request as { clone?: unknown }).clone;
-    };
   }
 
   /** A stdio entry's factory built `server`: its connections report to `entry`. */

@@ -19,15 +19,18 @@ const NO_VALUES: readonly undefined[] = new Array(SLOTS).fill(undefined);
  * SDK clients number their requests 0, 1, 2, …: such an id is kept in a slot of a small table, at `id mod 64`,
  * and everything else (string ids, a slot already taken) in a Map. A Map whose entries keep coming and going
  * rehashes its table every few requests, which costs more than everything else done per request; the slots are
- * reused in place and allocate nothing.
+ * reused in place and allocate nothing. Until a second request is in flight at once, the one in flight is kept in
+ * two fields and no table is made: a connection per HTTP request never has a second.
  */
 export class InFlight<T> {
-  private readonly slotIds: (RequestId | typeof EMPTY)[] = EMPTY_IDS.slice();
-  private readonly slotValues: (T | undefined)[] = NO_VALUES.slice();
-  // Made on first use: a connection per HTTP request, with its one integer id, never needs them.
+  private soloId: RequestId | typeof EMPTY = EMPTY;
+  private soloValue: T | undefined;
+  // Made when a second request is in flight at once, and kept from then on.
+  private slotIds: (RequestId | typeof EMPTY)[] | undefined;
+  private slotValues: (T | undefined)[] | undefined;
   private first: Map<RequestId, T> | undefined;
   private reused: Map<RequestId, T[]> | undefined;
-  /** Distinct ids in flight (slots and {@link first}). */
+  /** Distinct ids in flight (the fields, or the slots and {@link first}). */
   private size = 0;
 
   /** {@link MAX_IN_FLIGHT} requests with distinct ids are in flight: {@link add} tracks no more. */
@@ -38,8 +41,21 @@ export class InFlight<T> {
   /** `false`, tracking nothing, when {@link full}. */
   add(id: RequestId, value: T): boolean {
     if (this.size >= MAX_IN_FLIGHT) return false;
+    if (this.slotIds === undefined) {
+      if (this.soloId === EMPTY) {
+        this.soloId = id;
+        this.soloValue = value;
+        this.size = 1;
+        return true;
+      }
+      this.makeTables();
+    }
+    return this.addToTables(id, value, this.slotIds!, this.slotValues!);
+  }
+
+  private addToTables(id: RequestId, value: T, slotIds: (RequestId | typeof EMPTY)[], slotValues: (T | undefined)[]): boolean {
     const slot = slotOf(id);
-    if (slot >= 0 && this.slotIds[slot] === id) {
+    if (slot >= 0 && slotIds[slot] === id) {
       this.queueBehind(id, value);
       return true;
     }
@@ -47,9 +63,9 @@ export class InFlight<T> {
       this.queueBehind(id, value);
       return true;
     }
-    if (slot >= 0 && this.slotIds[slot] === EMPTY) {
-      this.slotIds[slot] = id;
-      this.slotValues[slot] = value;
+    if (slot >= 0 && slotIds[slot] === EMPTY) {
+      slotIds[slot] = id;
+      slotValues[slot] = value;
     } else {
       (this.first ??= new Map()).set(id, value);
     }
@@ -59,16 +75,26 @@ export class InFlight<T> {
 
   /** The oldest request in flight under `id`, no longer tracked. */
   take(id: RequestId): T | undefined {
+    const slotIds = this.slotIds;
+    if (slotIds === undefined) {
+      if (this.soloId !== id) return undefined;
+      const value = this.soloValue;
+      this.soloId = EMPTY;
+      this.soloValue = undefined;
+      this.size = 0;
+      return value;
+    }
+    const slotValues = this.slotValues!;
     const slot = slotOf(id);
-    if (slot >= 0 && this.slotIds[slot] === id) {
-      const value = this.slotValues[slot];
+    if (slot >= 0 && slotIds[slot] === id) {
+      const value = slotValues[slot];
       const next = this.nextReused(id);
       if (next === undefined) {
-        this.slotIds[slot] = EMPTY;
-        this.slotValues[slot] = undefined;
+        slotIds[slot] = EMPTY;
+        slotValues[slot] = undefined;
         this.size--;
       } else {
-        this.slotValues[slot] = next;
+        slotValues[slot] = next;
       }
       return value;
     }
@@ -91,12 +117,19 @@ export class InFlight<T> {
    * returns the value replaced.
    */
   replaceOldest(id: RequestId, matches: (value: T) => boolean, value: T): T | undefined {
+    const slotIds = this.slotIds;
+    if (slotIds === undefined) {
+      const solo = this.soloValue;
+      if (this.soloId !== id || !matches(solo as T)) return undefined;
+      this.soloValue = value;
+      return solo;
+    }
     const slot = slotOf(id);
-    const inSlot = slot >= 0 && this.slotIds[slot] === id;
-    const oldest = inSlot ? this.slotValues[slot] : this.first?.get(id);
+    const inSlot = slot >= 0 && slotIds[slot] === id;
+    const oldest = inSlot ? this.slotValues![slot] : this.first?.get(id);
     if (oldest === undefined) return undefined;
     if (matches(oldest)) {
-      if (inSlot) this.slotValues[slot] = value;
+      if (inSlot) this.slotValues![slot] = value;
       else this.first!.set(id, value);
       return oldest;
     }
@@ -112,12 +145,20 @@ export class InFlight<T> {
   drain(): T[] {
     // The common close (a connection per HTTP request, its one request answered): nothing to walk.
     if (this.size === 0) return [];
+    const { slotIds, slotValues } = this;
+    if (slotIds === undefined || slotValues === undefined) {
+      const solo = this.soloValue as T;
+      this.soloId = EMPTY;
+      this.soloValue = undefined;
+      this.size = 0;
+      return [solo];
+    }
     const all: T[] = [];
     for (let slot = 0; slot < SLOTS; slot++) {
-      if (this.slotIds[slot] === EMPTY) continue;
-      all.push(this.slotValues[slot] as T);
-      this.slotIds[slot] = EMPTY;
-      this.slotValues[slot] = undefined;
+      if (slotIds[slot] === EMPTY) continue;
+      all.push(slotValues[slot] as T);
+      slotIds[slot] = EMPTY;
+      slotValues[slot] = undefined;
     }
     if (this.first !== undefined) all.push(...this.first.values());
     if (this.reused !== undefined) for (const queue of this.reused.values()) all.push(...queue);
@@ -125,6 +166,19 @@ export class InFlight<T> {
     this.reused = undefined;
     this.size = 0;
     return all;
+  }
+
+  /** A second request is in flight: the tables are made, and the one kept in the fields moves into them. */
+  private makeTables(): void {
+    const slotIds = (this.slotIds = EMPTY_IDS.slice());
+    const slotValues = (this.slotValues = NO_VALUES.slice());
+    const id = this.soloId;
+    if (id === EMPTY) return;
+    const value = this.soloValue as T;
+    this.soloId = EMPTY;
+    this.soloValue = undefined;
+    this.size = 0;
+    this.addToTables(id, value, slotIds, slotValues);
   }
 
   private queueBehind(id: RequestId, value: T): void {

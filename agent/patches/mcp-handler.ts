@@ -43,14 +43,13 @@ export function observingFetch(
   exchangeBy: 'request' | 'context' = 'request',
 ): HandlerFetch {
   return async function observedFetch(this: unknown, request, options) {
-    const exchange: HttpExchange = { reached: false };
+    const exchange: HttpExchange = { reached: false, copies: undefined };
     let body: RequestBody | undefined;
-    let cloned: ((copy: object) => void) | undefined;
     try {
       if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) {
         if (exchangeBy === 'request') {
           const entryCopy = new EntryCopy(request);
-          cloned = (copy) => entryCopy.cloned(copy);
+          exchange.copies = entryCopy;
           body = entryCopy;
         } else body = new BodyTap(request);
       }
@@ -58,8 +57,24 @@ export function observingFetch(
       pipeline.fail('http_entry', error);
     }
     const startTime = Date.now();
-    const run = () => fetch.call(this, request, options);
-    const response = await (exchangeBy === 'request' ? exchanges.runHttp(exchange, request, run, cloned) : exchanges.runHttpInContext(exchange, run));
+    let response: Response;
+    if (exchangeBy === 'request') {
+      try {
+        exchanges.enterHttp(exchange, request);
+      } catch (error) {
+        exchange.reached = true;
+        pipeline.fail('http_entry', error);
+      }
+      try {
+        response = await fetch.call(this, request, options);
+      } finally {
+        try {
+          exchanges.leaveHttp(exchange, request);
+        } catch (error) {
+          pipeline.fail('http_entry', error);
+        }
+      }
+    } else response = await exchanges.runHttpInContext(exchange, () => fetch.call(this, request, options));
     if (exchange.reached) return response;
     try {
       // Cloned now, before the caller starts reading the body.

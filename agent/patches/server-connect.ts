@@ -14,6 +14,13 @@ const UNNAMED_SERVER_WAIT_MS = 1000;
 /** Marks a `connect` as ours, so a second instrumentation instance (or a second copy) never doubles it. */
 const PATCHED = Symbol.for('extscope.patched');
 
+/** Marks a transport observed (a property: a `WeakSet` entry per HTTP request would cost the collector more). */
+const TAPPED = Symbol('extscope.tapped');
+
+interface Marked {
+  [TAPPED]?: true;
+}
+
 export function isObservingConnect(connect: unknown): boolean {
   return typeof connect === 'function' && (connect as unknown as Record<symbol, unknown>)[PATCHED] === true;
 }
@@ -62,7 +69,8 @@ export function observingConnect(original: Connect, observe: (instance: unknown,
  */
 export class ServerConnections {
   readonly advertisements: ServerAdvertisements;
-  private readonly tapped = new WeakSet<object>();
+  /** Transports that cannot be marked (not extensible): they are not observed, and failed once. */
+  private readonly unmarkable = new WeakSet<object>();
   private readonly handshakes = new WeakMap<object, LegacyHandshake>();
   private firstServerSeen = false;
 
@@ -88,9 +96,7 @@ export class ServerConnections {
   /** Starts observing `transport` on behalf of `server`. Idempotent per transport; never throws. */
   attach(server: ServerLike, transport: unknown, started = false): void {
     try {
-      if (typeof transport !== 'object' || transport === null || this.tapped.has(transport)) return;
-      // Marked first: a failure is not retried.
-      this.tapped.add(transport);
+      if (typeof transport !== 'object' || transport === null || !this.firstSight(transport)) return;
       const advertisement = this.advertisements.read(server);
       const handshake = new ServerHandshake(this.handshakes, server);
       tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started);
@@ -105,6 +111,15 @@ export class ServerConnections {
     } catch (error) {
       this.pipeline.fail('attach', error);
     }
+  }
+
+  /** `true` the first time `transport` is seen; marked first, so a failure is not retried. */
+  private firstSight(transport: object): boolean {
+    const marked = transport as Marked;
+    if (marked[TAPPED] === true || this.unmarkable.has(transport)) return false;
+    if (Object.isExtensible(transport)) marked[TAPPED] = true;
+    else this.unmarkable.add(transport);
+    return true;
   }
 
   /** A server is known to serve (it connected, or the wire saw its answer): reported by the gauges from now on. */

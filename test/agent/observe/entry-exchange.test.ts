@@ -2,6 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { type EntryReach, EntryExchanges, type HttpExchange } from '../../../agent/observe/entry-exchange.js';
 import type { RequestId } from '../../../agent/observe/request-facts.js';
 
+/** What an HTTP entry does around its `fetch`: enters the exchange, runs it, leaves it. */
+async function inExchange<T>(exchanges: EntryExchanges, exchange: HttpExchange, request: object, run: () => Promise<T>): Promise<T> {
+  exchanges.enterHttp(exchange, request);
+  try {
+    return await run();
+  } finally {
+    exchanges.leaveHttp(exchange, request);
+  }
+}
+
+const fresh = (): HttpExchange => ({ reached: false, copies: undefined });
+
 function stdioEntry(): EntryReach & { ids: RequestId[] } {
   const ids: RequestId[] = [];
   return { ids, reached: (id) => void ids.push(id) };
@@ -20,18 +32,18 @@ describe('EntryExchanges', () => {
 
   it("HTTP: a message passed with the exchange's request marks it reached, also after an await; with another request, or once the exchange ended, nothing", async () => {
     const exchanges = new EntryExchanges();
-    const inside: HttpExchange = { reached: false };
-    const untouched: HttpExchange = { reached: false };
+    const inside = fresh();
+    const untouched = fresh();
     const server = {};
     const request = new Request('http://127.0.0.1/mcp', { method: 'POST' });
     const other = new Request('http://127.0.0.1/mcp', { method: 'POST' });
-    await exchanges.runHttp(inside, request, async () => {
+    await inExchange(exchanges, inside, request, async () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
       expect(exchanges.inHttpExchange(request)).toBe(true);
       exchanges.entryFor(server).reached(0, { request });
     });
     const untouchedRequest = new Request('http://127.0.0.1/mcp', { method: 'POST' });
-    await exchanges.runHttp(untouched, untouchedRequest, async () => {
+    await inExchange(exchanges, untouched, untouchedRequest, async () => {
       exchanges.entryFor(server).reached(1, { request: other });
       exchanges.entryFor(server).reached(2, undefined);
     });
@@ -43,11 +55,13 @@ describe('EntryExchanges', () => {
 
   it("HTTP: a clone of the exchange's request made during it belongs to it; once it ended the request's clone is its own again", async () => {
     const exchanges = new EntryExchanges();
-    const exchange: HttpExchange = { reached: false };
+    const told: object[] = [];
+    const exchange: HttpExchange = { reached: false, copies: { cloned: (copy) => void told.push(copy) } };
     const server = {};
     const request = new Request('http://127.0.0.1/mcp', { method: 'POST', body: '{}' });
+    const ownBefore = Reflect.ownKeys(request);
     let copy: Request | undefined;
-    await exchanges.runHttp(exchange, request, async () => {
+    await inExchange(exchanges, exchange, request, async () => {
       copy = request.clone();
       expect(copy).toBeInstanceOf(Request);
       expect(await copy.text()).toBe('{}');
@@ -55,22 +69,32 @@ describe('EntryExchanges', () => {
       exchanges.entryFor(server).reached(0, { request: copy });
     });
     expect(exchange.reached).toBe(true);
+    expect(told).toEqual([copy]);
     expect(Object.hasOwn(request, 'clone')).toBe(false);
+    expect(Reflect.ownKeys(request)).toEqual(ownBefore);
     expect(request.clone).toBe(Request.prototype.clone);
   });
 
   it('HTTP: a request whose clone cannot be followed (frozen) counts as reached, so its answer is not recorded twice', async () => {
     const exchanges = new EntryExchanges();
-    const exchange: HttpExchange = { reached: false };
+    const exchange = fresh();
     const request = Object.freeze(new Request('http://127.0.0.1/mcp', { method: 'POST' }));
-    await exchanges.runHttp(exchange, request, async () => undefined);
+    await inExchange(exchanges, exchange, request, async () => undefined);
     expect(exchange.reached).toBe(true);
   });
 
-  it('HTTP: an exchange whose fetch throws ends too, and the error reaches the caller', async () => {
+  it('HTTP: an exchange entered again with a request already in one counts as reached and leaves the first one as it was', async () => {
     const exchanges = new EntryExchanges();
-    const request = new Request('http://127.0.0.1/mcp', { method: 'POST' });
-    await expect(exchanges.runHttp({ reached: false }, request, async () => Promise.reject(new Error('fetch failed')))).rejects.toThrow('fetch failed');
+    const outer = fresh();
+    const inner = fresh();
+    const request = new Request('http://127.0.0.1/mcp', { method: 'POST', body: '{}' });
+    await inExchange(exchanges, outer, request, async () => {
+      await inExchange(exchanges, inner, request, async () => undefined);
+      expect(inner.reached).toBe(true);
+      expect(exchanges.inHttpExchange(request)).toBe(true);
+      exchanges.entryFor({}).reached(0, { request: request.clone() });
+    });
+    expect(outer.reached).toBe(true);
     expect(exchanges.inHttpExchange(request)).toBe(false);
   });
 
@@ -79,9 +103,9 @@ describe('EntryExchanges', () => {
     const entry = stdioEntry();
     const built = {};
     exchanges.builtBy(built, entry);
-    const exchange: HttpExchange = { reached: false };
+    const exchange = fresh();
     const request = new Request('http://127.0.0.1/mcp', { method: 'POST' });
-    await exchanges.runHttp(exchange, request, async () => exchanges.entryFor(built).reached(5, { request }));
+    await inExchange(exchanges, exchange, request, async () => exchanges.entryFor(built).reached(5, { request }));
     expect(exchange.reached).toBe(false);
     expect(entry.ids).toEqual([5]);
   });

@@ -56,6 +56,21 @@ describe('InFlight', () => {
     expect(used.drain()).toHaveLength(63);
   });
 
+  it('one request alone in flight is taken, replaced and drained as in the tables, and moves into them when a second comes', () => {
+    const alone = new InFlight<string>();
+    alone.add('a', 'first');
+    expect(alone.take('b')).toBeUndefined();
+    expect(alone.replaceOldest('a', (value) => value === 'other', 'x')).toBeUndefined();
+    expect(alone.replaceOldest('a', (value) => value === 'first', 'replaced')).toBe('first');
+    expect(alone.drain()).toEqual(['replaced']);
+    expect(alone.take('a')).toBeUndefined();
+    alone.add(9, 'nine');
+    alone.add('s', 'string'); // a second in flight: both kept
+    expect([alone.take(9), alone.take('s'), alone.take(9)]).toEqual(['nine', 'string', undefined]);
+    alone.add(9, 'again'); // the tables are kept from now on
+    expect(alone.drain()).toEqual(['again']);
+  });
+
   it('drains everything still in flight, reused ids included', () => {
     const inFlight = new InFlight<string>();
     inFlight.add(1, 'a');
