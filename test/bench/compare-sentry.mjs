@@ -1,21 +1,24 @@
 // extscope against what a user would otherwise reach for, side by side in one run, on the same v2 server
 // (compare-sentry-worker.mjs): uninstrumented; extscope with metrics only; extscope with spans; Sentry's MCP
 // server instrumentation (@sentry/node, wrapMcpServerWithSentry, every transaction sampled, events sent to a
-// loopback sink here); and a plain OpenTelemetry span-per-request wrapper. Each variant runs in a process of its
-// own, the order rotating round by round; ratios are taken within each round (paired) and reported as the median
-// with the range, because this machine is shared and its speed drifts between processes.
-//   node test/bench/compare-sentry.mjs [rounds=5] [requests=20000] [concurrency=16]
+// loopback sink here); and a plain OpenTelemetry span-per-request wrapper. Each variant runs in a warm process of
+// its own, window by window in turn (interleaved.mjs), so whatever the machine's speed does over minutes every
+// variant sees the same stretches of it; per round (fresh processes each), each variant's figures against the
+// uninstrumented one's; over the rounds, the median, quartiles and a 95 % bootstrap interval of the median.
+//   node test/bench/compare-sentry.mjs [rounds=8] [windows=10] [requests per window=1000] [concurrency=16]
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { median, medianInterval, percent as signed } from './paired-stats.mjs';
+import { interleavedRound, roundFigures } from './interleaved.mjs';
+import { median, pairedSummary } from './paired-stats.mjs';
 
 const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
-const [rounds = 5, requests = 20_000, concurrency = 16] = process.argv.slice(2).map(Number);
+const [rounds = 8, windows = 10, requests = 1000, concurrency = 16] = process.argv.slice(2).map(Number);
+const warmUp = 5000;
 const variants = ['bare', 'metrics', 'spans', 'sentry', 'wrapper'];
 const labels = {
   bare: 'uninstrumented',
@@ -58,7 +61,8 @@ const server = createServer((request, response) => {
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const dsn = `http://public@127.0.0.1:${server.address().port}/1`;
 
-async function once(variant, count = requests, sampleRate = 1) {
+/** One run of `count` requests in a process of its own (no coordinator): for the sampled-traces check. */
+async function once(variant, count, sampleRate) {
   const before = sink.spans;
   const args = ['--expose-gc', worker, variant, String(count), String(concurrency), dsn, String(sampleRate)];
   const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 2 ** 20, timeout: 600_000 });
@@ -69,10 +73,19 @@ async function once(variant, count = requests, sampleRate = 1) {
 
 const loadBefore = loadavg();
 const results = Object.fromEntries(variants.map((variant) => [variant, []]));
+const reports = Object.fromEntries(variants.map((variant) => [variant, []]));
 for (let round = 0; round < rounds; round++) {
-  // Rotate the order, so no variant always runs first or last in a round.
+  // Rotate the order, so no variant always starts a window sequence.
   const order = variants.map((_, index) => variants[(index + round) % variants.length]);
-  for (const variant of order) results[variant].push(await once(variant));
+  const before = sink.spans;
+  const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency), dsn, '1'], windows, requests);
+  // Only the Sentry variant sends to the sink; its worker flushes before it exits.
+  result.sentry.report.spansReceived = sink.spans - before;
+  for (const variant of variants) {
+    results[variant].push(roundFigures(result[variant]));
+    reports[variant].push(result[variant].report);
+  }
+  process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)} µs`).join(', ')}\n`);
 }
 // Once more with 10 % of traces sampled, as production setups often do: what do the counts become?
 const SAMPLED = 0.1;
@@ -81,36 +94,27 @@ for (const variant of ['spans', 'sentry', 'wrapper']) sampled[variant] = await o
 const loadAfter = loadavg();
 server.close();
 
-const ratios = (variant, base, key = 'rps') => results[variant].map((result, round) => result[key] / results[base][round][key]);
-const percent = (value) => `${(value * 100).toFixed(1)}%`;
-const spread = (values) => `${percent(Math.min(...values))}..${percent(Math.max(...values))}`;
+const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
+const memory = (variant, key) => median(reports[variant].map((report) => report[key])).toFixed(key === 'heapUsedMB' ? 1 : 0);
+const versus = (variant, key, base = 'bare') => (variant === base ? '–' : pairedSummary(results[variant], results[base], key));
 
-console.log(`compare: ${rounds} rounds × ${requests} tools/call, ${concurrency} in flight, in-memory wire, 2026-07-28 client, Node ${process.version}`);
+console.log(`compare, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, in-memory wire, 2026-07-28 client, Node ${process.version}`);
 console.log(`load average (1 min) before ${loadBefore[0].toFixed(2)}, after ${loadAfter[0].toFixed(2)} on a shared 2-core machine`);
 console.log('');
-console.log('| variant | median req/s | req/s vs uninstrumented (paired median, range) | CPU µs/request | CPU vs uninstrumented (paired median, range) | of it main thread µs | main thread vs uninstrumented | heap after GC MiB | RSS MiB |');
+console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented | heap after GC MiB | RSS MiB |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
-  const rows = results[variant];
-  const rel = ratios(variant, 'bare');
-  const cpu = ratios(variant, 'bare', 'cpuMicrosPerRequest');
-  const main = ratios(variant, 'bare', 'mainMicrosPerRequest');
-  const relative = (values) => (variant === 'bare' ? '100%' : `${percent(median(values))} (${spread(values)})`);
   console.log(
-    `| ${labels[variant]} | ${median(rows.map((row) => row.rps)).toFixed(0)} | ${relative(rel)} | ${median(rows.map((row) => row.cpuMicrosPerRequest)).toFixed(1)} | ${relative(cpu)} | ${median(rows.map((row) => row.mainMicrosPerRequest)).toFixed(1)} | ${relative(main)} | ${median(rows.map((row) => row.heapUsedMB)).toFixed(1)} | ${median(rows.map((row) => row.rssMB)).toFixed(0)} |`,
+    `| ${labels[variant]} | ${of(variant, 'rps')} | ${versus(variant, 'rps')} | ${of(variant, 'cpu')} | ${versus(variant, 'cpu')} | ${of(variant, 'main')} | ${versus(variant, 'main')} | ${memory(variant, 'heapUsedMB')} | ${memory(variant, 'rssMB')} |`,
   );
 }
-const spansVsSentry = ratios('spans', 'sentry');
-const spansVsSentryCpu = ratios('spans', 'sentry', 'cpuMicrosPerRequest');
-const interval = (values) => medianInterval(values).map(signed).join('..');
 console.log('');
-console.log(`extscope metrics only vs uninstrumented, 95 % interval of the paired median: req/s ${interval(ratios('metrics', 'bare'))}, CPU per request ${interval(ratios('metrics', 'bare', 'cpuMicrosPerRequest'))}`);
-console.log(`extscope with spans vs Sentry, paired medians: req/s ${percent(median(spansVsSentry))} (${spread(spansVsSentry)}), CPU per request ${percent(median(spansVsSentryCpu))} (${spread(spansVsSentryCpu)})`);
+console.log(`extscope with spans vs Sentry: req/s ${versus('spans', 'rps', 'sentry')}, CPU per request ${versus('spans', 'cpu', 'sentry')}`);
+console.log(`extscope with spans vs the span-per-request wrapper: req/s ${versus('spans', 'rps', 'wrapper')}, CPU per request ${versus('spans', 'cpu', 'wrapper')}`);
 
 // What each one recorded, from what it exported in the last round.
-const last = Object.fromEntries(variants.map((variant) => [variant, results[variant].at(-1)]));
+const last = Object.fromEntries(variants.map((variant) => [variant, reports[variant].at(-1)]));
 const holds = (sample, text) => JSON.stringify(sample ?? {}).includes(text);
-const measured = requests;
 const records = {
   metrics: { sample: last.metrics.metricSample, count: last.metrics.counted },
   spans: { sample: [last.spans.metricSample, last.spans.spanSample], count: last.spans.counted },
@@ -118,7 +122,7 @@ const records = {
   wrapper: { sample: last.wrapper.spanSample, count: last.wrapper.spansExported },
 };
 console.log('');
-console.log(`What each recorded (last round; the client sent ${last.bare.requestsSent} requests, ${measured} of them measured):`);
+console.log('What each recorded (last round, every request its client sent: the connect\'s discover probe, the warm-up and the windows):');
 console.log('');
 const recordedSampled = {
   metrics: undefined,
