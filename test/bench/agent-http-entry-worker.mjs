@@ -5,27 +5,11 @@
 // Prints {rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted} as JSON on stdout.
 //   node agent-http-entry-worker.mjs <bare|metrics> <requests> <concurrency>
 // Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for.
-import { createRequire } from 'node:module';
 import { lanes } from './lanes.mjs';
-import { metricsOnlyVariant } from './metrics-only.mjs';
+import { TASKS, httpEchoWorker } from './http-echo-worker.mjs';
 import { measureOrServeWindows } from './timed-windows.mjs';
 
-const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
-const requests = Number(requestsArg ?? 3000);
-const concurrency = Number(concurrencyArg ?? 16);
-const TASKS = 'io.modelcontextprotocol/tasks';
-
-const readCounts = await metricsOnlyVariant(variant);
-
-const require = createRequire(import.meta.url);
-const { McpServer, createMcpHandler } = require('@modelcontextprotocol/server');
-const { z } = await import('zod');
-
-const handler = createMcpHandler(() => {
-  const server = new McpServer({ name: 'bench', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } } });
-  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
-  return server;
-});
+const { variant, requests, concurrency, readCounts, handler } = await httpEchoWorker();
 
 // What a 2026-07-28 SDK client sends for callTool: the envelope in _meta, the standard headers.
 const meta = {
