@@ -33,7 +33,7 @@ export function observingServeStdio(original: ServeStdio, StdioServerTransport: 
       }
       if (typeof wire === 'object' && wire !== null && typeof factory === 'function') {
         const entry = new StdioEntry(pipeline);
-        tapTransport(wire, entry, false, ENTRY_WIRE_WRAPPERS);
+        tapTransport(wire, entry, 'at-start', ENTRY_WIRE_WRAPPERS);
         effectiveFactory = reportingFactory(factory as Factory, (server) => registerBuilt(exchanges, server, entry));
       }
     } catch (error) {

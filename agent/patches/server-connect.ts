@@ -99,7 +99,7 @@ export class ServerConnections {
       if (typeof transport !== 'object' || transport === null || !this.firstSight(transport)) return;
       const advertisement = this.advertisements.read(server);
       const handshake = new ServerHandshake(this.handshakes, server);
-      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started);
+      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started ? 'now' : 'before-connect');
       this.announce(advertisement);
       // The answers the transport gives itself; inside an HTTP entry's exchange (createMcpHandler's legacy
       // fallback connects a transport per request) the wrapper steps aside, as the entry sees those answers.

@@ -3,7 +3,7 @@ import type { TappableTransport } from '../internal-types.js';
 
 /**
  * Observes a transport's traffic without changing it: every inbound message through the `onmessage` callback
- * the SDK installs, every outbound one through `send`, and the close through `onclose`.
+ * the SDK installs, every outbound one through `send`, and the close through `onclose` ({@link CloseHook}).
  *
  * `Protocol.connect` (v1 and v2) assigns `onmessage`/`onclose` and then calls `transport.start()`, which is
  * when messages may start to flow (an in-memory transport delivers what was queued right inside `start`). So
@@ -82,36 +82,58 @@ export const ENTRY_WIRE_WRAPPERS: MessageWrappers = {
     },
 };
 
-function observeCallbacks(transport: TappableTransport, observer: TransportObserver, wrappers: MessageWrappers): void {
+function observeCallbacks(transport: TappableTransport, observer: TransportObserver, wrappers: MessageWrappers, closeHooked: boolean): void {
   const onmessage = transport.onmessage;
   if (typeof onmessage === 'function') transport.onmessage = wrappers.onmessage(onmessage as Callback, observer);
+  if (!closeHooked) hookClose(transport, observer);
+}
+
+/** Has `onclose` tell the observer first, then call what it called before, if anything. */
+function hookClose(transport: TappableTransport, observer: TransportObserver): void {
   const onclose = transport.onclose;
-  if (typeof onclose === 'function') {
-    transport.onclose = function observedOnClose(this: unknown) {
-      observer.closed();
-      return (onclose as Callback).apply(this, arguments as unknown as unknown[]);
-    };
-  }
+  transport.onclose =
+    typeof onclose === 'function'
+      ? function observedOnClose(this: unknown) {
+          observer.closed();
+          return (onclose as Callback).apply(this, arguments as unknown as unknown[]);
+        }
+      : function observedOnClose() {
+          observer.closed();
+        };
 }
 
 /**
- * Throws, having changed nothing, when the transport cannot be observed. `started`: the transport was
- * started already (a server attached by hand after `connect`), so its callbacks are wrapped now.
+ * How a tap hooks `onclose`:
+ * - `before-connect`: now, as a server object's `connect` begins. `Protocol.connect` (v1 and v2) keeps the
+ *   `onclose` it finds and calls it from its own, before its `_onclose`, so the observer hears of the close first
+ *   and is off the stack when `_onclose` builds its "Connection closed" error: wrapped around the SDK's callback
+ *   instead, it was one more frame in that error's stack trace, which an HTTP server captures on every request.
+ * - `at-start`: wrapped with the other callbacks when the transport starts (a stdio entry's wire, whose
+ *   `onclose` is assigned, not chained).
+ * - `now`: the transport was started already (a server attached by hand after `connect`): every callback is
+ *   wrapped now.
  */
-export function tapTransport(transport: object, observer: TransportObserver, started = false, wrappers = CONNECTION_WRAPPERS): void {
+export type CloseHook = 'before-connect' | 'at-start' | 'now';
+
+/** Throws, having changed nothing, when the transport cannot be observed. */
+export function tapTransport(transport: object, observer: TransportObserver, close: CloseHook, wrappers = CONNECTION_WRAPPERS): void {
   const target = transport as TappableTransport;
   const { send, start } = target;
   if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
   if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');
   for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
-  if (started) observeCallbacks(target, observer, wrappers);
-  else target.start = function observedStart(this: unknown) {
-    try {
-      observeCallbacks(target, observer, wrappers);
-    } catch (error) {
-      observer.failed(error);
-    }
-    return start.apply(this, arguments as unknown as unknown[]);
-  };
+  if (close === 'now') observeCallbacks(target, observer, wrappers, false);
+  else {
+    if (close === 'before-connect') hookClose(target, observer);
+    const closeHooked = close === 'before-connect';
+    target.start = function observedStart(this: unknown) {
+      try {
+        observeCallbacks(target, observer, wrappers, closeHooked);
+      } catch (error) {
+        observer.failed(error);
+      }
+      return start.apply(this, arguments as unknown as unknown[]);
+    };
+  }
   target.send = wrappers.send(send, observer);
 }

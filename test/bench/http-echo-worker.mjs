@@ -1,7 +1,9 @@
-// What both HTTP benchmark workers set up alike: their arguments, the variant (before the SDK is loaded, so the
-// agent's hooks patch it) and a `createMcpHandler` serving an `echo` tool from a fresh McpServer per request.
+// What the HTTP benchmark workers set up alike: their arguments, the variant (before the SDK is loaded, so the
+// agent's hooks patch it) and a `createMcpHandler` serving an `echo` tool from a fresh McpServer per request;
+// for the workers that call the handler directly, the calls a 2026-07-28 client makes.
 //   node <worker> <bare|metrics> <requests> <concurrency>
 import { createRequire } from 'node:module';
+import { lanes } from './lanes.mjs';
 
 export const TASKS = 'io.modelcontextprotocol/tasks';
 
@@ -40,4 +42,27 @@ export async function httpEchoWorker() {
     return server;
   });
   return { variant, requests: Number(requestsArg ?? 3000), concurrency: Number(concurrencyArg ?? 16), readCounts, handler, require };
+}
+
+// What a 2026-07-28 SDK client sends for callTool: the envelope in _meta, the standard headers.
+const meta = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-client', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+};
+const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+
+/**
+ * Calls `handler.fetch` with Fetch API requests as a fetch-native runtime does, no client and no socket:
+ * `drive(total)` makes `total` more tools/call requests, `concurrency` in flight; `sent()` counts them all.
+ */
+export function entryLanes(handler, concurrency) {
+  let sent = 0;
+  const { drive } = lanes(concurrency, async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: sent++, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta } });
+    const response = await handler.fetch(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body }));
+    const text = await response.text();
+    if (response.status !== 200 || !text.includes('"hi"')) throw new Error(`unexpected answer: ${response.status} ${text}`);
+  });
+  return { drive, sent: () => sent };
 }

@@ -56,7 +56,7 @@ describe('tapping a transport', () => {
   it('delegates to inherited accessors, so delivery through the inner transport keeps working', async () => {
     const transport = new ForwardingTransport();
     const { observer, seen } = recordingObserver();
-    tapTransport(transport, observer);
+    tapTransport(transport, observer, 'at-start');
     const delivered: unknown[] = [];
     transport.onmessage = (message) => delivered.push(message);
     await transport.start();
@@ -69,7 +69,7 @@ describe('tapping a transport', () => {
   it('sees messages an in-memory transport delivers inside start()', async () => {
     const transport = new QueueingTransport();
     const { observer, seen } = recordingObserver();
-    tapTransport(transport, observer);
+    tapTransport(transport, observer, 'at-start');
     const delivered: unknown[] = [];
     transport.onmessage = (message) => delivered.push(message);
     await transport.start();
@@ -83,7 +83,7 @@ describe('tapping a transport', () => {
     const { observer, seen } = recordingObserver();
     const user: unknown[] = [];
     transport.onmessage = (message) => user.push(message);
-    tapTransport(transport, observer);
+    tapTransport(transport, observer, 'at-start');
     const previous = transport.onmessage;
     transport.onmessage = (message) => previous?.(message);
     await transport.start();
@@ -109,7 +109,7 @@ describe('tapping a transport', () => {
         },
       };
       const { observer, sent } = recordingObserver();
-      tapTransport(transport, observer, false, wrappers);
+      tapTransport(transport, observer, 'at-start', wrappers);
       const message = { id: 1, result: {} };
       expect(await transport.send(message, { relatedRequestId: 1 })).toBe('sent');
       expect(calls).toEqual([[message, { relatedRequestId: 1 }]]);
@@ -132,7 +132,7 @@ describe('tapping a transport', () => {
         },
       };
       const { observer, seen } = recordingObserver();
-      tapTransport(transport, observer, false, wrappers);
+      tapTransport(transport, observer, 'at-start', wrappers);
       await transport.start();
       const message = { jsonrpc: '2.0', id: 1, method: 'ping' };
       const arities: unknown[][] = [[], [message], [message, undefined], [message, { relatedRequestId: 1 }], [message, { a: 1 }, 'third']];
@@ -153,10 +153,10 @@ describe('tapping a transport', () => {
 
   it('refuses, changing nothing, a transport it cannot observe', () => {
     const frozen = Object.freeze({ onmessage: undefined, start: async () => {}, send: async () => {} });
-    expect(() => tapTransport(frozen, recordingObserver().observer)).toThrow();
+    expect(() => tapTransport(frozen, recordingObserver().observer, 'before-connect')).toThrow();
     const sealed: Record<string, unknown> = { start: async () => {} };
     Object.defineProperty(sealed, 'send', { value: async () => {}, configurable: false, writable: false });
-    expect(() => tapTransport(sealed, recordingObserver().observer)).toThrow(/read-only/);
+    expect(() => tapTransport(sealed, recordingObserver().observer, 'before-connect')).toThrow(/read-only/);
     expect(Object.keys(sealed)).toEqual(['start']);
   });
 
@@ -175,7 +175,7 @@ describe('tapping a transport', () => {
       send: async () => {},
     };
     const { observer, failures } = recordingObserver();
-    tapTransport(transport, observer);
+    tapTransport(transport, observer, 'at-start');
     await transport.start();
     expect(started).toBe(true);
     expect(failures).toHaveLength(1);
@@ -185,10 +185,45 @@ describe('tapping a transport', () => {
     const transport = new ForwardingTransport();
     const order: string[] = [];
     const observer: TransportObserver = { ...recordingObserver().observer, closed: () => order.push('observer') };
-    tapTransport(transport, observer);
+    tapTransport(transport, observer, 'at-start');
     transport.onclose = () => order.push('transport');
     await transport.start();
     transport.onclose?.();
     expect(order).toEqual(['observer', 'transport']);
+  });
+
+  it("hooked before connect, reports the close first and is off the stack when a connect's chained onclose goes on (as Protocol.connect chains it)", async () => {
+    const transport = new ForwardingTransport();
+    const order: string[] = [];
+    const observer: TransportObserver = { ...recordingObserver().observer, closed: () => order.push('observer') };
+    tapTransport(transport, observer, 'before-connect');
+    // What Protocol.connect does with the onclose it finds, then the SDK's `_onclose`, which builds an error.
+    const found = transport.onclose;
+    let stack = '';
+    transport.onclose = () => {
+      try {
+        found?.();
+      } finally {
+        order.push('sdk');
+        stack = new Error('Connection closed').stack ?? '';
+      }
+    };
+    await transport.start();
+    transport.onclose?.();
+    expect(order).toEqual(['observer', 'sdk']);
+    expect(stack).toContain('Connection closed');
+    expect(stack).not.toContain('observedOnClose');
+  });
+
+  it('hooked before connect, still calls the onclose the transport had, after the observer', async () => {
+    const transport = new ForwardingTransport();
+    const order: string[] = [];
+    transport.onclose = () => order.push('transport');
+    const { observer, closed } = recordingObserver();
+    tapTransport(transport, { ...observer, closed: () => order.push('observer') }, 'before-connect');
+    await transport.start();
+    transport.onclose?.();
+    expect(order).toEqual(['observer', 'transport']);
+    expect(closed()).toBe(0);
   });
 });

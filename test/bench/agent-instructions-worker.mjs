@@ -1,0 +1,27 @@
+// One variant of agent-instructions.mjs, run under callgrind with its instrumentation off: the server side of an
+// HTTP MCP server alone (as agent-http-entry-worker.mjs), warmed up, then one measured window its coordinator
+// switches callgrind's counting on around.
+//   node agent-instructions-worker.mjs <bare|metrics> <warm-up requests> <measured requests> <concurrency>
+// Says `ready <pid>` on stderr once warm and waits for SIGUSR2; runs the measured requests and says `done <pid>`;
+// on the next SIGUSR2 prints {variant, sent, counted} as JSON on stdout and exits.
+import { entryLanes, httpEchoWorker } from './http-echo-worker.mjs';
+
+const [, , variantArg, warmUpArg, measuredArg, concurrencyArg] = process.argv;
+// httpEchoWorker reads <variant> <requests> <concurrency>: the warm-up is its request count.
+process.argv.splice(2, Infinity, variantArg, warmUpArg, concurrencyArg);
+const { variant, requests: warmUp, concurrency, readCounts, handler } = await httpEchoWorker();
+const { drive, sent } = entryLanes(handler, concurrency);
+const signalled = () => new Promise((resolve) => process.once('SIGUSR2', resolve));
+
+// A signal listener does not keep the event loop alive; a timer that never fires does, at no cost per request.
+const keepAlive = setInterval(() => {}, 2 ** 30);
+await drive(warmUp);
+process.stderr.write(`ready ${process.pid}\n`);
+await signalled();
+await drive(Number(measuredArg));
+process.stderr.write(`done ${process.pid}\n`);
+await signalled();
+clearInterval(keepAlive);
+process.stdout.write(`${JSON.stringify({ variant, sent: sent(), counted: await readCounts() })}\n`);
+await handler.close();
+process.exit(0);

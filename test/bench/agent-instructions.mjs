@@ -1,0 +1,109 @@
+// The agent's metrics-only cost on the server side of an HTTP MCP server (createMcpHandler().fetch called with
+// Fetch API requests, as agent-http.mjs entry), counted in instructions instead of timed. valgrind's callgrind
+// counts the instructions a process executes whatever else the machine is doing, where CPU time on this shared
+// machine moves by 10 % from one minute to the next.
+//   node test/bench/agent-instructions.mjs [rounds=3] [warm-up=30000] [measured=16000] [concurrency=16]
+// Node runs with --predictable --single-threaded (the optimizing compiler and the GC on the counted thread, fixed
+// seeds) and without address randomization; both variants of a round run at once, as counts do not depend on load.
+// The warm-up lets the JIT settle (traced with --trace-opt: optimizations all but stop after about 24,000
+// requests). What still moves a count is the optimizing compiler: in either variant V8 recompiles a few functions
+// every 8,000 requests or so (traced), and some windows of 4,000 requests counted 11 % more, nearly all of it in
+// the compiler. So the default window is 16,000 requests, and the rounds' spread is printed.
+// Needs valgrind (Debian package `valgrind`).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median, percent } from './paired-stats.mjs';
+
+const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = process.argv.slice(2).map(Number);
+const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
+const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
+// Far longer than a run takes (about 5 minutes): only a worker that hangs meets it.
+const RUN_TIMEOUT_MS = 30 * 60_000;
+
+/** Runs a command to completion; rejects with its output when it fails. */
+function run(command, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('error', (error) => reject(new Error(`${command}: ${error.message} (is valgrind installed? Debian package valgrind)`)));
+    child.once('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${output}`))));
+  });
+}
+
+/** One variant in a fresh process: the instructions its measured window executed, and its report. */
+async function countWindow(variant, dir) {
+  const child = spawn(
+    'setarch',
+    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, variant, String(warmUp), String(measured), String(concurrency)],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+  const exited = new Promise((resolve, reject) => {
+    child.once('error', (error) => reject(new Error(`setarch/valgrind: ${error.message} (is valgrind installed? Debian package valgrind)`)));
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the ${variant} worker exited ${code ?? signal}:\n${stderr.slice(-2000)}`))));
+  });
+  exited.catch(() => {}).finally(() => clearTimeout(timer));
+  const said = (word) =>
+    Promise.race([
+      new Promise((resolve) => {
+        const look = () => {
+          const match = new RegExp(`^${word} (\\d+)$`, 'm').exec(stderr);
+          if (match === null) return false;
+          child.stderr.off('data', onData);
+          resolve(Number(match[1]));
+          return true;
+        };
+        const onData = () => look();
+        if (!look()) child.stderr.on('data', onData);
+      }),
+      exited.then(() => Promise.reject(new Error(`the ${variant} worker exited before saying ${word}`))),
+    ]);
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+
+  const pid = await said('ready');
+  await run('callgrind_control', ['--instr=on', String(pid)]);
+  process.kill(pid, 'SIGUSR2');
+  await said('done');
+  await run('callgrind_control', ['--dump=window', String(pid)]);
+  process.kill(pid, 'SIGUSR2');
+  await exited;
+  const dump = readFileSync(join(dir, `${variant}.${pid}.1`), 'utf8');
+  const total = /^(?:summary|totals):\s+(\d+)/m.exec(dump);
+  if (total === null) throw new Error(`no instruction total in the ${variant} worker's callgrind dump`);
+  return { instructions: Number(total[1]), report: JSON.parse(stdout) };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'extscope-instructions-'));
+const rows = [];
+try {
+  for (let round = 0; round < rounds; round++) {
+    const [bare, metrics] = await Promise.all([countWindow('bare', dir), countWindow('metrics', dir)]);
+    if (metrics.report.counted !== metrics.report.sent) throw new Error(`the agent counted ${metrics.report.counted} of ${metrics.report.sent} requests`);
+    rows.push({ bare: bare.instructions / measured, metrics: metrics.instructions / measured, counted: metrics.report.counted, sent: metrics.report.sent });
+    process.stderr.write(`round ${round + 1}/${rounds}: ${(bare.instructions / measured / 1000).toFixed(1)}k / ${(metrics.instructions / measured / 1000).toFixed(1)}k instructions per request\n`);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const thousands = (value) => `${(value / 1000).toFixed(1)}k`;
+const spread = (values) => `${thousands(Math.min(...values))}..${thousands(Math.max(...values))} (${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(2)} %)`;
+console.log(`agent instructions per request on HTTP: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, createMcpHandler().fetch called with Fetch API requests, server side alone, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
+console.log('');
+console.log('| round | uninstrumented, instructions/request | agent, metrics only | vs uninstrumented |');
+console.log('| ---: | ---: | ---: | ---: |');
+rows.forEach((row, index) => console.log(`| ${index + 1} | ${thousands(row.bare)} | ${thousands(row.metrics)} | ${percent(row.metrics / row.bare)} |`));
+const ratios = rows.map((row) => row.metrics / row.bare);
+const extra = median(rows.map((row) => row.metrics - row.bare));
+console.log(`| median | ${thousands(median(rows.map((row) => row.bare)))} | ${thousands(median(rows.map((row) => row.metrics)))} | ${percent(median(ratios))} (${thousands(extra)} per request; rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))}) |`);
+console.log('');
+console.log(`spread between rounds: uninstrumented ${spread(rows.map((row) => row.bare))}, agent ${spread(rows.map((row) => row.metrics))}`);
+console.log(`the agent counted ${rows.at(-1).counted} of the ${rows.at(-1).sent} requests (last round)`);
