@@ -82,10 +82,10 @@ export const ENTRY_WIRE_WRAPPERS: MessageWrappers = {
     },
 };
 
-function observeCallbacks(transport: TappableTransport, observer: TransportObserver, wrappers: MessageWrappers, closeHooked: boolean): void {
+function observeCallbacks(transport: TappableTransport, observer: TransportObserver, wrappers: MessageWrappers, close: CloseHook): void {
   const onmessage = transport.onmessage;
   if (typeof onmessage === 'function') transport.onmessage = wrappers.onmessage(onmessage as Callback, observer);
-  if (!closeHooked) hookClose(transport, observer);
+  if (close !== 'before-connect') hookClose(transport, observer);
 }
 
 /** Has `onclose` tell the observer first, then call what it called before, if anything. */
@@ -122,18 +122,15 @@ export function tapTransport(transport: object, observer: TransportObserver, clo
   if (typeof send !== 'function' || typeof start !== 'function') throw new Error('transport has no send() or start()');
   if (!Object.isExtensible(transport)) throw new Error('transport is not extensible');
   for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
-  if (close === 'now') observeCallbacks(target, observer, wrappers, false);
-  else {
-    if (close === 'before-connect') hookClose(target, observer);
-    const closeHooked = close === 'before-connect';
-    target.start = function observedStart(this: unknown) {
-      try {
-        observeCallbacks(target, observer, wrappers, closeHooked);
-      } catch (error) {
-        observer.failed(error);
-      }
-      return start.apply(this, arguments as unknown as unknown[]);
-    };
-  }
+  if (close === 'before-connect') hookClose(target, observer);
+  if (close === 'now') observeCallbacks(target, observer, wrappers, close);
+  else target.start = function observedStart(this: unknown) {
+    try {
+      observeCallbacks(target, observer, wrappers, close);
+    } catch (error) {
+      observer.failed(error);
+    }
+    return start.apply(this, arguments as unknown as unknown[]);
+  };
   target.send = wrappers.send(send, observer);
 }

@@ -6,10 +6,9 @@
 // on the next SIGUSR2 prints {variant, sent, counted} as JSON on stdout and exits.
 import { entryLanes, httpEchoWorker } from './http-echo-worker.mjs';
 
-const [, , variantArg, warmUpArg, measuredArg, concurrencyArg] = process.argv;
-// httpEchoWorker reads <variant> <requests> <concurrency>: the warm-up is its request count.
-process.argv.splice(2, Infinity, variantArg, warmUpArg, concurrencyArg);
-const { variant, requests: warmUp, concurrency, readCounts, handler } = await httpEchoWorker();
+const [variantArg, warmUpArg, measuredArg, concurrencyArg] = process.argv.slice(2);
+// The warm-up is httpEchoWorker's request count.
+const { variant, requests: warmUp, concurrency, readCounts, handler } = await httpEchoWorker([variantArg, warmUpArg, concurrencyArg]);
 const { drive, sent } = entryLanes(handler, concurrency);
 const signalled = () => new Promise((resolve) => process.once('SIGUSR2', resolve));
 

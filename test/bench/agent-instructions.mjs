@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { median, percent } from './paired-stats.mjs';
 
@@ -45,28 +46,26 @@ async function countWindow(variant, dir) {
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  const lines = createInterface({ input: child.stderr });
+  lines.on('line', (line) => (stderr += `${line}\n`));
   const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
   const exited = new Promise((resolve, reject) => {
     child.once('error', (error) => reject(new Error(`setarch/valgrind: ${error.message} (is valgrind installed? Debian package valgrind)`)));
     child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the ${variant} worker exited ${code ?? signal}:\n${stderr.slice(-2000)}`))));
   });
   exited.catch(() => {}).finally(() => clearTimeout(timer));
+  // The pid in the worker's next `<word> <pid>` line; a worker that exits first fails the wait.
   const said = (word) =>
-    Promise.race([
-      new Promise((resolve) => {
-        const look = () => {
-          const match = new RegExp(`^${word} (\\d+)$`, 'm').exec(stderr);
-          if (match === null) return false;
-          child.stderr.off('data', onData);
-          resolve(Number(match[1]));
-          return true;
-        };
-        const onData = () => look();
-        if (!look()) child.stderr.on('data', onData);
-      }),
-      exited.then(() => Promise.reject(new Error(`the ${variant} worker exited before saying ${word}`))),
-    ]);
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+    new Promise((resolve, reject) => {
+      const onLine = (line) => {
+        const [first, pid] = line.split(' ');
+        if (first !== word) return;
+        lines.off('line', onLine);
+        resolve(Number(pid));
+      };
+      lines.on('line', onLine);
+      exited.then(() => reject(new Error(`the ${variant} worker exited before saying ${word}`)), reject);
+    });
 
   const pid = await said('ready');
   await run('callgrind_control', ['--instr=on', String(pid)]);

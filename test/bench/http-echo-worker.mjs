@@ -30,8 +30,9 @@ async function metricsOnlyVariant(variant) {
   };
 }
 
-export async function httpEchoWorker() {
-  const [variant, requestsArg, concurrencyArg] = process.argv.slice(2);
+/** `args`: <bare|metrics> <requests> <concurrency>, the worker's own arguments unless given. */
+export async function httpEchoWorker(args = process.argv.slice(2)) {
+  const [variant, requestsArg, concurrencyArg] = args;
   const readCounts = await metricsOnlyVariant(variant);
   const require = createRequire(import.meta.url);
   const { McpServer, createMcpHandler } = require('@modelcontextprotocol/server');
@@ -57,12 +58,11 @@ const headers = { 'content-type': 'application/json', accept: 'application/json,
  * `drive(total)` makes `total` more tools/call requests, `concurrency` in flight; `sent()` counts them all.
  */
 export function entryLanes(handler, concurrency) {
-  let sent = 0;
-  const { drive } = lanes(concurrency, async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: sent++, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta } });
+  const driven = lanes(concurrency, async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: driven.sent(), method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta } });
     const response = await handler.fetch(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body }));
     const text = await response.text();
     if (response.status !== 200 || !text.includes('"hi"')) throw new Error(`unexpected answer: ${response.status} ${text}`);
   });
-  return { drive, sent: () => sent };
+  return driven;
 }
