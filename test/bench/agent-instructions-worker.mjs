@@ -10,16 +10,23 @@ const [variantArg, warmUpArg, measuredArg, concurrencyArg] = process.argv.slice(
 // The warm-up is httpEchoWorker's request count.
 const { variant, requests: warmUp, concurrency, readCounts, handler } = await httpEchoWorker([variantArg, warmUpArg, concurrencyArg]);
 const { drive, sent } = entryLanes(handler, concurrency);
-const signalled = () => new Promise((resolve) => process.once('SIGUSR2', resolve));
+// One listener for the whole run. With a `once` per wait, SIGUSR2 is back at its default action (which ends the
+// process) between waits, and a run under valgrind once lost its worker to a signal it was waiting for.
+let wake = () => {};
+process.on('SIGUSR2', () => wake());
+/** The next SIGUSR2; asked for before the line that lets the coordinator send it. */
+const signalled = () => new Promise((resolve) => (wake = resolve));
 
 // A signal listener does not keep the event loop alive; a timer that never fires does, at no cost per request.
 const keepAlive = setInterval(() => {}, 2 ** 30);
 await drive(warmUp);
+const started = signalled();
 process.stderr.write(`ready ${process.pid}\n`);
-await signalled();
+await started;
 await drive(Number(measuredArg));
+const dumped = signalled();
 process.stderr.write(`done ${process.pid}\n`);
-await signalled();
+await dumped;
 clearInterval(keepAlive);
 process.stdout.write(`${JSON.stringify({ variant, sent: sent(), counted: await readCounts() })}\n`);
 await handler.close();

@@ -2,15 +2,18 @@
 // Fetch API requests, as agent-http.mjs entry), counted in instructions instead of timed. valgrind's callgrind
 // counts the instructions a process executes whatever else the machine is doing, where CPU time on this shared
 // machine moves by 10 % from one minute to the next.
-//   node test/bench/agent-instructions.mjs [rounds=3] [warm-up=30000] [measured=16000] [concurrency=16]
+//   node test/bench/agent-instructions.mjs [--simulate] [rounds=3] [warm-up=30000] [measured=16000] [concurrency=16]
 // Node runs with --predictable --single-threaded (the optimizing compiler and the GC on the counted thread, fixed
 // seeds) and without address randomization; both variants of a round run at once, as counts do not depend on load.
 // The warm-up lets the JIT settle (traced with --trace-opt: optimizations all but stop after about 24,000
 // requests). What still moves a count is the optimizing compiler: in either variant V8 recompiles a few functions
 // every 8,000 requests or so (traced), and some windows of 4,000 requests counted 11 % more, nearly all of it in
 // the compiler. So the default window is 16,000 requests, and the rounds' spread is printed.
+// --simulate adds callgrind's cache and branch-predictor simulation (about twice as slow): what an instruction
+// count misses of time is mostly memory and branches, so the misses per request and a cycle estimate from them
+// show whether the agent's instructions cost more each than the server's.
 // Needs valgrind (Debian package `valgrind`).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,11 +21,25 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { median, percent } from './paired-stats.mjs';
 
-const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = process.argv.slice(2).map(Number);
+const argv = process.argv.slice(2);
+const simulate = argv.includes('--simulate');
+const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = argv.filter((arg) => arg !== '--simulate').map(Number);
+const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
 // Far longer than a run takes (about 5 minutes): only a worker that hangs meets it.
 const RUN_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * The core's own L2 as `size,associativity,line` (getconf), simulated as the last level: the L3 a VM reports is
+ * shared with the host's other guests, so how much of it the server has is not known.
+ */
+function privateCache() {
+  const value = (name) => Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
+  const [size, associativity, line] = ['LEVEL2_CACHE_SIZE', 'LEVEL2_CACHE_ASSOC', 'LEVEL2_CACHE_LINESIZE'].map(value);
+  if (!(size > 0 && associativity > 0 && line > 0)) throw new Error(`getconf gives no L2 cache geometry (${size}, ${associativity}, ${line}): run without --simulate`);
+  return `${size},${associativity},${line}`;
+}
 
 /** Runs a command to completion; rejects with its output when it fails. */
 function run(command, args) {
@@ -40,7 +57,7 @@ function run(command, args) {
 async function countWindow(variant, dir) {
   const child = spawn(
     'setarch',
-    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, variant, String(warmUp), String(measured), String(concurrency)],
+    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, variant, String(warmUp), String(measured), String(concurrency)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -75,9 +92,25 @@ async function countWindow(variant, dir) {
   process.kill(pid, 'SIGUSR2');
   await exited;
   const dump = readFileSync(join(dir, `${variant}.${pid}.1`), 'utf8');
-  const total = /^(?:summary|totals):\s+(\d+)/m.exec(dump);
-  if (total === null) throw new Error(`no instruction total in the ${variant} worker's callgrind dump`);
-  return { instructions: Number(total[1]), report: JSON.parse(stdout) };
+  const names = /^events:\s+(.+)$/m.exec(dump);
+  const totals = /^(?:summary|totals):\s+(.+)$/m.exec(dump);
+  if (names === null || totals === null) throw new Error(`no event totals in the ${variant} worker's callgrind dump`);
+  const values = totals[1].trim().split(/\s+/).map(Number);
+  const events = Object.fromEntries(names[1].trim().split(/\s+/).map((name, index) => [name, values[index] ?? 0]));
+  const caches = [...dump.matchAll(/^desc: (I1|D1|LL) cache:\s+(.+)$/gm)].map(([, name, config]) => `${name} ${config.trim()}`);
+  return { instructions: events.Ir, events, caches, report: JSON.parse(stdout) };
+}
+
+/**
+ * Per request, from a window's simulated events: misses in the first-level caches (I1mr + D1mr + D1mw), in the
+ * last level (ILmr + DLmr + DLmw), mispredicted branches (Bcm + Bim), and KCachegrind's cycle estimate from them,
+ * Ir + 10·branch + 10·L1 + 100·LL misses: a rough weight, but the same for both variants.
+ */
+function perRequest(events) {
+  const l1 = events.I1mr + events.D1mr + events.D1mw;
+  const ll = events.ILmr + events.DLmr + events.DLmw;
+  const branches = events.Bcm + events.Bim;
+  return { l1: l1 / measured, ll: ll / measured, branches: branches / measured, cycles: (events.Ir + 10 * branches + 10 * l1 + 100 * ll) / measured };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'extscope-instructions-'));
@@ -86,7 +119,14 @@ try {
   for (let round = 0; round < rounds; round++) {
     const [bare, metrics] = await Promise.all([countWindow('bare', dir), countWindow('metrics', dir)]);
     if (metrics.report.counted !== metrics.report.sent) throw new Error(`the agent counted ${metrics.report.counted} of ${metrics.report.sent} requests`);
-    rows.push({ bare: bare.instructions / measured, metrics: metrics.instructions / measured, counted: metrics.report.counted, sent: metrics.report.sent });
+    rows.push({
+      bare: bare.instructions / measured,
+      metrics: metrics.instructions / measured,
+      simulated: simulate ? { bare: perRequest(bare.events), metrics: perRequest(metrics.events) } : undefined,
+      caches: bare.caches,
+      counted: metrics.report.counted,
+      sent: metrics.report.sent,
+    });
     process.stderr.write(`round ${round + 1}/${rounds}: ${(bare.instructions / measured / 1000).toFixed(1)}k / ${(metrics.instructions / measured / 1000).toFixed(1)}k instructions per request\n`);
   }
 } finally {
@@ -105,4 +145,16 @@ const extra = median(rows.map((row) => row.metrics - row.bare));
 console.log(`| median | ${thousands(median(rows.map((row) => row.bare)))} | ${thousands(median(rows.map((row) => row.metrics)))} | ${percent(median(ratios))} (${thousands(extra)} per request; rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))}) |`);
 console.log('');
 console.log(`spread between rounds: uninstrumented ${spread(rows.map((row) => row.bare))}, agent ${spread(rows.map((row) => row.metrics))}`);
+if (simulate) {
+  const pair = (row, key, digits) => `${row.simulated.bare[key].toFixed(digits)} → ${row.simulated.metrics[key].toFixed(digits)} (${percent(row.simulated.metrics[key] / row.simulated.bare[key])})`;
+  console.log('');
+  console.log(`simulated caches and branch predictor (callgrind --cache-sim=yes --branch-sim=yes; ${rows[0].caches.join(', ')}, the last level being the core's own L2), per request, uninstrumented → agent:`);
+  console.log('');
+  console.log('| round | estimated cycles | vs uninstrumented | L1 misses | last-level misses | mispredicted branches |');
+  console.log('| ---: | ---: | ---: | ---: | ---: | ---: |');
+  rows.forEach((row, index) =>
+    console.log(`| ${index + 1} | ${thousands(row.simulated.bare.cycles)} → ${thousands(row.simulated.metrics.cycles)} | ${percent(row.simulated.metrics.cycles / row.simulated.bare.cycles)} | ${pair(row, 'l1', 0)} | ${pair(row, 'll', 0)} | ${pair(row, 'branches', 0)} |`),
+  );
+  console.log(`| median | | ${percent(median(rows.map((row) => row.simulated.metrics.cycles / row.simulated.bare.cycles)))} | | | |`);
+}
 console.log(`the agent counted ${rows.at(-1).counted} of the ${rows.at(-1).sent} requests (last round)`);
