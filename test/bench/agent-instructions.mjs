@@ -9,7 +9,7 @@
 // requests). What still moves a count is the optimizing compiler: in either variant V8 recompiles a few functions
 // every 8,000 requests or so (traced), and some windows of 4,000 requests counted 11 % more, nearly all of it in
 // the compiler. So the default window is 16,000 requests, and the rounds' spread is printed.
-// --simulate adds callgrind's cache and branch-predictor simulation (about twice as slow): what an instruction
+// --simulate adds callgrind's cache and branch-predictor simulation (about three times as slow): what an instruction
 // count misses of time is mostly memory and branches, so the misses per request and a cycle estimate from them
 // show whether the agent's instructions cost more each than the server's.
 // Needs valgrind (Debian package `valgrind`).
@@ -27,8 +27,8 @@ const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = argv.
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
-// Far longer than a run takes (about 5 minutes): only a worker that hangs meets it.
-const RUN_TIMEOUT_MS = 30 * 60_000;
+// Far longer than a worker takes (about 5 minutes by default, 10 to 20 simulating): only one that hangs meets it.
+const RUN_TIMEOUT_MS = (simulate ? 90 : 30) * 60_000;
 
 /**
  * The core's own L2 as `size,associativity,line` (getconf), simulated as the last level: the L3 a VM reports is
