@@ -52,13 +52,17 @@ function protocolVersionHeader(extra: unknown): string | undefined {
 
 /** Per pipeline, the reading its connections use (the same for all: built once, not per connection). */
 const connectionReadings = new WeakMap<RequestReading, RequestReading>();
+/** The last one looked up: a process has one pipeline, and a connection per HTTP request then skips the lookup. */
+let lastReading: { of: RequestReading; withHint: RequestReading } | undefined;
 
 function connectionReading(reading: RequestReading): RequestReading {
+  if (lastReading?.of === reading) return lastReading.withHint;
   let withHint = connectionReadings.get(reading);
   if (withHint === undefined) {
     withHint = { ...reading, protocolVersionHint: protocolVersionHeader };
     connectionReadings.set(reading, withHint);
   }
+  lastReading = { of: reading, withHint };
   return withHint;
 }
 
@@ -123,7 +127,7 @@ export class Connection {
 
   private received(message: JsonRpcRequest, extra: unknown): Context | undefined {
     this.entry.reached(message.id, extra);
-    const facts = readRequest(message, this.handshake.handshake, this.reading, extra);
+    const facts = readRequest(message, this.handshake, this.reading, extra);
     if (this.inFlight.full) {
       this.sink.fail('pending_overflow', undefined);
       return undefined;

@@ -24,6 +24,19 @@ interface InExchange {
 }
 
 /**
+ * Marks `target` as part of `exchange`; `false` when it cannot be (not extensible). An assignment that throws
+ * (this module is strict) tells that for the price of a store, where `Object.isExtensible` is a runtime call.
+ */
+function mark(target: InExchange, exchange: HttpExchange): boolean {
+  try {
+    target[EXCHANGE] = exchange;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Which requests an entry passed on to a server instance. The two entries of the v2 SDK answer some requests
  * themselves, before or instead of any instance: `createMcpHandler().fetch` (unsupported revision, header
  * mismatch, 413/415, missing required capabilities) and `serveStdio` (opening-message rejections, a 2025-era
@@ -52,6 +65,8 @@ export class EntryExchanges {
   /** Made on first use: until then, no promise pays for it. */
   private contextExchanges: AsyncLocalStorage<HttpExchange> | undefined;
   private readonly stdioEntries = new WeakMap<object, EntryReach>();
+  // Until a stdio entry builds a server, every server reports to the HTTP reach: no lookup per connection.
+  private stdioEntrySeen = false;
 
   /** For the connections of every server object no stdio entry built: marks the HTTP exchange, if any. */
   private readonly http: EntryReach = {
@@ -77,19 +92,18 @@ export class EntryExchanges {
     this.httpEntrySeen = true;
     const clone = (request as { clone?: unknown }).clone;
     const marked = request as InExchange;
-    if (typeof clone !== 'function' || Object.hasOwn(request, 'clone') || marked[EXCHANGE] !== undefined || !Object.isExtensible(request)) {
+    if (typeof clone !== 'function' || Object.hasOwn(request, 'clone') || marked[EXCHANGE] !== undefined || !mark(marked, exchange)) {
       exchange.reached = true;
       return;
     }
     const cloneInExchange = function (this: unknown) {
       const copy: unknown = clone.apply(this, arguments as unknown as unknown[]);
       if (typeof copy === 'object' && copy !== null) {
-        if (Object.isExtensible(copy)) (copy as InExchange)[EXCHANGE] = exchange;
+        mark(copy as InExchange, exchange);
         exchange.copies?.cloned(copy);
       }
       return copy;
     };
-    marked[EXCHANGE] = exchange;
     try {
       // Defined, not assigned: a prototype may hold `clone` read-only (@hono/node-server's requests do), where
       // an assignment throws. Not enumerable, as the prototype's is not.
@@ -117,11 +131,12 @@ export class EntryExchanges {
 
   /** A stdio entry's factory built `server`: its connections report to `entry`. */
   builtBy(server: object, entry: EntryReach): void {
+    this.stdioEntrySeen = true;
     this.stdioEntries.set(server, entry);
   }
 
   /** Where the connections of `server` report the requests they receive. */
   entryFor(server: object): EntryReach {
-    return this.stdioEntries.get(server) ?? this.http;
+    return (this.stdioEntrySeen ? this.stdioEntries.get(server) : undefined) ?? this.http;
   }
 }

@@ -102,13 +102,13 @@ export function isRequest(message: unknown): message is JsonRpcRequest {
  * Reads one inbound request. A request carrying the 2026-07-28 envelope (`_meta` with a protocol version) is
  * `modern` and its declaration is its own `clientCapabilities`, nothing else. Anything else is `legacy`: an
  * `initialize` declares for itself; a later request inherits the `initialize` seen on the same server
- * instance, or is `unknown` when that instance never saw one.
+ * instance (`legacy`, read only then), or is `unknown` when that instance never saw one.
  *
  * This runs for every request: it builds one object of a fixed shape and no intermediate ones.
  */
 export function readRequest(
   message: JsonRpcRequest,
-  legacy: LegacyHandshake | undefined,
+  legacy: HandshakeSlot | undefined,
   reading: RequestReading,
   extra?: unknown,
 ): RequestFacts {
@@ -136,19 +136,26 @@ export function readRequest(
     facts.protocolVersion = asString(params?.['protocolVersion']);
     readClientInfo(facts, params?.['clientInfo']);
     facts.client = readDeclaredExtensions(params?.['capabilities'], reading.limits, reading.declarations);
-  } else if (legacy !== undefined) {
-    facts.protocolVersion = legacy.protocolVersion ?? reading.protocolVersionHint?.(extra);
-    facts.clientName = legacy.clientName;
-    facts.clientVersion = legacy.clientVersion;
-    facts.client = legacy.client;
   } else {
-    facts.protocolVersion = reading.protocolVersionHint?.(extra);
+    readInherited(facts, legacy?.handshake, reading, extra);
   }
   if (reading.spanDetails && params !== undefined) {
     readTarget(facts, params);
     if (meta !== undefined && typeof meta[META_TRACEPARENT] === 'string') facts.traceCarrier = meta;
   }
   return facts;
+}
+
+/** A legacy request after the handshake: what the instance's `initialize` declared, if it saw one. */
+function readInherited(facts: RequestFacts, handshake: LegacyHandshake | undefined, reading: RequestReading, extra: unknown): void {
+  if (handshake === undefined) {
+    facts.protocolVersion = reading.protocolVersionHint?.(extra);
+    return;
+  }
+  facts.protocolVersion = handshake.protocolVersion ?? reading.protocolVersionHint?.(extra);
+  facts.clientName = handshake.clientName;
+  facts.clientVersion = handshake.clientVersion;
+  facts.client = handshake.client;
 }
 
 function readClientInfo(facts: RequestFacts, value: unknown): void {

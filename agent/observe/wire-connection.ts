@@ -139,7 +139,7 @@ export class WireConnection {
         this.sink.fail('pending_overflow', undefined);
         return;
       }
-      const facts = readRequest(message, this.handshake.handshake, this.reading);
+      const facts = readRequest(message, this.handshake, this.reading);
       const started = this.active() ? this.sink.start(facts) : undefined;
       this.inFlight.add(facts.id, { facts, span: started?.span });
       return;

@@ -46,7 +46,7 @@ export function observingFetch(
     const exchange: HttpExchange = { reached: false, copies: undefined };
     let body: RequestBody | undefined;
     try {
-      if (options?.parsedBody === undefined && request.method.toUpperCase() === 'POST' && !request.bodyUsed) {
+      if (options?.parsedBody === undefined && isPost(request.method) && !request.bodyUsed) {
         if (exchangeBy === 'request') {
           const entryCopy = new EntryCopy(request);
           exchange.copies = entryCopy;
@@ -108,6 +108,11 @@ async function recordEntryAnswer(
   }
   if (!isRequest(message)) return;
   record(message, await readEntryOutcome(pipeline, response, answer, message.id), startTime);
+}
+
+/** A Fetch API `Request` has its method upper-cased already; a request-like object may not. */
+function isPost(method: string): boolean {
+  return method === 'POST' || method.toUpperCase() === 'POST';
 }
 
 function isSmallJson(response: Response): boolean {

@@ -117,8 +117,12 @@ export class ServerConnections {
   private firstSight(transport: object): boolean {
     const marked = transport as Marked;
     if (marked[TAPPED] === true || this.unmarkable.has(transport)) return false;
-    if (Object.isExtensible(transport)) marked[TAPPED] = true;
-    else this.unmarkable.add(transport);
+    try {
+      // Throws (strict mode) when the transport is not extensible: cheaper than asking `Object.isExtensible`.
+      marked[TAPPED] = true;
+    } catch {
+      this.unmarkable.add(transport);
+    }
     return true;
   }
 

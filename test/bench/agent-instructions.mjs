@@ -2,7 +2,9 @@
 // Fetch API requests, as agent-http.mjs entry), counted in instructions instead of timed. valgrind's callgrind
 // counts the instructions a process executes whatever else the machine is doing, where CPU time on this shared
 // machine moves by 10 % from one minute to the next.
-//   node test/bench/agent-instructions.mjs [--simulate] [rounds=3] [warm-up=30000] [measured=16000] [concurrency=16]
+//   node test/bench/agent-instructions.mjs [--simulate] [--keep=DIR] [rounds=3] [warm-up=30000] [measured=16000] [concurrency=16]
+// --keep=DIR leaves each window's callgrind dump in DIR (`<variant>.<round>.out`), to compare function by function
+// with callgrind_annotate.
 // Node runs with --predictable --single-threaded (the optimizing compiler and the GC on the counted thread, fixed
 // seeds) and without address randomization; both variants of a round run at once, as counts do not depend on load.
 // The warm-up lets the JIT settle (traced with --trace-opt: optimizations all but stop after about 24,000
@@ -14,7 +16,7 @@
 // show whether the agent's instructions cost more each than the server's.
 // Needs valgrind (Debian package `valgrind`).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,7 +25,8 @@ import { median, percent } from './paired-stats.mjs';
 
 const argv = process.argv.slice(2);
 const simulate = argv.includes('--simulate');
-const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = argv.filter((arg) => arg !== '--simulate').map(Number);
+const keep = argv.find((arg) => arg.startsWith('--keep='))?.slice('--keep='.length);
+const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = argv.filter((arg) => !arg.startsWith('--')).map(Number);
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
@@ -54,7 +57,7 @@ function run(command, args) {
 }
 
 /** One variant in a fresh process: the instructions its measured window executed, and its report. */
-async function countWindow(variant, dir) {
+async function countWindow(variant, dir, round) {
   const child = spawn(
     'setarch',
     ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, variant, String(warmUp), String(measured), String(concurrency)],
@@ -91,7 +94,9 @@ async function countWindow(variant, dir) {
   await run('callgrind_control', ['--dump=window', String(pid)]);
   process.kill(pid, 'SIGUSR2');
   await exited;
-  const dump = readFileSync(join(dir, `${variant}.${pid}.1`), 'utf8');
+  const dumpFile = join(dir, `${variant}.${pid}.1`);
+  const dump = readFileSync(dumpFile, 'utf8');
+  if (keep !== undefined) copyFileSync(dumpFile, join(keep, `${variant}.${round + 1}.out`));
   const names = /^events:\s+(.+)$/m.exec(dump);
   const totals = /^(?:summary|totals):\s+(.+)$/m.exec(dump);
   if (names === null || totals === null) throw new Error(`no event totals in the ${variant} worker's callgrind dump`);
@@ -114,10 +119,11 @@ function perRequest(events) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'extscope-instructions-'));
+if (keep !== undefined) mkdirSync(keep, { recursive: true });
 const rows = [];
 try {
   for (let round = 0; round < rounds; round++) {
-    const [bare, metrics] = await Promise.all([countWindow('bare', dir), countWindow('metrics', dir)]);
+    const [bare, metrics] = await Promise.all([countWindow('bare', dir, round), countWindow('metrics', dir, round)]);
     if (metrics.report.counted !== metrics.report.sent) throw new Error(`the agent counted ${metrics.report.counted} of ${metrics.report.sent} requests`);
     rows.push({
       bare: bare.instructions / measured,

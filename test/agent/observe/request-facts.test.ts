@@ -16,7 +16,7 @@ describe('reading a request', () => {
         'io.modelcontextprotocol/clientCapabilities': { extensions: { 'a/b': {} } },
       }),
       // Even with a legacy handshake on the instance, the envelope alone counts.
-      { client: readDeclaredExtensions({ extensions: { 'x/y': {} } }, limits), clientName: 'old' },
+      { handshake: { client: readDeclaredExtensions({ extensions: { 'x/y': {} } }, limits), clientName: 'old' } },
       reading,
     );
     expect(facts).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', clientName: 'c', clientVersion: '1' });
@@ -30,13 +30,29 @@ describe('reading a request', () => {
 
   it('a legacy request inherits the initialize of its instance, or is unknown', () => {
     const request = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
-    const handshake = { client: readDeclaredExtensions({ extensions: { 'a/b': {} } }, limits), clientName: 'c', protocolVersion: '2025-11-25' };
-    expect(readRequest(request, handshake, reading)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
-    expect(readRequest(request, handshake, reading).client.ids).toEqual(['a/b']);
+    const slot = { handshake: { client: readDeclaredExtensions({ extensions: { 'a/b': {} } }, limits), clientName: 'c', protocolVersion: '2025-11-25' } };
+    expect(readRequest(request, slot, reading)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
+    expect(readRequest(request, slot, reading).client.ids).toEqual(['a/b']);
     const hinted = { ...reading, protocolVersionHint: (extra: unknown) => (extra as { version: string }).version };
-    const orphan = readRequest(request, undefined, hinted, { version: '2025-06-18' });
-    expect(orphan).toMatchObject({ era: 'legacy', protocolVersion: '2025-06-18' });
-    expect(orphan.client.declaration).toBe('unknown');
+    for (const orphan of [readRequest(request, undefined, hinted, { version: '2025-06-18' }), readRequest(request, { handshake: undefined }, hinted, { version: '2025-06-18' })]) {
+      expect(orphan).toMatchObject({ era: 'legacy', protocolVersion: '2025-06-18' });
+      expect(orphan.client.declaration).toBe('unknown');
+    }
+  });
+
+  it('reads the handshake slot only for a legacy request other than initialize', () => {
+    let reads = 0;
+    const slot = {
+      get handshake() {
+        reads++;
+        return undefined;
+      },
+    };
+    readRequest(envelope({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }), slot, reading);
+    readRequest({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } }, slot, reading);
+    expect(reads).toBe(0);
+    readRequest({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, slot, reading);
+    expect(reads).toBe(1);
   });
 
   it('initialize declares for itself', () => {

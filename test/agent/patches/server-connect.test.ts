@@ -40,6 +40,15 @@ describe('fail-open: an internal error is caught and counted, and the server beh
     expect(await total('extscope.requests', { 'extscope.client.name': 'sealed-client' })).toBe(0);
   });
 
+  it('a transport that is not extensible still serves, and counts one attach error for its two patched connects', async () => {
+    const before = await attachErrors();
+    const result = await roundTrip(echoServer('closed-transport-server'), (transport) => Object.preventExtensions(transport), 'closed-transport-client');
+    expect(result.content).toEqual([{ type: 'text', text: 'still works' }]);
+    // McpServer.connect hands the transport to Server.connect: both patches see it, and only the first tries.
+    expect(await attachErrors()).toBe(before + 1);
+    expect(await total('extscope.requests', { 'extscope.client.name': 'closed-transport-client' })).toBe(0);
+  });
+
   it('a server whose getCapabilities() throws still serves its tools', async () => {
     const before = await attachErrors();
     const server = echoServer('throwing-capabilities');
