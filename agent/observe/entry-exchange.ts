@@ -24,13 +24,14 @@ interface InExchange {
 }
 
 /**
- * Marks `target` as part of `exchange`; `false` when it cannot be (not extensible). An assignment that throws
- * (this module is strict) tells that for the price of a store, where `Object.isExtensible` is a runtime call.
+ * Marks `target` as part of `exchange`; `false` when it cannot be (not extensible). The store tells, for the price
+ * of a store, where `Object.isExtensible` is a runtime call: it throws in strict code, and the read back covers a
+ * copy of this module bundled into sloppy code, where it fails silently.
  */
 function mark(target: InExchange, exchange: HttpExchange): boolean {
   try {
     target[EXCHANGE] = exchange;
-    return true;
+    return target[EXCHANGE] === exchange;
   } catch {
     return false;
   }

@@ -117,12 +117,13 @@ export class ServerConnections {
   private firstSight(transport: object): boolean {
     const marked = transport as Marked;
     if (marked[TAPPED] === true || this.unmarkable.has(transport)) return false;
+    // The store tells whether the transport is extensible, cheaper than `Object.isExtensible` (see entry-exchange's `mark`).
     try {
-      // Throws (strict mode) when the transport is not extensible: cheaper than asking `Object.isExtensible`.
       marked[TAPPED] = true;
     } catch {
-      this.unmarkable.add(transport);
+      // Not extensible, in strict code.
     }
+    if (marked[TAPPED] !== true) this.unmarkable.add(transport);
     return true;
   }
 

@@ -27,8 +27,6 @@ export interface TransportObserver {
 type Callback = (this: unknown, ...args: unknown[]) => unknown;
 
 function assertAssignable(target: object, property: string): void {
-  // `hasOwn` first: it allocates nothing, where a descriptor is an object (and inherited methods are the rule).
-  if (!Object.hasOwn(target, property)) return;
   const own = Object.getOwnPropertyDescriptor(target, property);
   if (own !== undefined && own.writable === false && own.set === undefined) throw new Error(`transport.${property} is read-only`);
 }
