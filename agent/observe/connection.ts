@@ -1,6 +1,5 @@
 import type { Context, Span } from '@opentelemetry/api';
-import type { MessageExtra, SessionTransport } from '../internal-types.js';
-import { HEADER_PROTOCOL_VERSION } from '../mcp-protocol.js';
+import type { SessionTransport } from '../internal-types.js';
 import type { EntryReach } from './entry-exchange.js';
 import { InFlight } from './in-flight.js';
 import {
@@ -40,32 +39,6 @@ interface Pending {
   span: Span | undefined;
 }
 
-/** The `MCP-Protocol-Version` header an HTTP transport passed with the message, if any. */
-function protocolVersionHeader(extra: unknown): string | undefined {
-  if (typeof extra !== 'object' || extra === null) return undefined;
-  const { request, requestInfo } = extra as MessageExtra;
-  const webHeaders = request?.headers;
-  if (typeof webHeaders?.get === 'function') return webHeaders.get(HEADER_PROTOCOL_VERSION) ?? undefined;
-  const value = requestInfo?.headers?.[HEADER_PROTOCOL_VERSION];
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** Per pipeline, the reading its connections use (the same for all: built once, not per connection). */
-const connectionReadings = new WeakMap<RequestReading, RequestReading>();
-/** The last one looked up: a process has one pipeline, and a connection per HTTP request then skips the lookup. */
-let lastReading: { of: RequestReading; withHint: RequestReading } | undefined;
-
-function connectionReading(reading: RequestReading): RequestReading {
-  if (lastReading?.of === reading) return lastReading.withHint;
-  let withHint = connectionReadings.get(reading);
-  if (withHint === undefined) {
-    withHint = { ...reading, protocolVersionHint: protocolVersionHeader };
-    connectionReadings.set(reading, withHint);
-  }
-  lastReading = { of: reading, withHint };
-  return withHint;
-}
-
 /**
  * One server object on one transport: pairs each inbound request with its answer and hands both to the sink,
  * and tells the entry the server was built for (if any) which requests reached it. A 2025-era `initialize`
@@ -74,7 +47,6 @@ function connectionReading(reading: RequestReading): RequestReading {
  */
 export class Connection {
   private readonly inFlight = new InFlight<Pending>();
-  private readonly reading: RequestReading;
 
   constructor(
     private readonly sink: RequestSink,
@@ -82,9 +54,7 @@ export class Connection {
     private readonly server: ServerAdvertisement,
     private readonly handshake: HandshakeSlot,
     private readonly transport: SessionTransport,
-  ) {
-    this.reading = connectionReading(sink.reading);
-  }
+  ) {}
 
   /** An inbound message, before the SDK dispatches it; returns the context to dispatch it in (its span's). */
   inbound(message: unknown, extra: unknown): Context | undefined {
@@ -105,7 +75,7 @@ export class Connection {
     try {
       if (!isResponse(message)) return;
       const pending = this.inFlight.take(message.id);
-      if (pending !== undefined) this.finish(pending, readOutcome(message, this.reading.limits));
+      if (pending !== undefined) this.finish(pending, readOutcome(message, this.sink.reading.limits));
     } catch (error) {
       this.sink.fail('outbound', error);
     }
@@ -127,7 +97,7 @@ export class Connection {
 
   private received(message: JsonRpcRequest, extra: unknown): Context | undefined {
     this.entry.reached(message.id, extra);
-    const facts = readRequest(message, this.handshake, this.reading, extra);
+    const facts = readRequest(message, this.handshake, this.sink.reading, extra);
     if (this.inFlight.full) {
       this.sink.fail('pending_overflow', undefined);
       return undefined;

@@ -1,4 +1,5 @@
 import { ERA, type Era, MISSING_REQUIRED_CLIENT_CAPABILITY, OUTCOME } from '../../contract/index.js';
+import type { MessageExtra } from '../internal-types.js';
 import {
   META_CLIENT_CAPABILITIES,
   META_CLIENT_INFO,
@@ -9,6 +10,7 @@ import {
   METHOD_RESOURCES_READ,
   METHOD_RESOURCES_SUBSCRIBE,
   METHOD_RESOURCES_UNSUBSCRIBE,
+  HEADER_PROTOCOL_VERSION,
   METHOD_TOOLS_CALL,
   NOTIFICATION_CANCELLED,
 } from '../mcp-protocol.js';
@@ -79,6 +81,19 @@ export interface RequestReading {
    * with the message (e.g. an HTTP header). Called only for those requests.
    */
   protocolVersionHint?: (extra: unknown) => string | undefined;
+}
+
+/**
+ * The `MCP-Protocol-Version` header an HTTP transport passed with the message (`extra`), if any: the hint a
+ * pipeline reads with, for every connection alike.
+ */
+export function protocolVersionHeader(extra: unknown): string | undefined {
+  if (typeof extra !== 'object' || extra === null) return undefined;
+  const { request, requestInfo } = extra as MessageExtra;
+  const webHeaders = request?.headers;
+  if (typeof webHeaders?.get === 'function') return webHeaders.get(HEADER_PROTOCOL_VERSION) ?? undefined;
+  const value = requestInfo?.headers?.[HEADER_PROTOCOL_VERSION];
+  return typeof value === 'string' ? value : undefined;
 }
 
 export interface Outcome {

@@ -117,7 +117,8 @@ export class ServerConnections {
   private firstSight(transport: object): boolean {
     const marked = transport as Marked;
     if (marked[TAPPED] === true || this.unmarkable.has(transport)) return false;
-    // The store tells whether the transport is extensible, cheaper than `Object.isExtensible` (see entry-exchange's `mark`).
+    // The store tells whether the transport is extensible, cheaper than `Object.isExtensible` (see entry-exchange's
+    // `mark`; not shared with it, so that each store site sees one key and stays monomorphic).
     try {
       marked[TAPPED] = true;
     } catch {

@@ -1,7 +1,7 @@
 import { type Meter, type Span, type Tracer, diag } from '@opentelemetry/api';
 import type { RequestSink, StartedRequest } from '../observe/connection.js';
 import type { ExtensionMapLimits } from '../observe/extension-map.js';
-import { type JsonRpcRequest, type Outcome, type RequestFacts, type RequestReading, readRequest } from '../observe/request-facts.js';
+import { type JsonRpcRequest, type Outcome, type RequestFacts, type RequestReading, protocolVersionHeader, readRequest } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
 import { Recorder, type RecorderLimits } from './recorder.js';
 import { finishRequestSpan, startRequestSpan } from './request-span.js';
@@ -29,7 +29,12 @@ export class RequestPipeline implements RequestSink {
     private readonly options: PipelineOptions,
     private readonly tracer: () => Tracer,
   ) {
-    this.reading = { limits: options.limits, declarations: { last: undefined, settingsRead: options.spans }, spanDetails: options.spans };
+    this.reading = {
+      limits: options.limits,
+      declarations: { last: undefined, settingsRead: options.spans },
+      spanDetails: options.spans,
+      protocolVersionHint: protocolVersionHeader,
+    };
     this.recorder = new Recorder(options);
   }
 
