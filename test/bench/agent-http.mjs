@@ -6,8 +6,9 @@
 // loopback (the default): agent-http-worker.mjs, behind node:http on loopback, a real client in the same process.
 // entry: agent-http-entry-worker.mjs, the server side alone (`handler.fetch` with Fetch API requests), where the
 // agent's share of the server's own work shows undiluted by a client and a socket.
-// The entry's warm-up (25,000 requests per process; loopback's: 3,000) lets V8's optimizing compiler settle, so its
-// windows measure a long-running server: traced with --trace-opt, optimizations all but stop after about 24,000.
+// The warm-up (25,000 requests per process for the entry, 20,000 for loopback, about half a minute either way) lets
+// V8's optimizing compiler settle, so the windows measure a long-running server: traced with --trace-opt on the
+// entry, optimizations all but stop after about 24,000.
 import { fileURLToPath } from 'node:url';
 import { interleavedRound, roundFigures } from './interleaved.mjs';
 import { median, pairedSummary } from './paired-stats.mjs';
@@ -15,7 +16,7 @@ import { median, pairedSummary } from './paired-stats.mjs';
 const args = process.argv.slice(2);
 const mode = args[0] === 'entry' || args[0] === 'loopback' ? args.shift() : 'loopback';
 const worker = fileURLToPath(new URL(mode === 'entry' ? './agent-http-entry-worker.mjs' : './agent-http-worker.mjs', import.meta.url));
-const [rounds = 10, windows = 12, requests = 300, concurrency = 16, warmUp = mode === 'entry' ? 25_000 : 3_000] = args.map(Number);
+const [rounds = 10, windows = 12, requests = 300, concurrency = 16, warmUp = mode === 'entry' ? 25_000 : 20_000] = args.map(Number);
 const setting = mode === 'entry' ? 'createMcpHandler().fetch called with Fetch API requests, server side alone' : 'createMcpHandler behind node:http on loopback, client in the same process';
 const variants = ['bare', 'metrics'];
 

@@ -1,8 +1,13 @@
-// The agent's metrics-only cost on the server side of an HTTP MCP server (createMcpHandler().fetch called with
-// Fetch API requests, as agent-http.mjs entry), counted in instructions instead of timed. valgrind's callgrind
-// counts the instructions a process executes whatever else the machine is doing, where CPU time on this shared
-// machine moves by 10 % from one minute to the next.
-//   node test/bench/agent-instructions.mjs [--simulate] [--keep=DIR] [rounds=3] [warm-up=30000] [measured=16000] [concurrency=16]
+// The agent's metrics-only cost on an HTTP MCP server, counted in instructions instead of timed. valgrind's
+// callgrind counts the instructions a process executes whatever else the machine is doing, where CPU time on this
+// shared machine moves by 10 % from one minute to the next.
+//   node test/bench/agent-instructions.mjs [entry|loopback] [--simulate] [--keep=DIR] [rounds=3] [warm-up] [measured] [concurrency=16]
+// entry (the default): the server side alone, createMcpHandler().fetch called with Fetch API requests (as
+// agent-http.mjs entry); warm-up 30,000, measured 16,000.
+// loopback: the server behind node:http on loopback with a real client in the same process (as agent-http.mjs), so
+// the count is the client's, the sockets' and the server's together, as a timed loopback run's CPU is; warm-up
+// 20,000, measured 8,000 (a request counts about twice the entry's instructions and runs about twice as long under
+// valgrind: a round takes about 15 minutes, 27 simulating).
 // --keep=DIR leaves each window's callgrind dump in DIR (`<variant>.<round>.out`), to compare function by function
 // with callgrind_annotate.
 // Node runs with --predictable --single-threaded (the optimizing compiler and the GC on the counted thread, fixed
@@ -26,12 +31,14 @@ import { median, percent } from './paired-stats.mjs';
 const argv = process.argv.slice(2);
 const simulate = argv.includes('--simulate');
 const keep = argv.find((arg) => arg.startsWith('--keep='))?.slice('--keep='.length);
-const [rounds = 3, warmUp = 30_000, measured = 16_000, concurrency = 16] = argv.filter((arg) => !arg.startsWith('--')).map(Number);
+const positional = argv.filter((arg) => !arg.startsWith('--'));
+const mode = positional[0] === 'entry' || positional[0] === 'loopback' ? positional.shift() : 'entry';
+const [rounds = 3, warmUp = mode === 'entry' ? 30_000 : 20_000, measured = mode === 'entry' ? 16_000 : 8_000, concurrency = 16] = positional.map(Number);
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
 // Far longer than a worker takes (about 5 minutes by default, 10 to 20 simulating): only one that hangs meets it.
-const RUN_TIMEOUT_MS = (simulate ? 90 : 30) * 60_000;
+const RUN_TIMEOUT_MS = (simulate ? 90 : 30) * (mode === 'entry' ? 1 : 3) * 60_000;
 
 /**
  * The core's own L2 as `size,associativity,line` (getconf), simulated as the last level: the L3 a VM reports is
@@ -60,7 +67,7 @@ function run(command, args) {
 async function countWindow(variant, dir, round) {
   const child = spawn(
     'setarch',
-    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, variant, String(warmUp), String(measured), String(concurrency)],
+    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, mode, variant, String(warmUp), String(measured), String(concurrency)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -141,7 +148,8 @@ try {
 
 const thousands = (value) => `${(value / 1000).toFixed(1)}k`;
 const spread = (values) => `${thousands(Math.min(...values))}..${thousands(Math.max(...values))} (${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(2)} %)`;
-console.log(`agent instructions per request on HTTP: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, createMcpHandler().fetch called with Fetch API requests, server side alone, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
+const setting = mode === 'entry' ? 'createMcpHandler().fetch called with Fetch API requests, server side alone' : 'createMcpHandler behind node:http on loopback, client in the same process (both counted)';
+console.log(`agent instructions per request on HTTP: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${setting}, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
 console.log('');
 console.log('| round | uninstrumented, instructions/request | agent, metrics only | vs uninstrumented |');
 console.log('| ---: | ---: | ---: | ---: |');

@@ -84,3 +84,33 @@ export function entryLanes(handler, concurrency) {
   }
   return { drive, sent: driven.sent };
 }
+
+/**
+ * Serves `handler` with node:http on loopback through @modelcontextprotocol/node and drives it with a real
+ * 2026-07-28 SDK client in the same process calling the echo tool: `drive(total)` makes `total` more calls,
+ * `concurrency` in flight; `sent()` counts every request the client sent over HTTP (its discover probe included),
+ * which is what an exact record must count; `close()` ends the client and the server.
+ */
+export async function loopbackLanes(handler, require, concurrency) {
+  const { createServer } = await import('node:http');
+  const { toNodeHandler } = require('@modelcontextprotocol/node');
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  // No idle timeout: a socket the server closes as idle just as the client picks it for a request fails that request
+  // (ECONNRESET), which under valgrind, where time runs fifty times slower, happens within minutes.
+  const http = createServer({ keepAliveTimeout: 0 }, toNodeHandler(handler));
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const url = new URL(`http://127.0.0.1:${http.address().port}/mcp`);
+  let sent = 0;
+  const countingFetch = (input, init) => {
+    if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"id"')) sent++;
+    return fetch(input, init);
+  };
+  const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+  await client.connect(new StreamableHTTPClientTransport(url, { fetch: countingFetch }));
+  const { drive } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
+  async function close() {
+    await client.close();
+    await new Promise((resolve) => http.close(resolve));
+  }
+  return { drive, sent: () => sent, close };
+}
