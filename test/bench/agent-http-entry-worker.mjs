@@ -9,10 +9,10 @@ import { entryLanes, httpEchoWorker } from './http-echo-worker.mjs';
 import { measureOrServeWindows } from './timed-windows.mjs';
 
 const { variant, requests, concurrency, readCounts, handler } = await httpEchoWorker();
-const { drive, sent } = entryLanes(handler, concurrency);
+const { drive, sent, close } = entryLanes(handler, concurrency);
 
 const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await measureOrServeWindows(drive, requests, Math.min(500, requests));
 const counted = await readCounts();
 process.stdout.write(`${JSON.stringify({ variant, rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent: sent(), counted })}\n`);
-await handler.close();
+await close();
 process.exit(0);

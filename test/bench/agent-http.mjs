@@ -10,6 +10,7 @@
 // V8's optimizing compiler settle, so the windows measure a long-running server: traced with --trace-opt on the
 // entry, optimizations all but stop after about 24,000.
 import { fileURLToPath } from 'node:url';
+import { HTTP_SETTINGS } from './http-echo-worker.mjs';
 import { interleavedRound, roundFigures } from './interleaved.mjs';
 import { median, pairedSummary } from './paired-stats.mjs';
 
@@ -17,7 +18,6 @@ const args = process.argv.slice(2);
 const mode = args[0] === 'entry' || args[0] === 'loopback' ? args.shift() : 'loopback';
 const worker = fileURLToPath(new URL(mode === 'entry' ? './agent-http-entry-worker.mjs' : './agent-http-worker.mjs', import.meta.url));
 const [rounds = 10, windows = 12, requests = 300, concurrency = 16, warmUp = mode === 'entry' ? 25_000 : 20_000] = args.map(Number);
-const setting = mode === 'entry' ? 'createMcpHandler().fetch called with Fetch API requests, server side alone' : 'createMcpHandler behind node:http on loopback, client in the same process';
 const variants = ['bare', 'metrics'];
 
 const results = { bare: [], metrics: [] };
@@ -33,7 +33,7 @@ for (let round = 0; round < rounds; round++) {
 const versus = (key) => pairedSummary(results.metrics, results.bare, key);
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 
-console.log(`agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, ${setting}, Node ${process.version}`);
+console.log(`agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, ${HTTP_SETTINGS[mode]}, Node ${process.version}`);
 console.log('');
 console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');

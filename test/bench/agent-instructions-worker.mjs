@@ -11,7 +11,7 @@ const [mode, variantArg, warmUpArg, measuredArg, concurrencyArg] = process.argv.
 if (mode !== 'entry' && mode !== 'loopback') throw new Error(`mode ${mode}: entry or loopback`);
 // The warm-up is httpEchoWorker's request count.
 const { variant, requests: warmUp, concurrency, readCounts, handler, require } = await httpEchoWorker([variantArg, warmUpArg, concurrencyArg]);
-const { drive, sent, close = () => handler.close() } = mode === 'entry' ? entryLanes(handler, concurrency) : await loopbackLanes(handler, require, concurrency);
+const { drive, sent, close } = mode === 'entry' ? entryLanes(handler, concurrency) : await loopbackLanes(handler, require, concurrency);
 // One listener for the whole run. With a `once` per wait, SIGUSR2 is back at its default action (which ends the
 // process) between waits, and a run under valgrind once lost its worker to a signal it was waiting for.
 let wake = () => {};

@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { HTTP_SETTINGS } from './http-echo-worker.mjs';
 import { median, percent } from './paired-stats.mjs';
 
 const argv = process.argv.slice(2);
@@ -37,7 +38,8 @@ const [rounds = 3, warmUp = mode === 'entry' ? 30_000 : 20_000, measured = mode 
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
-// Far longer than a worker takes (about 5 minutes by default, 10 to 20 simulating): only one that hangs meets it.
+// Far longer than a worker takes (entry: about 5 minutes, 10 to 20 simulating; loopback: about 15, 27 simulating):
+// only one that hangs meets it.
 const RUN_TIMEOUT_MS = (simulate ? 90 : 30) * (mode === 'entry' ? 1 : 3) * 60_000;
 
 /**
@@ -148,8 +150,7 @@ try {
 
 const thousands = (value) => `${(value / 1000).toFixed(1)}k`;
 const spread = (values) => `${thousands(Math.min(...values))}..${thousands(Math.max(...values))} (${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(2)} %)`;
-const setting = mode === 'entry' ? 'createMcpHandler().fetch called with Fetch API requests, server side alone' : 'createMcpHandler behind node:http on loopback, client in the same process (both counted)';
-console.log(`agent instructions per request on HTTP: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${setting}, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
+console.log(`agent instructions per request on HTTP: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${HTTP_SETTINGS[mode]}, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
 console.log('');
 console.log('| round | uninstrumented, instructions/request | agent, metrics only | vs uninstrumented |');
 console.log('| ---: | ---: | ---: | ---: |');

@@ -2,11 +2,18 @@
 // agent's hooks patch it) and a `createMcpHandler` serving an `echo` tool from a fresh McpServer per request;
 // for the workers that call the handler directly, the calls a 2026-07-28 client makes.
 //   node <worker> <bare|metrics> <requests> <concurrency>
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { lanes } from './lanes.mjs';
 
 export const TASKS = 'io.modelcontextprotocol/tasks';
+
+/** What each way of driving the handler measures, as the benchmarks print it. */
+export const HTTP_SETTINGS = {
+  entry: 'createMcpHandler().fetch called with Fetch API requests, server side alone',
+  loopback: 'createMcpHandler behind node:http on loopback, client in the same process',
+};
 
 /**
  * Sets up a benchmark worker's variant: `bare` loads nothing; `metrics` enables the agent as the zero-code entry
@@ -59,7 +66,8 @@ const REQUESTS_PER_TURN = 256;
 
 /**
  * Calls `handler.fetch` with Fetch API requests as a fetch-native runtime does, no client and no socket:
- * `drive(total)` makes `total` more tools/call requests, `concurrency` in flight; `sent()` counts them all.
+ * `drive(total)` makes `total` more tools/call requests, `concurrency` in flight; `sent()` counts them all;
+ * `close()` closes the handler.
  *
  * The event loop turns after every {@link REQUESTS_PER_TURN} requests. Without those turns a drive is a single
  * job (nothing waits on I/O), and V8 keeps a `WeakRef`'s target alive until the job that made it ends: each
@@ -82,7 +90,7 @@ export function entryLanes(handler, concurrency) {
       await nextTurn();
     }
   }
-  return { drive, sent: driven.sent };
+  return { drive, sent: driven.sent, close: () => handler.close() };
 }
 
 /**
@@ -92,7 +100,6 @@ export function entryLanes(handler, concurrency) {
  * which is what an exact record must count; `close()` ends the client and the server.
  */
 export async function loopbackLanes(handler, require, concurrency) {
-  const { createServer } = await import('node:http');
   const { toNodeHandler } = require('@modelcontextprotocol/node');
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   // No idle timeout: a socket the server closes as idle just as the client picks it for a request fails that request
