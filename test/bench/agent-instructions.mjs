@@ -1,13 +1,15 @@
-// The agent's metrics-only cost on an HTTP MCP server, counted in instructions instead of timed. valgrind's
+// The agent's metrics-only cost on an MCP server (HTTP, or the in-memory stdio echo), counted in instructions instead of timed. valgrind's
 // callgrind counts the instructions a process executes whatever else the machine is doing, where CPU time on this
 // shared machine moves by 10 % from one minute to the next.
-//   node test/bench/agent-instructions.mjs [entry|loopback] [--simulate] [--keep=DIR] [rounds=3] [warm-up] [measured] [concurrency=16]
+//   node test/bench/agent-instructions.mjs [entry|loopback|stdio] [--simulate] [--keep=DIR] [rounds=3] [warm-up] [measured] [concurrency=16]
 // entry (the default): the server side alone, createMcpHandler().fetch called with Fetch API requests (as
 // agent-http.mjs entry); warm-up 30,000, measured 16,000.
 // loopback: the server behind node:http on loopback with a real client in the same process (as agent-http.mjs), so
 // the count is the client's, the sockets' and the server's together, as a timed loopback run's CPU is; warm-up
 // 20,000, measured 8,000 (a request counts about twice the entry's instructions and runs about twice as long under
 // valgrind: a round takes about 15 minutes, 27 simulating).
+// stdio: the in-memory stdio echo of compare-sentry.mjs and agent-interleaved.mjs (client in the process), with a
+// third variant, the agent loaded and constructed but not enabled; warm-up 30,000, measured 16,000.
 // --keep=DIR leaves each window's callgrind dump in DIR (`<variant>.<round>.out`), to compare function by function
 // with callgrind_annotate.
 // Node runs with --predictable --single-threaded (the optimizing compiler and the GC on the counted thread, fixed
@@ -33,10 +35,17 @@ const argv = process.argv.slice(2);
 const simulate = argv.includes('--simulate');
 const keep = argv.find((arg) => arg.startsWith('--keep='))?.slice('--keep='.length);
 const positional = argv.filter((arg) => !arg.startsWith('--'));
-const mode = positional[0] === 'entry' || positional[0] === 'loopback' ? positional.shift() : 'entry';
-const [rounds = 3, warmUp = mode === 'entry' ? 30_000 : 20_000, measured = mode === 'entry' ? 16_000 : 8_000, concurrency = 16] = positional.map(Number);
+const MODES = ['entry', 'loopback', 'stdio'];
+const mode = MODES.includes(positional[0]) ? positional.shift() : 'entry';
+const [rounds = 3, warmUp = mode === 'loopback' ? 20_000 : 30_000, measured = mode === 'loopback' ? 8_000 : 16_000, concurrency = 16] = positional.map(Number);
+const variants = mode === 'stdio' ? ['bare', 'loaded', 'metrics'] : ['bare', 'metrics'];
+const labels = { bare: 'uninstrumented', loaded: 'agent loaded, not enabled', metrics: 'agent, metrics only' };
+const settings = { ...HTTP_SETTINGS, stdio: 'in-memory stdio wire, 2026-07-28 client in the same process' };
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
-const worker = fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url));
+const worker =
+  mode === 'stdio'
+    ? (variant) => [fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url)), variant, String(warmUp), String(concurrency), `--counted=${measured}`]
+    : (variant) => [fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url)), mode, variant, String(warmUp), String(measured), String(concurrency)];
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
 // Far longer than a worker takes (entry: about 5 minutes, 10 to 20 simulating; loopback: about 15, 27 simulating):
 // only one that hangs meets it.
@@ -69,7 +78,7 @@ function run(command, args) {
 async function countWindow(variant, dir, round) {
   const child = spawn(
     'setarch',
-    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, worker, mode, variant, String(warmUp), String(measured), String(concurrency)],
+    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, ...worker(variant)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -132,17 +141,19 @@ if (keep !== undefined) mkdirSync(keep, { recursive: true });
 const rows = [];
 try {
   for (let round = 0; round < rounds; round++) {
-    const [bare, metrics] = await Promise.all([countWindow('bare', dir, round), countWindow('metrics', dir, round)]);
-    if (metrics.report.counted !== metrics.report.sent) throw new Error(`the agent counted ${metrics.report.counted} of ${metrics.report.sent} requests`);
+    const counts = {};
+    await Promise.all(variants.map(async (variant) => (counts[variant] = await countWindow(variant, dir, round))));
+    // The stdio worker's client counts every request it sends, the connect's discover probe included.
+    const { counted, sent, requestsSent } = counts.metrics.report;
+    if (counted !== (requestsSent ?? sent)) throw new Error(`the agent counted ${counted} of ${requestsSent ?? sent} requests`);
     rows.push({
-      bare: bare.instructions / measured,
-      metrics: metrics.instructions / measured,
-      simulated: simulate ? { bare: perRequest(bare.events), metrics: perRequest(metrics.events) } : undefined,
-      caches: bare.caches,
-      counted: metrics.report.counted,
-      sent: metrics.report.sent,
+      perRequest: Object.fromEntries(variants.map((variant) => [variant, counts[variant].instructions / measured])),
+      simulated: simulate ? Object.fromEntries(variants.map((variant) => [variant, perRequest(counts[variant].events)])) : undefined,
+      caches: counts.bare.caches,
+      counted,
+      sent: requestsSent ?? sent,
     });
-    process.stderr.write(`round ${round + 1}/${rounds}: ${(bare.instructions / measured / 1000).toFixed(1)}k / ${(metrics.instructions / measured / 1000).toFixed(1)}k instructions per request\n`);
+    process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${(rows.at(-1).perRequest[variant] / 1000).toFixed(1)}k`).join(', ')} instructions per request\n`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
@@ -150,26 +161,37 @@ try {
 
 const thousands = (value) => `${(value / 1000).toFixed(1)}k`;
 const spread = (values) => `${thousands(Math.min(...values))}..${thousands(Math.max(...values))} (${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(2)} %)`;
-console.log(`agent instructions per request on HTTP: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${HTTP_SETTINGS[mode]}, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
+const others = variants.filter((variant) => variant !== 'bare');
+console.log(`agent instructions per request: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${settings[mode]}, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
 console.log('');
-console.log('| round | uninstrumented, instructions/request | agent, metrics only | vs uninstrumented |');
-console.log('| ---: | ---: | ---: | ---: |');
-rows.forEach((row, index) => console.log(`| ${index + 1} | ${thousands(row.bare)} | ${thousands(row.metrics)} | ${percent(row.metrics / row.bare)} |`));
-const ratios = rows.map((row) => row.metrics / row.bare);
-const extra = median(rows.map((row) => row.metrics - row.bare));
-console.log(`| median | ${thousands(median(rows.map((row) => row.bare)))} | ${thousands(median(rows.map((row) => row.metrics)))} | ${percent(median(ratios))} (${thousands(extra)} per request; rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))}) |`);
+console.log(`| round | ${variants.map((variant) => `${labels[variant]}, instructions/request${variant === 'bare' ? '' : ' | vs uninstrumented'}`).join(' | ')} |`);
+console.log(`| ---: | ${variants.map((variant) => (variant === 'bare' ? '---:' : '---: | ---:')).join(' | ')} |`);
+rows.forEach((row, index) =>
+  console.log(`| ${index + 1} | ${variants.map((variant) => (variant === 'bare' ? thousands(row.perRequest.bare) : `${thousands(row.perRequest[variant])} | ${percent(row.perRequest[variant] / row.perRequest.bare)}`)).join(' | ')} |`),
+);
+const medianOf = (variant) => median(rows.map((row) => row.perRequest[variant]));
+const versus = (variant) => {
+  const ratios = rows.map((row) => row.perRequest[variant] / row.perRequest.bare);
+  const extra = median(rows.map((row) => row.perRequest[variant] - row.perRequest.bare));
+  return `${percent(median(ratios))} (${thousands(extra)} per request; rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))})`;
+};
+console.log(`| median | ${variants.map((variant) => (variant === 'bare' ? thousands(medianOf('bare')) : `${thousands(medianOf(variant))} | ${versus(variant)}`)).join(' | ')} |`);
 console.log('');
-console.log(`spread between rounds: uninstrumented ${spread(rows.map((row) => row.bare))}, agent ${spread(rows.map((row) => row.metrics))}`);
+console.log(`spread between rounds: ${variants.map((variant) => `${labels[variant]} ${spread(rows.map((row) => row.perRequest[variant]))}`).join(', ')}`);
 if (simulate) {
-  const pair = (row, key, digits) => `${row.simulated.bare[key].toFixed(digits)} → ${row.simulated.metrics[key].toFixed(digits)} (${percent(row.simulated.metrics[key] / row.simulated.bare[key])})`;
+  const pair = (row, variant, key) => `${row.simulated.bare[key].toFixed(0)} → ${row.simulated[variant][key].toFixed(0)} (${percent(row.simulated[variant][key] / row.simulated.bare[key])})`;
   console.log('');
-  console.log(`simulated caches and branch predictor (callgrind --cache-sim=yes --branch-sim=yes; ${rows[0].caches.join(', ')}, the last level being the core's own L2), per request, uninstrumented → agent:`);
+  console.log(`simulated caches and branch predictor (callgrind --cache-sim=yes --branch-sim=yes; ${rows[0].caches.join(', ')}, the last level being the core's own L2), per request, uninstrumented → variant:`);
   console.log('');
-  console.log('| round | estimated cycles | vs uninstrumented | L1 misses | last-level misses | mispredicted branches |');
-  console.log('| ---: | ---: | ---: | ---: | ---: | ---: |');
-  rows.forEach((row, index) =>
-    console.log(`| ${index + 1} | ${thousands(row.simulated.bare.cycles)} → ${thousands(row.simulated.metrics.cycles)} | ${percent(row.simulated.metrics.cycles / row.simulated.bare.cycles)} | ${pair(row, 'l1', 0)} | ${pair(row, 'll', 0)} | ${pair(row, 'branches', 0)} |`),
-  );
-  console.log(`| median | | ${percent(median(rows.map((row) => row.simulated.metrics.cycles / row.simulated.bare.cycles)))} | | | |`);
+  console.log('| round | variant | estimated cycles | vs uninstrumented | L1 misses | last-level misses | mispredicted branches |');
+  console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
+  rows.forEach((row, index) => {
+    for (const variant of others) {
+      console.log(
+        `| ${index + 1} | ${labels[variant]} | ${thousands(row.simulated.bare.cycles)} → ${thousands(row.simulated[variant].cycles)} | ${percent(row.simulated[variant].cycles / row.simulated.bare.cycles)} | ${pair(row, variant, 'l1')} | ${pair(row, variant, 'll')} | ${pair(row, variant, 'branches')} |`,
+      );
+    }
+  });
+  for (const variant of others) console.log(`| median | ${labels[variant]} | | ${percent(median(rows.map((row) => row.simulated[variant].cycles / row.simulated.bare.cycles)))} | | | |`);
 }
 console.log(`the agent counted ${rows.at(-1).counted} of the ${rows.at(-1).sent} requests (last round)`);

@@ -38,4 +38,14 @@ for (const variant of variants) {
   console.log(`| ${labels[variant]} | ${of(variant, 'rps')} | ${versus(variant, 'rps')} | ${of(variant, 'cpu')} | ${versus(variant, 'cpu')} | ${of(variant, 'main')} | ${versus(variant, 'main')} |`);
 }
 console.log('');
+console.log('Garbage collection, per request (main-thread pauses as V8 reports them; young- and old-generation collections per 1,000 requests):');
+console.log('');
+console.log('| variant | collection pauses µs | vs uninstrumented | main thread outside them µs | vs uninstrumented | young / 1,000 | old / 1,000 |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const variant of variants) {
+  console.log(
+    `| ${labels[variant]} | ${of(variant, 'gc')} | ${versus(variant, 'gc')} | ${of(variant, 'outsideGc')} | ${versus(variant, 'outsideGc')} | ${of(variant, 'minorGcs')} | ${median(results[variant].map((row) => row.majorGcs)).toFixed(2)} |`,
+  );
+}
+console.log('');
 console.log(`the metrics-only variant counted ${lastReport.counted} of the ${lastReport.requestsSent} requests its client sent (last round)`);

@@ -1,15 +1,19 @@
 // One variant of the comparison benchmark in its own process (patching is process-wide): the same v2 McpServer
 // (serveStdio over an in-memory wire, a 2026-07-28 client declaring io.modelcontextprotocol/tasks), instrumented
 // one way. Prints {rps, cpuMicrosPerRequest, heapUsedMB, rssMB, recorded, sample} as JSON on stdout.
-//   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1]
-// Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for.
+//   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1] [--counted=N]
+// Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for. With
+// --counted=N (agent-instructions.mjs stdio, under callgrind), it warms up with <requests> and runs one window of N
+// for its coordinator to count (counted-window.mjs); its CPU figures are then undefined.
 // variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
 //   | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of the code alone)
 import { createRequire } from 'node:module';
+import { countedWindow } from './counted-window.mjs';
 import { lanes } from './lanes.mjs';
 import { measureOrServeWindows } from './timed-windows.mjs';
 
-const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2);
+const counted = process.argv.find((arg) => arg.startsWith('--counted='))?.slice('--counted='.length);
+const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const sampleRate = Number(sampleArg ?? 1);
 const requests = Number(requestsArg ?? 20_000);
 const concurrency = Number(concurrencyArg ?? 16);
@@ -141,7 +145,8 @@ await client.connect(clientSide);
 
 const { drive, sent } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
 
-const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } = await measureOrServeWindows(drive, requests, Math.min(2000, requests));
+const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } =
+  counted === undefined ? await measureOrServeWindows(drive, requests, Math.min(2000, requests)) : await countedWindow(drive, requests, Number(counted)).then(() => ({}));
 await finish();
 globalThis.gc?.();
 const memory = process.memoryUsage();

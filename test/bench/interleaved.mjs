@@ -30,17 +30,24 @@ function startWorker(script, args) {
   };
 }
 
-/** A variant's figures over a round's summed windows: requests/s, CPU µs per request (all threads, main thread). */
+/**
+ * A variant's figures over a round's summed windows: requests/s, CPU µs per request (all threads, main thread),
+ * the main thread's collection pauses and the rest of its time in µs per request, and young- and old-generation collections per 1,000 requests.
+ */
 export const roundFigures = (sums) => ({
   rps: sums.requests / (sums.elapsedMicros / 1e6),
   cpu: sums.cpuMicros / sums.requests,
   main: sums.mainMicros / sums.requests,
+  gc: sums.gcMicros / sums.requests,
+  outsideGc: (sums.mainMicros - sums.gcMicros) / sums.requests,
+  minorGcs: (sums.minorGcs / sums.requests) * 1000,
+  majorGcs: (sums.majorGcs / sums.requests) * 1000,
 });
 
 /**
  * One round: a fresh process per variant (`argsOf(variant)`), warmed, then `windows` windows of `requests` each
  * per variant, the order of the variants rotating window by window. Resolves to, per variant, the summed windows
- * ({requests, elapsedMicros, cpuMicros, mainMicros}) and the worker's final report.
+ * ({requests, elapsedMicros, cpuMicros, mainMicros, gcMicros, minorGcs, majorGcs}) and the worker's final report.
  */
 export async function interleavedRound(script, variants, argsOf, windows, requests) {
   // Warmed at once, then one unmeasured window each, in turn. Warmed one after another, the first sat idle through
@@ -50,7 +57,7 @@ export async function interleavedRound(script, variants, argsOf, windows, reques
   const workers = Object.fromEntries(variants.map((variant) => [variant, startWorker(script, argsOf(variant))]));
   await Promise.all(variants.map((variant) => workers[variant].ready));
   for (const variant of variants) await workers[variant].window(requests);
-  const sums = Object.fromEntries(variants.map((variant) => [variant, { requests: 0, elapsedMicros: 0, cpuMicros: 0, mainMicros: 0 }]));
+  const sums = Object.fromEntries(variants.map((variant) => [variant, { requests: 0, elapsedMicros: 0, cpuMicros: 0, mainMicros: 0, gcMicros: 0, minorGcs: 0, majorGcs: 0 }]));
   for (let w = 0; w < windows; w++) {
     for (const variant of variants.map((_, index) => variants[(index + w) % variants.length])) {
       const measured = await workers[variant].window(requests);

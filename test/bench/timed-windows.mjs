@@ -1,3 +1,4 @@
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { mainThreadMicros } from './main-thread-cpu.mjs';
 
 /**
@@ -16,32 +17,75 @@ export async function timedWindows(drive, requests, windows = 10) {
   return { rps: rates[Math.floor(windows / 2)], cpuMicrosPerRequest: sum('cpuMicros') / sent, mainMicrosPerRequest: sum('mainMicros') / sent };
 }
 
-/** One window of `requests` requests: its wall time and this process's CPU time over it (all threads, main thread). */
-export async function measuredWindow(drive, requests) {
-  const cpuBefore = process.cpuUsage();
-  const mainBefore = mainThreadMicros();
+/**
+ * The garbage collections V8 has reported so far (PerformanceObserver `gc` entries): the main thread's pauses for
+ * them, how many young- and old-generation ones. An entry reaches the observer two turns of the event loop after its
+ * collection (tried: one turn delivered none), so a window's are read after two.
+ */
+const collections = { gcMicros: 0, minorGcs: 0, majorGcs: 0 };
+let gcObserver;
+function observeCollections() {
+  if (gcObserver !== undefined) return;
+  gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      collections.gcMicros += entry.duration * 1000;
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) collections.majorGcs++;
+      else if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) collections.minorGcs++;
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+}
+const delivered = async () => {
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+  return { ...collections };
+};
+
+/** This process's CPU time so far (all threads, main thread) and the collections reported so far. */
+async function usage() {
+  const gc = await delivered();
+  return { cpu: process.cpuUsage(), main: mainThreadMicros(), gc };
+}
+
+/**
+ * One window of `requests` requests: its wall time, this process's CPU time (all threads, main thread), and the
+ * collections (the main thread's pauses for them, how many young- and old-generation ones), counted from `since`
+ * (a {@link usage}: by default, the window's start) to the window's end.
+ */
+export async function measuredWindow(drive, requests, since) {
+  observeCollections();
+  const before = since ?? (await usage());
   const started = process.hrtime.bigint();
   await drive(requests);
   const elapsedMicros = Number(process.hrtime.bigint() - started) / 1000;
-  const cpu = process.cpuUsage(cpuBefore);
-  const main = mainBefore === undefined ? Number.NaN : mainThreadMicros() - mainBefore;
-  return { requests, elapsedMicros, cpuMicros: cpu.user + cpu.system, mainMicros: main };
+  const cpu = process.cpuUsage(before.cpu);
+  const main = before.main === undefined ? Number.NaN : mainThreadMicros() - before.main;
+  const gcAfter = await delivered();
+  const gc = Object.fromEntries(Object.keys(collections).map((key) => [key, gcAfter[key] - before.gc[key]]));
+  return { requests, elapsedMicros, cpuMicros: cpu.user + cpu.system, mainMicros: main, ...gc };
 }
 
 /**
  * For a worker forked by a coordinator that interleaves variants window by window (interleaved.mjs): says it is
  * ready, then runs a measured window for each `{ window: n }` it is sent and answers with its figures, until sent
  * `{ stop: true }`.
+ * A window's CPU and collections are counted from the end of the one before, so they include what the process did
+ * while it waited for its turn: V8 finishes a full collection the window started once the process is idle (in runs
+ * of 30 windows, none of the old-generation collections fell inside a window), and counted from the window's start
+ * that work was measured for no variant.
  */
 export function windowsOnRequest(drive) {
   return new Promise((resolve) => {
+    let since;
     process.on('message', async (message) => {
       if (message.stop === true) {
         process.removeAllListeners('message');
         resolve();
         return;
       }
-      process.send({ window: await measuredWindow(drive, message.window) });
+      since ??= await usage();
+      const window = await measuredWindow(drive, message.window, since);
+      since = await usage();
+      process.send({ window });
     });
     process.send({ ready: true });
   });
