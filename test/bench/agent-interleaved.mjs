@@ -3,6 +3,7 @@
 // process, run window by window in turn (interleaved.mjs); per round, each variant's requests/s and CPU per request
 // over all its windows against the uninstrumented one's; over the rounds (fresh processes each), the median,
 // quartiles and a 95 % bootstrap interval of the median.
+// Also prints, per variant, the collections V8 reported in the windows: the main thread's pauses and how many.
 //   node test/bench/agent-interleaved.mjs [rounds=12] [windows=30] [requests per window=1000] [concurrency=16]
 import { fileURLToPath } from 'node:url';
 import { interleavedRound, roundFigures } from './interleaved.mjs';

@@ -57,11 +57,11 @@ export async function interleavedRound(script, variants, argsOf, windows, reques
   const workers = Object.fromEntries(variants.map((variant) => [variant, startWorker(script, argsOf(variant))]));
   await Promise.all(variants.map((variant) => workers[variant].ready));
   for (const variant of variants) await workers[variant].window(requests);
-  const sums = Object.fromEntries(variants.map((variant) => [variant, { requests: 0, elapsedMicros: 0, cpuMicros: 0, mainMicros: 0, gcMicros: 0, minorGcs: 0, majorGcs: 0 }]));
+  const sums = Object.fromEntries(variants.map((variant) => [variant, {}]));
   for (let w = 0; w < windows; w++) {
     for (const variant of variants.map((_, index) => variants[(index + w) % variants.length])) {
       const measured = await workers[variant].window(requests);
-      for (const key of Object.keys(sums[variant])) sums[variant][key] += measured[key];
+      for (const [key, value] of Object.entries(measured)) sums[variant][key] = (sums[variant][key] ?? 0) + value;
     }
   }
   const result = {};

@@ -40,28 +40,36 @@ const delivered = async () => {
   return { ...collections };
 };
 
-/** This process's CPU time so far (all threads, main thread) and the collections reported so far. */
+/**
+ * This process's CPU time so far (all threads, main thread), then the collections reported so far (read after the
+ * turns that deliver them).
+ */
 async function usage() {
-  const gc = await delivered();
-  return { cpu: process.cpuUsage(), main: mainThreadMicros(), gc };
+  observeCollections();
+  const cpu = process.cpuUsage();
+  const main = mainThreadMicros();
+  return { cpu, main, gc: await delivered() };
 }
 
 /**
- * One window of `requests` requests: its wall time, this process's CPU time (all threads, main thread), and the
- * collections (the main thread's pauses for them, how many young- and old-generation ones), counted from `since`
- * (a {@link usage}: by default, the window's start) to the window's end.
+ * Drives one window of `requests` requests counted from `before` (a {@link usage}) to its end: its wall time, this
+ * process's CPU time (all threads, main thread) and the collections (the main thread's pauses for them, how many
+ * young- and old-generation ones); and the usage at its end.
  */
-export async function measuredWindow(drive, requests, since) {
-  observeCollections();
-  const before = since ?? (await usage());
+async function windowFrom(before, drive, requests) {
   const started = process.hrtime.bigint();
   await drive(requests);
   const elapsedMicros = Number(process.hrtime.bigint() - started) / 1000;
-  const cpu = process.cpuUsage(before.cpu);
-  const main = before.main === undefined ? Number.NaN : mainThreadMicros() - before.main;
-  const gcAfter = await delivered();
-  const gc = Object.fromEntries(Object.keys(collections).map((key) => [key, gcAfter[key] - before.gc[key]]));
-  return { requests, elapsedMicros, cpuMicros: cpu.user + cpu.system, mainMicros: main, ...gc };
+  const after = await usage();
+  const cpuMicros = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+  const mainMicros = before.main === undefined ? Number.NaN : after.main - before.main;
+  const gc = Object.fromEntries(Object.keys(collections).map((key) => [key, after.gc[key] - before.gc[key]]));
+  return { window: { requests, elapsedMicros, cpuMicros, mainMicros, ...gc }, after };
+}
+
+/** One window of `requests` requests, counted from its start (see {@link windowFrom}). */
+export async function measuredWindow(drive, requests) {
+  return (await windowFrom(await usage(), drive, requests)).window;
 }
 
 /**
@@ -82,9 +90,8 @@ export function windowsOnRequest(drive) {
         resolve();
         return;
       }
-      since ??= await usage();
-      const window = await measuredWindow(drive, message.window, since);
-      since = await usage();
+      const { window, after } = await windowFrom(since ?? (await usage()), drive, message.window);
+      since = after;
       process.send({ window });
     });
     process.send({ ready: true });
