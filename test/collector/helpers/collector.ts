@@ -92,7 +92,10 @@ export interface ChildCollector {
 /** Runs the built CLI as a child process and waits for its "listening" line. */
 export async function spawnCollector(dbPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ChildCollector> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" before the collector tests`);
-  const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', '--db', dbPath, ...args], {
+  // A collector given a fixed --port would otherwise take the default gRPC port, 4317, which another test (or anything
+  // else on the machine) may hold: ephemeral unless the test chose the gRPC port itself.
+  const grpcChosen = args.includes('--grpc-port') || env['EXTSCOPE_GRPC_PORT'] !== undefined;
+  const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', ...(grpcChosen ? [] : ['--grpc-port', '0']), '--db', dbPath, ...args], {
     env: { ...process.env, EXTSCOPE_INGEST_TOKEN: '', EXTSCOPE_READ_TOKEN: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
