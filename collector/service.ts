@@ -51,9 +51,9 @@ export interface RunningCollector {
 function storeConsumer(store: IngestStore): MetricsConsumer<MetricsBatch> & TracesConsumer<SpanBatch> {
   return {
     async consumeMetrics(batch) {
-      const { applied, duplicates, rejected = 0 } = await store.applyMetrics(batch);
-      const rejectedReason = rejected > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
-      return { applied, duplicates, ignored: new Map(), rejected, rejectedReason };
+      const { applied, duplicates, rejections = [] } = await store.applyMetrics(batch);
+      const rejectedReason = rejections.length > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
+      return { applied, duplicates, ignored: new Map(), rejections, rejectedReason };
     },
     async consumeTraces(batch) {
       return { stored: await store.applySpans(batch), ignored: 0, rejected: 0, rejectedReason: undefined };

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { buildMatrix } from '../analysis/matrix.js';
 import { negotiatedShare } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
+import { rejectedCount } from '../model/rejections.js';
 import { MS_PER_MINUTE } from '../model/time.js';
 import type { Protocol, Signal } from '../otlp/codec.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
@@ -177,7 +178,7 @@ export class SelfMetrics {
   metricsConsumed(outcome: MetricsOutcome): void {
     this.points.inc({ result: 'applied' }, outcome.applied);
     this.points.inc({ result: 'duplicate' }, outcome.duplicates);
-    this.points.inc({ result: 'rejected' }, outcome.rejected);
+    this.points.inc({ result: 'rejected' }, rejectedCount(outcome.rejections));
     let ignored = 0;
     for (const [reason, count] of outcome.ignored) {
       this.ignored.inc({ reason }, count);
