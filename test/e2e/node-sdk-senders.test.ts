@@ -12,6 +12,10 @@ import { ROOT, agentEnv, fixture } from '../support/processes.js';
  * exactly, each process under its own derived instance.
  */
 
+interface RejectionsAnswer {
+  rejections: { reason: string; service: string | null; points: number }[];
+}
+
 interface InstancesAnswer {
   instances: { service: string | null; instanceId: string | null; host: string | null }[];
 }
@@ -87,7 +91,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('NodeSDK senders without servic
     await temp.cleanup();
   });
 
-  it('two processes on one host with one service name, and a restart, count exactly, each under pid:<pid>@<host.name>', async () => {
+  it('two processes on one host with one service name, and a restart, count exactly, each under pid:<pid>@<host.name>; a NodeSDK with neither pid nor host is refused, visibly', async () => {
     const collector = await startTestCollector(temp.dir, dbPath === undefined ? {} : { dbPath });
     try {
       // Periodic exports every 200 ms on top of the explicit flushes: the cumulative totals arrive many times over.
@@ -99,6 +103,10 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('NodeSDK senders without servic
       };
       const a = start('A');
       const b = start('B');
+      // Only the environment detector: no process.pid, no host.name. Nothing tells its processes apart.
+      const anonymous = SdkServer.start('the sender without pid or host', { ...env, OTEL_SERVICE_NAME: 'sdk-anon', OTEL_NODE_RESOURCE_DETECTORS: 'env' });
+      servers.push(anonymous);
+      await anonymous.call(2);
       await a.call(3);
       await b.call(5);
       await a.flush();
@@ -112,6 +120,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('NodeSDK senders without servic
       await b.flush();
       await a2.exit();
       await b.exit();
+      await anonymous.exit();
 
       const [pidA, pidB, pidA2] = await Promise.all([a.pid, b.pid, a2.pid]);
       const host = hostname();
@@ -123,8 +132,19 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('NodeSDK senders without servic
       expect(await requests(`&instance=${encodeURIComponent(instance(pidA2))}`)).toBe(3);
       const { body } = await getJson<InstancesAnswer>(`${collector.url}/api/v1/instances?service=sdk-svc`);
       expect(body.instances.map((row) => [row.instanceId, row.host]).sort()).toEqual([pidA, pidB, pidA2].map((pid) => [instance(pid), host]).sort());
+
+      // Refused, not mis-counted, and visible: the same number on /metrics and in the API, nothing in the matrix.
+      expect((await matrix(collector.url, '&service=sdk-anon')).rows).toEqual([]);
+      const exposition = await (await fetch(`${collector.url}/metrics`)).text();
+      const onMetrics = Number(/^extscope_collector_points_rejected_total\{reason="no_instance_identity",service="sdk-anon"\} (\d+)$/m.exec(exposition)?.[1]);
+      // At least its last export's two streams (requests and the extension's), carried by sdk.shutdown().
+      expect(onMetrics).toBeGreaterThanOrEqual(2);
+      expect(exposition).toContain(`extscope_collector_points_total{result="rejected"} ${onMetrics}`);
+      const { body: refused } = await getJson<RejectionsAnswer>(`${collector.url}/api/v1/rejections`);
+      expect(refused.rejections.map(({ reason, service, points }) => ({ reason, service, points }))).toEqual([{ reason: 'no_instance_identity', service: 'sdk-anon', points: onMetrics }]);
     } finally {
       await collector.close();
     }
-  });
+    // Four real processes, each loading the OpenTelemetry SDK and the MCP SDK: seconds each on a busy machine.
+  }, 180_000);
 });

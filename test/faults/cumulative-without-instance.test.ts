@@ -7,6 +7,11 @@ interface ExportAnswer {
   partialSuccess?: { rejectedDataPoints?: string; errorMessage?: string };
 }
 
+interface RejectionsAnswer {
+  total: number;
+  rejections: { reason: string; service: string | null; points: number; explanation: string }[];
+}
+
 interface InstancesAnswer {
   instances: { service: string | null; instanceId: string | null; host: string | null }[];
 }
@@ -27,7 +32,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
     await temp.cleanup();
   });
 
-  it('two processes that carry neither an instance id nor a pid are refused point by point (partial success), not mis-counted; with ids they count exactly', async () => {
+  it('two processes that carry neither an instance id nor a pid are refused point by point (partial success), not mis-counted, and counted by reason and service on /metrics and in the API; with ids they count exactly', async () => {
     const collector = await startTestCollector(temp.dir, dbPath === undefined ? {} : { dbPath });
     try {
       const t = msToNs(Date.now());
@@ -58,6 +63,12 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
       const rows = (await matrix(collector.url)).rows;
       expect(rows.find((row) => row.client === 'anonymous')).toBeUndefined();
       expect(rows.find((row) => row.client === 'identified')?.requests).toBe(16);
+      // Every refusal is visible: on /metrics and in the query API, by reason and service.
+      const exposition = await (await fetch(`${collector.url}/metrics`)).text();
+      expect(exposition).toContain('extscope_collector_points_rejected_total{reason="no_instance_identity",service="svc"} 4');
+      const { body: refused } = await getJson<RejectionsAnswer>(`${collector.url}/api/v1/rejections`);
+      expect(refused.total).toBe(4);
+      expect(refused.rejections).toEqual([{ reason: 'no_instance_identity', service: 'svc', points: 4, explanation: expect.stringMatching(/service\.instance\.id/) as unknown }]);
 
       // Delta points need no instance id: each is an increment of its own.
       const delta = metricsRequest({ resource: { service: 'svc' }, temporality: DELTA, requests: [requestPoint({ client: 'delta', count: 2, startNs: t - MINUTE_NS, timeNs: t })] });
@@ -108,6 +119,9 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
       expect(noStart.partialSuccess?.rejectedDataPoints).toBe('1');
       expect(noStart.partialSuccess?.errorMessage).toMatch(/start_time_unix_nano/);
       expect((await matrix(collector.url)).rows.find((row) => row.client === 'sdk')?.requests).toBe(26);
+      expect(await (await fetch(`${collector.url}/metrics`)).text()).toContain('extscope_collector_points_rejected_total{reason="no_start_time",service="svc"} 1');
+      const { body: refused } = await getJson<RejectionsAnswer>(`${collector.url}/api/v1/rejections`);
+      expect(refused.rejections.map(({ reason, service, points }) => ({ reason, service, points }))).toEqual([{ reason: 'no_start_time', service: 'svc', points: 1 }]);
     } finally {
       await collector.close();
     }
