@@ -1,34 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { CUMULATIVE, MINUTE_NS, metricsRequest, msToNs, postMetrics, requestPoint } from '../collector/helpers/otlp.js';
-import { type Browser, type Watched, launchBrowser, ready, screenshot, watchedPage } from './helpers/browser.js';
+import { ready, screenshot } from './helpers/browser.js';
+import { type CollectorPage, collectorPage } from './helpers/collector-page.js';
 
 /** The page's notice of refused data points, in real headless Chromium against a real collector. */
 
 const HOSTILE_SERVICE = '<img src=x onerror="alert(1)">svc';
 
-let collector: TestCollector;
-let cleanup: () => Promise<void>;
-let browser: Browser;
-let watched: Watched;
+let fixture: CollectorPage;
 
 beforeAll(async () => {
-  const temp = await tempDir();
-  cleanup = temp.cleanup;
-  collector = await startTestCollector(temp.dir);
-  browser = await launchBrowser();
-  watched = await watchedPage(browser.context, collector.url);
-  watched.page.setDefaultTimeout(10_000);
+  fixture = await collectorPage();
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await collector?.close();
-  await cleanup?.();
-});
+afterAll(() => fixture?.close());
 
 describe('the refused-points notice', () => {
   it('is absent while nothing was refused, then says how many points were refused, by service and reason, with the service name as text', async () => {
+    const { collector, watched } = fixture;
     const { page } = watched;
     await page.goto(`${collector.url}/`);
     await ready(page);
