@@ -15,6 +15,7 @@ import { observingCreateMcpHandler } from './patches/mcp-handler.js';
 import { observingServeStdio } from './patches/serve-stdio.js';
 import { ServerConnections, instrumentServerObject, isObservingConnect, observingConnect } from './patches/server-connect.js';
 import { WireFallback } from './patches/wire-fallback.js';
+import type { MetricSnapshot } from './record/recorder.js';
 import { RequestPipeline } from './record/request-pipeline.js';
 import type { ExtscopeInstrumentationConfig } from './types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
@@ -146,6 +147,11 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   /** Counts one failure in `extscope.agent.errors` under `stage` (e.g. `export_metrics`). */
   countAgentError(stage: string): void {
     this.parts.pipeline.count(stage);
+  }
+
+  /** Every metric's points as a collection would read them now, synchronously (for the final export at exit). */
+  snapshotMetrics(): MetricSnapshot[] {
+    return this.parts.pipeline.snapshot();
   }
 
   /** Requests recorded so far, by every path. */

@@ -51,9 +51,9 @@ export interface RunningCollector {
 function storeConsumer(store: IngestStore): MetricsConsumer<MetricsBatch> & TracesConsumer<SpanBatch> {
   return {
     async consumeMetrics(batch) {
-      const { applied, duplicates, rejected = 0 } = await store.applyMetrics(batch);
-      const rejectedReason = rejected > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
-      return { applied, duplicates, ignored: new Map(), rejected, rejectedReason };
+      const { applied, duplicates, rejections = [] } = await store.applyMetrics(batch);
+      const rejectedReason = rejections.length > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
+      return { applied, duplicates, ignored: new Map(), rejections, rejectedReason };
     },
     async consumeTraces(batch) {
       return { stored: await store.applySpans(batch), ignored: 0, rejected: 0, rejectedReason: undefined };
@@ -195,7 +195,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() }, rejections: selfMetrics.rejections });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),

@@ -12,6 +12,11 @@ export const ATTR_SERVICE_NAME = 'service.name';
 export const ATTR_SERVICE_VERSION = 'service.version';
 export const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id';
 export const ATTR_HOST_NAME = 'host.name';
+/**
+ * The sender's process id. Not kept; with `host.name` it tells apart the processes of a sender that sets no
+ * `service.instance.id` (the OpenTelemetry Node.js SDK's default resource), see the collector's sender identity.
+ */
+export const ATTR_PROCESS_PID = 'process.pid';
 /** `serverInfo.name` / `.version` of the MCP server object (resource and metric attribute). */
 export const ATTR_SERVER_NAME = 'extscope.server.name';
 export const ATTR_SERVER_VERSION = 'extscope.server.version';

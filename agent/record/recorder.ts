@@ -26,6 +26,12 @@ import type { ServerAdvertisement } from '../observe/server-advertisement.js';
 import { CounterStreams, type Stream } from './counter-streams.js';
 import { ValueGuard } from './value-guard.js';
 
+/** One instrument's points at one moment (see {@link Recorder.snapshot}). */
+export interface MetricSnapshot {
+  metric: MetricSpec;
+  points: { value: number; attributes: Attributes }[];
+}
+
 /** The recorder's own bounds (see the config's `cardinalityLimit` and `maxStreams`). */
 export interface RecorderLimits {
   cardinalityLimit: number;
@@ -171,30 +177,51 @@ export class Recorder {
     this.requestGuards = REQUEST_NAMES.map((name) => this.guards.get(name));
   }
 
+  /**
+   * What each instrument reports, in one list: {@link bind} makes the observable instruments of it, and
+   * {@link snapshot} reads it synchronously (the final export at process exit, where no collection can run).
+   */
+  private readonly observers: readonly (readonly [MetricSpec, (result: ObservableResult) => void])[] = [
+    [METRICS.requests, (result) => this.observeSum(this.requests, result)],
+    [METRICS.extensionRequests, (result) => this.observeSum(this.extensionRequests, result)],
+    [METRICS.agentIdsRejected, (result) => this.observeSum(this.rejectedIds, result)],
+    [METRICS.agentOverflow, (result) => this.observeSum(this.overflow, result)],
+    [METRICS.agentErrors, (result) => this.observeSum(this.errors, result)],
+    [
+      METRICS.advertised,
+      (result) => {
+        for (const variant of this.advertised.values()) for (const point of variant.points) result.observe(1, point);
+      },
+    ],
+    [
+      METRICS.advertisedCount,
+      (result) => {
+        for (const variant of this.advertised.values()) result.observe(variant.points.length, variant.server);
+      },
+    ],
+  ];
+
   /** (Re)creates the observable instruments on a meter; counts live here, so nothing is lost on a swap. */
   bind(meter: Meter): void {
-    const sum = (metric: MetricSpec, streams: CounterStreams): void => {
-      meter
-        .createObservableCounter(metric.name, { description: metric.brief, unit: metric.unit })
-        .addCallback((result: ObservableResult) => {
-          this.addRepeats();
-          streams.observe(result);
-        });
-    };
-    sum(METRICS.requests, this.requests);
-    sum(METRICS.extensionRequests, this.extensionRequests);
-    sum(METRICS.agentIdsRejected, this.rejectedIds);
-    sum(METRICS.agentOverflow, this.overflow);
-    sum(METRICS.agentErrors, this.errors);
-    const gauge = (metric: MetricSpec, observe: (result: ObservableResult) => void): void => {
-      meter.createObservableGauge(metric.name, { description: metric.brief, unit: metric.unit }).addCallback(observe);
-    };
-    gauge(METRICS.advertised, (result) => {
-      for (const variant of this.advertised.values()) for (const point of variant.points) result.observe(1, point);
+    for (const [metric, observe] of this.observers) {
+      const options = { description: metric.brief, unit: metric.unit };
+      const instrument = metric.instrument === 'counter' ? meter.createObservableCounter(metric.name, options) : meter.createObservableGauge(metric.name, options);
+      instrument.addCallback(observe);
+    }
+  }
+
+  /** Every instrument's points as a collection would observe them now, read synchronously. */
+  snapshot(): MetricSnapshot[] {
+    return this.observers.map(([metric, observe]) => {
+      const points: MetricSnapshot['points'] = [];
+      observe({ observe: (value, attributes = {}) => points.push({ value, attributes }) });
+      return { metric, points };
     });
-    gauge(METRICS.advertisedCount, (result) => {
-      for (const variant of this.advertised.values()) result.observe(variant.points.length, variant.server);
-    });
+  }
+
+  private observeSum(streams: CounterStreams, result: ObservableResult): void {
+    this.addRepeats();
+    streams.observe(result);
   }
 
   countError(stage: string): void {

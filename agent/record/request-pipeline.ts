@@ -3,7 +3,7 @@ import type { RequestSink, StartedRequest } from '../observe/connection.js';
 import type { ExtensionMapLimits } from '../observe/extension-map.js';
 import { type JsonRpcRequest, type Outcome, type RequestFacts, type RequestReading, protocolVersionHeader, readRequest } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
-import { Recorder, type RecorderLimits } from './recorder.js';
+import { type MetricSnapshot, Recorder, type RecorderLimits } from './recorder.js';
 import { finishRequestSpan, startRequestSpan } from './request-span.js';
 
 export interface PipelineOptions extends RecorderLimits {
@@ -41,6 +41,11 @@ export class RequestPipeline implements RequestSink {
   /** (Re)binds the metric instruments to a meter (see {@link Recorder.bind}). */
   bind(meter: Meter): void {
     this.recorder.bind(meter);
+  }
+
+  /** Every instrument's points now, read synchronously (see {@link Recorder.snapshot}). */
+  snapshot(): MetricSnapshot[] {
+    return this.recorder.snapshot();
   }
 
   /** A server object connected: what it advertises is reported by the gauges from now on. */

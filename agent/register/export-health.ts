@@ -43,6 +43,7 @@ function hint(error: unknown): string {
  */
 export class ExportHealth {
   private readonly states = new Map<Signal, SignalState>();
+  private readonly rejections = new Map<Signal, { message: string; at: number }>();
 
   constructor(
     private readonly write: (line: string) => void,
@@ -63,6 +64,18 @@ export class ExportHealth {
         resultCallback(result);
       })) as T['export'];
     return exporter;
+  }
+
+  /**
+   * A partial-success answer: one stderr line, repeated only when the collector's reason changes or after
+   * {@link FAILING_LINE_INTERVAL_MS} (every export of the same refused streams gets the same answer).
+   */
+  rejected(signal: Signal, endpoint: string, rejection: Rejection): void {
+    const last = this.rejections.get(signal);
+    const now = this.now();
+    if (last !== undefined && last.message === rejection.message && now - last.at < FAILING_LINE_INTERVAL_MS) return;
+    this.rejections.set(signal, { message: rejection.message, at: now });
+    this.write(rejectionLine(signal, endpoint, rejection));
   }
 
   report(signal: Signal, endpoint: string, result: ExportResult): void {
@@ -92,4 +105,41 @@ export class ExportHealth {
     state.lastAnnouncedAt = now;
     this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(result.error)}): ${hint(result.error)}; counted in extscope.agent.errors (a line follows once exports succeed)`);
   }
+}
+
+/** A collector's partial-success answer: points it refused, and its reason. */
+export interface Rejection {
+  points: number;
+  message: string;
+}
+
+/**
+ * Calls `onRejected` for every partial-success answer `exporter` receives. The OTLP exporters accept such an
+ * answer as a success and tell of it only through the diagnostic logger (off by default), so points a collector
+ * refused would vanish unseen; the exporters read the answer in a response handler of their export delegate,
+ * which this wraps (`_delegate._responseHandler`, present in the 0.2xx exporters; without it, nothing is watched).
+ * Returns whether it could watch.
+ */
+export function watchRejections(exporter: unknown, onRejected: (rejection: Rejection) => void): boolean {
+  const handler = (exporter as { _delegate?: { _responseHandler?: { handleResponse?: unknown } } } | undefined)?._delegate?._responseHandler;
+  if (handler === undefined || typeof handler.handleResponse !== 'function') return false;
+  const original = (handler.handleResponse as (response: unknown) => void).bind(handler);
+  handler.handleResponse = (response: unknown) => {
+    try {
+      const partial = (response as { partialSuccess?: { rejectedDataPoints?: unknown; rejectedSpans?: unknown; errorMessage?: unknown } } | undefined)?.partialSuccess;
+      const points = Number(partial?.rejectedDataPoints ?? partial?.rejectedSpans ?? 0);
+      const message = typeof partial?.errorMessage === 'string' ? partial.errorMessage : '';
+      if (points > 0 || message !== '') onRejected({ points, message });
+    } catch {
+      // Watching must never disturb the export.
+    }
+    original(response);
+  };
+  return true;
+}
+
+/** The stderr line for a partial-success answer: what was refused, and the collector's own reason. */
+export function rejectionLine(signal: Signal, endpoint: string, rejection: Rejection): string {
+  const what = signal === 'metrics' ? 'point' : 'span';
+  return `extscope: the collector at ${endpoint} refused ${rejection.points} ${what}${rejection.points === 1 ? '' : 's'} of an export: ${rejection.message.slice(0, 500) || '(no reason given)'}`;
 }

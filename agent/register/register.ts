@@ -12,7 +12,8 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { setActiveAgent } from './active-agent.js';
 import { ExportHealth } from './export-health.js';
 import { ExtscopeInstrumentation } from '../instrumentation.js';
-import { type AgentSdk, appHasOpenTelemetry, flushAdoptedProviders, installStderrDiagLogger, startAgentSdk } from './sdk.js';
+import type { FinalExport } from './final-export.js';
+import { type AgentSdk, appHasOpenTelemetry, finalExportWithoutSdk, flushAdoptedProviders, installStderrDiagLogger, startAgentSdk } from './sdk.js';
 import { selfCheckMessage, unrecordedTrafficMessage } from './self-check.js';
 import type { ServerIdentity } from '../types.js';
 
@@ -26,19 +27,32 @@ function envFlag(name: string, fallback: boolean): boolean {
 
 const SELF_CHECK_DELAY_MS = getNumberFromEnv('EXTSCOPE_SELF_CHECK_MS') ?? 5000;
 
+/** How long the final export may hold up an exit (the child process included). */
+const EXIT_DEADLINE_MS = 1500;
+
+/** The signals whose default action ends the process, and on which the agent flushes first. */
+const FLUSH_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
 /**
- * Flushes at exit (`end`: the agent's own SDK is shut down, the app's adopted providers only flushed).
+ * Sends what was counted on every way out that lets code run:
+ * - the event loop drained (`beforeExit`): `flush` (asynchronous, bounded), as the SDK's own shutdown would;
+ * - a signal whose default is to end the process: when nobody else listens, `flush`, then `last`, then the signal
+ *   is raised again so the process still dies of it; when the app listens, it decides, and we flush alongside;
+ * - `process.exit()`, an uncaught exception or unhandled rejection, and every other end: in the `'exit'` event,
+ *   where only synchronous code runs, `last` (the synchronous final export, see FinalExport). It adds nothing when
+ *   an earlier flush already delivered every count.
  */
-function flushOnExit(end: () => Promise<void>): void {
-  process.once('beforeExit', () => void end());
-  // A signal normally ends the process at once. When nobody else listens, flush (bounded), then re-raise it
-  // so the process still dies of that signal; when the app listens, it decides, and we flush alongside.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+function flushOnExit(flush: () => Promise<void>, last: () => void): void {
+  process.once('beforeExit', () => void flush());
+  process.once('exit', last);
+  for (const signal of FLUSH_SIGNALS) {
     const onSignal = (): void => {
       const alone = process.listenerCount(signal) === 1;
-      void end().then(() => {
+      void flush().then(() => {
         process.removeListener(signal, onSignal);
-        if (alone) process.kill(process.pid, signal);
+        if (!alone) return;
+        last();
+        process.kill(process.pid, signal);
       });
     };
     process.on(signal, onSignal);
@@ -68,27 +82,50 @@ function start(): void {
   const tracesOff = getStringListFromEnv('OTEL_TRACES_EXPORTER')?.includes('none') ?? false;
   const spansOn = !tracesOff && envFlag('EXTSCOPE_SPANS', true);
   const flushing = envFlag('EXTSCOPE_FLUSH_ON_EXIT', true);
+  let exitHooked = false;
+  let orphanExport: FinalExport | undefined;
+  const snapshot = () => instrumentation.snapshotMetrics();
+  /** The synchronous last export (see flushOnExit); never throws. */
+  const lastExport = (): void => {
+    try {
+      if (adopted) return;
+      if (sdk !== undefined) sdk.finalExport?.run(EXIT_DEADLINE_MS);
+      // No server was identified and no SDK started, yet requests were counted (a version probe's process).
+      else (orphanExport ??= finalExportWithoutSdk(snapshot))?.run(EXIT_DEADLINE_MS);
+    } catch {
+      // Nothing may disturb the exit.
+    }
+  };
+  const hookExit = (): void => {
+    if (exitHooked || !flushing) return;
+    exitHooked = true;
+    flushOnExit(
+      onceAtATime(() => sdk?.shutdown() ?? (adopted ? flushAdoptedProviders() : Promise.resolve())),
+      lastExport,
+    );
+  };
   const onFirstServer = (server: ServerIdentity): void => {
     if (appHasOpenTelemetry()) {
       instrumentation.setMeterProvider(metrics.getMeterProvider());
       instrumentation.setTracerProvider(trace.getTracerProvider());
       // The app's SDK is the app's to shut down; what extscope recorded is flushed through it at exit.
       adopted = true;
-      if (flushing) flushOnExit(onceAtATime(() => flushAdoptedProviders()));
+      hookExit();
       return;
     }
     const health = new ExportHealth(
       (line) => process.stderr.write(`${line}\n`),
       (signal) => instrumentation.countAgentError(`export_${signal}`),
     );
-    sdk = startAgentSdk(server, { spans: spansOn }, health);
+    sdk = startAgentSdk(server, { spans: spansOn, snapshot }, health);
     if (sdk.meterProvider !== undefined) instrumentation.setMeterProvider(sdk.meterProvider);
     if (sdk.tracerProvider !== undefined) instrumentation.setTracerProvider(sdk.tracerProvider);
-    const agentSdk = sdk;
-    if (flushing) flushOnExit(() => agentSdk.shutdown());
+    hookExit();
   };
   const wireFallback = envFlag('EXTSCOPE_WIRE_FALLBACK', true);
   const onMcpTraffic = (side: 'stdio' | 'http'): void => {
+    // Requests arrive: what they count must leave even if the process ends before a server is identified.
+    hookExit();
     const timer = setTimeout(() => {
       const message = unrecordedTrafficMessage(side, instrumentation.recordedRequests, wireFallback);
       if (message !== undefined) process.stderr.write(`${message}\n`);

@@ -9,17 +9,17 @@ import {
   diagLogLevelFromString,
   getNumberFromEnv,
   getStringFromEnv,
-  getStringListFromEnv,
 } from '@opentelemetry/core';
-import { AggregationTemporalityPreference, OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { type Resource, defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { type AggregationOption, AggregationTemporality, AggregationType, type InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
 import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
 import type { ServerIdentity } from '../types.js';
-import type { ExportHealth } from './export-health.js';
+import { type ExportHealth, rejectionLine, watchRejections } from './export-health.js';
+import { StderrMetricExporter, chosenExporters, cumulativeSums, exporterProtocol, metricExportInterval, otlpMetricExporter, signalEndpoint } from './exporters.js';
+import { FinalExport } from './final-export.js';
+import type { MetricSnapshot } from '../record/recorder.js';
 import { startTracing } from './tracing.js';
 
 /** Every OTel diagnostic goes to stderr: on a stdio server, stdout is the protocol stream. */
@@ -39,6 +39,8 @@ export function installStderrDiagLogger(): void {
 export interface AgentSdk {
   meterProvider: MeterProvider | undefined;
   tracerProvider: BasicTracerProvider | undefined;
+  /** The synchronous last export at exit (cumulative OTLP metrics only). */
+  finalExport: FinalExport | undefined;
   /** Flushes and stops both providers; returns within `deadlineMs` even when the collector never answers. */
   shutdown(deadlineMs?: number): Promise<void>;
 }
@@ -99,14 +101,6 @@ class FinalExportSwitch implements PushMetricExporter {
 /** Room above the agent's own per-attribute caps, so the SDK never merges our streams into its overflow. */
 const SDK_CARDINALITY_LIMIT = 100_000;
 
-/** Where a signal is exported, as the OTLP/HTTP exporters resolve it (for messages only). */
-function signalEndpoint(signal: 'METRICS' | 'TRACES'): string {
-  const specific = getStringFromEnv(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`);
-  if (specific !== undefined) return specific;
-  const base = getStringFromEnv('OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318';
-  return `${base.replace(/\/+$/, '')}/v1/${signal.toLowerCase()}`;
-}
-
 /** Settles when `work` does or `deadlineMs` passed, whichever is first. */
 function bounded(work: Promise<unknown>, deadlineMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -147,21 +141,6 @@ export function appHasOpenTelemetry(): boolean {
   return !isNoop(meterProvider) || (tracerDelegate !== undefined && !isNoop(tracerDelegate));
 }
 
-function exporterProtocol(signal: 'METRICS' | 'TRACES'): 'http/json' | 'http/protobuf' {
-  const protocol = getStringFromEnv(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`) ?? getStringFromEnv('OTEL_EXPORTER_OTLP_PROTOCOL');
-  if (protocol === undefined || protocol === 'http/protobuf') return 'http/protobuf';
-  if (protocol === 'http/json') return 'http/json';
-  diag.warn(`extscope: OTLP protocol "${protocol}" is not supported by the agent; using http/protobuf`);
-  return 'http/protobuf';
-}
-
-function exporterEnabled(variable: string): boolean {
-  const exporters = getStringListFromEnv(variable) ?? ['otlp'];
-  if (exporters.includes('none')) return false;
-  if (!exporters.includes('otlp')) diag.warn(`extscope: ${variable}=${exporters.join(',')}: only otlp (and none) are supported; using otlp`);
-  return true;
-}
-
 function buildResource(server: ServerIdentity): Resource {
   const defaults = resourceFromAttributes({
     ...(server.name !== undefined && { [ATTR_SERVICE_NAME]: server.name }),
@@ -178,56 +157,74 @@ function buildResource(server: ServerIdentity): Resource {
 }
 
 /**
- * The temporality of the exported sums: cumulative unless `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`
- * says otherwise (the exporter reads the variable itself then). Cumulative because the counts live in
- * cumulative in-process streams: an export carries every count made so far, so one that fails (collector
- * restarting or killed) loses nothing, the next one carries it. A failed delta export drops its increments.
- */
-function temporalityPreference(): { temporalityPreference?: AggregationTemporalityPreference } {
-  return getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE') === undefined
-    ? { temporalityPreference: AggregationTemporalityPreference.CUMULATIVE }
-    : {};
-}
-
-/**
  * Starts the OpenTelemetry SDK for the zero-code entry: OTLP/HTTP metrics (cumulative sums, see
  * {@link temporalityPreference}) and, with `spans`, OTLP/HTTP spans, configured by the standard `OTEL_*`
  * variables. It registers the global providers and W3C propagators, and the context manager when there are spans.
  *
  * Without `spans` the tracing SDK is not even loaded, and no context manager is installed (see `tracing.ts`).
  */
-export function startAgentSdk(server: ServerIdentity, options: { spans: boolean }, health?: ExportHealth): AgentSdk {
+export function startAgentSdk(server: ServerIdentity, options: { spans: boolean; snapshot?: () => MetricSnapshot[] }, health?: ExportHealth): AgentSdk {
   const resource = buildResource(server);
+  // host.id is read asynchronously: settled long before an exit, when the final export reads the attributes.
+  void resource.waitForAsyncAttributes?.().catch(() => {});
   let meterProvider: MeterProvider | undefined;
   let tracerProvider: BasicTracerProvider | undefined;
   let metricsFinal: FinalExportSwitch | undefined;
+  let finalExport: FinalExport | undefined;
 
-  if (exporterEnabled('OTEL_METRICS_EXPORTER')) {
-    const interval = getNumberFromEnv('OTEL_METRIC_EXPORT_INTERVAL') ?? 60_000;
-    const Exporter = exporterProtocol('METRICS') === 'http/json' ? JsonMetricExporter : ProtoMetricExporter;
-    const periodic = new Exporter({ ...exportTimeout('METRICS', Math.max(1, Math.floor(interval / 2))), ...temporalityPreference() });
-    // The last export, at shutdown, is not followed by another: it may take the whole timeout.
-    metricsFinal = new FinalExportSwitch(periodic, new Exporter({ ...exportTimeout('METRICS'), ...temporalityPreference() }));
-    const exporter = health === undefined ? metricsFinal : health.watch(metricsFinal, 'metrics', signalEndpoint('METRICS'));
-    meterProvider = new MeterProvider({
-      resource,
-      readers: [
-        new PeriodicExportingMetricReader({
-          exporter,
-          exportIntervalMillis: interval,
-          exportTimeoutMillis: Math.min(getNumberFromEnv('OTEL_METRIC_EXPORT_TIMEOUT') ?? 30_000, interval),
-          cardinalityLimits: { default: SDK_CARDINALITY_LIMIT },
-        }),
-      ],
-    });
+  const metricExporters = chosenExporters('METRICS');
+  if (metricExporters.length > 0) {
+    const interval = metricExportInterval();
+    const reader = (exporter: PushMetricExporter) =>
+      new PeriodicExportingMetricReader({
+        exporter,
+        exportIntervalMillis: interval,
+        exportTimeoutMillis: Math.min(getNumberFromEnv('OTEL_METRIC_EXPORT_TIMEOUT') ?? 30_000, interval),
+        cardinalityLimits: { default: SDK_CARDINALITY_LIMIT },
+      });
+    const readers: PeriodicExportingMetricReader[] = [];
+    if (metricExporters.includes('otlp')) {
+      const protocol = exporterProtocol('METRICS');
+      const endpoint = signalEndpoint('METRICS', protocol);
+      const build = (timeout: { timeoutMillis?: number }) => {
+        const built = otlpMetricExporter(protocol, timeout);
+        if (health !== undefined) watchRejections(built, (rejection) => health.rejected('metrics', endpoint, rejection));
+        return built;
+      };
+      // The last export, at shutdown, is not followed by another: it may take the whole timeout.
+      metricsFinal = new FinalExportSwitch(build(exportTimeout('METRICS', Math.max(1, Math.floor(interval / 2)))), build(exportTimeout('METRICS')));
+      let exporter: PushMetricExporter = health === undefined ? metricsFinal : health.watch(metricsFinal, 'metrics', endpoint);
+      // With delta sums an export at exit could not know what the last collection took: only cumulative ones.
+      if (options.snapshot !== undefined && cumulativeSums()) {
+        finalExport = new FinalExport({
+          resource,
+          protocol,
+          snapshot: options.snapshot,
+          ...(health !== undefined && { onRejected: (rejection) => process.stderr.write(`${rejectionLine('metrics', endpoint, rejection)}\n`) }),
+        });
+        exporter = finalExport.watch(exporter);
+      }
+      readers.push(reader(exporter));
+    }
+    if (metricExporters.includes('console')) readers.push(reader(new StderrMetricExporter()));
+    meterProvider = new MeterProvider({ resource, readers });
     metrics.setGlobalMeterProvider(meterProvider);
   }
 
-  if (options.spans && exporterEnabled('OTEL_TRACES_EXPORTER')) {
+  const traceExporters = options.spans ? chosenExporters('TRACES') : [];
+  if (traceExporters.length > 0) {
+    const protocol = exporterProtocol('TRACES');
+    const endpoint = signalEndpoint('TRACES', protocol);
     tracerProvider = startTracing(resource, {
-      protocol: exporterProtocol('TRACES'),
+      exporters: traceExporters,
+      protocol,
       exporterOptions: exportTimeout('TRACES'),
-      ...(health !== undefined && { watch: (exporter) => health.watch(exporter, 'traces', signalEndpoint('TRACES')) }),
+      ...(health !== undefined && {
+        watch: (exporter) => {
+          watchRejections(exporter, (rejection) => health.rejected('traces', endpoint, rejection));
+          return health.watch(exporter, 'traces', endpoint);
+        },
+      }),
     });
   }
 
@@ -239,6 +236,7 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean 
   return {
     meterProvider,
     tracerProvider,
+    finalExport,
     shutdown(deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS) {
       metricsFinal?.useFinal();
       stopping ??= new Promise<void>((resolve) => {
@@ -252,4 +250,19 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean 
       return stopping;
     },
   };
+}
+
+/**
+ * The final export for a process whose SDK never started (no server was identified before it ended: a version
+ * probe answered with an error, say): what it counted goes out under a resource with no server name.
+ */
+export function finalExportWithoutSdk(snapshot: () => MetricSnapshot[]): FinalExport | undefined {
+  if (!chosenExporters('METRICS', () => {}).includes('otlp') || !cumulativeSums()) return undefined;
+  const endpoint = signalEndpoint('METRICS');
+  return new FinalExport({
+    resource: buildResource({}),
+    protocol: exporterProtocol('METRICS', () => {}),
+    snapshot,
+    onRejected: (rejection) => process.stderr.write(`${rejectionLine('metrics', endpoint, rejection)}\n`),
+  });
 }

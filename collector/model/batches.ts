@@ -4,6 +4,7 @@
  */
 import type { ExtensionDims, RequestDims, ResourceKey } from '../../contract/index.js';
 import type { KeyValue } from '../otlp/messages.js';
+import type { RejectedPoints } from './rejections.js';
 
 /** The resource attributes that identify an instance (`service.*`, `host.name`, the MCP server's serverInfo). */
 export type InstanceIdentity = { [K in ResourceKey]: string | null };
@@ -14,6 +15,11 @@ export interface ResourceIdentity extends InstanceIdentity {
   canonical: string;
   /** A short stable hash of `canonical`: the resource part of each stream's identity. */
   key: string;
+  /**
+   * `instanceId` was not sent but derived from `host.name` and `process.pid` (processor/sender-identity.ts):
+   * cumulative points then need their start time.
+   */
+  instanceDerived: boolean;
 }
 
 /** 0 = `extscope.requests`, 1 = `extscope.extension.requests` (stored as these numbers). */
@@ -80,8 +86,9 @@ export type IgnoredReason = 'unknown_metric' | 'unsupported_type' | 'no_recorded
 export interface MetricsBatch {
   resources: ResourceBatch[];
   ignored: Map<IgnoredReason, number>;
-  /** Points refused individually (reported in `partial_success`), with the reason. */
-  rejected: number;
+  /** Points refused individually (reported in `partial_success`), by reason and service. */
+  rejections: RejectedPoints[];
+  /** What the sender is told about them. */
   rejectedReason: string | undefined;
 }
 

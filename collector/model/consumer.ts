@@ -4,14 +4,16 @@
  * (`partial_success`) and the collector's own metrics need. A failure is thrown (model/errors.ts).
  */
 import type { IgnoredReason } from './batches.js';
+import type { RejectedPoints } from './rejections.js';
 
 export interface MetricsOutcome {
   applied: number;
   /** Points already applied before (a retry): not counted again. */
   duplicates: number;
   ignored: ReadonlyMap<IgnoredReason, number>;
-  /** Points refused one by one (reported as partial success), with the reason. */
-  rejected: number;
+  /** Points refused one by one (reported as partial success), by reason and service. */
+  rejections: readonly RejectedPoints[];
+  /** What the sender is told about them. */
   rejectedReason: string | undefined;
 }
 

@@ -3,13 +3,14 @@
  * drift mean is decided in analysis/.
  */
 import type { InstanceIdentity, SeriesKind, SpanExample } from './batches.js';
+import type { RejectedPoints } from './rejections.js';
 
 /** What the store did with a metrics batch. */
 export interface ApplyResult {
   applied: number;
   duplicates: number;
-  /** Cumulative points whose increment is beyond {@link MAX_COUNT_PER_STREAM_MINUTE}: taken as a new baseline, not counted. */
-  rejected?: number;
+  /** Cumulative points whose increment is beyond {@link MAX_COUNT_PER_STREAM_MINUTE}: taken as a new baseline, not counted (`count_too_large`). */
+  rejections?: RejectedPoints[];
 }
 
 /**

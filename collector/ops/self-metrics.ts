@@ -2,8 +2,10 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { buildMatrix } from '../analysis/matrix.js';
 import { negotiatedShare } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
+import { rejectedCount } from '../model/rejections.js';
 import { MS_PER_MINUTE } from '../model/time.js';
 import type { Protocol, Signal } from '../otlp/codec.js';
+import { RejectionTally } from './rejections.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
 
 /** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
@@ -29,6 +31,8 @@ export interface SelfMetricsSources {
  */
 export class SelfMetrics {
   readonly registry = new Registry();
+  /** Points refused one by one, by reason and service (also read by the query API). */
+  readonly rejections: RejectionTally;
   private readonly exports: Counter<'signal' | 'result' | 'protocol'>;
   private readonly refusals: Counter<'signal' | 'reason' | 'protocol'>;
   private readonly points: Counter<'result'>;
@@ -43,6 +47,7 @@ export class SelfMetrics {
   constructor(private readonly sources: SelfMetricsSources) {
     const { store, inFlight, idOverflow, windowMs } = sources;
     const registers = [this.registry];
+    this.rejections = new RejectionTally(this.registry, sources.clock);
     this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal, result and protocol (http, grpc)', labelNames: ['signal', 'result', 'protocol'], registers });
     this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason and protocol', labelNames: ['signal', 'reason', 'protocol'], registers });
     this.points = new Counter({
@@ -177,7 +182,8 @@ export class SelfMetrics {
   metricsConsumed(outcome: MetricsOutcome): void {
     this.points.inc({ result: 'applied' }, outcome.applied);
     this.points.inc({ result: 'duplicate' }, outcome.duplicates);
-    this.points.inc({ result: 'rejected' }, outcome.rejected);
+    this.points.inc({ result: 'rejected' }, rejectedCount(outcome.rejections));
+    this.rejections.record(outcome.rejections);
     let ignored = 0;
     for (const [reason, count] of outcome.ignored) {
       this.ignored.inc({ reason }, count);

@@ -4,6 +4,7 @@ import type { InstanceIdentity, ResourceIdentity } from '../model/batches.js';
 import { PermanentError } from '../model/errors.js';
 import type { KeyValue } from '../otlp/messages.js';
 import { canonicalAttributes, scalarString } from '../otlp/values.js';
+import { derivedInstanceId, processPid } from './sender-identity.js';
 
 /** Resource attribute name → the identity field it is kept in (the contract's `key`). */
 const RESOURCE_FIELDS = new Map<string, keyof InstanceIdentity>(RESOURCE_ATTRIBUTES.map((attribute) => [attribute.name, attribute.key]));
@@ -63,6 +64,11 @@ export class ContractValues {
       if (field === undefined) continue;
       const value = scalarString(attribute.value);
       if (value !== undefined) identity[field] = this.keep(where, attribute.key ?? '', value);
+    }
+    identity.instanceDerived = false;
+    if (identity.instanceId === null) {
+      identity.instanceId = derivedInstanceId(identity.host, processPid(attributes));
+      identity.instanceDerived = identity.instanceId !== null;
     }
     return identity;
   }

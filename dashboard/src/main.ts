@@ -2,6 +2,7 @@ import { type AuthRequired, storeToken, storedToken } from './api.js';
 import { type Context, Loader, type ViewModule, isAuthError } from './context.js';
 import { h, notice, replace } from './dom.js';
 import { FilterBar } from './filters.js';
+import { RejectionsStrip } from './rejections-strip.js';
 import { type State, type View, href, parseState, serializeState } from './state.js';
 import { alertsView } from './views/alerts.js';
 import { changesView } from './views/changes.js';
@@ -39,6 +40,7 @@ function navigate(changes: Partial<State>, mode: 'push' | 'replace' = 'push'): v
 }
 
 const filters = new FilterBar(navigate);
+const rejections = new RejectionsStrip();
 
 function renderNav(): void {
   const list = nav.querySelector('ul');
@@ -91,7 +93,7 @@ async function render(): Promise<void> {
     view.mount(viewRoot, ctx);
     mounted = state.view;
   }
-  await Promise.all([filters.update(ctx, view.clientNames?.(ctx)).catch(() => undefined), view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error))]);
+  await Promise.all([filters.update(ctx, view.clientNames?.(ctx)).catch(() => undefined), rejections.update(ctx), view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error))]);
   if (!ctx.isCurrent()) return;
   // The view shows the current state's data: for assistive technology, and for the tests and the benchmark.
   main.setAttribute('aria-busy', 'false');
@@ -172,5 +174,5 @@ const header = h(
   h('div', { class: 'refresh' }, updated, pause, refresh, forget),
 );
 replace(main, viewRoot);
-document.body.replaceChildren(skip, header, filters.element, main);
+document.body.replaceChildren(skip, header, filters.element, rejections.element, main);
 void render();

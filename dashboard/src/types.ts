@@ -8,6 +8,7 @@ import type { examplesSchema } from '../../collector/http/api/v1/examples/schema
 import type { clientsSchema } from '../../collector/http/api/v1/filters/schema.js';
 import type { instancesSchema } from '../../collector/http/api/v1/instances/schema.js';
 import type { matrixSchema } from '../../collector/http/api/v1/matrix/schema.js';
+import type { rejectionsSchema } from '../../collector/http/api/v1/rejections/schema.js';
 import type { timeseriesSchema } from '../../collector/http/api/v1/timeseries/schema.js';
 import type { clientsSchema as clientTrendSchema, declarationsSchema, extensionsSchema as extensionTrendSchema, requiredSchema as requiredTrendSchema } from '../../collector/http/api/v1/trends/schema.js';
 
@@ -34,6 +35,8 @@ export type RequiredTrend = Answer<typeof requiredTrendSchema>;
 
 export type ExamplesResponse = Answer<typeof examplesSchema>;
 export type Example = ExamplesResponse['examples'][number];
+
+export type RejectionsResponse = Answer<typeof rejectionsSchema>;
 
 export type AlertsResponse = Answer<typeof alertsSchema>;
 export type AlertView = AlertsResponse['alerts'][number];

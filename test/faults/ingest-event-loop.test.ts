@@ -148,7 +148,7 @@ describe('a large export is normalised, stored and folded in steps', () => {
     const end = {
       async consumeMetrics(batch: Parameters<SqliteStore['applyMetrics']>[0]) {
         const { applied, duplicates } = await store.applyMetrics(batch);
-        return { applied, duplicates, ignored: new Map(), rejected: 0, rejectedReason: undefined };
+        return { applied, duplicates, ignored: new Map(), rejections: [], rejectedReason: undefined };
       },
     };
     const pipeline = new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock }, new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store));

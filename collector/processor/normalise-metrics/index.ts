@@ -12,6 +12,7 @@ import {
 } from '../../model/batches.js';
 import type { MetricsConsumer, MetricsOutcome } from '../../model/consumer.js';
 import { PermanentError } from '../../model/errors.js';
+import { addRejected } from '../../model/rejections.js';
 import { nanosToMs } from '../../model/time.js';
 import type { ExportMetricsServiceRequest, Metric, NumberDataPoint } from '../../otlp/messages.js';
 import { unsignedNanos } from '../../otlp/values.js';
@@ -29,9 +30,12 @@ export interface NormaliseMetricsConfig {
 }
 
 const AGENT_HEALTH_METRICS = new Set<string>([METRICS.agentErrors.name, METRICS.agentIdsRejected.name, METRICS.agentOverflow.name]);
-const CUMULATIVE_WITHOUT_INSTANCE =
-  'cumulative data points without the service.instance.id resource attribute were not applied: the collector could not tell ' +
-  "two processes' running totals apart (set service.instance.id, or send delta temporality)";
+const CUMULATIVE_WITHOUT_IDENTITY =
+  'cumulative data points without the service.instance.id resource attribute, nor host.name and process.pid, were not applied: ' +
+  "the collector could not tell two processes' running totals apart (set service.instance.id, or send delta temporality)";
+const CUMULATIVE_WITHOUT_START =
+  'cumulative data points without start_time_unix_nano from a sender without service.instance.id were not applied: ' +
+  'a restart that gets the same pid could not be told apart (set service.instance.id, or send start times)';
 /** Data points read between two turns of the event loop: a large export does not hold up other requests meanwhile. */
 export const NORMALISE_STEP_POINTS = 1000;
 /** Validated dimensions remembered per kind (the same streams arrive every export); cleared when full. */
@@ -40,8 +44,9 @@ const DIMS_CACHE_SIZE = 100_000;
 /**
  * OTLP metrics → the extscope contract, then the next consumer. Validates everything before anything is
  * handed on, so that a refused export stores nothing: a {@link PermanentError} refuses the whole export;
- * points of metrics we do not use are counted in `ignored`; points too old to be deduplicated are counted in
- * `rejected` (partial success).
+ * points of metrics we do not use are counted in `ignored`; points too old to be deduplicated, and cumulative
+ * points whose process cannot be told apart (processor/sender-identity.ts), are counted in `rejections` (partial
+ * success), by reason and service.
  */
 export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceRequest> {
   private readonly values: ContractValues;
@@ -73,12 +78,15 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
     }
     const batch = step.value;
     const outcome = await this.next.consumeMetrics(batch);
-    return { ...outcome, ignored: batch.ignored, rejected: outcome.rejected + batch.rejected, rejectedReason: batch.rejectedReason ?? outcome.rejectedReason };
+    const rejections = [...batch.rejections];
+    for (const item of outcome.rejections) addRejected(rejections, item.reason, item.service, item.points);
+    const reasons = [batch.rejectedReason, outcome.rejectedReason].filter((reason) => reason !== undefined);
+    return { ...outcome, ignored: batch.ignored, rejections, rejectedReason: reasons.length === 0 ? undefined : reasons.join('; ') };
   }
 
   /** In steps of about {@link NORMALISE_STEP_POINTS} data points; the last returns the batch. */
   private *normalise(request: ExportMetricsServiceRequest): Generator<void, MetricsBatch, void> {
-    const batch: MetricsBatch = { resources: [], ignored: new Map(), rejected: 0, rejectedReason: undefined };
+    const batch: MetricsBatch = { resources: [], ignored: new Map(), rejections: [], rejectedReason: undefined };
     const window: PointWindow = { now: this.config.clock(), maxFutureSkewMs: this.config.maxFutureSkewMs, dedupWindowMs: this.config.dedupWindowMs };
     const context = new PointContext(window, batch);
     const resourceMetrics = request.resourceMetrics ?? [];
@@ -92,6 +100,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
         advertised: [],
         advertisedCounts: [],
       };
+      context.service = resourceBatch.resource.service;
       let ours = false;
       for (const sm of rm.scopeMetrics ?? []) {
         const scopeKey = `${JSON.stringify(sm.scope?.name ?? '')}${JSON.stringify(sm.scope?.version ?? '')}`;
@@ -116,19 +125,21 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       }
       const kind = name === METRICS.requests.name ? SeriesKind.Requests : SeriesKind.Extension;
       if (temporality === Temporality.Cumulative && out.resource.instanceId === null) {
-        // Two processes of a service without an instance id would be one stream: their totals would be taken
-        // for resets of each other and mis-counted both ways. Refused point by point; delta points are fine.
-        const points = countPoints(metric);
-        for (let index = 0; index < points; index++) context.reject(CUMULATIVE_WITHOUT_INSTANCE);
+        // Two processes of a service that say nothing of who they are would be one stream: their totals would be
+        // taken for resets of each other and mis-counted both ways (processor/sender-identity.ts). Refused point by
+        // point; delta points are fine.
+        context.reject('no_instance_identity', countPoints(metric), CUMULATIVE_WITHOUT_IDENTITY);
         return true;
       }
+      // A derived instance (host and pid) tells the lives of one pid apart only by the points' start times.
+      const needsStart = temporality === Temporality.Cumulative && out.resource.instanceDerived;
       const metricKey = `${scopeKey}${name}\u0000${temporality}`;
       for (const point of sum.dataPoints ?? []) {
         if (++this.sinceYield >= NORMALISE_STEP_POINTS) {
           this.sinceYield = 0;
           yield;
         }
-        const counter = this.counter(point, kind, temporality, metricKey, context, `${where} ${name}`);
+        const counter = this.counter(point, kind, temporality, needsStart, metricKey, context, `${where} ${name}`);
         if (counter !== undefined) out.counters.push(counter);
       }
       return true;
@@ -158,7 +169,15 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
     return false;
   }
 
-  private counter(point: NumberDataPoint, kind: SeriesKind, temporality: Temporality, metricKey: string, context: PointContext, where: string): CounterPoint | undefined {
+  private counter(
+    point: NumberDataPoint,
+    kind: SeriesKind,
+    temporality: Temporality,
+    needsStart: boolean,
+    metricKey: string,
+    context: PointContext,
+    where: string,
+  ): CounterPoint | undefined {
     if (context.noValue(point)) return undefined;
     const timeNs = context.time(point, where);
     const startNs = unsignedNanos(point.startTimeUnixNano) ?? 0n;
@@ -169,6 +188,10 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       return undefined;
     }
     if (context.tooOld(timeNs)) return undefined;
+    if (needsStart && startNs === 0n) {
+      context.reject('no_start_time', 1, CUMULATIVE_WITHOUT_START);
+      return undefined;
+    }
 
     const attributes = point.attributes ?? [];
     // By name, with typed values: the same attributes in any order are the same stream, "1" and 1 are not.

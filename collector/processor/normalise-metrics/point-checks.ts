@@ -1,6 +1,7 @@
 import type { IgnoredReason, MetricsBatch } from '../../model/batches.js';
 import { PermanentError } from '../../model/errors.js';
 import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
+import { REJECTED_REASONS, type RejectedReason, addRejected } from '../../model/rejections.js';
 import { MS_PER_HOUR, MS_PER_SECOND, NANOS_PER_MINUTE, msToNanos, nanosToMs } from '../../model/time.js';
 import { FLAG_NO_RECORDED_VALUE, type Metric, type NumberDataPoint } from '../../otlp/messages.js';
 import { signedInteger, unsignedNanos } from '../../otlp/values.js';
@@ -18,6 +19,10 @@ export class PointContext {
   private readonly minTimeNs: bigint;
   /** Delta increments of this export per stream and minute, against {@link MAX_COUNT_PER_STREAM_MINUTE}. */
   private readonly perStreamMinute = new Map<string, number>();
+  /** What the sender is told, once per reason. */
+  private readonly messages = new Map<RejectedReason, string>();
+  /** The service of the resource being read: refused points are counted under it. */
+  service: string | null = null;
 
   constructor(
     private readonly window: PointWindow,
@@ -63,17 +68,21 @@ export class PointContext {
     this.perStreamMinute.set(key, total);
   }
 
-  /** Refuses one point (partial success), with the reason the sender is told. */
-  reject(reason: string): void {
-    this.batch.rejected++;
-    this.batch.rejectedReason = reason;
+  /** Refuses `points` points of the current service (partial success); the sender is told why, once per reason. */
+  reject(reason: RejectedReason, points = 1, message: string = REJECTED_REASONS[reason]): void {
+    if (points <= 0) return;
+    addRejected(this.batch.rejections, reason, this.service, points);
+    if (!this.messages.has(reason)) {
+      this.messages.set(reason, message);
+      this.batch.rejectedReason = [...this.messages.values()].join('; ');
+    }
   }
 
   /** Counts the point as refused when it is older than the dedup window. */
   tooOld(timeNs: bigint): boolean {
     if (timeNs >= this.minTimeNs) return false;
-    this.batch.rejected++;
-    this.batch.rejectedReason = `data points older than ${Math.round(this.window.dedupWindowMs / MS_PER_HOUR)} h were not applied: a retry of them could no longer be recognised`;
+    const hours = Math.round(this.window.dedupWindowMs / MS_PER_HOUR);
+    this.reject('too_old', 1, `data points older than ${hours} h were not applied: a retry of them could no longer be recognised`);
     return true;
   }
 }

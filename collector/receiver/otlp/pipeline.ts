@@ -1,4 +1,5 @@
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
+import { rejectedCount } from '../../model/rejections.js';
 import type { OtlpFormat, PartialSuccess, Signal } from '../../otlp/codec.js';
 import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../otlp/messages.js';
 import type { DecodePool } from './decode-pool.js';
@@ -21,7 +22,7 @@ export async function consumeExport(pipeline: ExportPipeline, signal: Signal, by
   if (signal === 'metrics') {
     const outcome = await pipeline.metrics.consumeMetrics(await pipeline.decoder.decodeMetrics(bytes, format));
     pipeline.telemetry.metricsConsumed(outcome);
-    return partial(outcome.rejected, outcome.rejectedReason);
+    return partial(rejectedCount(outcome.rejections), outcome.rejectedReason);
   }
   const outcome = await pipeline.traces.consumeTraces(await pipeline.decoder.decodeTraces(bytes, format));
   pipeline.telemetry.tracesConsumed(outcome);

@@ -23,8 +23,8 @@ function batch(instance: string, ids: string[], hour = HOUR): MetricsBatch {
       timeNs: hour * NANOS_PER_HOUR + 1n,
       value: 1,
     }) as unknown as CounterPoint;
-  const resource = { service: 'svc', instanceId: instance, serviceVersion: null, host: null, serverName: null, serverVersion: null, canonical: instance, key: instance };
-  return { resources: [{ resource, counters: ids.map(point), advertised: [], advertisedCounts: [] }], ignored: new Map(), rejected: 0, rejectedReason: undefined };
+  const resource = { service: 'svc', instanceId: instance, serviceVersion: null, host: null, serverName: null, serverVersion: null, canonical: instance, key: instance, instanceDerived: false };
+  return { resources: [{ resource, counters: ids.map(point), advertised: [], advertisedCounts: [] }], ignored: new Map(), rejections: [], rejectedReason: undefined };
 }
 
 function limit(max: number, maxRememberedIds?: number, state?: AdmittedIdsState): { limit: ExtensionIdLimit; passed: MetricsBatch[] } {
@@ -32,7 +32,7 @@ function limit(max: number, maxRememberedIds?: number, state?: AdmittedIdsState)
   const next: MetricsConsumer<MetricsBatch> = {
     async consumeMetrics(data): Promise<MetricsOutcome> {
       passed.push(data);
-      return { applied: 0, duplicates: 0, ignored: new Map(), rejected: 0, rejectedReason: undefined };
+      return { applied: 0, duplicates: 0, ignored: new Map(), rejections: [], rejectedReason: undefined };
     },
   };
   return { limit: new ExtensionIdLimit({ maxIdsPerInstanceHour: max, ...(maxRememberedIds === undefined ? {} : { maxRememberedIds }) }, next, state), passed };

@@ -93,14 +93,14 @@ function counter(spec: PointSpec): CounterPoint {
 }
 
 function resource(instance: string, service = 'svc'): ResourceBatch['resource'] {
-  return { service, instanceId: instance, serviceVersion: '2.0', host: 'host-1', serverName: 'server', serverVersion: '1.0', canonical: `${service}/${instance}`, key: `${service}/${instance}` };
+  return { service, instanceId: instance, serviceVersion: '2.0', host: 'host-1', serverName: 'server', serverVersion: '1.0', canonical: `${service}/${instance}`, key: `${service}/${instance}`, instanceDerived: false };
 }
 
 function batch(points: PointSpec[], instance = 'i-1', service = 'svc', extra: Partial<ResourceBatch> = {}): MetricsBatch {
   return {
     resources: [{ resource: resource(instance, service), counters: points.map(counter), advertised: [], advertisedCounts: [], ...extra }],
     ignored: new Map(),
-    rejected: 0,
+    rejections: [],
     rejectedReason: undefined,
   };
 }

@@ -39,7 +39,7 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
     negotiated: extension ? true : null,
     required: extension ? false : null,
   } as const;
-  const resource = { service: 'svc', instanceId: `i-${client}`, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: client, key: client };
+  const resource = { service: 'svc', instanceId: `i-${client}`, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: client, key: client, instanceDerived: false };
   const startMinute = temporality === Temporality.Cumulative ? 0 : minute - 1;
   return {
     resources: [
@@ -62,7 +62,7 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
       },
     ],
     ignored: new Map(),
-    rejected: 0,
+    rejections: [],
     rejectedReason: undefined,
   };
 }

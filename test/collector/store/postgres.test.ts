@@ -67,8 +67,8 @@ function point(client: string, temporality: Temporality, start: number, time: nu
 }
 
 function batch(points: CounterPoint[], instance = 'i-1'): MetricsBatch {
-  const resource = { service: 'svc', instanceId: instance, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: instance, key: instance };
-  return { resources: [{ resource, counters: points, advertised: [], advertisedCounts: [] }], ignored: new Map(), rejected: 0, rejectedReason: undefined };
+  const resource = { service: 'svc', instanceId: instance, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: instance, key: instance, instanceDerived: false };
+  return { resources: [{ resource, counters: points, advertised: [], advertisedCounts: [] }], ignored: new Map(), rejections: [], rejectedReason: undefined };
 }
 
 async function totals(store: PostgresStore): Promise<Record<string, number>> {
@@ -128,7 +128,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
       (store) =>
         new ExtensionIdLimit(
           { maxIdsPerInstanceHour: max },
-          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.applyMetrics(data)), rejected: 0, ignored: new Map(), rejectedReason: undefined }) },
+          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.applyMetrics(data)), rejections: [], ignored: new Map(), rejectedReason: undefined }) },
           store,
         ),
     );

@@ -1,4 +1,5 @@
 import type { AlertStatus } from '../../../alerting/engine.js';
+import type { RejectedPoints } from '../../../model/rejections.js';
 import type { AlertStateStore, RollupReader } from '../../../store/store.js';
 
 /** What every API route needs: the store's read side and the clock that "now" comes from. */
@@ -13,4 +14,6 @@ export interface ApiContext {
   openEndMs: number;
   /** Alert states and how the rules are evaluated; absent: no rule engine runs, and `/alerts` is not served. */
   alerts?: { states: Pick<AlertStateStore, 'alerts'>; status(): AlertStatus } | undefined;
+  /** Points refused one by one since start (ops/rejections.ts); absent: `/rejections` is not served. */
+  rejections?: { summary(): { sinceMs: number; entries: readonly RejectedPoints[] } } | undefined;
 }

@@ -5,6 +5,7 @@ import { examplesRoutes } from './examples/route.js';
 import { filterRoutes } from './filters/route.js';
 import { instancesRoutes } from './instances/route.js';
 import { matrixRoutes } from './matrix/route.js';
+import { rejectionsRoutes } from './rejections/route.js';
 import { timeseriesRoutes } from './timeseries/route.js';
 import { trendsRoutes } from './trends/route.js';
 
@@ -14,9 +15,9 @@ export type { ApiContext } from './context.js';
 export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
 
 /** The read API (registered under `/api/v1`, behind the read token): each resource a plugin of its own. */
-export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts }) => {
+export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts, rejections }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
-  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts };
+  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts, rejections };
   // While the store cannot write, reads answer from what is stored and say that it may be behind.
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reader.behind()) reply.header(DATA_BEHIND_HEADER, 'true');
@@ -29,4 +30,5 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
   await app.register(examplesRoutes, context);
   await app.register(trendsRoutes, context);
   await app.register(alertsRoutes, context);
+  await app.register(rejectionsRoutes, context);
 };

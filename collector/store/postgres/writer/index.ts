@@ -1,5 +1,6 @@
 import { type CounterPoint, type MetricsBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
+import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../sqlite/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../sqlite/writer/identity.js';
@@ -114,24 +115,24 @@ export class MetricsWriter {
 
     const logRows: LogRow[] = [];
     let deltaRows = 0;
-    const cumulativePoints: { streamId: number; point: CounterPoint; stream: StreamRef }[] = [];
-    for (const { point, hash } of counted) {
+    const cumulativePoints: { streamId: number; point: CounterPoint; stream: StreamRef; service: string | null }[] = [];
+    for (const { point, hash, resource } of counted) {
       const stream = streams.get(hash.toString('hex')) as StreamRef;
       if (point.temporality === Temporality.Delta) {
         logRows.push(this.logRow(point, stream, point.value));
         deltaRows++;
-      } else cumulativePoints.push({ streamId: stream.streamId, point, stream });
+      } else cumulativePoints.push({ streamId: stream.streamId, point, stream, service: resource.service });
     }
     const increments = await this.cumulative.increments(db, cumulativePoints);
     increments.forEach((increment, index) => {
-      const { point, stream } = cumulativePoints[index] as (typeof cumulativePoints)[number];
+      const { point, stream, service } = cumulativePoints[index] as (typeof cumulativePoints)[number];
       if (increment === undefined) {
         result.duplicates++;
         return;
       }
       if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
         // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
-        result.rejected = (result.rejected ?? 0) + 1;
+        addRejected((result.rejections ??= []), 'count_too_large', service);
         return;
       }
       result.applied++;

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
+import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../columns.js';
 import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
@@ -202,7 +203,7 @@ export class MetricsWriter {
         }
         if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
           // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
-          result.rejected = (result.rejected ?? 0) + 1;
+          addRejected((result.rejections ??= []), 'count_too_large', resource.service);
           continue;
         }
         result.applied++;

@@ -1,0 +1,136 @@
+/**
+ * The compatibility suite: real MCP servers from npm, each installed in a folder of its own with extscope from the
+ * packed tarball (test/compat/install.mjs, cached outside the repository), run as a user runs them
+ * (`node --import extscope/register <the package's bin>`), driven over stdio by real clients: a v2 client
+ * negotiating the version (`versionNegotiation: { mode: 'auto' }`), a v2 client of the 2025 era, and a v1 client.
+ * Each session is counted exactly: every request the client sent, over every server process it started (a failed
+ * version probe starts a second one), is in a real collector under the session's own service name.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCollector, startCollector } from '../../collector/index.js';
+import { agentEnv } from '../support/processes.js';
+import { APPS, installCompatApps } from './install.mjs';
+
+type AppName = string;
+type ClientKind = 'v2-auto' | 'v2-2025' | 'v1';
+const CLIENTS: ClientKind[] = ['v2-auto', 'v2-2025', 'v1'];
+
+interface ServerCase {
+  app: AppName;
+  pkg: string;
+  args?: (dir: string) => string[];
+  env?: (dir: string) => Record<string, string>;
+}
+
+const SERVERS: ServerCase[] = [
+  { app: 'filesystem', pkg: '@modelcontextprotocol/server-filesystem', args: (dir) => [dir] },
+  { app: 'memory', pkg: '@modelcontextprotocol/server-memory', env: (dir) => ({ MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }) },
+  { app: 'everything', pkg: '@modelcontextprotocol/server-everything', args: () => ['stdio'] },
+  { app: 'context7', pkg: '@upstash/context7-mcp' },
+  { app: 'chrome-devtools', pkg: 'chrome-devtools-mcp' },
+  { app: 'pdf', pkg: '@modelcontextprotocol/server-pdf', args: () => ['--stdio'] },
+];
+
+let folders: Record<string, string>;
+let collector: RunningCollector;
+let dir: string;
+beforeAll(async () => {
+  // Fails the suite (never skips it) when a package cannot be installed.
+  folders = (await installCompatApps(Object.keys(APPS))) as Record<string, string>;
+  dir = await mkdtemp(join(tmpdir(), 'extscope-compat-'));
+  collector = await startCollector({ dbPath: join(dir, 'extscope.db'), port: 0 });
+}, 1_500_000);
+afterAll(async () => {
+  await collector?.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+/** The file a package's (first) bin names. */
+async function binOf(folder: string, pkg: string): Promise<string> {
+  const root = join(folder, 'node_modules', pkg);
+  const { bin } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { bin: string | Record<string, string> };
+  return join(root, typeof bin === 'string' ? bin : Object.values(bin)[0]!);
+}
+
+/** Every request the collector holds under `service`. */
+async function counted(service: string): Promise<number> {
+  const query = new URLSearchParams({ group: 'client_version', from: '2020-01-01T00:00:00Z', service });
+  const response = await fetch(`${collector.url}/api/v1/matrix?${query}`);
+  if (response.status !== 200) return -1;
+  const body = (await response.json()) as { rows: { requests: number }[] };
+  return body.rows.reduce((sum, row) => sum + row.requests, 0);
+}
+
+/** Counts the requests (messages with a method and an id) a transport sends. */
+function countSent<T extends { send: (message: never, ...rest: never[]) => Promise<void> }>(transport: T, sent: { requests: number }): T {
+  const send = transport.send.bind(transport) as (...args: unknown[]) => Promise<void>;
+  transport.send = ((message: { method?: unknown; id?: unknown }, ...rest: unknown[]) => {
+    if (typeof message.method === 'string' && message.id !== undefined) sent.requests++;
+    return send(message, ...rest);
+  }) as T['send'];
+  return transport;
+}
+
+/** One session: connect, list the tools, close. Resolves with the requests sent and the revision spoken. */
+async function session(kind: ClientKind, command: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ requests: number; tools: number; version: string | undefined }> {
+  const sent = { requests: 0 };
+  const info = { name: `compat-${kind}`, version: '1.0.0' };
+  if (kind === 'v1') {
+    const client = new V1Client(info, { capabilities: {} });
+    await client.connect(countSent(new V1StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' }), sent));
+    const { tools } = await client.listTools();
+    await client.close();
+    return { requests: sent.requests, tools: tools.length, version: undefined };
+  }
+  const client = new Client(info, { capabilities: {}, ...(kind === 'v2-auto' && { versionNegotiation: { mode: 'auto' as const } }) });
+  await client.connect(countSent(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' }), sent));
+  const { tools } = await client.listTools();
+  const version = client.getNegotiatedProtocolVersion();
+  await client.close();
+  return { requests: sent.requests, tools: tools.length, version };
+}
+
+/** What each session counted, for the summary line (server × client: counted/expected). */
+const table: string[] = [];
+afterAll(() => {
+  if (table.length > 0) process.stderr.write(`compat results:\n${table.join('\n')}\n`);
+});
+
+describe('real servers from npm, installed from the packed tarball', () => {
+  for (const server of SERVERS) {
+    it(`${server.pkg} ${APPS[server.app]?.packages[server.pkg] ?? ''}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
+      const folder = folders[server.app]!;
+      const bin = await binOf(folder, server.pkg);
+      const work = await mkdtemp(join(tmpdir(), `extscope-compat-${server.app}-`));
+      try {
+        const expected: Record<string, number> = {};
+        const results: Record<string, number> = {};
+        for (const kind of CLIENTS) {
+          const service = `compat-${server.app}-${kind}`;
+          // The default export interval (60 s): only the way out carries these short sessions' counts.
+          const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: service, OTEL_METRIC_EXPORT_INTERVAL: '60000', EXTSCOPE_SPANS: 'false', ...server.env?.(work) });
+          const { requests, tools, version } = await session(kind, process.execPath, ['--import', 'extscope/register', bin, ...(server.args?.(work) ?? [])], folder, env);
+          expect(tools, `${service}: tools listed`).toBeGreaterThan(0);
+          if (kind === 'v2-2025') expect(version).toBe('2025-11-25');
+          expected[service] = requests;
+        }
+        await expect
+          .poll(async () => {
+            for (const service of Object.keys(expected)) results[service] = await counted(service);
+            return { ...results };
+          }, { timeout: 30_000, interval: 500 })
+          .toEqual(expected);
+        for (const kind of CLIENTS) table.push(`${server.pkg} × ${kind}: ${results[`compat-${server.app}-${kind}`]}/${expected[`compat-${server.app}-${kind}`]}`);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
+    });
+  }
+});
