@@ -34,6 +34,11 @@ export interface CollectorLimits {
   maxAuthFailuresPerMinute: number;
   /** OTLP exports received, decoded and processed at once; past this, 503 with Retry-After. */
   maxInFlightExports: number;
+  /**
+   * How long a request may take to arrive in full (HTTP headers and body, a gRPC call's message) before it is
+   * refused and its connection or stream closed: what a stalled sender can hold, it holds this long at most.
+   */
+  receiveTimeoutMs: number;
   /** How far ahead of the collector's clock a point's timestamp may be. */
   maxFutureSkewMs: number;
   /** Spans looked at per trace export (the rest are skipped and counted): examples are samples, not counts. */
@@ -129,6 +134,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxDecompressingBytes: 128 * 1024 * 1024,
   maxAuthFailuresPerMinute: 30,
   maxInFlightExports: 32,
+  receiveTimeoutMs: 10_000,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
 };
@@ -333,6 +339,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   limitVariable('EXTSCOPE_MAX_DECOMPRESSING_BYTES', 'maxDecompressingBytes', 'Gunzipped bytes held at once across exports before answering 503'),
   limitVariable('EXTSCOPE_MAX_AUTH_FAILURES', 'maxAuthFailuresPerMinute', 'Failed authentications per client address and minute before answering 429'),
   limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports received and processed at once before answering 503'),
+  limitVariable('EXTSCOPE_RECEIVE_TIMEOUT_MS', 'receiveTimeoutMs', 'Milliseconds a request (HTTP body, gRPC message) may take to arrive before it is refused'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',
     help: 'pino level',

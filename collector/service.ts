@@ -145,7 +145,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const notifier = buildNotifiers(config.delivery, { log: store, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
 
-  const app = createApp({ logger: config.logger });
+  const app = createApp({ logger: config.logger, receiveTimeoutMs: limits.receiveTimeoutMs });
   const log = app.log;
   warn = (message) => log.warn(message);
   const grpc =
@@ -156,7 +156,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           port: config.grpcPort,
           pipeline: { metrics, traces, decoder, telemetry: selfMetrics },
           gate: { ingestToken, authFailures, admission },
-          limits: { maxMessageBytes: limits.maxBodyBytes },
+          limits: { maxMessageBytes: limits.maxBodyBytes, receiveTimeoutMs: limits.receiveTimeoutMs },
           decompression,
           log,
           shutdownGraceMs: config.shutdownGraceMs,
@@ -190,7 +190,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
-        await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null });
+        await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
         await app.register(dashboardRoutes, {});
         await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
         await app.register(
