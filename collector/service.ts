@@ -9,6 +9,7 @@ import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
 import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
 import { dashboardRoutes } from './http/dashboard.js';
+import { HeavyReads, budgetedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
 import { BearerToken } from './http/auth/bearer.js';
 import { AuthFailureLimit } from './http/auth/failure-limit.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
@@ -144,6 +145,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let ownUrl = '';
   const notifier = buildNotifiers(config.delivery, { log: store, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
+  const heavyReads = new HeavyReads(limits.maxHeavyReads);
 
   const app = createApp({ logger: config.logger, receiveTimeoutMs: limits.receiveTimeoutMs });
   const log = app.log;
@@ -195,7 +197,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });
+            scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
+            scope.addHook('preSerialization', chunkedAnswer);
+            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),

@@ -4,6 +4,8 @@ import { request } from 'node:http';
 
 const [url, interval = '50'] = process.argv.slice(2);
 const latencies = [];
+/** When each answered probe started (ms since the epoch), in the order of `latencies`. */
+const at = [];
 const failures = [];
 let stopped = false;
 process.stdin.on('end', () => (stopped = true));
@@ -15,7 +17,10 @@ const probe = () =>
     const req = request(url, { agent: false }, (response) => {
       response.resume();
       response.on('end', () => {
-        if (response.statusCode === 200) latencies.push(performance.now() - start);
+        if (response.statusCode === 200) {
+          latencies.push(performance.now() - start);
+          at.push(Date.now() - (performance.now() - start));
+        }
         else failures.push(`HTTP ${response.statusCode}`);
         resolve();
       });
@@ -32,4 +37,4 @@ while (!stopped) {
   await probe();
   await new Promise((resolve) => setTimeout(resolve, Number(interval)));
 }
-process.stdout.write(JSON.stringify({ latencies, failures }));
+process.stdout.write(JSON.stringify({ latencies, at, failures }));

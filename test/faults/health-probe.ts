@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 const SCRIPT = fileURLToPath(new URL('./health-probe.mjs', import.meta.url));
 
 export interface HealthProbe {
-  /** Stops probing; the latencies of the answers (ms, sorted) and the probes that failed. */
-  stop(): Promise<{ latencies: number[]; failures: string[] }>;
+  /** Stops probing; the latencies of the answers (ms, sorted), when the slowest started, and the probes that failed. */
+  stop(): Promise<{ latencies: number[]; slowestAt: number; failures: string[] }>;
 }
 
 /** Probes `url` every `intervalMs` from a child process of its own (health-probe.mjs). */
@@ -18,8 +18,9 @@ export function probeHealth(url: string, intervalMs = 50): HealthProbe {
     async stop() {
       child.stdin.end();
       await exited;
-      const result = JSON.parse(output) as { latencies: number[]; failures: string[] };
-      return { latencies: result.latencies.sort((a, b) => a - b), failures: result.failures };
+      const result = JSON.parse(output) as { latencies: number[]; at: number[]; failures: string[] };
+      const slowest = result.latencies.indexOf(Math.max(...result.latencies));
+      return { latencies: result.latencies.sort((a, b) => a - b), slowestAt: result.at[slowest] ?? 0, failures: result.failures };
     },
   };
 }
