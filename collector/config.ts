@@ -34,6 +34,17 @@ export interface CollectorLimits {
   maxAuthFailuresPerMinute: number;
   /** OTLP exports received, decoded and processed at once; past this, 503 with Retry-After. */
   maxInFlightExports: number;
+  /**
+   * How long a request may take to arrive in full (HTTP headers and body, a gRPC call's message) before it is
+   * refused and its connection or stream closed: what a stalled sender can hold, it holds this long at most.
+   */
+  receiveTimeoutMs: number;
+  /** Rows × extension ids one matrix read may ask for (`limit` × `extensionLimit`); past it, 400. */
+  maxMatrixCells: number;
+  /** Cell (or step) totals one read may scan; past it, 400 (narrow the range or filter). */
+  maxScannedCells: number;
+  /** Heavy reads (matrix, trends, time series) computed at once; a few more wait briefly, the rest get 503. */
+  maxHeavyReads: number;
   /** How far ahead of the collector's clock a point's timestamp may be. */
   maxFutureSkewMs: number;
   /** Spans looked at per trace export (the rest are skipped and counted): examples are samples, not counts. */
@@ -129,6 +140,12 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxDecompressingBytes: 128 * 1024 * 1024,
   maxAuthFailuresPerMinute: 30,
   maxInFlightExports: 32,
+  receiveTimeoutMs: 10_000,
+  // The default matrix: 500 rows × 200 ids.
+  maxMatrixCells: 100_000,
+  maxScannedCells: 1_000_000,
+  // The event loop is one thread: two heavy reads at once take as long, and block it twice as long at a time.
+  maxHeavyReads: 1,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
 };
@@ -333,6 +350,10 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   limitVariable('EXTSCOPE_MAX_DECOMPRESSING_BYTES', 'maxDecompressingBytes', 'Gunzipped bytes held at once across exports before answering 503'),
   limitVariable('EXTSCOPE_MAX_AUTH_FAILURES', 'maxAuthFailuresPerMinute', 'Failed authentications per client address and minute before answering 429'),
   limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports received and processed at once before answering 503'),
+  limitVariable('EXTSCOPE_MAX_MATRIX_CELLS', 'maxMatrixCells', 'Rows × extension ids one matrix read may ask for (limit × extensionLimit)'),
+  limitVariable('EXTSCOPE_MAX_READ_CELLS', 'maxScannedCells', 'Cell totals one read may scan before it is refused (narrow the range)'),
+  limitVariable('EXTSCOPE_MAX_HEAVY_READS', 'maxHeavyReads', 'Matrix, trend and time-series reads computed at once; a few more wait, the rest get 503'),
+  limitVariable('EXTSCOPE_RECEIVE_TIMEOUT_MS', 'receiveTimeoutMs', 'Milliseconds a request (HTTP body, gRPC message) may take to arrive before it is refused'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',
     help: 'pino level',

@@ -9,6 +9,7 @@ import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
 import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
 import { dashboardRoutes } from './http/dashboard.js';
+import { HeavyReads, budgetedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
 import { BearerToken } from './http/auth/bearer.js';
 import { AuthFailureLimit } from './http/auth/failure-limit.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
@@ -144,8 +145,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let ownUrl = '';
   const notifier = buildNotifiers(config.delivery, { log: store, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
+  const heavyReads = new HeavyReads(limits.maxHeavyReads);
 
-  const app = createApp({ logger: config.logger });
+  const app = createApp({ logger: config.logger, receiveTimeoutMs: limits.receiveTimeoutMs });
   const log = app.log;
   warn = (message) => log.warn(message);
   const grpc =
@@ -156,7 +158,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           port: config.grpcPort,
           pipeline: { metrics, traces, decoder, telemetry: selfMetrics },
           gate: { ingestToken, authFailures, admission },
-          limits: { maxMessageBytes: limits.maxBodyBytes },
+          limits: { maxMessageBytes: limits.maxBodyBytes, receiveTimeoutMs: limits.receiveTimeoutMs },
           decompression,
           log,
           shutdownGraceMs: config.shutdownGraceMs,
@@ -190,12 +192,14 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
-        await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null });
+        await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
         await app.register(dashboardRoutes, {});
         await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() }, rejections: selfMetrics.rejections });
+            scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
+            scope.addHook('preSerialization', chunkedAnswer);
+            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() }, rejections: selfMetrics.rejections });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),

@@ -44,7 +44,9 @@ function notListening(error: unknown): boolean {
 async function fromCollector(url: string, file: string, token: string | undefined): Promise<boolean> {
   let response: Response;
   try {
-    response = await fetch(new URL('/admin/backup', url), { method: 'POST', headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+    // A JSON body: the collector refuses admin requests of the content types a web page of another site could send.
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
+    response = await fetch(new URL('/admin/backup', url), { method: 'POST', headers, body: '{}' });
   } catch (error) {
     if (notListening(error)) return false;
     throw new BackupError(`${url}: ${(error as Error).message}`);

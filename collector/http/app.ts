@@ -8,7 +8,12 @@ import { readGuard } from './auth/read-guard.js';
 export interface AppOptions {
   /** fastify/pino logger options; `false` logs nothing. */
   logger: boolean | Record<string, unknown>;
+  /** How long a request may take to arrive in full (headers and body); then it is answered 408 and its connection closed. */
+  receiveTimeoutMs?: number;
 }
+
+/** How often the server looks for requests past their receive deadline (Node's default is 30 s). */
+const DEADLINE_CHECK_MS = 1000;
 
 interface AjvError {
   instancePath: string;
@@ -44,6 +49,10 @@ export function createApp(options: AppOptions): FastifyInstance {
     // One line per export would drown everything else; refusals and errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
+    // A sender that opens a request and never finishes it (headers or body) holds its socket until this deadline.
+    ...(options.receiveTimeoutMs === undefined
+      ? {}
+      : { requestTimeout: options.receiveTimeoutMs, http: { connectionsCheckingInterval: Math.min(DEADLINE_CHECK_MS, options.receiveTimeoutMs), headersTimeout: options.receiveTimeoutMs } }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true } },
     schemaErrorFormatter,
   });

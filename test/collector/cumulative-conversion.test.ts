@@ -128,7 +128,7 @@ describe('cumulative streams over days, restarts and disorder', () => {
       for (let instance = 0; instance < 4; instance++) await send(round((index) => (index % 7) + hour * 3, now, instance));
     }
     for (let index = 0; index < STREAMS / 4; index++) expected += 4 * ((index % 7) + 9);
-    const { body } = await getJson<MatrixJson>(`${collector.url}/api/v1/matrix?from=${T0 - DAY}&to=${now + HOUR}&limit=5000`);
+    const { body } = await getJson<MatrixJson>(`${collector.url}/api/v1/matrix?from=${T0 - DAY}&to=${now + HOUR}&limit=5000&extensionLimit=20`);
     expect(body.rows).toHaveLength(STREAMS);
     expect(body.rows.reduce((sum, row) => sum + row.requests, 0)).toBe(expected);
     expect(await gauge()).toBe(STREAMS);

@@ -107,7 +107,7 @@ describe('operations', () => {
   it('readyz reports the schema; a second collector on the same database is refused', async () => {
     const collector = await startTestCollector(temp.dir);
     try {
-      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir()).at(-1)?.version, reasons: [], receivers: { otlpHttp: true, otlpGrpc: true } } });
+      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir()).at(-1)?.version, reasons: [], receivers: { otlpHttp: true, otlpGrpc: true }, exports: { inFlight: 0, limit: 32 } } });
       await expect(startTestCollector(temp.dir, { dbPath: collector.dbPath })).rejects.toThrow(/in use by another process/);
       // The first one is unaffected.
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 1) })).status).toBe(200);

@@ -44,7 +44,7 @@ function exportNumber(n: number, baseMs: number): Json {
 
 /** All requests in the matrix, over all time. */
 async function totalRequests(url: string, token?: string): Promise<number> {
-  const response = await fetch(`${url}/api/v1/matrix?from=2000-01-01T00:00:00Z&limit=5000`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const response = await fetch(`${url}/api/v1/matrix?from=2000-01-01T00:00:00Z&limit=5000&extensionLimit=20`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
   expect(response.status).toBe(200);
   const matrix = (await response.json()) as { rows: { requests: number }[] };
   return matrix.rows.reduce((sum, row) => sum + row.requests, 0);
@@ -141,7 +141,7 @@ describe('extscope db backup', () => {
 
     const adminToken = 'admin-0123456789abcdef';
     const guarded = await collector(join(dir, 'b.db'), { ...tokens, adminToken });
-    const withRead = await fetch(`${guarded.url}/admin/backup`, { method: 'POST', headers: { authorization: `Bearer ${tokens.readToken}` } });
+    const withRead = await fetch(`${guarded.url}/admin/backup`, { method: 'POST', headers: { authorization: `Bearer ${tokens.readToken}`, 'content-type': 'application/json' }, body: '{}' });
     expect(withRead.status).toBe(401);
     const wrong = await backup(join(dir, 'b-wrong.db'), ['--url', guarded.url], { EXTSCOPE_ADMIN_TOKEN: 'admin-wrong-0123456789' });
     expect(wrong.code).toBe(1);

@@ -1,4 +1,6 @@
+import { type ServerHttp2Stream, constants as http2Constants } from 'node:http2';
 import {
+  Metadata,
   Server,
   ServerCredentials,
   type ServerInterceptingCallInterface,
@@ -6,13 +8,14 @@ import {
   type ServerInterceptor,
   type ServerUnaryCall,
   type sendUnaryData,
+  status as GrpcStatus,
 } from '@grpc/grpc-js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Component } from '../../model/component.js';
 import { RetryableError } from '../../model/errors.js';
 import { type Signal, encodeExportResponse } from '../../otlp/codec.js';
 import type { DecompressionBudget } from '../otlp/body.js';
-import { type IngestGate, enterGate } from '../otlp/gate.js';
+import { type IngestGate, admit, authenticate } from '../otlp/gate.js';
 import { type ExportPipeline, consumeExport } from '../otlp/pipeline.js';
 import { exportService, signalOfPath } from './export-service.js';
 import { grpcFailureOf } from './status.js';
@@ -23,6 +26,8 @@ export interface GrpcReceiverLimits {
    * RESOURCE_EXHAUSTED without RetryInfo, before the message is decoded.
    */
   maxMessageBytes: number;
+  /** How long a call's message may take to arrive after its metadata; then DEADLINE_EXCEEDED and the stream is closed. */
+  receiveTimeoutMs: number;
 }
 
 export interface OtlpGrpcReceiverOptions {
@@ -41,6 +46,17 @@ export interface OtlpGrpcReceiverOptions {
 
 /** Seconds a sender is asked to wait when the budget of held messages is spent. */
 const RETRY_AFTER_BUDGET = 1;
+
+/**
+ * grpc-js sends a status before the sender half-closed as a trailers-only answer with END_STREAM, and leaves the
+ * stream open until the sender ends its side, which a stalled sender never does. gRPC's HTTP/2 protocol has the
+ * server follow such an answer with RST_STREAM(NO_ERROR); grpc-js keeps its stream private, hence the narrow
+ * look (a grpc-js without it leaves the stream to the sender, as before).
+ */
+function closeStream(call: object): void {
+  const stream = (call as { stream?: Partial<Pick<ServerHttp2Stream, 'close' | 'closed'>> }).stream;
+  if (stream !== undefined && stream.closed === false && typeof stream.close === 'function') stream.close(http2Constants.NGHTTP2_NO_ERROR);
+}
 
 const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
 
@@ -94,26 +110,39 @@ export class OtlpGrpcReceiver implements Component {
   }
 
   /**
-   * Runs when a call's metadata arrives, before its message is read: refused there, a call costs neither memory
-   * nor decoding. An admitted call holds its admission slot until it is answered, or, when its message never
-   * reaches the handler (grpc-js refused it itself: too large, undecodable compression, past its deadline; or the
-   * sender gave up), until grpc-js ends it (`onCancel`, which it calls for every call at its end). A message the
-   * handler took keeps its slot until the handler answers, even if the sender has gone: the store is still working.
+   * Runs when a call's metadata arrives, before its message is read: the token is checked there, so a refused call
+   * costs neither memory nor decoding. The admission slot is taken when the whole message has arrived: a call that
+   * sends its metadata and then nothing holds no slot, and is ended DEADLINE_EXCEEDED after `receiveTimeoutMs`
+   * (its sender's own deadline may be longer, or absent). An admitted call holds its slot until it is answered, or,
+   * when its message never reaches the handler (grpc-js refused it itself: too large, undecodable compression,
+   * past its deadline; or the sender gave up), until grpc-js ends it (`onCancel`, which it calls for every call at
+   * its end). A message the handler took keeps its slot until the handler answers, even if the sender has gone:
+   * the store is still working.
    */
   private readonly gateInterceptor: ServerInterceptor = (method, call: ServerInterceptingCallInterface) => {
     const signal = signalOfPath(method.path);
     if (signal === undefined) return new ServerInterceptingCall(call);
-    const { gate, pipeline, log } = this.options;
+    const { gate, pipeline, log, limits } = this.options;
     const started = process.hrtime.bigint();
     let admitted = false;
     let delivered = false;
     let answered = false;
+    let deadline: NodeJS.Timeout | undefined;
     const answer = (): void => {
       answered = true;
+      clearTimeout(deadline);
       if (admitted) {
         admitted = false;
         gate.admission.leave();
       }
+    };
+    /** Ends the call with the status `error` maps to, before the handler has seen it. */
+    const refuse = (error: unknown): void => {
+      const failure = grpcFailureOf(error);
+      pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
+      log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
+      answer();
+      call.sendStatus(failure.status);
     };
     return new ServerInterceptingCall(call, {
       start: (next) =>
@@ -121,23 +150,36 @@ export class OtlpGrpcReceiver implements Component {
           onReceiveMetadata: (metadata, pass) => {
             const authorization = metadata.get('authorization')[0];
             try {
-              enterGate(gate, typeof authorization === 'string' ? authorization : undefined, call.getConnectionInfo().remoteAddress ?? call.getPeer());
+              authenticate(gate, typeof authorization === 'string' ? authorization : undefined, call.getConnectionInfo().remoteAddress ?? call.getPeer());
             } catch (error) {
-              const failure = grpcFailureOf(error);
-              pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
-              log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
-              answered = true;
-              call.sendStatus(failure.status);
+              refuse(error);
               return;
             }
-            admitted = true;
+            deadline = setTimeout(() => {
+              if (delivered || answered) return;
+              pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');
+              log.warn({ reason: 'not_received', protocol: 'grpc' }, `export refused: its message did not arrive within ${limits.receiveTimeoutMs} ms`);
+              answer();
+              call.sendStatus({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `the message did not arrive within ${limits.receiveTimeoutMs} ms`, metadata: new Metadata() });
+              closeStream(call);
+            }, limits.receiveTimeoutMs);
             pass(metadata);
           },
           onReceiveMessage: (message, pass) => {
+            clearTimeout(deadline);
+            if (answered) return;
+            try {
+              admit(gate);
+            } catch (error) {
+              refuse(error);
+              return;
+            }
+            admitted = true;
             delivered = true;
             pass(message);
           },
           onCancel: () => {
+            clearTimeout(deadline);
             if (delivered || answered) return;
             answer();
             pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');

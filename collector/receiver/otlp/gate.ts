@@ -44,15 +44,24 @@ const RETRY_AFTER_BUSY = 1;
 const RETRY_AFTER_DRAINING = 1;
 
 /**
- * The ingest token, then an admission slot: throws what the sender is told (unauthenticated, rate-limited,
- * overloaded, draining). On return the caller holds a slot and must `admission.leave()` once the export is answered.
+ * The ingest token: throws what the sender is told (unauthenticated, rate-limited). Checked as soon as the
+ * headers (HTTP) or the metadata (gRPC) arrive, before anything else is spent on the export.
  */
-export function enterGate(gate: IngestGate, authorization: string | undefined, address: string): void {
+export function authenticate(gate: IngestGate, authorization: string | undefined, address: string): void {
   if (gate.ingestToken !== undefined && !gate.ingestToken.matches(authorization)) {
     const wait = gate.authFailures?.failed(address);
     if (wait !== undefined) throw new AuthRateLimitedError(wait);
     throw new PermanentError('a valid bearer token (EXTSCOPE_INGEST_TOKEN) is required', 'unauthorized', 401);
   }
+}
+
+/**
+ * An admission slot: throws what the sender is told (overloaded, draining). Taken only once the export's
+ * content is actually arriving (the first bytes of an HTTP body, the whole gRPC message), so a sender that
+ * opens exports and never sends them holds no slot; one that stops half-way holds its own slot until the
+ * receive deadline. On return the caller holds a slot and must `admission.leave()` once the export is answered.
+ */
+export function admit(gate: Pick<IngestGate, 'admission'>): void {
   if (!gate.admission.tryEnter()) {
     throw gate.admission.isDraining
       ? new RetryableError('the collector is shutting down', 'draining', RETRY_AFTER_DRAINING)

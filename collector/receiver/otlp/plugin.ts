@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
 import { PermanentError, httpStatusOf } from '../../model/errors.js';
@@ -14,7 +15,7 @@ import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../
 import type { Admission } from './admission.js';
 import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, decodedBody, formatOf } from './body.js';
 import type { DecodePool } from './decode-pool.js';
-import { type AuthFailures, AuthRateLimitedError, type IngestToken, MAX_RETRY_AFTER_SECONDS, enterGate } from './gate.js';
+import { type AuthFailures, AuthRateLimitedError, type IngestToken, MAX_RETRY_AFTER_SECONDS, admit, authenticate } from './gate.js';
 import { consumeExport } from './pipeline.js';
 import type { ExportResult, ReceiverTelemetry } from './telemetry.js';
 
@@ -67,18 +68,33 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer', bodyLimit: limits.maxBodyBytes }, (_request, body, done) => done(null, body));
 
+  /** Requests holding an admission slot, and requests whose connection has closed (they never take one). */
+  const admitted = new WeakSet<FastifyRequest>();
+  const closed = new WeakSet<FastifyRequest>();
+
   app.addHook('onRequest', async (request, reply) => {
     started.set(request, process.hrtime.bigint());
     try {
-      enterGate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
+      authenticate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
     } catch (error) {
       if (error instanceof AuthRateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
       throw error;
     }
     reply.raw.once('close', () => {
-      admission.leave();
+      closed.add(request);
+      if (admitted.delete(request)) admission.leave();
       decodedBodies.get(request)?.release();
     });
+  });
+
+  // The admission slot is taken once the body is arriving: a sender that sends headers and then nothing holds no
+  // slot (only its socket, until the server's request timeout closes it), so it cannot starve the fleet.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    await bodyArriving(payload);
+    if (closed.has(request)) throw new PermanentError('the connection closed before the body arrived', 'not_received');
+    admit({ admission });
+    admitted.add(request);
+    return payload;
   });
 
   app.setErrorHandler(async (caught: FastifyError | Error, request, reply) => {
@@ -102,7 +118,7 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
               ? RPC_CODE.resourceExhausted
               : RPC_CODE.invalidArgument;
     const message = status >= 500 && status !== 503 ? 'internal error' : error.message;
-    if (!request.raw.readableEnded) {
+    if (!request.raw.readableEnded && !request.raw.destroyed) {
       // Refused before its body was read (size, auth, overload): take in what the sender is still writing, up to
       // a bound, so that it reads this answer rather than a reset connection; then close the connection.
       await discardBody(request);
@@ -138,6 +154,29 @@ function fromFastify(error: FastifyError | Error, limits: ReceiverLimits): Error
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PermanentError(`the body is larger than ${limits.maxBodyBytes} bytes`, 'body_too_large', 413);
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new PermanentError(UNSUPPORTED_MEDIA_TYPE, 'unsupported_media_type', 415);
   return error;
+}
+
+/**
+ * Resolves once the first bytes of a body (or its end) are there, without consuming them; rejects when the
+ * connection goes away first (the sender gave up, or the server's request timeout closed it).
+ */
+function bodyArriving(payload: Readable): Promise<void> {
+  if (payload.readableLength > 0 || payload.readableEnded || (payload as Readable & { complete?: boolean }).complete === true) return Promise.resolve();
+  if (payload.destroyed) return Promise.reject(new PermanentError('the connection closed before the body arrived', 'not_received'));
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error): void => {
+      payload.off('readable', onReadable);
+      payload.off('close', onClose);
+      payload.off('error', onClose);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onReadable = (): void => settle();
+    const onClose = (): void => settle(new PermanentError('the connection closed before the body arrived', 'not_received'));
+    payload.on('readable', onReadable);
+    payload.once('close', onClose);
+    payload.once('error', onClose);
+  });
 }
 
 /** Reads and drops the rest of a request body, up to DISCARD_MAX_BYTES or DISCARD_MAX_MS, whichever comes first. */

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { RetryableError } from '../../../model/errors.js';
 import type { StoreBackup } from '../../../store/store.js';
 import { BACKUP_CONTENT_TYPE, SCHEMA_VERSION_HEADER, backupSchema } from './schema.js';
 
@@ -11,29 +12,55 @@ export interface BackupRouteOptions {
   backup: StoreBackup | undefined;
 }
 
+/** How long a backup's answer may make no progress (the client reads nothing) before it is dropped and its copy removed. */
+export const BACKUP_IDLE_MS = 60_000;
+const RETRY_AFTER_BUSY = 10;
+const RETRY_AFTER_NO_SPACE = 60;
+/** Errors that mean the temporary directory's file system has no room (or cannot be written). */
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY']);
+
 /**
  * `POST /backup`: a consistent copy of the database, made while ingest goes on, sent as the response body.
  * The collector holds the database's exclusive lock, so nothing else can read the file while it runs; this is
  * how `extscope db backup` gets a copy. The copy is made in the temporary directory (not beside the database,
- * whose disk ingest needs) and removed once sent, or when the client goes away.
+ * whose disk ingest needs) and removed once sent, or when the client goes away, or when it reads nothing for
+ * {@link BACKUP_IDLE_MS}. One backup at a time: another is answered 503 with Retry-After until the first copy is
+ * removed, so the temporary space held is one copy's at most; a temporary directory with no room is a 503 too.
  */
 export const backupRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: BackupRouteOptions }> = async (app, { backup }) => {
+  let running = false;
   app.post('/backup', { schema: backupSchema }, async (request, reply) => {
     if (backup === undefined) {
       return reply.code(501).send({ statusCode: 501, error: 'Not Implemented', message: "this store has no online backup; use the database's own tools" });
     }
-    const dir = await mkdtemp(join(tmpdir(), 'extscope-backup-'));
-    const file = join(dir, 'extscope.db');
+    if (running) throw new RetryableError('a backup is already being made or sent; retry when it is done', 'backup_running', RETRY_AFTER_BUSY);
+    running = true;
+    let dir: string | undefined;
+    const done = (): void => {
+      if (dir !== undefined) void rm(dir, { recursive: true, force: true }).finally(() => (running = false));
+      else running = false;
+      dir = undefined;
+    };
     let result;
+    let file: string;
     try {
+      dir = await mkdtemp(join(tmpdir(), 'extscope-backup-'));
+      file = join(dir, 'extscope.db');
       result = await backup.backup(file);
     } catch (error) {
-      await rm(dir, { recursive: true, force: true });
+      done();
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string' && NO_SPACE.has(code)) {
+        throw new RetryableError(`no room for the backup copy in the temporary directory ${tmpdir()} (${code}); free space there or set TMPDIR`, 'backup_no_space', RETRY_AFTER_NO_SPACE);
+      }
       throw error;
     }
     request.log.info({ bytes: result.bytes, schemaVersion: result.schemaVersion }, 'database backup made');
     const body = createReadStream(file);
-    body.once('close', () => void rm(dir, { recursive: true, force: true }));
+    body.once('close', done);
+    // A client that stops reading holds the copy: after a minute without progress the answer is dropped.
+    reply.raw.setTimeout(BACKUP_IDLE_MS, () => reply.raw.destroy());
+    reply.raw.once('close', () => body.destroy());
     return reply
       .header('content-type', BACKUP_CONTENT_TYPE)
       .header('content-length', String(result.bytes))
