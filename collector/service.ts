@@ -195,7 +195,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
         await app.register(
           readScope(readToken, async (scope) => {
-            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() } });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: store, clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store, status: () => alerting.status() } });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),

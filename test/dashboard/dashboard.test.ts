@@ -70,12 +70,18 @@ describe('the dashboard, end to end in Chromium', () => {
   it('the matrix shows each cell’s state by symbol and text, its share, and its counts on hover', async () => {
     await open('');
     await expect(page.title()).resolves.toBe('Support matrix · extscope');
-    await expect(cell('alpha', TASKS).getAttribute('class')).resolves.toContain('state-negotiated');
-    await expect(cell('alpha', TASKS).innerText()).resolves.toMatch(/86 %\s*● both/);
+    // alpha negotiated tasks on 6 of its 7 requests: partial, by its symbol, word, hatching and shade.
+    await expect(cell('alpha', TASKS).getAttribute('class')).resolves.toContain('state-partial');
+    await expect(cell('alpha', TASKS).innerText()).resolves.toMatch(/86 %\s*◒ partial/);
+    await expect(cell('alpha', TASKS).evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundImage: string } }).getComputedStyle(element).backgroundImage)).resolves.toContain('repeating-linear-gradient');
+    await expect(cell('alpha', TASKS).getAttribute('data-share')).resolves.toBe(String(6 / 7));
+    // Its -32021 answer naming replay is counted in that cell.
+    await expect(cell('alpha', REPLAY).innerText()).resolves.toContain('-32021 ×1');
     await expect(cell('gamma', SEARCH).getAttribute('class')).resolves.toContain('state-client');
     await expect(cell('gamma', SEARCH).innerText()).resolves.toMatch(/100 %\s*◐ client/);
     await expect(cell('beta', TASKS).getAttribute('class')).resolves.toContain('state-server');
     await expect(cell('beta', SEARCH).getAttribute('class')).resolves.toContain('state-negotiated');
+    await expect(cell('beta', SEARCH).innerText()).resolves.toMatch(/100 %\s*● all/);
     await expect(cell('alpha', REPLAY).getAttribute('class')).resolves.toContain('state-neither');
     await expect(cell('(unknown client)', TASKS).innerText()).resolves.toMatch(/50 %/);
     // Every cell also carries its state in words for screen readers.
@@ -240,7 +246,11 @@ describe('the dashboard, end to end in Chromium', () => {
     };
     const csv = await save('CSV');
     expect(csv.split('\r\n')[0]).toContain(`${TASKS} negotiated`);
-    expect(csv).toMatch(/^alpha,alpha,,7,0,1,6,/m);
+    // The collector's one CSV writer: requests, requests no server saw, declaration states, then per id its state,
+    // negotiated share (the same as the cell's) and counts.
+    expect(csv).toMatch(/^alpha,alpha,,7,0,0,1,6,/m);
+    expect(csv.split('\r\n')[0]).toContain(`${TASKS} state,${TASKS} negotiated_share`);
+    expect(csv).toMatch(new RegExp(`^alpha,.*,partial,${(6 / 7).toFixed(6)},`, 'm'));
     const json = JSON.parse(await save('JSON')) as { rows: { client: string; extensions: { id: string; state: string }[] }[] };
     expect(json.rows.find((entry) => entry.client === 'gamma')?.extensions.find((entry) => entry.id === SEARCH)?.state).toBe('client');
     const markdown = await save('Markdown');

@@ -33,11 +33,10 @@ interface Moved {
 }
 
 const shareOf = (row: MatrixRow | undefined, id: string): { share: number | null; negotiated: number; requests: number } => {
-  // Over the requests whose server's declaration is known, as in the matrix.
-  const known = row === undefined ? 0 : row.requests - row.serverUnknown;
-  if (row === undefined || known <= 0) return { share: null, negotiated: 0, requests: known };
-  const negotiated = row.extensions.find((cell) => cell.id === id)?.negotiated ?? 0;
-  return { share: negotiated / known, negotiated, requests: known };
+  // The matrix's own figures (the collector's, over the requests whose server's declaration is known).
+  const cell = row?.extensions.find((entry) => entry.id === id);
+  const known = row === undefined ? 0 : Math.max(0, row.requests - row.serverUnknown);
+  return { share: cell === undefined ? (known === 0 ? null : 0) : cell.negotiatedShare, negotiated: cell?.negotiated ?? 0, requests: cell?.known ?? known };
 };
 
 const pct = (value: number | null): string => (value === null ? '–' : `${(value * 100).toFixed(0)} %`);
