@@ -61,6 +61,17 @@ export function time(iso: string): HTMLTimeElement {
   return h('time', { datetime: iso, title: iso }, ago(iso));
 }
 
+/**
+ * The page's one way of writing a time: local, 24-hour, with the zone shown (`4 Dec 2026, 13:14 UTC`); the exact
+ * UTC instant is the element's `datetime` and title.
+ */
+const LOCAL_TIME = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+export const localTime = (ms: number): string => LOCAL_TIME.format(ms);
+
+export function at(iso: string): HTMLTimeElement {
+  return h('time', { datetime: iso, title: iso }, localTime(Date.parse(iso)));
+}
+
 /** A visually hidden text for screen readers. */
 export const hidden = (text: string): HTMLElement => h('span', { class: 'visually-hidden' }, text);
 

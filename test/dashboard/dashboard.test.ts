@@ -122,7 +122,7 @@ describe('the dashboard, end to end in Chromium', () => {
   it('the fleet view flags the instance of a service that advertises a different set', async () => {
     expect(query().get('view')).toBe('fleet');
     const shop = page.locator('section.service', { has: page.getByRole('heading', { name: /^shop/ }) });
-    await expect(shop.locator('h3').innerText()).resolves.toContain('⚠ drift');
+    await expect(shop.locator('h3').innerText()).resolves.toContain('drift');
     await expect(shop.locator('tr.drift').count()).resolves.toBe(2);
     const shopB = shop.locator('tbody tr', { hasText: 'shop-b' });
     await expect(shopB.innerText()).resolves.toContain('differs from its service');
@@ -265,16 +265,25 @@ describe('the dashboard, end to end in Chromium', () => {
     expect((await save('Markdown')).split('\n')).toContain('| gamma¹ | ❌ | ✅ | ❌ |');
   });
 
-  it('what changed marks a cell that moved, with both values, and the instances that started advertising', async () => {
+  it('what changed compares two equal adjacent periods ending now, the client-version regression first, then a share that moved', async () => {
     await open('?view=changes');
-    const moved = page.locator(`td.delta.moved[data-client="alpha"][data-ext="${TASKS}"]`);
-    await expect(moved.count()).resolves.toBe(1);
-    await expect(moved.innerText()).resolves.toMatch(/▲\s*20 % → 86 %/);
-    await expect(page.locator('.moved-list').innerText()).resolves.toContain('▲ +66 points');
-    const unmoved = page.locator(`td.delta[data-client="alpha"][data-ext="${SEARCH}"]`);
-    await expect(unmoved.getAttribute('class')).resolves.toBe('delta');
+    const rows = page.locator('.moved-list tbody tr');
+    // alpha 0.9.0 declared search 30 h ago; alpha 1.0.0 declares it on none of its 7 requests: first.
+    await expect(rows.first().getAttribute('data-kind')).resolves.toBe('stopped_declaring');
+    await expect(rows.first().getAttribute('data-client')).resolves.toBe('alpha@1.0.0');
+    await expect(rows.first().getAttribute('data-ext')).resolves.toBe(SEARCH);
+    await expect(rows.first().innerText()).resolves.toMatch(/stopped declaring \(alpha@0\.9\.0 did\)\s+7/);
+    const moved = page.locator(`.moved-list tr[data-kind="share_moved"][data-client="alpha@1.0.0"][data-ext="${TASKS}"]`);
+    await expect(moved.innerText()).resolves.toContain('▲ +66 points (20 % → 86 %)');
+    // The periods: equal, adjacent, the later one ending now.
+    const times = await page.locator('.changes .summary time').evaluateAll((elements) => elements.map((element) => Date.parse(element.getAttribute('datetime') ?? '')));
+    expect(times).toHaveLength(4);
+    const [beforeFrom = 0, beforeTo = 0, afterFrom = 0, afterTo = 0] = times;
+    expect(beforeTo).toBe(afterFrom);
+    expect(Math.abs(beforeTo - beforeFrom - (afterTo - afterFrom))).toBeLessThan(60_000);
+    expect(afterTo).toBeLessThanOrEqual(Date.now());
     const advertising = page.locator('.advertising-changes');
-    await expect(advertising.innerText()).resolves.toMatch(/started \(new instance\)\s+com\.example\/search\s+shop\s+shop-a/);
+    await expect(advertising.innerText()).resolves.toMatch(/started advertising\s+com\.example\/search\s+shop\s+shop-a/);
     await screenshot(page, 'changes');
     await andRender(async () => {
       await page.fill('#threshold', '70');

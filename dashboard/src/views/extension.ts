@@ -126,7 +126,7 @@ class ExtensionView implements ViewModule {
                   'tr',
                   { class: instance.differs ? 'drift' : '' },
                   h('td', null, instance.service ?? '–'),
-                  h('th', { scope: 'row', class: 'mono' }, instance.instanceId ?? '–', instance.differs ? h('span', { class: 'badge badge-drift' }, ' ⚠ differs') : null),
+                  h('th', { scope: 'row', class: 'mono' }, instance.instanceId ?? '–', instance.differs ? h('span', { class: 'badge badge-drift' }, 'differs') : null),
                   h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
                   h('td', { class: 'mono' }, (instance.advertises.find((entry) => entry.id === id)?.fingerprints ?? []).join(', ') || '–'),
                   h('td', null, time(instance.lastSeen)),

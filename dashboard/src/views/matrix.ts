@@ -1,6 +1,6 @@
 import { getJson, getText } from '../api.js';
 import { type Context, type ViewModule, namesOf } from '../context.js';
-import { code, h, integer, notice, percent, replace } from '../dom.js';
+import { at, code, count, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
 import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../matrix-model.js';
 import { matrixParams } from '../filters.js';
@@ -151,7 +151,11 @@ class MatrixView implements ViewModule {
     const total = slice.rows.reduce((sum, row) => sum + row.requests, 0);
     replace(
       this.summary,
-      `${rangeLabel(state)} (${matrix.from} – ${matrix.to}, ${matrix.resolution} resolution), ${scopeText(state)}: `,
+      `${rangeLabel(state)} (`,
+      at(matrix.from),
+      ' – ',
+      at(matrix.to),
+      `, ${matrix.resolution} resolution), ${scopeText(state)}: `,
       `${integer(slice.rows.length)} of ${integer(matrix.rows.length)} clients, ${integer(slice.extensions.length)} of ${integer(matrix.extensions.length)} extensions, ${integer(total)} requests.`,
     );
     const empty = this.emptyState(matrix, slice, instances, state);
@@ -178,7 +182,7 @@ class MatrixView implements ViewModule {
       );
     }
     if (matrix.rows.length === 0) {
-      return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${instances.instances.length} instance(s) have reported before. Choose a longer time range or clear the service and instance filters.`);
+      return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${count(instances.instances.length, 'instance')} reported before. Choose a longer time range or clear the service and instance filters.`);
     }
     if (slice.rows.length === 0) {
       return notice('empty', 'No client matches the filters.', state.client !== '' ? `Client filter: ${state.client}. ` : '', state.rows !== '' ? `Client text filter: “${state.rows}”. ` : '', 'Clear them to see every client.');
@@ -461,7 +465,7 @@ class MatrixView implements ViewModule {
           h(
             'tr',
             null,
-            h('td', null, h('time', { datetime: example.start }, example.start.replace('T', ' ').replace('Z', ' UTC'))),
+            h('td', null, at(example.start)),
             h('td', null, example.method ?? '–'),
             h('td', null, target(example.name, example.method)),
             h('td', null, example.outcome ?? '–', example.statusCode === null ? '' : ` (${example.statusCode})`),

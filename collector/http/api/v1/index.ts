@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { alertsRoutes } from './alerts/route.js';
+import { changesRoutes } from './changes/route.js';
 import type { ApiContext } from './context.js';
 import { examplesRoutes } from './examples/route.js';
 import { filterRoutes } from './filters/route.js';
@@ -29,4 +30,5 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
   await app.register(examplesRoutes, context);
   await app.register(trendsRoutes, context);
   await app.register(alertsRoutes, context);
+  await app.register(changesRoutes, context);
 };
