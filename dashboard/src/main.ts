@@ -1,6 +1,6 @@
 import { type AuthRequired, storeToken, storedToken } from './api.js';
 import { type Context, Loader, type ViewModule, isAuthError } from './context.js';
-import { h, localTime, notice, replace } from './dom.js';
+import { h, localClock, notice, replace } from './dom.js';
 import { FilterBar } from './filters.js';
 import { type State, type View, href, parseState, serializeState } from './state.js';
 import type { AlertsResponse } from './types.js';
@@ -79,7 +79,7 @@ function context(current: number): Context {
     isCurrent: () => current === generation,
     loaded: () => {
       const now = new Date();
-      replace(updated, 'Last updated ', h('time', { datetime: now.toISOString() }, localTime(now.getTime())), state.paused ? ' (auto-refresh paused)' : '');
+      replace(updated, 'Last updated ', h('time', { datetime: now.toISOString() }, localClock(now.getTime())), state.paused ? ' (auto-refresh paused)' : '');
     },
     fail: (error) => showError(error),
   };

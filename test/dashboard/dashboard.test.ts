@@ -76,7 +76,8 @@ describe('the dashboard, end to end in Chromium', () => {
     await expect(cell('alpha', TASKS).evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundImage: string } }).getComputedStyle(element).backgroundImage)).resolves.toContain('repeating-linear-gradient');
     await expect(cell('alpha', TASKS).getAttribute('data-share')).resolves.toBe(String(6 / 7));
     // Its -32021 answer naming replay is counted in that cell.
-    await expect(cell('alpha', REPLAY).innerText()).resolves.toContain('-32021 ×1');
+    await expect(cell('alpha', REPLAY).innerText()).resolves.toContain('×1');
+    await expect(cell('alpha', REPLAY).getAttribute('aria-label')).resolves.toContain('1 answered -32021 naming it');
     await expect(cell('gamma', SEARCH).getAttribute('class')).resolves.toContain('state-client');
     await expect(cell('gamma', SEARCH).innerText()).resolves.toMatch(/100 %\s*◐ client/);
     await expect(cell('beta', TASKS).getAttribute('class')).resolves.toContain('state-server');

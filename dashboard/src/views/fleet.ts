@@ -1,5 +1,5 @@
 import type { Context, ViewModule } from '../context.js';
-import { code, count, h, hidden, notice, replace, time } from '../dom.js';
+import { breakableId, code, count, h, hidden, notice, replace, time } from '../dom.js';
 import { href } from '../state.js';
 import type { InstanceView, InstancesResponse } from '../types.js';
 
@@ -84,7 +84,7 @@ class FleetView implements ViewModule {
     const drifting = instances.filter((instance) => instance.differs).length;
     const variants = ids.filter((id) => (letters.get(id)?.size ?? 0) > 1);
     const extLink = (id: string): HTMLElement => {
-      const link = h('a', { href: href(context.state, { view: 'extension', ext: id }), class: 'ext-id' }, id);
+      const link = h('a', { href: href(context.state, { view: 'extension', ext: id }), class: 'ext-id ext-wrap' }, breakableId(id));
       link.addEventListener('click', (event) => {
         event.preventDefault();
         context.navigate({ view: 'extension', ext: id });

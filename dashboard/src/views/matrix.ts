@@ -90,7 +90,7 @@ class MatrixView implements ViewModule {
       { class: 'legend', 'aria-label': 'Legend' },
       ...(Object.keys(STATES) as (keyof typeof STATES)[]).map((state) => h('li', { class: `state-${state}` }, h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[state].symbol), ` ${STATES[state].text}`)),
       shade,
-      h('li', null, '“-32021 ×n”: requests refused for a missing required capability naming the id.'),
+      h('li', { class: 'legend-required' }, h('span', { class: 'required' }, '×n'), ' requests answered -32021 (a required capability missing) naming the id'),
       h('li', null, 'Cell figure: share of the row’s requests whose server’s declaration is known (requests answered before any server instance existed are counted apart). Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).'),
     );
     this.summary = h('p', { class: 'summary', 'aria-live': 'polite' });
@@ -513,7 +513,8 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
   if (cell.required > 0) {
     const errors = document.createElement('span');
     errors.className = 'required';
-    errors.textContent = `-32021 ×${cell.required}`;
+    errors.textContent = `×${cell.required >= 1000 ? `${Math.floor(cell.required / 1000)}k` : cell.required}`;
+    errors.title = `${cell.required} answered -32021`;
     td.appendChild(errors);
   }
   return td;
