@@ -199,7 +199,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           readScope(readToken, async (scope) => {
             scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
             scope.addHook('preSerialization', chunkedAnswer);
-            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, openEndMs: limits.maxFutureSkewMs, alerts: { states: store, status: () => alerting.status() }, rejections: selfMetrics.rejections });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store, status: () => alerting.status() }, rejections: selfMetrics.rejections });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),

@@ -1,6 +1,7 @@
 import { OVERFLOW_VALUE, isPseudoExtensionId } from '../../contract/index.js';
 import { SeriesKind } from '../model/batches.js';
 import type { CellTotal } from '../model/records.js';
+import { type CellFigures, cellFigures } from './cell.js';
 
 export type Grouping = 'client' | 'client_version';
 
@@ -21,10 +22,24 @@ export interface DeclarationCounts {
   declared: number;
 }
 
-export interface MatrixCell extends ExtensionCounts {
-  id: string;
+/** A cell's counts as summed: what the figures (analysis/cell.ts) are computed from. */
+interface CellCounts extends ExtensionCounts {
   /** Of `clientDeclared`, the requests answered before any server instance existed (left out of shares). */
   serverUnknown: number;
+  /** Requests answered `-32021` (missing required client capability) naming this id. */
+  required: number;
+}
+
+export interface MatrixCell extends CellCounts, CellFigures {
+  id: string;
+}
+
+/** `-32021` answers per client name and version and the id they named (the store's required trend, summed). */
+export interface RequiredCount {
+  id: string | null;
+  name: string | null;
+  version: string | null;
+  count: number;
 }
 
 export interface MatrixRow {
@@ -72,16 +87,20 @@ export function clientLabel(name: string | null, version: string | null, group: 
   return group === 'client' ? base : `${base}@${version ?? UNKNOWN_VERSION}`;
 }
 
-type CellCounts = Omit<MatrixCell, 'id'>;
-
-const zero = (): CellCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 });
+const zero = (): CellCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0, required: 0 });
 
 const add = (into: CellCounts, from: CellCounts): void => {
   into.clientDeclared += from.clientDeclared;
   into.serverAdvertised += from.serverAdvertised;
   into.negotiated += from.negotiated;
   into.serverUnknown += from.serverUnknown;
+  into.required += from.required;
 };
+
+/** The cell as served: its counts and what they mean, computed once (analysis/cell.ts). */
+export function matrixCell(id: string, counts: CellCounts, row: { requests: number; serverUnknown: number }): MatrixCell {
+  return { id, ...counts, ...cellFigures(counts, row) };
+}
 
 interface Entry {
   row: Omit<MatrixRow, 'extensions'>;
@@ -94,9 +113,16 @@ interface Entry {
  * ordered by requests, then label. Past `limits`, the least busy rows are summed in one row `_OTHER` and the
  * least busy ids in one id `_OTHER`, before the view is made dense: its size is bounded by the limits, not by
  * how many clients and ids there are. `serverUnknown` is the part of `cells` answered before any server instance
- * existed: it gives each row and cell its `serverUnknown` count, which shares leave out.
+ * existed: it gives each row and cell its `serverUnknown` count, which shares leave out. `required` gives each cell
+ * its `-32021` answers (those of a client no row has are left out: every such answer is also a request).
  */
-export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits: MatrixLimits = UNLIMITED, serverUnknown: readonly CellTotal[] = []): MatrixView {
+export function buildMatrix(
+  cells: readonly CellTotal[],
+  group: Grouping,
+  limits: MatrixLimits = UNLIMITED,
+  serverUnknown: readonly CellTotal[] = [],
+  required: readonly RequiredCount[] = [],
+): MatrixView {
   const idTotals = new Map<string, number>();
   const rows = new Map<string, Entry>();
   const entryOf = (cell: CellTotal): Entry => {
@@ -140,6 +166,17 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits
     if (counts === undefined) entry.counts.set(id, (counts = zero()));
     if (cell.clientDeclared === true) counts.serverUnknown += cell.count;
   }
+  for (const answer of required) {
+    if (answer.id === null) continue;
+    const entry = rows.get(JSON.stringify([answer.name, group === 'client' ? null : answer.version]));
+    if (entry === undefined) continue;
+    let counts = entry.counts.get(answer.id);
+    if (counts === undefined) {
+      entry.counts.set(answer.id, (counts = zero()));
+      idTotals.set(answer.id, idTotals.get(answer.id) ?? 0);
+    }
+    counts.required += answer.count;
+  }
 
   let entries = [...rows.values()].sort((a, b) => b.row.requests - a.row.requests || byText(a.row.client, b.row.client));
   if (entries.length > limits.rows) {
@@ -182,10 +219,7 @@ export function buildMatrix(cells: readonly CellTotal[], group: Grouping, limits
       requests: row.requests,
       serverUnknown: row.serverUnknown,
       declaration: row.declaration,
-      extensions: extensions.map((id) => {
-        const cell = id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id);
-        return { id, clientDeclared: cell?.clientDeclared ?? 0, serverAdvertised: cell?.serverAdvertised ?? 0, negotiated: cell?.negotiated ?? 0, serverUnknown: cell?.serverUnknown ?? 0 };
-      }),
+      extensions: extensions.map((id) => matrixCell(id, (id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id)) ?? zero(), row)),
     };
   });
   return { extensions, rows: view, rowsTotal: rows.size, extensionsTotal: idTotals.size };
@@ -200,16 +234,29 @@ export function clientTotals(cells: readonly CellTotal[]): { client: string; nam
 
 /** Per id, the counts over every client. */
 export function extensionTotals(view: MatrixView): MatrixCell[] {
+  const requests = view.rows.reduce((sum, row) => sum + row.requests, 0);
+  const serverUnknown = view.rows.reduce((sum, row) => sum + row.serverUnknown, 0);
   return view.extensions.map((id, index) => {
-    const total = { id, ...zero() };
+    const total = zero();
     for (const row of view.rows) {
       const cell = row.extensions[index];
-      if (cell === undefined) continue;
-      total.clientDeclared += cell.clientDeclared;
-      total.serverAdvertised += cell.serverAdvertised;
-      total.negotiated += cell.negotiated;
-      total.serverUnknown += cell.serverUnknown;
+      if (cell !== undefined) add(total, cell);
     }
-    return total;
+    return matrixCell(id, total, { requests, serverUnknown });
   });
+}
+
+const contains = (text: string, needle: string | undefined): boolean => needle === undefined || needle.trim() === '' || text.toLowerCase().includes(needle.trim().toLowerCase());
+
+/** Rows whose label contains `rows` (and of client name `client`), ids containing `cols`: the page's filters, for what is sent. */
+export function filterMatrix(view: MatrixView, filter: { rows?: string | undefined; cols?: string | undefined; client?: string | undefined }): MatrixView {
+  if (filter.rows === undefined && filter.cols === undefined && filter.client === undefined) return view;
+  const keep = view.extensions.map((id) => contains(id, filter.cols));
+  return {
+    ...view,
+    extensions: view.extensions.filter((_, index) => keep[index]),
+    rows: view.rows
+      .filter((row) => (filter.client === undefined || row.name === filter.client) && contains(row.client, filter.rows))
+      .map((row) => ({ ...row, extensions: row.extensions.filter((_, index) => keep[index]) })),
+  };
 }

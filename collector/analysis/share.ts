@@ -1,3 +1,8 @@
+/**
+ * What a share is, decided once: every figure the API serves, every export writes and every alert rule reports
+ * is taken over the same requests.
+ */
+
 /** A share of a whole: null when there is nothing to share (no requests), never a division by zero. */
 export function share(part: number, whole: number): number | null {
   return whole === 0 ? null : part / whole;

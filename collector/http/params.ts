@@ -37,12 +37,12 @@ function calendarValid(value: string): boolean {
 const DEFAULT_RANGE_MS = MS_PER_DAY;
 
 /**
- * `from`/`to` with defaults: from 24 hours before now, to the newest data there can be, i.e. now plus the clock
- * skew ingest accepts (`openEndMs`), so that points a sender stamped slightly ahead are not left out.
- * `from` must be before `to`.
+ * `from`/`to` with defaults: from 24 hours before now, to now. A range never reaches past now: a point a sender
+ * stamped ahead of the collector's clock (within the skew ingest accepts) is shown once its time has come, rather
+ * than every range and chart running into the future. `from` must be before `to`.
  */
-export function parseRange(query: RangeQuery, now: number, openEndMs = 0): { fromMs: number; toMs: number } {
-  const toMs = query.to === undefined ? now + openEndMs : parseTime('to', query.to, now);
+export function parseRange(query: RangeQuery, now: number): { fromMs: number; toMs: number } {
+  const toMs = query.to === undefined ? now : parseTime('to', query.to, now);
   const fromMs = query.from === undefined ? now - DEFAULT_RANGE_MS : parseTime('from', query.from, now);
   if (fromMs >= toMs) throw badRequest('from: must be before to');
   return { fromMs, toMs };

@@ -61,6 +61,30 @@ export function time(iso: string): HTMLTimeElement {
   return h('time', { datetime: iso, title: iso }, ago(iso));
 }
 
+/**
+ * The page's one way of writing a time: local, 24-hour, with the zone shown (`4 Dec 2026, 13:14 UTC`); the exact
+ * UTC instant is the element's `datetime` and title.
+ */
+const LOCAL_TIME = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+export const localTime = (ms: number): string => LOCAL_TIME.format(ms);
+const LOCAL_CLOCK = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+/** The time of day alone, with the zone (for "last updated"). */
+export const localClock = (ms: number): string => LOCAL_CLOCK.format(ms);
+
+export function at(iso: string): HTMLTimeElement {
+  return h('time', { datetime: iso, title: iso }, localTime(Date.parse(iso)));
+}
+
+/** An extension id that may wrap after its `/` and `.` only, never inside a word (text nodes and <wbr>). */
+export function breakableId(id: string): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  for (const part of id.split(/(?<=[/.])/)) {
+    fragment.appendChild(document.createTextNode(part));
+    fragment.appendChild(document.createElement('wbr'));
+  }
+  return fragment;
+}
+
 /** A visually hidden text for screen readers. */
 export const hidden = (text: string): HTMLElement => h('span', { class: 'visually-hidden' }, text);
 

@@ -1,9 +1,10 @@
 import { type AuthRequired, storeToken, storedToken } from './api.js';
 import { type Context, Loader, type ViewModule, isAuthError } from './context.js';
-import { h, notice, replace } from './dom.js';
+import { h, localClock, notice, replace } from './dom.js';
 import { FilterBar } from './filters.js';
 import { RejectionsStrip } from './rejections-strip.js';
 import { type State, type View, href, parseState, serializeState } from './state.js';
+import type { AlertsResponse } from './types.js';
 import { alertsView } from './views/alerts.js';
 import { changesView } from './views/changes.js';
 import { extensionView } from './views/extension.js';
@@ -42,13 +43,26 @@ function navigate(changes: Partial<State>, mode: 'push' | 'replace' = 'push'): v
 const filters = new FilterBar(navigate);
 const rejections = new RejectionsStrip();
 
+/** Alerts firing now, for the Alerts tab (undefined: not known, e.g. no rule engine runs). */
+let firing: number | undefined;
+
+async function countFiring(): Promise<void> {
+  try {
+    firing = (await loader.load<AlertsResponse>('alerts', { state: 'firing', limit: '1' })).total;
+  } catch {
+    firing = undefined;
+  }
+  renderNav();
+}
+
 function renderNav(): void {
   const list = nav.querySelector('ul');
   if (list === null) return;
   replace(
     list,
     (Object.keys(VIEW_LABELS) as View[]).map((view) => {
-      const link = h('a', { href: href(state, { view, cellClient: '', cellExt: '' }), 'aria-current': state.view === view ? 'page' : null }, VIEW_LABELS[view]);
+      const badge = view === 'alerts' && firing !== undefined && firing > 0 ? h('span', { class: 'nav-count', 'aria-label': `${firing} firing` }, ` ${firing} firing`) : null;
+      const link = h('a', { href: href(state, { view, cellClient: '', cellExt: '' }), 'aria-current': state.view === view ? 'page' : null }, VIEW_LABELS[view], badge);
       link.addEventListener('click', (event) => {
         if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
         event.preventDefault();
@@ -67,7 +81,7 @@ function context(current: number): Context {
     isCurrent: () => current === generation,
     loaded: () => {
       const now = new Date();
-      replace(updated, 'Last updated ', h('time', { datetime: now.toISOString() }, now.toLocaleTimeString()), state.paused ? ' (auto-refresh paused)' : '');
+      replace(updated, 'Last updated ', h('time', { datetime: now.toISOString() }, localClock(now.getTime())), state.paused ? ' (auto-refresh paused)' : '');
     },
     fail: (error) => showError(error),
   };
@@ -81,6 +95,7 @@ async function render(): Promise<void> {
   const ctx = context(current);
   document.title = `${VIEW_LABELS[state.view]} · extscope`;
   renderNav();
+  void countFiring();
   forget.hidden = storedToken() === null;
   pause.textContent = state.paused ? 'Resume auto-refresh' : 'Pause auto-refresh';
   pause.setAttribute('aria-pressed', String(state.paused));

@@ -1,56 +1,64 @@
 import type { ExtensionCounts, MatrixResponse, MatrixRow } from './types.js';
 
 /**
- * A matrix cell sums many requests. Its state is the strongest thing that happened in it: negotiated on at least
- * one request; else declared by the client (and no server answering it offered the id); else offered by the
- * server only; else neither. The shares say how much of the row's requests each covers.
+ * A cell's state and shares are the collector's (analysis/cell.ts, served by `/api/v1/matrix`): the page only
+ * says them, so that the matrix, its exports, the other views and the alerts can never disagree.
  */
-export type CellState = 'negotiated' | 'client' | 'server' | 'neither';
+export type CellState = ExtensionCounts['state'];
 
+/** How each state looks: a symbol and a word (colour is never the only carrier), and the words for a reader. */
 export const STATES: Record<CellState, { symbol: string; short: string; text: string }> = {
-  negotiated: { symbol: '●', short: 'both', text: 'negotiated' },
+  negotiated: { symbol: '●', short: 'all', text: 'negotiated on every request' },
+  partial: { symbol: '◒', short: 'partial', text: 'negotiated on some requests, not others' },
   client: { symbol: '◐', short: 'client', text: 'client declares, server lacks' },
   server: { symbol: '◑', short: 'server', text: 'server offers, client lacks' },
   neither: { symbol: '○', short: 'neither', text: 'neither' },
 };
 
 export interface Cell extends ExtensionCounts {
-  state: CellState;
   requests: number;
-  /**
-   * The requests shares are taken over: the row's requests whose server's declaration is known (those answered
-   * before any server instance existed say nothing about what the server offers).
-   */
-  known: number;
-  /** The share shown in the cell: of the `known` requests, the one the state is about. */
-  share: number | null;
 }
 
-const NO_COUNTS = (id: string): ExtensionCounts => ({ id, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 });
+const NO_COUNTS = (id: string): ExtensionCounts => ({
+  id,
+  clientDeclared: 0,
+  serverAdvertised: 0,
+  negotiated: 0,
+  serverUnknown: 0,
+  required: 0,
+  state: 'neither',
+  known: 0,
+  negotiatedShare: null,
+  clientShare: null,
+  serverShare: null,
+});
 
 export function cellOf(row: MatrixRow, index: number, id: string): Cell {
-  const counts = row.extensions[index]?.id === id ? row.extensions[index] : (row.extensions.find((cell) => cell.id === id) ?? NO_COUNTS(id));
-  const c = counts ?? NO_COUNTS(id);
-  const state: CellState = c.negotiated > 0 ? 'negotiated' : c.clientDeclared > 0 ? 'client' : c.serverAdvertised > 0 ? 'server' : 'neither';
-  const known = Math.max(0, row.requests - row.serverUnknown);
-  // The client's declarations on requests no server saw are not part of the known requests either.
-  const clientDeclaredKnown = c.clientDeclared - c.serverUnknown;
-  const numerator = state === 'negotiated' ? c.negotiated : state === 'client' ? clientDeclaredKnown : state === 'server' ? c.serverAdvertised : 0;
-  return { ...c, state, requests: row.requests, known, share: known === 0 ? null : numerator / known };
+  const counts = row.extensions[index]?.id === id ? row.extensions[index] : row.extensions.find((cell) => cell.id === id);
+  return { ...(counts ?? NO_COUNTS(id)), requests: row.requests };
+}
+
+/** The share a cell shows: negotiated when anything was; else the side that declared it. */
+export function shownShare(cell: ExtensionCounts): number | null {
+  if (cell.state === 'client') return cell.clientShare;
+  if (cell.state === 'server') return cell.serverShare;
+  if (cell.state === 'neither') return null;
+  return cell.negotiatedShare;
 }
 
 /** The whole story of a cell, for its tooltip and its accessible description. */
 export function describeCell(row: MatrixRow, cell: Cell): string[] {
   const unknown = row.serverUnknown;
   const base = unknown === 0 ? 'requests' : 'requests with a known server';
-  const of = (n: number): string => `${n.toLocaleString('en')} of ${cell.known.toLocaleString('en')} ${base}${cell.known === 0 ? '' : ` (${((n / cell.known) * 100).toFixed(1)} %)`}`;
+  const of = (n: number, value: number | null): string => `${n.toLocaleString('en')} of ${cell.known.toLocaleString('en')} ${base}${value === null ? '' : ` (${(value * 100).toFixed(1)} %)`}`;
   const lines = [
     `${STATES[cell.state].symbol} ${STATES[cell.state].text}`,
-    `negotiated: ${of(cell.negotiated)}`,
-    `client declared: ${of(cell.clientDeclared - cell.serverUnknown)}`,
-    `server advertised: ${of(cell.serverAdvertised)}`,
+    `negotiated: ${of(cell.negotiated, cell.negotiatedShare)}`,
+    `client declared: ${of(cell.clientDeclared - cell.serverUnknown, cell.clientShare)}`,
+    `server advertised: ${of(cell.serverAdvertised, cell.serverShare)}`,
     `client declared, server lacked: ${(cell.clientDeclared - cell.serverUnknown - cell.negotiated).toLocaleString('en')}`,
     `server offered, client lacked: ${(cell.serverAdvertised - cell.negotiated).toLocaleString('en')}`,
+    `-32021 answers naming it: ${cell.required.toLocaleString('en')}`,
   ];
   if (unknown > 0) {
     lines.push(
@@ -92,55 +100,11 @@ export function sliceMatrix(matrix: MatrixResponse, filter: MatrixFilter): Matri
         : (row: MatrixRow): number => {
             const cell = cellOf(row, column.index, column.id);
             // Negotiated first, then client-only, then server-only: the state's rank, then its share.
-            const rank = { negotiated: 3, client: 2, server: 1, neither: 0 }[cell.state];
-            return rank + (cell.share ?? 0);
+            const rank = { negotiated: 4, partial: 3, client: 2, server: 1, neither: 0 }[cell.state];
+            return rank + (shownShare(cell) ?? 0);
           };
   const sorted = [...rows].sort((a, b) => (key === null ? sign * byLabel(a, b) : sign * (key(a) - key(b)) || byLabel(a, b)));
   return { extensions, rows: sorted };
-}
-
-export function matrixJson(matrix: MatrixResponse, slice: MatrixSlice): string {
-  return `${JSON.stringify(
-    {
-      from: matrix.from,
-      to: matrix.to,
-      resolution: matrix.resolution,
-      group: matrix.group,
-      extensions: slice.extensions.map(({ id }) => id),
-      rows: slice.rows.map((row) => ({
-        ...row,
-        extensions: slice.extensions.map(({ id, index }) => {
-          const cell = cellOf(row, index, id);
-          return { id, state: cell.state, clientDeclared: cell.clientDeclared, serverAdvertised: cell.serverAdvertised, negotiated: cell.negotiated };
-        }),
-      })),
-    },
-    null,
-    2,
-  )}\n`;
-}
-
-/** RFC 4180 fields; a text starting like a formula is prefixed with a quote (it came from a client). */
-function csvField(value: string | number | null): string {
-  if (value === null) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
-export function matrixCsv(slice: MatrixSlice): string {
-  const header: string[] = ['client', 'name', 'version', 'requests', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
-  for (const { id } of slice.extensions) header.push(`${id} state`, `${id} client_declared`, `${id} server_advertised`, `${id} negotiated`);
-  const lines = [header.map(csvField).join(',')];
-  for (const row of slice.rows) {
-    const fields: (string | number | null)[] = [row.client, row.name, row.version, row.requests, row.declaration.unknown, row.declaration.none, row.declaration.declared];
-    for (const { id, index } of slice.extensions) {
-      const cell = cellOf(row, index, id);
-      fields.push(cell.state, cell.clientDeclared, cell.serverAdvertised, cell.negotiated);
-    }
-    lines.push(fields.map(csvField).join(','));
-  }
-  return `${lines.join('\r\n')}\r\n`;
 }
 
 /** Markdown table cells: pipes, backslashes and markup-looking characters escaped, newlines flattened. */
@@ -161,7 +125,7 @@ export function matrixMarkdown(matrix: MatrixResponse, slice: MatrixSlice, meani
   for (const row of slice.rows) {
     const marks = slice.extensions.map(({ id, index }) => {
       const cell = cellOf(row, index, id);
-      const yes = meaning === 'negotiated' ? cell.negotiated > 0 : cell.clientDeclared > 0;
+      const yes = meaning === 'negotiated' ? cell.state === 'negotiated' || cell.state === 'partial' : cell.clientDeclared > 0;
       return yes ? '✅' : '❌';
     });
     lines.push(`| ${markdownText(row.client)}¹ | ${marks.join(' | ')} |`);

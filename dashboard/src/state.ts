@@ -1,3 +1,4 @@
+import { localTime } from './dom.js';
 /**
  * Everything a view depends on lives in the URL's query string, so a view can be shared, reloaded, and walked
  * with back/forward. Defaults are left out of the URL.
@@ -138,6 +139,6 @@ export function rangeParams(state: State): Record<string, string> {
 }
 
 export function rangeLabel(state: State): string {
-  if (state.range === 'custom') return `${new Date(Date.parse(state.from)).toISOString()} – ${new Date(Date.parse(state.to)).toISOString()}`;
+  if (state.range === 'custom') return `${localTime(Date.parse(state.from))} – ${localTime(Date.parse(state.to))}`;
   return { '15m': 'last 15 minutes', '1h': 'last hour', '24h': 'last 24 hours', '7d': 'last 7 days' }[state.range];
 }

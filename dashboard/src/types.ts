@@ -4,6 +4,7 @@
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { alertsSchema } from '../../collector/http/api/v1/alerts/schema.js';
+import type { changesSchema } from '../../collector/http/api/v1/changes/schema.js';
 import type { examplesSchema } from '../../collector/http/api/v1/examples/schema.js';
 import type { clientsSchema } from '../../collector/http/api/v1/filters/schema.js';
 import type { instancesSchema } from '../../collector/http/api/v1/instances/schema.js';
@@ -41,3 +42,5 @@ export type RejectionsResponse = Answer<typeof rejectionsSchema>;
 export type AlertsResponse = Answer<typeof alertsSchema>;
 export type AlertView = AlertsResponse['alerts'][number];
 export type AlertState = AlertView['state'];
+
+export type ChangesResponse = Answer<typeof changesSchema>;

@@ -70,12 +70,19 @@ describe('the dashboard, end to end in Chromium', () => {
   it('the matrix shows each cell’s state by symbol and text, its share, and its counts on hover', async () => {
     await open('');
     await expect(page.title()).resolves.toBe('Support matrix · extscope');
-    await expect(cell('alpha', TASKS).getAttribute('class')).resolves.toContain('state-negotiated');
-    await expect(cell('alpha', TASKS).innerText()).resolves.toMatch(/86 %\s*● both/);
+    // alpha negotiated tasks on 6 of its 7 requests: partial, by its symbol, word, hatching and shade.
+    await expect(cell('alpha', TASKS).getAttribute('class')).resolves.toContain('state-partial');
+    await expect(cell('alpha', TASKS).innerText()).resolves.toMatch(/86 %\s*◒ partial/);
+    await expect(cell('alpha', TASKS).evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundImage: string } }).getComputedStyle(element).backgroundImage)).resolves.toContain('repeating-linear-gradient');
+    await expect(cell('alpha', TASKS).getAttribute('data-share')).resolves.toBe(String(6 / 7));
+    // Its -32021 answer naming replay is counted in that cell.
+    await expect(cell('alpha', REPLAY).innerText()).resolves.toContain('×1');
+    await expect(cell('alpha', REPLAY).getAttribute('aria-label')).resolves.toContain('1 answered -32021 naming it');
     await expect(cell('gamma', SEARCH).getAttribute('class')).resolves.toContain('state-client');
     await expect(cell('gamma', SEARCH).innerText()).resolves.toMatch(/100 %\s*◐ client/);
     await expect(cell('beta', TASKS).getAttribute('class')).resolves.toContain('state-server');
     await expect(cell('beta', SEARCH).getAttribute('class')).resolves.toContain('state-negotiated');
+    await expect(cell('beta', SEARCH).innerText()).resolves.toMatch(/100 %\s*● all/);
     await expect(cell('alpha', REPLAY).getAttribute('class')).resolves.toContain('state-neither');
     await expect(cell('(unknown client)', TASKS).innerText()).resolves.toMatch(/50 %/);
     // Every cell also carries its state in words for screen readers.
@@ -116,7 +123,7 @@ describe('the dashboard, end to end in Chromium', () => {
   it('the fleet view flags the instance of a service that advertises a different set', async () => {
     expect(query().get('view')).toBe('fleet');
     const shop = page.locator('section.service', { has: page.getByRole('heading', { name: /^shop/ }) });
-    await expect(shop.locator('h3').innerText()).resolves.toContain('⚠ drift');
+    await expect(shop.locator('h3').innerText()).resolves.toContain('drift');
     await expect(shop.locator('tr.drift').count()).resolves.toBe(2);
     const shopB = shop.locator('tbody tr', { hasText: 'shop-b' });
     await expect(shopB.innerText()).resolves.toContain('differs from its service');
@@ -240,7 +247,11 @@ describe('the dashboard, end to end in Chromium', () => {
     };
     const csv = await save('CSV');
     expect(csv.split('\r\n')[0]).toContain(`${TASKS} negotiated`);
-    expect(csv).toMatch(/^alpha,alpha,,7,0,1,6,/m);
+    // The collector's one CSV writer: requests, requests no server saw, declaration states, then per id its state,
+    // negotiated share (the same as the cell's) and counts.
+    expect(csv).toMatch(/^alpha,alpha,,7,0,0,1,6,/m);
+    expect(csv.split('\r\n')[0]).toContain(`${TASKS} state,${TASKS} negotiated_share`);
+    expect(csv).toMatch(new RegExp(`^alpha,.*,partial,${(6 / 7).toFixed(6)},`, 'm'));
     const json = JSON.parse(await save('JSON')) as { rows: { client: string; extensions: { id: string; state: string }[] }[] };
     expect(json.rows.find((entry) => entry.client === 'gamma')?.extensions.find((entry) => entry.id === SEARCH)?.state).toBe('client');
     const markdown = await save('Markdown');
@@ -255,16 +266,25 @@ describe('the dashboard, end to end in Chromium', () => {
     expect((await save('Markdown')).split('\n')).toContain('| gamma¹ | ❌ | ✅ | ❌ |');
   });
 
-  it('what changed marks a cell that moved, with both values, and the instances that started advertising', async () => {
+  it('what changed compares two equal adjacent periods ending now, the client-version regression first, then a share that moved', async () => {
     await open('?view=changes');
-    const moved = page.locator(`td.delta.moved[data-client="alpha"][data-ext="${TASKS}"]`);
-    await expect(moved.count()).resolves.toBe(1);
-    await expect(moved.innerText()).resolves.toMatch(/▲\s*20 % → 86 %/);
-    await expect(page.locator('.moved-list').innerText()).resolves.toContain('▲ +66 points');
-    const unmoved = page.locator(`td.delta[data-client="alpha"][data-ext="${SEARCH}"]`);
-    await expect(unmoved.getAttribute('class')).resolves.toBe('delta');
+    const rows = page.locator('.moved-list tbody tr');
+    // alpha 0.9.0 declared search 30 h ago; alpha 1.0.0 declares it on none of its 7 requests: first.
+    await expect(rows.first().getAttribute('data-kind')).resolves.toBe('stopped_declaring');
+    await expect(rows.first().getAttribute('data-client')).resolves.toBe('alpha@1.0.0');
+    await expect(rows.first().getAttribute('data-ext')).resolves.toBe(SEARCH);
+    await expect(rows.first().innerText()).resolves.toMatch(/stopped declaring \(alpha@0\.9\.0 did\)\s+7/);
+    const moved = page.locator(`.moved-list tr[data-kind="share_moved"][data-client="alpha@1.0.0"][data-ext="${TASKS}"]`);
+    await expect(moved.innerText()).resolves.toContain('▲ +66 points (20 % → 86 %)');
+    // The periods: equal, adjacent, the later one ending now.
+    const times = await page.locator('.changes .summary time').evaluateAll((elements) => elements.map((element) => Date.parse(element.getAttribute('datetime') ?? '')));
+    expect(times).toHaveLength(4);
+    const [beforeFrom = 0, beforeTo = 0, afterFrom = 0, afterTo = 0] = times;
+    expect(beforeTo).toBe(afterFrom);
+    expect(Math.abs(beforeTo - beforeFrom - (afterTo - afterFrom))).toBeLessThan(60_000);
+    expect(afterTo).toBeLessThanOrEqual(Date.now());
     const advertising = page.locator('.advertising-changes');
-    await expect(advertising.innerText()).resolves.toMatch(/started \(new instance\)\s+com\.example\/search\s+shop\s+shop-a/);
+    await expect(advertising.innerText()).resolves.toMatch(/started advertising\s+com\.example\/search\s+shop\s+shop-a/);
     await screenshot(page, 'changes');
     await andRender(async () => {
       await page.fill('#threshold', '70');

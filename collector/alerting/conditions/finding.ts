@@ -36,4 +36,10 @@ export function listed(items: readonly string[], limit = 5): string {
   return items.length > limit ? `${shown} and ${items.length - limit} more` : shown;
 }
 
+/** A window as the dashboard's custom range (`range=custom&from=…&to=…`, ISO UTC): the view shows what the rule measured. */
+export function viewRange(window: { fromMs: number; toMs: number } | undefined): Record<string, string> {
+  if (window === undefined) return {};
+  return { range: 'custom', from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() };
+}
+
 export const points = (share: number): string => `${(share * 100).toFixed(1)}%`;

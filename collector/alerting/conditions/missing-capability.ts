@@ -2,14 +2,14 @@ import type { RequiredSlot } from '../../store/trends.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
 import { MS_PER_MINUTE } from '../../model/time.js';
-import { type Finding, dashboardPath, inScope, listed } from './finding.js';
-import { type Snapshot, floorMinute } from './snapshot.js';
+import { type Finding, dashboardPath, inScope, listed, viewRange } from './finding.js';
+import type { Snapshot, Window } from './snapshot.js';
 
 /**
  * Per service and extension id named in `-32021` answers (missing required client capability): answers per
  * minute over the window, from the clients in scope. Fires above `ratePerMinute`.
  */
-export function missingCapability(rule: Rule<'missing_capability'>, service: string, rows: readonly RequiredSlot[]): Finding[] {
+export function missingCapability(rule: Rule<'missing_capability'>, service: string, rows: readonly RequiredSlot[], window?: Window): Finding[] {
   const minutes = parseDuration(rule.options.window) / MS_PER_MINUTE;
   const byId = new Map<string, { count: number; clients: Set<string> }>();
   for (const row of rows) {
@@ -28,18 +28,18 @@ export function missingCapability(rule: Rule<'missing_capability'>, service: str
       value: Math.round(rate * 100) / 100,
       summary: `${service} answered ${count} requests with -32021 naming ${id} in the last ${rule.options.window}`,
       description: `${rate.toFixed(2)} missing-capability answers per minute name ${id} as required (above ${rule.options.ratePerMinute}); clients: ${clients.size === 0 ? 'without names' : listed([...clients].sort())}.`,
-      dashboardPath: dashboardPath('extension', { ext: id, service }),
+      dashboardPath: dashboardPath('extension', { ext: id, service, ...viewRange(window) }),
     });
   }
   return findings;
 }
 
 export async function evaluateMissingCapability(rule: Rule<'missing_capability'>, snapshot: Snapshot): Promise<Finding[]> {
-  const to = floorMinute(snapshot.now) + MS_PER_MINUTE;
-  const from = to - parseDuration(rule.options.window);
+  // Whole elapsed minutes: the minute under way holds only part of a minute's answers.
+  const window = snapshot.window(parseDuration(rule.options.window));
   const findings: Finding[] = [];
   for (const service of await snapshot.services()) {
-    if (inScope(rule.scope, 'services', service)) findings.push(...missingCapability(rule, service, await snapshot.required(service, from, to)));
+    if (inScope(rule.scope, 'services', service)) findings.push(...missingCapability(rule, service, await snapshot.required(service, window.fromMs, window.toMs), window));
   }
   return findings;
 }

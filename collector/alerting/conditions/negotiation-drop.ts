@@ -1,49 +1,57 @@
-import { buildMatrix } from '../../analysis/matrix.js';
-import { share } from '../../analysis/share.js';
-import type { CellTotal } from '../../model/records.js';
+import { type MatrixCell, type MatrixView, extensionTotals } from '../../analysis/matrix.js';
+import { knownRequests } from '../../analysis/share.js';
+import { MS_PER_MINUTE } from '../../model/time.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
-import { type Finding, dashboardPath, inScope, points } from './finding.js';
-import { type Snapshot, floorMinute } from './snapshot.js';
+import { type Finding, dashboardPath, inScope, points, viewRange } from './finding.js';
+import type { Snapshot, Window } from './snapshot.js';
 
-/** Requests and, per extension id, negotiated requests: of one client, or summed over the clients in scope. */
+/** Per id, the totals of one client's rows (or of every client in scope): the cells the matrix serves for them. */
 interface Tally {
   client: string | undefined;
-  requests: number;
-  negotiated: Map<string, number>;
+  /** The requests the shares are over (analysis/share.ts). */
+  known: number;
+  ids: Map<string, MatrixCell>;
 }
 
-function tallies(rule: Rule<'negotiation_drop'>, cells: readonly CellTotal[]): Map<string, Tally> {
-  const view = buildMatrix(cells, 'client');
-  const byKey = new Map<string, Tally>();
+function tallies(rule: Rule<'negotiation_drop'>, view: MatrixView): Map<string, Tally> {
+  const rowsByKey = new Map<string, { client: string | undefined; rows: MatrixView['rows'] }>();
   for (const row of view.rows) {
     if (!inScope(rule.scope, 'clients', row.name)) continue;
     const key = rule.options.perClient ? row.client : '';
-    let tally = byKey.get(key);
-    if (tally === undefined) byKey.set(key, (tally = { client: rule.options.perClient ? row.client : undefined, requests: 0, negotiated: new Map() }));
-    tally.requests += row.requests;
-    for (const cell of row.extensions) {
-      if (inScope(rule.scope, 'extensions', cell.id)) tally.negotiated.set(cell.id, (tally.negotiated.get(cell.id) ?? 0) + cell.negotiated);
-    }
+    let entry = rowsByKey.get(key);
+    if (entry === undefined) rowsByKey.set(key, (entry = { client: rule.options.perClient ? row.client : undefined, rows: [] }));
+    entry.rows.push(row);
+  }
+  const byKey = new Map<string, Tally>();
+  for (const [key, { client, rows }] of rowsByKey) {
+    const ids = new Map<string, MatrixCell>();
+    for (const cell of extensionTotals({ ...view, rows })) if (inScope(rule.scope, 'extensions', cell.id)) ids.set(cell.id, cell);
+    byKey.set(key, { client, known: rows.reduce((sum, row) => sum + knownRequests(row.requests, row.serverUnknown), 0), ids });
   }
   return byKey;
 }
 
 /**
- * Per service (and client, with `perClient`) and extension id: the negotiated share of requests in the recent
- * window against the baseline before it. Fires when it fell by at least `drop` points, both windows holding at
- * least `minRequests` requests (a quiet hour pages nobody).
+ * Per service (and client, with `perClient`) and extension id: the negotiated share in the recent window against
+ * the baseline before it, both as the matrix serves it (over the requests whose server's declaration is known,
+ * analysis/share.ts). Fires when it fell by at least `drop` points, both windows holding at least `minRequests` such
+ * requests (a quiet hour pages nobody). The alert links to the extension's page over the recent window.
  */
-export function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string, recentCells: readonly CellTotal[], baselineCells: readonly CellTotal[]): Finding[] {
-  const recent = tallies(rule, recentCells);
-  const baseline = tallies(rule, baselineCells);
+export function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string, recentView: MatrixView, baselineView: MatrixView, recentWindow?: Window): Finding[] {
+  const recent = tallies(rule, recentView);
+  const baseline = tallies(rule, baselineView);
   const findings: Finding[] = [];
   for (const [key, before] of baseline) {
     const now = recent.get(key);
-    if (now === undefined || before.requests < rule.options.minRequests || now.requests < rule.options.minRequests) continue;
-    for (const [id, negotiatedBefore] of before.negotiated) {
-      const shareBefore = share(negotiatedBefore, before.requests) ?? 0;
-      const shareNow = share(now.negotiated.get(id) ?? 0, now.requests) ?? 0;
+    if (now === undefined) continue;
+    for (const [id, cellBefore] of before.ids) {
+      const cellNow = now.ids.get(id);
+      const knownBefore = before.known;
+      const knownNow = now.known;
+      if (knownBefore < rule.options.minRequests || knownNow < rule.options.minRequests) continue;
+      const shareBefore = cellBefore.negotiatedShare ?? 0;
+      const shareNow = cellNow?.negotiatedShare ?? 0;
       const drop = (shareBefore - shareNow) * 100;
       // Compared in whole thousandths of a point, so that 20 points down is "at least 20" despite binary fractions.
       if (Math.round(drop * 1000) < Math.round(rule.options.drop * 1000)) continue;
@@ -52,8 +60,8 @@ export function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string,
         labels: before.client === undefined ? { service, extension: id } : { service, client: before.client, extension: id },
         value: Math.round(drop * 10) / 10,
         summary: `${id} negotiated on ${points(shareNow)} of ${who}'s requests, down from ${points(shareBefore)}`,
-        description: `Over the last ${rule.options.window}, ${id} was negotiated on ${points(shareNow)} of ${now.requests} requests (${who}); over the ${rule.options.baseline} before, on ${points(shareBefore)} of ${before.requests}: ${drop.toFixed(1)} points down.`,
-        dashboardPath: dashboardPath('extension', { ext: id, service, client: before.client }),
+        description: `Over the last ${rule.options.window}, ${id} was negotiated on ${points(shareNow)} of ${knownNow} requests (${who}); over the ${rule.options.baseline} before, on ${points(shareBefore)} of ${knownBefore}: ${drop.toFixed(1)} points down.`,
+        dashboardPath: dashboardPath('extension', { ext: id, service, client: before.client === undefined ? undefined : (recentView.rows.find((row) => row.client === before.client)?.name ?? undefined), ...viewRange(recentWindow) }),
       });
     }
   }
@@ -61,13 +69,13 @@ export function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string,
 }
 
 export async function evaluateNegotiationDrop(rule: Rule<'negotiation_drop'>, snapshot: Snapshot): Promise<Finding[]> {
-  const split = floorMinute(snapshot.now - parseDuration(rule.options.window));
-  const start = split - parseDuration(rule.options.baseline);
+  const recent = snapshot.window(parseDuration(rule.options.window));
+  const baseline = { fromMs: recent.fromMs - Math.max(MS_PER_MINUTE, parseDuration(rule.options.baseline)), toMs: recent.fromMs };
   const findings: Finding[] = [];
   for (const service of await snapshot.services()) {
     if (!inScope(rule.scope, 'services', service)) continue;
-    const [recent, baseline] = await Promise.all([snapshot.cells(service, split, snapshot.now), snapshot.cells(service, start, split)]);
-    findings.push(...negotiationDrop(rule, service, recent, baseline));
+    const [recentView, baselineView] = await Promise.all([snapshot.matrix(service, recent.fromMs, recent.toMs, 'client'), snapshot.matrix(service, baseline.fromMs, baseline.toMs, 'client')]);
+    findings.push(...negotiationDrop(rule, service, recentView, baselineView, recent));
   }
   return findings;
 }

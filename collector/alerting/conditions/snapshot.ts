@@ -1,4 +1,5 @@
 import { type FleetInstance, buildFleet } from '../../analysis/fleet.js';
+import { type Grouping, type MatrixView, buildMatrix } from '../../analysis/matrix.js';
 import type { CellTotal, InstanceRecord } from '../../model/records.js';
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../model/time.js';
 import type { RollupReader } from '../../store/store.js';
@@ -18,6 +19,12 @@ export interface SnapshotOptions {
 /** Whole minutes: every window boundary is one, so that a window ends where the next begins. */
 export const floorMinute = (ms: number): number => Math.floor(ms / MS_PER_MINUTE) * MS_PER_MINUTE;
 
+/** A range of whole minutes, [fromMs, toMs). */
+export interface Window {
+  fromMs: number;
+  toMs: number;
+}
+
 /**
  * One evaluation's reads, each made once however many rules ask for it (a cycle sees one state of the data).
  * The store widens a range to whole buckets (hours, over long ranges); a window here never reaches past its
@@ -33,6 +40,15 @@ export class Snapshot {
 
   get now(): number {
     return this.options.now;
+  }
+
+  /**
+   * The last `durationMs` of whole, elapsed minutes: it ends where the current minute begins. The minute under way
+   * is not a minute yet (counting it as one made a rate fall, and its alert resolve, at the start of every minute).
+   */
+  window(durationMs: number): Window {
+    const toMs = floorMinute(this.now);
+    return { fromMs: toMs - Math.max(1, Math.ceil(durationMs / MS_PER_MINUTE)) * MS_PER_MINUTE, toMs };
   }
 
   /**
@@ -61,15 +77,31 @@ export class Snapshot {
   }
 
   /** Matrix cells over [fromMs, toMs) (minute-aligned), of one service or all. */
-  cells(service: string | undefined, fromMs: number, toMs: number): Promise<CellTotal[]> {
+  async cells(service: string | undefined, fromMs: number, toMs: number): Promise<CellTotal[]> {
+    return (await this.cellParts(service, fromMs, toMs)).cells;
+  }
+
+  /**
+   * The matrix over [fromMs, toMs) as the API builds it (analysis/matrix.ts: the same states, shares and `-32021`
+   * counts), so that an alert's figure is the figure of the view it links to.
+   */
+  matrix(service: string | undefined, fromMs: number, toMs: number, group: Grouping): Promise<MatrixView> {
+    return this.once(`matrix ${JSON.stringify([service ?? null, fromMs, toMs, group])}`, async () => {
+      const [parts, required] = await Promise.all([this.cellParts(service, fromMs, toMs), this.required(service, fromMs, toMs)]);
+      return buildMatrix(parts.cells, group, undefined, parts.serverUnknown, required);
+    });
+  }
+
+  /** The cells and the part of them answered before any server instance existed. */
+  private cellParts(service: string | undefined, fromMs: number, toMs: number): Promise<{ cells: CellTotal[]; serverUnknown: CellTotal[] }> {
     return this.once(`cells ${JSON.stringify([service ?? null, fromMs, toMs])}`, async () => {
       const whole = await this.source.cellTotals({ fromMs, toMs, service });
-      if (whole.toMs <= toMs) return whole.cells;
+      if (whole.toMs <= toMs) return { cells: whole.cells, serverUnknown: whole.serverUnknown ?? [] };
       // Answered in whole hours past `toMs`: the whole hours before it, then the rest by the minute.
       const hour = Math.floor(toMs / MS_PER_HOUR) * MS_PER_HOUR;
-      const hours = hour > fromMs ? (await this.source.cellTotals({ fromMs, toMs: hour, service })).cells : [];
-      const rest = (await this.source.cellTotals({ fromMs: Math.max(fromMs, hour), toMs, service })).cells;
-      return [...hours, ...rest];
+      const hours = hour > fromMs ? await this.source.cellTotals({ fromMs, toMs: hour, service }) : undefined;
+      const rest = await this.source.cellTotals({ fromMs: Math.max(fromMs, hour), toMs, service });
+      return { cells: [...(hours?.cells ?? []), ...rest.cells], serverUnknown: [...(hours?.serverUnknown ?? []), ...(rest.serverUnknown ?? [])] };
     });
   }
 

@@ -20,18 +20,33 @@ export const nullableString = { type: ['string', 'null'] } as const;
 /** Times in responses: ISO 8601, UTC. */
 export const isoTime = { type: 'string' } as const;
 
-/** Per extension id: requests where the client declared it, the server advertised it, and both. */
+const nullableShare = { type: ['number', 'null'] } as const;
+
+/**
+ * One matrix cell (or one id's totals) as the API serves it: the counts, and what they mean, computed once in the
+ * collector (analysis/cell.ts): the state, and shares over `known` (the requests whose server's declaration is
+ * known; null without any).
+ */
 export const extensionCountsSchema = {
   type: 'array',
   items: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated'],
+    required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated', 'serverUnknown', 'required', 'state', 'known', 'negotiatedShare', 'clientShare', 'serverShare'],
     properties: {
       id: { type: 'string' },
       clientDeclared: { type: 'integer' },
       serverAdvertised: { type: 'integer' },
       negotiated: { type: 'integer' },
+      /** Of `clientDeclared`, the requests answered before any server instance existed. */
+      serverUnknown: { type: 'integer' },
+      /** Requests answered `-32021` naming this id. */
+      required: { type: 'integer' },
+      state: { type: 'string', enum: ['negotiated', 'partial', 'client', 'server', 'neither'] },
+      known: { type: 'integer' },
+      negotiatedShare: nullableShare,
+      clientShare: nullableShare,
+      serverShare: nullableShare,
     },
   },
 } as const;

@@ -64,7 +64,8 @@ class AlertsView implements ViewModule {
       'p',
       { class: 'summary' },
       `${count(evaluation.rules, 'rule')} `,
-      evaluation.rulesFile === null ? '(the built-in rules)' : h('span', null, 'from ', code(evaluation.rulesFile)),
+      // The file's name only: where it lies on the collector's disk is no business of the page's readers.
+      evaluation.rulesFile === null ? '(the built-in rules)' : h('span', null, 'from ', code(evaluation.rulesFile.split(/[\\/]/).pop() ?? '')),
       `, evaluated every ${evaluation.intervalSeconds} s; last evaluation `,
       evaluation.lastEvaluation === null ? 'not yet' : time(evaluation.lastEvaluation),
       context.state.service === '' ? '' : ` · service ${context.state.service} only`,

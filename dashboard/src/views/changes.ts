@@ -1,46 +1,37 @@
 import { type Context, type ViewModule, namesOf } from '../context.js';
-import { h, hidden, integer, notice, replace } from '../dom.js';
-import { type State, absoluteRange } from '../state.js';
-import type { InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
+import { at, code, count, h, hidden, integer, localTime, notice, percent, replace, time } from '../dom.js';
+import { matrixParams } from '../filters.js';
+import { type State, rangeParams } from '../state.js';
+import type { ChangesResponse, MatrixResponse } from '../types.js';
 import { scopeText } from './matrix.js';
 
 /**
- * What changed: the chosen range (default the last 24 h) against the same length just before it. Every cell
- * whose negotiated share moved by more than the threshold is marked, with both values; below, the instances
- * that started or stopped advertising an id in that time.
+ * What changed: the collector compares two equal, adjacent periods (the chosen range, ending now, against as long
+ * just before it; analysis/changes.ts) and ranks what changed by the requests it affects. This view only says it.
  */
 
-const RELATIVE: Record<Exclude<State['range'], 'custom'>, { before: { from: string; to: string }; after: { from: string } }> = {
-  '15m': { before: { from: '-30m', to: '-15m' }, after: { from: '-15m' } },
-  '1h': { before: { from: '-2h', to: '-1h' }, after: { from: '-1h' } },
-  '24h': { before: { from: '-48h', to: '-24h' }, after: { from: '-24h' } },
-  '7d': { before: { from: '-14d', to: '-7d' }, after: { from: '-7d' } },
+type Change = ChangesResponse['changes'][number];
+
+const KIND_TEXT: Record<Change['kind'], string> = {
+  stopped_declaring: '▼ stopped declaring',
+  started_declaring: '▲ started declaring',
+  share_moved: 'share moved',
+  stopped_advertising: '− stopped advertising',
+  started_advertising: '+ started advertising',
 };
 
-function periods(state: State): { before: Record<string, string>; after: Record<string, string> } {
-  if (state.range !== 'custom') return RELATIVE[state.range];
-  const { fromMs, toMs } = absoluteRange(state);
-  const iso = (ms: number): string => new Date(ms).toISOString();
-  return { before: { from: iso(fromMs - (toMs - fromMs)), to: iso(fromMs) }, after: { from: iso(fromMs), to: iso(toMs) } };
+function describe(change: Change): string {
+  if (change.kind === 'share_moved') {
+    const delta = ((change.after ?? 0) - (change.before ?? 0)) * 100;
+    return `${delta > 0 ? '▲ +' : '▼ −'}${Math.abs(delta).toFixed(0)} points (${percent(change.before)} → ${percent(change.after)})`;
+  }
+  return `${KIND_TEXT[change.kind]}${change.previous === undefined ? '' : ` (${change.previous} did)`}`;
 }
 
-interface Moved {
-  client: string;
-  id: string;
-  before: number | null;
-  after: number | null;
-  delta: number;
-}
-
-const shareOf = (row: MatrixRow | undefined, id: string): { share: number | null; negotiated: number; requests: number } => {
-  // Over the requests whose server's declaration is known, as in the matrix.
-  const known = row === undefined ? 0 : row.requests - row.serverUnknown;
-  if (row === undefined || known <= 0) return { share: null, negotiated: 0, requests: known };
-  const negotiated = row.extensions.find((cell) => cell.id === id)?.negotiated ?? 0;
-  return { share: negotiated / known, negotiated, requests: known };
+const minutes = (ms: number): string => {
+  const total = Math.round(ms / 60_000);
+  return total < 120 ? count(total, 'minute') : total < 2 * 1440 ? count(Math.round(total / 60), 'hour') : count(Math.round(total / 1440), 'day');
 };
-
-const pct = (value: number | null): string => (value === null ? '–' : `${(value * 100).toFixed(0)} %`);
 
 class ChangesView implements ViewModule {
   private body!: HTMLElement;
@@ -58,130 +49,91 @@ class ChangesView implements ViewModule {
     replace(
       root,
       h('h2', null, 'What changed'),
-      h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'threshold' }, 'Mark moves of more than (points)'), this.threshold)),
+      h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'threshold' }, 'A share moved by more than (points)'), this.threshold)),
       this.body,
     );
   }
 
   async clientNames(context: Context): Promise<string[]> {
-    const { state } = context;
-    return namesOf((await context.load<MatrixResponse>('matrix', { ...periods(state).after, service: state.service, instance: state.instance, group: state.group })).rows);
+    return namesOf((await context.load<MatrixResponse>('matrix', matrixParams(context.state))).rows);
   }
 
   async update(context: Context): Promise<void> {
     this.context = context;
     const { state } = context;
     if (document.activeElement !== this.threshold) this.threshold.value = String(state.threshold);
-    const { before, after } = periods(state);
-    const common = { service: state.service, instance: state.instance, group: state.group };
-    let a: MatrixResponse;
-    let b: MatrixResponse;
-    let instances: InstancesResponse;
+    let answer: ChangesResponse;
     try {
-      [a, b, instances] = await Promise.all([context.load<MatrixResponse>('matrix', { ...before, ...common }), context.load<MatrixResponse>('matrix', { ...after, ...common }), context.load<InstancesResponse>('instances')]);
+      answer = await context.load<ChangesResponse>('changes', { ...rangeParams(state), service: state.service, instance: state.instance, threshold: state.threshold });
     } catch (error) {
       if (context.isCurrent()) context.fail(error);
       return;
     }
     if (!context.isCurrent()) return;
     context.loaded();
-    const keep = (row: MatrixRow): boolean => (state.client === '' || row.name === state.client) && (state.rows === '' || row.client.toLowerCase().includes(state.rows.toLowerCase()));
-    const rowsA = new Map(a.rows.filter(keep).map((row) => [row.client, row]));
-    const rowsB = new Map(b.rows.filter(keep).map((row) => [row.client, row]));
-    const clients = [...new Set([...rowsB.keys(), ...rowsA.keys()])];
-    clients.sort((x, y) => (rowsB.get(y)?.requests ?? 0) - (rowsB.get(x)?.requests ?? 0) || (x < y ? -1 : 1));
-    const ids = [...new Set([...b.extensions, ...a.extensions])].filter((id) => state.cols === '' || id.toLowerCase().includes(state.cols.toLowerCase())).sort();
-    const threshold = state.threshold / 100;
-    const moved: Moved[] = [];
+    const keep = (change: Change): boolean => (state.client === '' || change.subject === state.client || change.subject.startsWith(`${state.client}@`)) && (state.cols === '' || change.id.toLowerCase().includes(state.cols.toLowerCase()));
+    const changes = answer.changes.filter(keep);
     const header = h(
       'p',
       { class: 'summary' },
-      `Before: ${a.from} – ${a.to}. After: ${b.from} – ${b.to}. ${scopeText(state)}. Cells show the negotiated share before → after; `,
-      `cells that moved by more than ${state.threshold} points are marked ▲ or ▼.`,
+      'Earlier: ',
+      at(answer.before.from),
+      ' – ',
+      at(answer.before.to),
+      ` (${count(answer.before.requests, 'request')}). Later: `,
+      at(answer.after.from),
+      ' – ',
+      at(answer.after.to),
+      ` (${count(answer.after.requests, 'request')}). ${scopeText(state)}. Ranked by the requests each change affects.`,
     );
-    if (clients.length === 0) {
-      replace(this.body, header, notice('empty', 'No requests in either range.', 'Choose a longer time range or clear the filters.'), this.advertising(instances, state));
-      return;
-    }
-    const head = h('tr', null, h('th', { scope: 'col' }, 'Client'), h('th', { scope: 'col' }, 'Requests before → after'), ...ids.map((id) => h('th', { scope: 'col', class: 'ext' }, h('span', { class: 'ext-id' }, id))));
-    const body = h('tbody');
-    for (const client of clients) {
-      const rowA = rowsA.get(client);
-      const rowB = rowsB.get(client);
-      const tr = h('tr', null, h('th', { scope: 'row' }, client), h('td', null, `${integer(rowA?.requests ?? 0)} → ${integer(rowB?.requests ?? 0)}`));
-      for (const id of ids) {
-        const before = shareOf(rowA, id);
-        const after = shareOf(rowB, id);
-        const delta = (after.share ?? 0) - (before.share ?? 0);
-        const isMoved = Math.abs(delta) > threshold && !(before.share === null && after.share === null);
-        if (isMoved) moved.push({ client, id, before: before.share, after: after.share, delta });
-        const title = `${client} × ${id}: negotiated ${integer(before.negotiated)} of ${integer(before.requests)} before, ${integer(after.negotiated)} of ${integer(after.requests)} after`;
-        tr.appendChild(
-          h(
-            'td',
-            { class: `delta${isMoved ? (delta > 0 ? ' moved up' : ' moved down') : ''}`, title, 'data-client': client, 'data-ext': id },
-            isMoved ? h('span', { class: 'symbol', 'aria-hidden': 'true' }, delta > 0 ? '▲ ' : '▼ ') : null,
-            `${pct(before.share)} → ${pct(after.share)}`,
-            isMoved ? hidden(` moved ${delta > 0 ? 'up' : 'down'} by ${Math.abs(delta * 100).toFixed(0)} points`) : null,
-          ),
-        );
-      }
-      body.appendChild(tr);
-    }
-    moved.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta));
-    const list =
-      moved.length === 0
-        ? notice('info', `No cell moved by more than ${state.threshold} points.`)
-        : h(
-            'div',
-            null,
-            h('h3', null, `${moved.length} cell(s) moved by more than ${state.threshold} points`),
-            h(
-              'table',
-              { class: 'list moved-list' },
-              h('thead', null, h('tr', null, ...['Client', 'Extension', 'Before', 'After', 'Change'].map((text) => h('th', { scope: 'col' }, text)))),
-              h(
-                'tbody',
-                null,
-                ...moved.slice(0, 100).map((entry) =>
-                  h('tr', null, h('th', { scope: 'row' }, entry.client), h('td', { class: 'ext-id' }, entry.id), h('td', null, pct(entry.before)), h('td', null, pct(entry.after)), h('td', null, `${entry.delta > 0 ? '▲ +' : '▼ −'}${Math.abs(entry.delta * 100).toFixed(0)} points${entry.before === null ? ' (no requests before)' : entry.after === null ? ' (no requests after)' : ''}`)),
-                ),
-              ),
-            ),
-          );
-    replace(this.body, header, list, h('div', { class: 'grid-wrap' }, h('table', { class: 'matrix changes-grid' }, h('thead', null, head), body)), this.advertising(instances, state));
+    replace(this.body, header, this.history(answer), this.list(changes, state), this.instances(answer.instances));
   }
 
-  /** Per instance and id: the first and last time it was advertised, from the instances' history. */
-  private advertising(response: InstancesResponse, state: State): HTMLElement {
-    const now = Date.now();
-    const { fromMs, toMs } = state.range === 'custom' ? absoluteRange(state) : absoluteRange(state, now);
-    const beforeFrom = fromMs - (toMs - fromMs);
-    const events: { kind: 'started' | 'stopped'; service: string; instance: string; id: string; at: string; newInstance: boolean }[] = [];
-    for (const instance of response.instances) {
-      if (state.service !== '' && instance.service !== state.service) continue;
-      if (state.instance !== '' && instance.instanceId !== state.instance) continue;
-      const perId = new Map<string, { first: number; last: number; current: boolean }>();
-      for (const entry of instance.history) {
-        const seen = perId.get(entry.id) ?? { first: Infinity, last: -Infinity, current: false };
-        seen.first = Math.min(seen.first, Date.parse(entry.firstSeen));
-        seen.last = Math.max(seen.last, Date.parse(entry.lastSeen));
-        seen.current ||= entry.current;
-        perId.set(entry.id, seen);
-      }
-      for (const [id, seen] of perId) {
-        const base = { service: instance.service ?? '–', instance: instance.instanceId ?? '–', id };
-        if (seen.first >= fromMs && seen.first <= toMs) events.push({ ...base, kind: 'started', at: new Date(seen.first).toISOString(), newInstance: Date.parse(instance.firstSeen) >= fromMs });
-        if (!seen.current && seen.last >= beforeFrom && seen.last <= toMs) events.push({ ...base, kind: 'stopped', at: new Date(seen.last).toISOString(), newInstance: false });
-      }
+  /** On a young install, how much history there is to compare with. */
+  private history(answer: ChangesResponse): HTMLElement | null {
+    if (answer.historyFrom === null) {
+      return notice('empty', 'No data yet.', 'Start an MCP server with the agent (', code('node --import extscope/register server.js'), '), pointed at this collector: changes appear once two periods hold requests.');
     }
-    events.sort((x, y) => (x.at < y.at ? 1 : -1));
+    const from = Date.parse(answer.historyFrom);
+    if (from <= Date.parse(answer.before.from)) return null;
+    return notice('info', `Data since ${localTime(from)} (${minutes(Date.now() - from)} of history).`, 'The earlier period begins before that: it is partly empty, so a change may only be the start of the data. A shorter range compares two full periods.');
+  }
+
+  private list(changes: Change[], state: State): HTMLElement {
+    if (changes.length === 0) return notice('info', `Nothing changed: no client version stopped or started declaring an id, and no share moved by more than ${state.threshold} points.`);
+    return h(
+      'div',
+      null,
+      h('h3', null, `${count(changes.length, 'change')}`),
+      h(
+        'table',
+        { class: 'list moved-list' },
+        h('thead', null, h('tr', null, ...['Client', 'Extension', 'Change', 'Requests affected'].map((text) => h('th', { scope: 'col' }, text)))),
+        h(
+          'tbody',
+          null,
+          ...changes.slice(0, 100).map((change) =>
+            h(
+              'tr',
+              { class: `change change-${change.kind}`, 'data-kind': change.kind, 'data-client': change.subject, 'data-ext': change.id },
+              h('th', { scope: 'row' }, change.subject),
+              h('td', { class: 'ext-id' }, change.id),
+              h('td', null, describe(change), change.kind === 'share_moved' ? hidden(' negotiated share') : null),
+              h('td', { class: 'num' }, integer(change.requests)),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private instances(changes: Change[]): HTMLElement {
     return h(
       'section',
       { class: 'advertising-changes' },
       h('h3', null, 'Instances that started or stopped advertising an id'),
-      events.length === 0
-        ? notice('info', 'No instance started or stopped advertising an extension in this time.')
+      changes.length === 0
+        ? notice('info', 'No instance started or stopped advertising an extension in these periods.')
         : h(
             'table',
             { class: 'list' },
@@ -189,15 +141,15 @@ class ChangesView implements ViewModule {
             h(
               'tbody',
               null,
-              ...events.map((event) =>
+              ...changes.map((change) =>
                 h(
                   'tr',
                   null,
-                  h('td', null, event.kind === 'started' ? '+ started' : '− stopped', event.newInstance ? ' (new instance)' : ''),
-                  h('td', { class: 'ext-id' }, event.id),
-                  h('td', null, event.service),
-                  h('td', { class: 'mono' }, event.instance),
-                  h('td', null, h('time', { datetime: event.at }, event.at)),
+                  h('td', null, KIND_TEXT[change.kind]),
+                  h('td', { class: 'ext-id' }, change.id),
+                  h('td', null, change.service ?? '–'),
+                  h('td', { class: 'mono' }, change.subject),
+                  h('td', null, change.at === undefined ? '–' : time(change.at)),
                 ),
               ),
             ),

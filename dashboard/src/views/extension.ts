@@ -38,7 +38,8 @@ class ExtensionView implements ViewModule {
     let instances: InstancesResponse;
     try {
       [matrix, instances] = await Promise.all([
-        context.load<MatrixResponse>('matrix', extensionMatrixParams(state)),
+        // Rows of the client chosen only: the totals are then that client's, as an alert linking here measured them.
+        context.load<MatrixResponse>('matrix', { ...extensionMatrixParams(state), client: state.client }),
         context.load<InstancesResponse>('instances'),
       ]);
     } catch (error) {
@@ -79,12 +80,14 @@ class ExtensionView implements ViewModule {
       .filter(({ cell }) => cell !== undefined && cell.clientDeclared > 0)
       .sort((a, b) => (b.cell?.clientDeclared ?? 0) - (a.cell?.clientDeclared ?? 0));
     const advertising = instances.instances.filter((instance) => instance.advertises.some((entry) => entry.id === id) && (state.service === '' || instance.service === state.service));
-    const totals = series.points.reduce((acc, point) => ({ requests: acc.requests + point.requests, negotiated: acc.negotiated + point.negotiated, declared: acc.declared + point.clientDeclared, advertised: acc.advertised + point.serverAdvertised }), { requests: 0, negotiated: 0, declared: 0, advertised: 0 });
+    // The figures of the matrix (the collector's, over the requests whose server's declaration is known).
+    const total = index < 0 ? undefined : matrix.totals[index];
+    const totals = { requests: total?.known ?? 0, negotiated: total?.negotiated ?? 0, declared: total?.clientDeclared ?? 0, advertised: total?.serverAdvertised ?? 0, share: total?.negotiatedShare ?? null };
     const named = required.extensions.find((entry) => entry.id === id)?.total ?? 0;
     const intro = h(
       'p',
       { class: 'summary' },
-      `${rangeLabel(state)}, ${scopeText(state)}: negotiated on ${integer(totals.negotiated)} of ${integer(totals.requests)} requests (${percent(totals.requests === 0 ? null : totals.negotiated / totals.requests, 1)}); declared by the client on ${integer(totals.declared)}, advertised by the server on ${integer(totals.advertised)}; named by ${count(named, '-32021 answer')}.`,
+      `${rangeLabel(state)}, ${scopeText(state)}: negotiated on ${integer(totals.negotiated)} of ${integer(totals.requests)} requests (${percent(totals.share, 1)}); declared by the client on ${integer(totals.declared)}, advertised by the server on ${integer(totals.advertised)}; named by ${count(named, '-32021 answer')}.`,
     );
     const declaredTable =
       declaring.length === 0
@@ -102,8 +105,8 @@ class ExtensionView implements ViewModule {
                   null,
                   h('th', { scope: 'row' }, row.client),
                   h('td', null, integer(row.requests)),
-                  h('td', null, `${integer(cell?.clientDeclared ?? 0)} (${percent((cell?.clientDeclared ?? 0) / Math.max(1, row.requests))})`),
-                  h('td', null, `${integer(cell?.negotiated ?? 0)} (${percent((cell?.negotiated ?? 0) / Math.max(1, row.requests))})`),
+                  h('td', null, `${integer(cell?.clientDeclared ?? 0)} (${percent(cell?.clientShare)})`),
+                  h('td', null, `${integer(cell?.negotiated ?? 0)} (${percent(cell?.negotiatedShare)})`),
                 ),
               ),
             ),
@@ -123,7 +126,7 @@ class ExtensionView implements ViewModule {
                   'tr',
                   { class: instance.differs ? 'drift' : '' },
                   h('td', null, instance.service ?? '–'),
-                  h('th', { scope: 'row', class: 'mono' }, instance.instanceId ?? '–', instance.differs ? h('span', { class: 'badge badge-drift' }, ' ⚠ differs') : null),
+                  h('th', { scope: 'row', class: 'mono' }, instance.instanceId ?? '–', instance.differs ? h('span', { class: 'badge badge-drift' }, 'differs') : null),
                   h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
                   h('td', { class: 'mono' }, (instance.advertises.find((entry) => entry.id === id)?.fingerprints ?? []).join(', ') || '–'),
                   h('td', null, time(instance.lastSeen)),
@@ -158,7 +161,7 @@ class ExtensionView implements ViewModule {
         chartPanel(
           'chart-ext-share',
           { kind: 'line', percent: true, title: `Negotiated share of ${id}`, labels: timeLabels(series.points.map((point) => point.t), series.stepMinutes), series: [{ label: 'negotiated share', data: series.points.map((point) => point.negotiatedShare) }] },
-          `Overall ${percent(totals.requests === 0 ? null : totals.negotiated / totals.requests, 1)} (steps of ${series.stepMinutes} min).`,
+          `Overall ${percent(totals.share, 1)} (steps of ${series.stepMinutes} min).`,
         ),
       ),
       h('section', null, h('h3', null, 'Missing-capability errors (-32021)'), requiredBlock),

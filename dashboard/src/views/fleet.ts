@@ -1,5 +1,5 @@
 import type { Context, ViewModule } from '../context.js';
-import { code, h, hidden, notice, replace, time } from '../dom.js';
+import { breakableId, code, count, h, hidden, notice, replace, time } from '../dom.js';
 import { href } from '../state.js';
 import type { InstanceView, InstancesResponse } from '../types.js';
 
@@ -84,7 +84,7 @@ class FleetView implements ViewModule {
     const drifting = instances.filter((instance) => instance.differs).length;
     const variants = ids.filter((id) => (letters.get(id)?.size ?? 0) > 1);
     const extLink = (id: string): HTMLElement => {
-      const link = h('a', { href: href(context.state, { view: 'extension', ext: id }), class: 'ext-id' }, id);
+      const link = h('a', { href: href(context.state, { view: 'extension', ext: id }), class: 'ext-id ext-wrap' }, breakableId(id));
       link.addEventListener('click', (event) => {
         event.preventDefault();
         context.navigate({ view: 'extension', ext: id });
@@ -97,9 +97,9 @@ class FleetView implements ViewModule {
       .sort((a, b) => Number(b.differs) - Number(a.differs) || (a.instanceId ?? '').localeCompare(b.instanceId ?? ''))
       .map((instance) => {
         const status: (HTMLElement | string)[] = [];
-        if (instance.differs) status.push(h('span', { class: 'badge badge-drift' }, '⚠ differs from its service'));
-        if (instance.stale) status.push(h('span', { class: 'badge badge-stale' }, '⏸ stale'));
-        if (instance.settingsVariants > 0) status.push(h('span', { class: 'badge' }, `${instance.settingsVariants} id(s) with several settings`));
+        if (instance.differs) status.push(h('span', { class: 'badge badge-drift' }, 'differs from its service'));
+        if (instance.stale) status.push(h('span', { class: 'badge badge-stale' }, 'stale'));
+        if (instance.settingsVariants > 0) status.push(h('span', { class: 'badge' }, `${count(instance.settingsVariants, 'id')} with several settings`));
         if (instance.advertisedAt === null || instance.advertisedAt === undefined) status.push(h('span', { class: 'badge' }, 'no advertisement received'));
         if (status.length === 0) status.push(h('span', { class: 'badge badge-ok' }, '✓ consistent'));
         const cells = ids.map((id) => {
@@ -110,7 +110,7 @@ class FleetView implements ViewModule {
           const marks = (variantsOfId?.size ?? 0) > 1 ? entry.fingerprints.map((print) => variantsOfId?.get(print) ?? '?').join('+') : '';
           return h(
             'td',
-            { class: 'adv adv-yes', title: entry.fingerprints.length === 0 ? 'advertised (no fingerprint)' : `settings fingerprint(s): ${entry.fingerprints.join(', ')}` },
+            { class: 'adv adv-yes', title: entry.fingerprints.length === 0 ? 'advertised (no fingerprint)' : `${entry.fingerprints.length === 1 ? 'settings fingerprint' : 'settings fingerprints'}: ${entry.fingerprints.join(', ')}` },
             h('span', { 'aria-hidden': 'true' }, '✔'),
             hidden('advertised'),
             marks === '' ? '' : h('span', { class: 'variant' }, ` ${marks}`),
@@ -126,13 +126,13 @@ class FleetView implements ViewModule {
           ...cells,
         );
       });
-    const summary = [`${instances.length} instance(s)`, `${ids.length} extension id(s)`];
-    if (drifting > 0) summary.push(`${drifting} instance(s) differ from the rest`);
+    const summary = [count(instances.length, 'instance'), count(ids.length, 'extension id')];
+    if (drifting > 0) summary.push(`${count(drifting, 'instance')} ${drifting === 1 ? 'differs' : 'differ'} from the rest`);
     if (variants.length > 0) summary.push(`settings variants of ${variants.join(', ')} (letters: distinct fingerprints)`);
     return h(
       'section',
       { class: 'service', 'aria-label': `Service ${service}` },
-      h('h3', null, service, drifting > 0 ? h('span', { class: 'badge badge-drift' }, ' ⚠ drift') : null),
+      h('h3', null, service, drifting > 0 ? h('span', { class: 'badge badge-drift' }, 'drift') : null),
       h('p', { class: 'summary' }, summary.join(' · ')),
       h('div', { class: 'grid-wrap' }, h('table', { class: 'fleet-table' }, h('thead', null, head), h('tbody', null, ...rows))),
     );

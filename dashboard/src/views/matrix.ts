@@ -1,7 +1,8 @@
+import { getJson, getText } from '../api.js';
 import { type Context, type ViewModule, namesOf } from '../context.js';
-import { code, h, integer, notice, percent, replace } from '../dom.js';
+import { at, code, count, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
-import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixCsv, matrixJson, matrixMarkdown, sliceMatrix } from '../matrix-model.js';
+import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../matrix-model.js';
 import { matrixParams } from '../filters.js';
 import { type State, href, rangeLabel } from '../state.js';
 import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
@@ -76,17 +77,20 @@ class MatrixView implements ViewModule {
       h(
         'div',
         { class: 'exports', role: 'group', 'aria-label': 'Export' },
-        button('CSV', () => this.data && download('extscope-matrix.csv', 'text/csv', matrixCsv(this.data.slice))),
-        button('JSON', () => this.data && download('extscope-matrix.json', 'application/json', matrixJson(this.data.matrix, this.data.slice))),
+        button('CSV', () => void this.export('csv')),
+        button('JSON', () => void this.export('json')),
         button('Markdown', () => this.data && download('extscope-support-matrix.md', 'text/markdown', this.markdown())),
         h('label', { for: 'markdown-meaning', class: 'visually-hidden' }, 'What a yes (✅) in the Markdown table means'),
         this.meaning,
       ),
     );
+    const shade = h('li', { class: 'legend-shade' }, 'Negotiated share: ', h('span', { class: 'shade-bar', 'aria-hidden': 'true' }), ' 0 % → 100 %');
     const legend = h(
       'ul',
       { class: 'legend', 'aria-label': 'Legend' },
       ...(Object.keys(STATES) as (keyof typeof STATES)[]).map((state) => h('li', { class: `state-${state}` }, h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[state].symbol), ` ${STATES[state].text}`)),
+      shade,
+      h('li', { class: 'legend-required' }, h('span', { class: 'required' }, '×n'), ' requests answered -32021 (a required capability missing) naming the id'),
       h('li', null, 'Cell figure: share of the row’s requests whose server’s declaration is known (requests answered before any server instance existed are counted apart). Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).'),
     );
     this.summary = h('p', { class: 'summary', 'aria-live': 'polite' });
@@ -147,7 +151,11 @@ class MatrixView implements ViewModule {
     const total = slice.rows.reduce((sum, row) => sum + row.requests, 0);
     replace(
       this.summary,
-      `${rangeLabel(state)} (${matrix.from} – ${matrix.to}, ${matrix.resolution} resolution), ${scopeText(state)}: `,
+      `${rangeLabel(state)} (`,
+      at(matrix.from),
+      ' – ',
+      at(matrix.to),
+      `, ${matrix.resolution} resolution), ${scopeText(state)}: `,
       `${integer(slice.rows.length)} of ${integer(matrix.rows.length)} clients, ${integer(slice.extensions.length)} of ${integer(matrix.extensions.length)} extensions, ${integer(total)} requests.`,
     );
     const empty = this.emptyState(matrix, slice, instances, state);
@@ -174,7 +182,7 @@ class MatrixView implements ViewModule {
       );
     }
     if (matrix.rows.length === 0) {
-      return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${instances.instances.length} instance(s) have reported before. Choose a longer time range or clear the service and instance filters.`);
+      return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${count(instances.instances.length, 'instance')} reported before. Choose a longer time range or clear the service and instance filters.`);
     }
     if (slice.rows.length === 0) {
       return notice('empty', 'No client matches the filters.', state.client !== '' ? `Client filter: ${state.client}. ` : '', state.rows !== '' ? `Client text filter: “${state.rows}”. ` : '', 'Clear them to see every client.');
@@ -385,6 +393,14 @@ class MatrixView implements ViewModule {
     this.context.navigate({ cellClient: found.row.client, cellExt: found.id });
   }
 
+  /** The exports are the collector's (one CSV writer, the same figures as the API), with the page's filters. */
+  private async export(format: 'csv' | 'json'): Promise<void> {
+    const { state } = this.context;
+    const params = { ...matrixParams(state), rows: state.rows, cols: state.cols, client: state.client };
+    if (format === 'csv') download('extscope-matrix.csv', 'text/csv', await getText('matrix', { ...params, format: 'csv' }));
+    else download('extscope-matrix.json', 'application/json', `${JSON.stringify(await getJson<MatrixResponse>('matrix', params), null, 2)}\n`);
+  }
+
   private markdown(): string {
     if (this.data === undefined) return '';
     return matrixMarkdown(this.data.matrix, this.data.slice, this.meaning.value as MarkdownMeaning, scopeText(this.context.state));
@@ -449,7 +465,7 @@ class MatrixView implements ViewModule {
           h(
             'tr',
             null,
-            h('td', null, h('time', { datetime: example.start }, example.start.replace('T', ' ').replace('Z', ' UTC'))),
+            h('td', null, at(example.start)),
             h('td', null, example.method ?? '–'),
             h('td', null, target(example.name, example.method)),
             h('td', null, example.outcome ?? '–', example.statusCode === null ? '' : ` (${example.statusCode})`),
@@ -472,7 +488,8 @@ class MatrixView implements ViewModule {
  */
 function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, colIndex: number, first: boolean, selected: boolean): HTMLTableCellElement {
   const look = STATES[cell.state];
-  const share = cell.state === 'neither' ? '' : percent(cell.share);
+  const shown = shownShare(cell);
+  const share = cell.state === 'neither' ? '' : percent(shown);
   const td = document.createElement('td');
   td.className = selected ? `cell state-${cell.state} selected` : `cell state-${cell.state}`;
   td.dataset['row'] = String(rowIndex);
@@ -482,13 +499,24 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
   td.tabIndex = first ? 0 : -1;
   const unknown = row.serverUnknown;
   const base = unknown === 0 ? 'of requests' : `of ${cell.known} requests with a known server; ${unknown} answered before any server instance existed`;
-  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} ${base}`}`);
+  const required = cell.required === 0 ? '' : `; ${cell.required} answered -32021 naming it`;
+  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} ${base}`}${required}`);
   if (unknown > 0) td.dataset['serverUnknown'] = String(unknown);
+  // The shade follows the negotiated share (the legend's bar); the symbol and word say the state without colour.
+  td.style.setProperty('--share', String(cell.negotiatedShare ?? 0));
+  td.dataset['share'] = cell.negotiatedShare === null ? '' : String(cell.negotiatedShare);
   td.appendChild(document.createTextNode(share === '' ? '\u00a0' : share));
   const word = document.createElement('span');
   word.className = 'word';
   word.textContent = `${look.symbol} ${look.short}`;
   td.appendChild(word);
+  if (cell.required > 0) {
+    const errors = document.createElement('span');
+    errors.className = 'required';
+    errors.textContent = `×${cell.required >= 1000 ? `${Math.floor(cell.required / 1000)}k` : cell.required}`;
+    errors.title = `${cell.required} answered -32021`;
+    td.appendChild(errors);
+  }
   return td;
 }
 

@@ -1,6 +1,6 @@
 import { chartPanel, timeLabels } from '../chart-panel.js';
 import { type Context, type ViewModule, namesOf } from '../context.js';
-import { count, h, integer, notice, percent, replace } from '../dom.js';
+import { code, count, h, integer, notice, percent, replace } from '../dom.js';
 import { type State, rangeLabel, rangeParams } from '../state.js';
 import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../types.js';
 import { scopeText } from './matrix.js';
@@ -49,7 +49,7 @@ class TrendsView implements ViewModule {
     const total = declarations.requests.reduce((sum, n) => sum + n, 0);
     const intro = h('p', { class: 'summary' }, `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`);
     if (total === 0) {
-      replace(this.body, intro, notice('empty', 'No requests in this range.', 'Choose a longer time range or clear the filters.'));
+      replace(this.body, intro, notice('empty', 'No requests in this range.', 'Requests appear here once an MCP server runs with the agent (', code('node --import extscope/register server.js'), ') pointed at this collector; with data elsewhere, choose a longer time range or clear the filters.'));
       return;
     }
     const filter = state.cols.trim().toLowerCase();
@@ -69,7 +69,7 @@ class TrendsView implements ViewModule {
     const rest = clients.clients.slice(TOP_CLIENTS);
     const others = { clients: clients.other.clients + rest.length, total: clients.other.total + sum(rest.map((client) => client.total)), requests: clients.other.requests.map((n, index) => n + sum(rest.map((client) => client.requests[index] ?? 0))) };
     const clientSeries = top.map((client) => ({ label: client.client, data: client.requests }));
-    if (others.clients > 0) clientSeries.push({ label: `${others.clients} other client(s)`, data: others.requests });
+    if (others.clients > 0) clientSeries.push({ label: `${count(others.clients, 'other client')}`, data: others.requests });
     replace(
       this.body,
       intro,

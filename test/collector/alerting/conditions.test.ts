@@ -3,7 +3,7 @@
  * same data just below the rule's threshold (another service, client or instance) makes none.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type TestCollector, tempDir } from '../helpers/collector.js';
+import { type TestCollector, getJson, tempDir } from '../helpers/collector.js';
 import { active, alertingCollector, alerts, send } from './helpers.js';
 
 const A = 'com.example/a';
@@ -80,7 +80,31 @@ describe('alert rule conditions', () => {
     expect(await active(url)).toEqual([`drop firing {"service":"down-20","extension":"${A}"}`]);
     const [alert] = (await alerts(url)).alerts;
     expect(alert?.annotations['summary']).toBe(`${A} negotiated on 60.0% of down-20's requests, down from 80.0%`);
-    expect(alert?.dashboardPath).toBe(`/?view=extension&ext=${encodeURIComponent(A)}&service=down-20`);
+    // The recent window in whole elapsed minutes: [11:50, 12:00) at 12:00:30.
+    const range = `range=custom&from=${encodeURIComponent('2026-06-01T11:50:00.000Z')}&to=${encodeURIComponent('2026-06-01T12:00:00.000Z')}`;
+    expect(alert?.dashboardPath).toBe(`/?view=extension&ext=${encodeURIComponent(A)}&service=down-20&${range}`);
+  });
+
+  it('an alert’s figure is the figure of the view it links to: the matrix API over the same window, with requests no server saw left out of both', async () => {
+    const url = await start('rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10 }\n');
+    await send(url, { service: 'shop', atMs: NOW - 30 * MINUTE, requests: [{ count: 40 }], extensions: [{ id: A, count: 36, clientDeclared: true, serverDeclared: true }] });
+    // Recent: 30 requests, 9 negotiated. 10 more were answered before any server instance existed: over all 40 the
+    // share would read 22.5 %, over the 30 whose server is known it is 30 %.
+    await send(url, { service: 'shop', atMs: NOW - 5 * MINUTE, requests: [{ count: 30 }], extensions: [{ id: A, count: 9, clientDeclared: true, serverDeclared: true }] });
+    await send(url, { service: 'shop', instance: 'early', atMs: NOW - 5 * MINUTE, requests: [{ count: 10, serverDeclaration: 'unknown' }] });
+    await evaluate();
+    const [alert] = (await alerts(url)).alerts;
+    expect(alert?.annotations['summary']).toBe(`${A} negotiated on 30.0% of shop's requests, down from 90.0%`);
+    const linked = new URLSearchParams(alert?.dashboardPath.slice(2));
+    expect(linked.get('range')).toBe('custom');
+    const view = await getJson<{ totals: { id: string; negotiatedShare: number | null; known: number }[]; rows: { requests: number; serverUnknown: number }[] }>(
+      `${url}/api/v1/matrix?${new URLSearchParams({ from: linked.get('from') ?? '', to: linked.get('to') ?? '', service: linked.get('service') ?? '' }).toString()}`,
+    );
+    expect(view.status).toBe(200);
+    const cell = view.body.totals.find((entry) => entry.id === A);
+    expect(view.body.rows.reduce((sum, row) => sum + row.serverUnknown, 0)).toBe(10);
+    expect(cell?.known).toBe(30);
+    expect(`${((cell?.negotiatedShare ?? 0) * 100).toFixed(1)}%`).toBe('30.0%');
   });
 
   it('negotiation_drop per client: only the client whose share fell', async () => {
@@ -118,30 +142,36 @@ describe('alert rule conditions', () => {
     expect(await active(url)).toEqual([`alpha-only firing {"service":"shop","extension":"${A}"}`]);
   });
 
-  it('client_regression: the newest version of a client no longer declaring what the previous one did; too few requests of it stays quiet', async () => {
+  it('client_regression: the newest version of a client no longer declaring what the previous one did; too few requests of either version stays quiet', async () => {
     const url = await start('rules:\n  - { name: regression, kind: client_regression, minRequests: 10 }\n');
     await send(url, {
       service: 'shop',
       atMs: NOW - 20 * MINUTE,
-      requests: [{ client: 'alpha', version: '1.9.0', count: 5 }, { client: 'beta', version: '2.0.0', count: 5 }],
+      requests: [{ client: 'alpha', version: '1.9.0', count: 10 }, { client: 'beta', version: '2.0.0', count: 10 }, { client: 'gamma', version: '3.0.0', count: 1 }],
       extensions: [
-        { id: A, client: 'alpha', version: '1.9.0', count: 5, clientDeclared: true, serverDeclared: true },
-        { id: A, client: 'beta', version: '2.0.0', count: 5, clientDeclared: true, serverDeclared: true },
+        { id: A, client: 'alpha', version: '1.9.0', count: 10, clientDeclared: true, serverDeclared: true },
+        { id: A, client: 'beta', version: '2.0.0', count: 10, clientDeclared: true, serverDeclared: true },
+        // gamma 3.0.0 declared A on one request only: its successor not declaring it is no regression.
+        { id: A, client: 'gamma', version: '3.0.0', count: 1, clientDeclared: true, serverDeclared: true },
       ],
     });
     // 1.10.0 is newer than 1.9.0 (numerically); it sends 10 requests without A. beta 2.1.0: only 9.
     await send(url, {
       service: 'shop',
       atMs: NOW - 2 * MINUTE,
-      requests: [{ client: 'alpha', version: '1.10.0', count: 10 }, { client: 'beta', version: '2.1.0', count: 9 }],
+      requests: [{ client: 'alpha', version: '1.10.0', count: 10 }, { client: 'beta', version: '2.1.0', count: 9 }, { client: 'gamma', version: '3.1.0', count: 50 }],
       extensions: [
         { id: A, client: 'alpha', version: '1.10.0', count: 10, clientDeclared: false, serverDeclared: true },
         { id: A, client: 'beta', version: '2.1.0', count: 9, clientDeclared: false, serverDeclared: true },
+        { id: A, client: 'gamma', version: '3.1.0', count: 50, clientDeclared: false, serverDeclared: true },
       ],
     });
     await evaluate();
     expect(await active(url)).toEqual([`regression firing {"client":"alpha","version":"1.10.0","previous_version":"1.9.0","extension":"${A}"}`]);
-    expect((await alerts(url)).alerts[0]?.dashboardPath).toBe('/?view=matrix&group=client_version&rows=alpha');
+    // Linked to the matrix by version over the window read: the default 7 days of whole minutes, ending at 12:00.
+    expect((await alerts(url)).alerts[0]?.dashboardPath).toBe(
+      `/?view=matrix&group=client_version&rows=alpha&range=custom&from=${encodeURIComponent('2026-05-25T12:00:00.000Z')}&to=${encodeURIComponent('2026-06-01T12:00:00.000Z')}`,
+    );
   });
 
   it('missing_capability: -32021 answers naming an id above the rate fire; exactly at the rate stays quiet', async () => {

@@ -53,7 +53,7 @@ export interface Traffic {
   service: string;
   instance?: string;
   atMs: number;
-  requests?: { client?: string; version?: string; count: number; outcome?: string; statusCode?: string }[];
+  requests?: { client?: string; version?: string; count: number; outcome?: string; statusCode?: string; serverDeclaration?: 'unknown' | 'none' | 'declared' }[];
   extensions?: { id: string; client?: string; version?: string; count: number; clientDeclared: boolean; serverDeclared: boolean; required?: boolean }[];
   advertised?: { id: string; fingerprint?: string }[];
 }
@@ -64,7 +64,7 @@ export async function send(url: string, traffic: Traffic): Promise<void> {
   const extra = (statusCode: string | undefined): Json[] | undefined => (statusCode === undefined ? undefined : [{ key: 'rpc.response.status_code', value: { stringValue: statusCode } }]);
   const request = metricsRequest({
     resource: { service: traffic.service, instance: traffic.instance ?? `${traffic.service}-1` },
-    requests: (traffic.requests ?? []).map((spec) => requestPoint({ client: spec.client ?? 'alpha', version: spec.version ?? '1.0.0', count: spec.count, outcome: spec.outcome, extra: extra(spec.statusCode), startNs, timeNs })),
+    requests: (traffic.requests ?? []).map((spec) => requestPoint({ client: spec.client ?? 'alpha', version: spec.version ?? '1.0.0', count: spec.count, outcome: spec.outcome, serverDeclaration: spec.serverDeclaration, extra: extra(spec.statusCode), startNs, timeNs })),
     extensions: (traffic.extensions ?? []).map((spec) => extensionPoint({ ...spec, client: spec.client ?? 'alpha', version: spec.version ?? '1.0.0', startNs, timeNs })),
     ...(traffic.advertised === undefined ? {} : { advertised: traffic.advertised.map((spec) => advertisedPoint({ id: spec.id, fingerprint: spec.fingerprint ?? 'fp-empty', timeNs })) }),
   });

@@ -34,7 +34,20 @@ describe('the matrix keeps answers given before any server instance existed apar
     const full = buildMatrix(cells, 'client', undefined, unknown);
     const a = full.rows.find((row) => row.client === 'a');
     expect(a).toMatchObject({ requests: 10, serverUnknown: 2 });
-    expect(a?.extensions.find((cell) => cell.id === 'x.y/one')).toEqual({ id: 'x.y/one', clientDeclared: 10, serverAdvertised: 8, negotiated: 8, serverUnknown: 2 });
+    // 8 of the 8 requests a server saw: negotiated on every one of them, not partial.
+    expect(a?.extensions.find((cell) => cell.id === 'x.y/one')).toEqual({
+      id: 'x.y/one',
+      clientDeclared: 10,
+      serverAdvertised: 8,
+      negotiated: 8,
+      serverUnknown: 2,
+      required: 0,
+      state: 'negotiated',
+      known: 8,
+      negotiatedShare: 1,
+      clientShare: 1,
+      serverShare: 1,
+    });
     // 8 of the 8 requests a server saw, not 8 of 10.
     expect(negotiatedShare(8, a?.requests ?? 0, a?.serverUnknown ?? 0)).toBe(1);
 
@@ -42,7 +55,9 @@ describe('the matrix keeps answers given before any server instance existed apar
     const other = folded.rows.find((row) => row.client === '_OTHER');
     expect(folded.extensions).toEqual(['_OTHER']);
     expect(other).toMatchObject({ requests: 5, serverUnknown: 4 });
-    expect(other?.extensions).toEqual([{ id: '_OTHER', clientDeclared: 4, serverAdvertised: 0, negotiated: 0, serverUnknown: 4 }]);
+    expect(other?.extensions).toEqual([
+      { id: '_OTHER', clientDeclared: 4, serverAdvertised: 0, negotiated: 0, serverUnknown: 4, required: 0, state: 'neither', known: 1, negotiatedShare: 0, clientShare: 0, serverShare: 0 },
+    ]);
   });
 
   it('has no share when no request had a known server, and never a negative base', () => {

@@ -88,9 +88,10 @@ describe('query API', () => {
       serverUnknown: 0,
       declaration: { unknown: 0, none: 3, declared: 9 },
       extensions: [
-        { id: 'com.example/server-only', clientDeclared: 0, serverAdvertised: 12, negotiated: 0, serverUnknown: 0 },
-        { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0 },
-        { id: UI, clientDeclared: 9, serverAdvertised: 0, negotiated: 0, serverUnknown: 0 },
+        { id: 'com.example/server-only', clientDeclared: 0, serverAdvertised: 12, negotiated: 0, serverUnknown: 0, required: 0, state: 'server', known: 12, negotiatedShare: 0, clientShare: 0, serverShare: 1 },
+        // Negotiated on 9 of 12 requests: partial, not "negotiated".
+        { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0, required: 0, state: 'partial', known: 12, negotiatedShare: 0.75, clientShare: 0.75, serverShare: 0.75 },
+        { id: UI, clientDeclared: 9, serverAdvertised: 0, negotiated: 0, serverUnknown: 0, required: 0, state: 'client', known: 12, negotiatedShare: 0, clientShare: 0.75, serverShare: 0 },
       ],
     });
     expect(view.rows[0]?.client).toBe('alpha');
@@ -119,13 +120,11 @@ describe('query API', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const lines = (await response.text()).trim().split('\r\n');
-    expect(lines[0]).toBe(
-      'client,name,version,requests,declaration_unknown,declaration_none,declaration_declared,' +
-        'com.example/server-only client_declared,com.example/server-only server_advertised,com.example/server-only negotiated,' +
-        `${TASKS} client_declared,${TASKS} server_advertised,${TASKS} negotiated,${UI} client_declared,${UI} server_advertised,${UI} negotiated`,
-    );
-    expect(lines[1]).toBe('alpha,alpha,,12,0,3,9,0,12,0,9,9,9,9,0,0');
-    expect(lines[2]).toBe("'=cmd|calc,'=cmd|calc,,2,0,1,1,0,2,0,1,1,1,1,0,0");
+    const columns = (id: string): string => `${id} state,${id} negotiated_share,${id} client_declared,${id} server_advertised,${id} negotiated,${id} required_errors`;
+    expect(lines[0]).toBe(`client,name,version,requests,server_unknown,declaration_unknown,declaration_none,declaration_declared,${columns('com.example/server-only')},${columns(TASKS)},${columns(UI)}`);
+    // The same states and shares as the JSON.
+    expect(lines[1]).toBe('alpha,alpha,,12,0,0,3,9,server,0,0,12,0,0,partial,0.75,9,9,9,0,client,0,9,0,0,0');
+    expect(lines[2]).toBe("'=cmd|calc,'=cmd|calc,,2,0,0,1,1,server,0,0,2,0,0,partial,0.5,1,1,1,0,client,0,1,0,0,0");
   });
 
   it('every list endpoint validates its parameters and names the bad one', async () => {

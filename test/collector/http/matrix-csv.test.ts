@@ -28,10 +28,11 @@ describe('matrix CSV', () => {
       'client',
     );
     expect(matrixCsv(view).split('\r\n')).toEqual([
-      'client,name,version,requests,declaration_unknown,declaration_none,declaration_declared,x.y/z client_declared,x.y/z server_advertised,x.y/z negotiated',
-      '"a,""b""","a,""b""",,2,0,1,1,1,1,1',
-      '(unknown client),,,1,1,0,0,0,0,0',
-      "'@SUM(A1),'@SUM(A1),,1,1,0,0,0,0,0",
+      'client,name,version,requests,server_unknown,declaration_unknown,declaration_none,declaration_declared,x.y/z state,x.y/z negotiated_share,x.y/z client_declared,x.y/z server_advertised,x.y/z negotiated,x.y/z required_errors',
+      // Negotiated on 1 of 2 requests: partial, half.
+      '"a,""b""","a,""b""",,2,0,0,1,1,partial,0.5,1,1,1,0',
+      '(unknown client),,,1,0,1,0,0,neither,0,0,0,0,0',
+      "'@SUM(A1),'@SUM(A1),,1,0,1,0,0,neither,0,0,0,0,0",
       '',
     ]);
   });

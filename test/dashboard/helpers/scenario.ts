@@ -115,7 +115,7 @@ export async function runFleet(collectorUrl: string): Promise<Negotiated> {
   return negotiated;
 }
 
-/** Older traffic, 30 hours ago (in the 24 h before the last 24 h): alpha negotiated tasks on 2 of 10 requests. */
+/** Older traffic, 30 hours ago (in the 24 h before the last 24 h): alpha negotiated tasks on 2 of 10 requests; alpha 0.9.0 declared search. */
 export async function feedHistory(collectorUrl: string, now = Date.now()): Promise<void> {
   const timeMs = Math.floor((now - 30 * 3_600_000) / 60_000) * 60_000;
   const at = { startNs: msToNs(timeMs) - MINUTE_NS, timeNs: msToNs(timeMs) };
@@ -124,10 +124,12 @@ export async function feedHistory(collectorUrl: string, now = Date.now()): Promi
     collectorUrl,
     metricsRequest({
       resource: { service: 'shop', instance: 'shop-history' },
-      requests: [requestPoint({ ...client, count: 10, ...at })],
+      requests: [requestPoint({ ...client, count: 10, ...at }), requestPoint({ client: 'alpha', version: '0.9.0', count: 5, ...at })],
       extensions: [
         extensionPoint({ ...client, id: TASKS, clientDeclared: true, serverDeclared: true, count: 2, ...at }),
         extensionPoint({ ...client, id: TASKS, clientDeclared: true, serverDeclared: false, count: 8, ...at }),
+        // The version before declared search, which 1.0.0 no longer does: a client-version regression.
+        extensionPoint({ client: 'alpha', version: '0.9.0', id: SEARCH, clientDeclared: true, serverDeclared: true, count: 5, ...at }),
       ],
     }),
   );

@@ -10,8 +10,6 @@ export interface ApiContext {
   staleAfterMs: number;
   /** An instance not heard from for this long is not listed. */
   instanceTtlMs: number;
-  /** How far ahead of the clock ingest accepts points: where a range without `to` ends. */
-  openEndMs: number;
   /** Alert states and how the rules are evaluated; absent: no rule engine runs, and `/alerts` is not served. */
   alerts?: { states: Pick<AlertStateStore, 'alerts'>; status(): AlertStatus } | undefined;
   /** Points refused one by one since start (ops/rejections.ts); absent: `/rejections` is not served. */

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { alertsRoutes } from './alerts/route.js';
+import { changesRoutes } from './changes/route.js';
 import type { ApiContext } from './context.js';
 import { examplesRoutes } from './examples/route.js';
 import { filterRoutes } from './filters/route.js';
@@ -15,9 +16,9 @@ export type { ApiContext } from './context.js';
 export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
 
 /** The read API (registered under `/api/v1`, behind the read token): each resource a plugin of its own. */
-export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts, rejections }) => {
+export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
-  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, openEndMs, alerts, rejections };
+  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections };
   // While the store cannot write, reads answer from what is stored and say that it may be behind.
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reader.behind()) reply.header(DATA_BEHIND_HEADER, 'true');
@@ -31,4 +32,5 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
   await app.register(trendsRoutes, context);
   await app.register(alertsRoutes, context);
   await app.register(rejectionsRoutes, context);
+  await app.register(changesRoutes, context);
 };

@@ -11,9 +11,13 @@ function field(value: string | number | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** Shares as the API serves them (0..1, empty without known requests), to six places. */
+const fraction = (value: number | null): string | null => (value === null ? null : String(Math.round(value * 1e6) / 1e6));
+
+/** The matrix as CSV: the one writer, for the API's `format=csv` and the page's export button alike. */
 export function matrixCsv(view: MatrixView): string {
-  const header = ['client', 'name', 'version', 'requests', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
-  for (const id of view.extensions) header.push(`${id} client_declared`, `${id} server_advertised`, `${id} negotiated`);
+  const header = ['client', 'name', 'version', 'requests', 'server_unknown', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
+  for (const id of view.extensions) header.push(`${id} state`, `${id} negotiated_share`, `${id} client_declared`, `${id} server_advertised`, `${id} negotiated`, `${id} required_errors`);
   const lines = [header.map(field).join(',')];
   for (const row of view.rows) {
     const cells: (string | number | null)[] = [
@@ -21,11 +25,12 @@ export function matrixCsv(view: MatrixView): string {
       row.name,
       row.version,
       row.requests,
+      row.serverUnknown,
       row.declaration.unknown,
       row.declaration.none,
       row.declaration.declared,
     ];
-    for (const cell of row.extensions) cells.push(cell.clientDeclared, cell.serverAdvertised, cell.negotiated);
+    for (const cell of row.extensions) cells.push(cell.state, fraction(cell.negotiatedShare), cell.clientDeclared, cell.serverAdvertised, cell.negotiated, cell.required);
     lines.push(cells.map(field).join(','));
   }
   return `${lines.join('\r\n')}\r\n`;

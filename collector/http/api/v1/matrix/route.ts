@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { buildMatrix } from '../../../../analysis/matrix.js';
+import { extensionTotals, filterMatrix } from '../../../../analysis/matrix.js';
+import { readMatrix } from '../../../../analysis/read-matrix.js';
 import { iso, parseRange } from '../../../params.js';
 import type { ApiContext } from '../context.js';
 import { matrixCsv } from './csv.js';
@@ -7,20 +8,24 @@ import { matrixSchema } from './schema.js';
 
 /**
  * `GET /matrix`: per client (name, or name@version), requests, declaration states and per extension id the
- * requests where the client declared it, the server advertised it, and both (negotiated), and the requests answered
- * before any server instance existed (`serverUnknown`, which shares leave out). `format=csv` too.
- * At most `limit` rows and `extensionLimit` ids, the busiest; the rest summed under `_OTHER`.
+ * requests where the client declared it, the server advertised it, and both (negotiated), the requests answered
+ * before any server instance existed (`serverUnknown`, which shares leave out), the `-32021` answers naming it, and
+ * what these mean (state and shares, analysis/cell.ts). `format=csv` too: the one CSV writer, which the page's
+ * export button downloads. At most `limit` rows and `extensionLimit` ids, the busiest; the rest summed under
+ * `_OTHER`. `rows`, `cols` (text contained in the row label / the id) and `client` (exact name) narrow what is sent.
  */
-export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, openEndMs }) => {
+export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
   app.get('/matrix', { schema: matrixSchema }, async (request, reply) => {
-    const { group, format, service, instance, limit, extensionLimit } = request.query;
-    const totals = await reader.cellTotals({ ...parseRange(request.query, clock(), openEndMs), service, instance });
-    const view = buildMatrix(totals.cells, group, { rows: limit, extensions: extensionLimit }, totals.serverUnknown);
+    const { group, format, service, instance, limit, extensionLimit, rows, cols, client } = request.query;
+    const now = clock();
+    const read = await readMatrix(reader, { ...parseRange(request.query, now), service, instance }, group, { rows: limit, extensions: extensionLimit });
+    const view = filterMatrix(read.view, { rows, cols, client });
     if (format === 'csv') {
       const csv = matrixCsv(view);
       // Text, not the JSON the schema describes: sent as it is, past the serializer.
       return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="extscope-matrix.csv"').send(csv as never);
     }
-    return { from: iso(totals.fromMs), to: iso(totals.toMs), resolution: totals.resolution, group, behind: reader.behind(), ...view };
+    // The current bucket is summed whole, but holds nothing from after now: the range ends now.
+    return { from: iso(read.fromMs), to: iso(Math.min(read.toMs, now)), resolution: read.resolution, group, behind: reader.behind(), ...view, totals: extensionTotals(view) };
   });
 };

@@ -7,15 +7,6 @@ const declaration = {
   properties: { unknown: { type: 'integer' }, none: { type: 'integer' }, declared: { type: 'integer' } },
 } as const;
 
-/** The shared per-id counts, plus the part of `clientDeclared` answered before any server instance existed. */
-const cells = {
-  ...extensionCountsSchema,
-  items: {
-    ...extensionCountsSchema.items,
-    required: [...extensionCountsSchema.items.required, 'serverUnknown'],
-    properties: { ...extensionCountsSchema.items.properties, serverUnknown: { type: 'integer' } },
-  },
-} as const;
 
 export const matrixSchema = {
   querystring: {
@@ -31,13 +22,19 @@ export const matrixSchema = {
       limit: { type: 'integer', minimum: 1, maximum: 5000, default: 500 },
       /** The busiest extension ids shown; the rest are summed under the id `_OTHER`. */
       extensionLimit: { type: 'integer', minimum: 1, maximum: 2000, default: 200 },
+      /** Only rows whose label contains this text (any case). */
+      rows: { type: 'string', maxLength: 512 },
+      /** Only ids containing this text (any case). */
+      cols: { type: 'string', maxLength: 512 },
+      /** Only rows of this client name. */
+      client: nameSchema,
     },
   },
   response: {
     200: {
       type: 'object',
       additionalProperties: false,
-      required: ['from', 'to', 'resolution', 'group', 'extensions', 'rows'],
+      required: ['from', 'to', 'resolution', 'group', 'extensions', 'totals', 'rows'],
       properties: {
         from: isoTime,
         to: isoTime,
@@ -46,6 +43,8 @@ export const matrixSchema = {
         /** True when accepted data may not be included yet (the store cannot write; see README). */
         behind: { type: 'boolean' },
         extensions: { type: 'array', items: { type: 'string' } },
+        /** Per id of `extensions`, the totals over the rows sent, with their state and shares (as a cell's). */
+        totals: extensionCountsSchema,
         /** Rows and ids before the limits. */
         rowsTotal: { type: 'integer' },
         extensionsTotal: { type: 'integer' },
@@ -66,7 +65,7 @@ export const matrixSchema = {
                */
               serverUnknown: { type: 'integer' },
               declaration,
-              extensions: cells,
+              extensions: extensionCountsSchema,
             },
           },
         },

@@ -14,7 +14,8 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
   app.get('/timeseries', { schema: timeseriesSchema }, async (request) => {
     const { extension, service, client, step } = request.query;
     // Without `to`, the series ends with the step that holds now: no empty steps in the future.
-    const range = parseRange(request.query, clock());
+    const now = clock();
+    const range = parseRange(request.query, now);
     const stepMinutes = step === undefined ? autoStep(range.fromMs, range.toMs) : parseStep(step);
     if (pointCount(range.fromMs, range.toMs, stepMinutes) > MAX_POINTS) {
       throw badRequest(`step: ${step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
@@ -26,7 +27,7 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
     return {
       extension,
       from: iso(series.fromMs),
-      to: iso(series.toMs),
+      to: iso(Math.min(series.toMs, now)),
       stepMinutes: series.stepMinutes,
       points: series.points.map((point) => ({
         t: iso(point.tMs),

@@ -29,7 +29,7 @@ function autoStep(spanMinutes: number): number {
 }
 
 function trendQuery(query: TrendQuerystring, context: ApiContext): TrendQuery {
-  const range = parseRange(query, context.clock(), context.openEndMs);
+  const range = parseRange(query, context.clock());
   const spanMinutes = (range.toMs - range.fromMs) / MS_PER_MINUTE;
   const stepMinutes = query.step === undefined ? autoStep(spanMinutes) : parseStep(query.step);
   if (spanMinutes / stepMinutes > MAX_POINTS) throw badRequest(`step: ${query.step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
@@ -38,30 +38,31 @@ function trendQuery(query: TrendQuerystring, context: ApiContext): TrendQuery {
   return { ...range, stepMinutes, service: query.service, instance: query.instance, clientName: query.client, extensionId: query.extension };
 }
 
-function frameOf(result: TrendResult<unknown>): { from: string; to: string; stepMinutes: number; times: string[] } {
+/** The range ends at now at the latest: the last step is the one under way, and holds nothing from after now. */
+function frameOf(result: TrendResult<unknown>, now: number): { from: string; to: string; stepMinutes: number; times: string[] } {
   const times = Array.from({ length: result.slots }, (_, index) => iso(result.fromMs + index * result.stepMinutes * MS_PER_MINUTE));
-  return { from: iso(result.fromMs), to: iso(result.toMs), stepMinutes: result.stepMinutes, times };
+  return { from: iso(result.fromMs), to: iso(Math.min(result.toMs, now)), stepMinutes: result.stepMinutes, times };
 }
 
 export const trendsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, context) => {
   const { reader } = context;
   app.get('/trends/declarations', { schema: declarationsSchema }, async (request) => {
     const result = await reader.declarationTrend(trendQuery(request.query, context));
-    return { ...frameOf(result), ...declarationSeries(result) };
+    return { ...frameOf(result, context.clock()), ...declarationSeries(result) };
   });
 
   app.get('/trends/clients', { schema: clientsSchema }, async (request) => {
     const result = await reader.clientTrend(trendQuery(request.query, context));
-    return { ...frameOf(result), ...clientSeries(result, request.query.group ?? 'client', request.query.limit ?? 10) };
+    return { ...frameOf(result, context.clock()), ...clientSeries(result, request.query.group ?? 'client', request.query.limit ?? 10) };
   });
 
   app.get('/trends/extensions', { schema: extensionsSchema }, async (request) => {
     const result = await reader.extensionTrend(trendQuery(request.query, context));
-    return { ...frameOf(result), ...extensionSeries(result) };
+    return { ...frameOf(result, context.clock()), ...extensionSeries(result) };
   });
 
   app.get('/trends/required', { schema: requiredSchema }, async (request) => {
     const result = await reader.requiredTrend(trendQuery(request.query, context));
-    return { ...frameOf(result), ...requiredSeries(result) };
+    return { ...frameOf(result, context.clock()), ...requiredSeries(result) };
   });
 };
