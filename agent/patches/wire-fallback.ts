@@ -7,10 +7,14 @@ import { type StdioWireTap, tapStdio } from './wire-stdio.js';
 /** Where the wire saw MCP traffic: a stdio server's streams, or an HTTP server's requests. */
 export type WireSide = 'stdio' | 'http';
 
-/** What the wire taps need from the agent. */
-export interface WireHost extends WireServerSink {
+/** Where a wire reader records what it saw: the pipeline, and what servers said about themselves. */
+export interface WireRecording extends WireServerSink {
   readonly pipeline: RequestPipeline;
   readonly advertisements: ServerAdvertisements;
+}
+
+/** What the wire taps need from the agent. */
+export interface WireHost extends WireRecording {
   /**
    * An SDK copy was patched (or a server was attached by hand, or the fallback only watches): its connections
    * record the requests, and the wire only watches whether MCP traffic arrives at all, then stops.
