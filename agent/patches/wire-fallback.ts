@@ -1,5 +1,4 @@
-import type { WireServerSink } from '../observe/wire-connection.js';
-import type { ServerAdvertisements } from '../observe/server-advertisement.js';
+import type { WireRecording } from '../observe/wire-connection.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
 import { type HttpWireTap, tapHttpServers } from './wire-http.js';
 import { type StdioWireTap, tapStdio } from './wire-stdio.js';
@@ -7,14 +6,9 @@ import { type StdioWireTap, tapStdio } from './wire-stdio.js';
 /** Where the wire saw MCP traffic: a stdio server's streams, or an HTTP server's requests. */
 export type WireSide = 'stdio' | 'http';
 
-/** Where a wire reader records what it saw: the pipeline, and what servers said about themselves. */
-export interface WireRecording extends WireServerSink {
-  readonly pipeline: RequestPipeline;
-  readonly advertisements: ServerAdvertisements;
-}
-
 /** What the wire taps need from the agent. */
 export interface WireHost extends WireRecording {
+  readonly pipeline: RequestPipeline;
   /**
    * An SDK copy was patched (or a server was attached by hand, or the fallback only watches): its connections
    * record the requests, and the wire only watches whether MCP traffic arrives at all, then stops.
