@@ -1,26 +1,12 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
-import {
-  type CollectorOptions,
-  ConfigError,
-  DEFAULT_DB_PATH,
-  DEFAULT_GRPC_PORT,
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  environmentHelp,
-  grpcPortValue,
-  optionsFromEnvironment,
-} from '../collector/config.js';
-import { SchemaTooNewError, startCollector } from '../collector/index.js';
-import { describeDb } from '../collector/store/open.js';
-import { runDbCopy } from './commands/db-copy.js';
-import { runRules } from './commands/rules-check.js';
-import { runDbBackup } from './commands/db-backup.js';
+// Each command's module is imported when it runs: \`wrap\` and \`proxy\` load the agent alone, never the collector.
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
   collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
+  wrap        "wrap -- COMMAND [ARGS...]": run a stdio MCP server (any language) and record its requests
+  proxy       "proxy --listen HOST:PORT --upstream URL": record a Streamable HTTP MCP server's requests in between
   rules       "rules check FILE...": validate alert rules files
   db backup   Copy the SQLite database consistently, also while the collector runs
   db copy     Copy an SQLite database into PostgreSQL (extscope db copy --help)
@@ -28,96 +14,20 @@ Commands:
 Run "extscope collector --help" for the collector's options.
 `;
 
-const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
-
-Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
-(/api/v1/*), /metrics, /healthz and /readyz on one port; receives OTLP/gRPC on another.
-
-Options:
-  --host HOST   Address to listen on (env EXTSCOPE_HOST, default ${DEFAULT_HOST}).
-                Anything but loopback requires both tokens below.
-  --port PORT   Port (env EXTSCOPE_PORT, default ${DEFAULT_PORT}, the OTLP/HTTP default; 0 = any free port)
-  --grpc-port PORT
-                OTLP/gRPC port on the same host (env EXTSCOPE_GRPC_PORT, default ${DEFAULT_GRPC_PORT}, the OTLP/gRPC
-                default; 0 = any free port; off = no gRPC receiver)
-  --db PATH|URL SQLite database file, or postgres://… for several replicas on PostgreSQL
-                (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH}; see docs/postgresql.md)
-  --rules FILE  Alert rules, YAML or JSON (env EXTSCOPE_RULES; default: the built-in rules).
-                Re-read on SIGHUP; an invalid file keeps the rules in force.
-  -h, --help    Show this help
-
-Environment (flags win):
-${environmentHelp()}
-`;
-
-async function runCollector(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' }, db: { type: 'string' }, rules: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    process.stdout.write(COLLECTOR_USAGE);
-    return 0;
-  }
-  const fromFlags: Partial<CollectorOptions> = {};
-  if (values.host !== undefined) fromFlags.host = values.host;
-  if (values.port !== undefined) {
-    fromFlags.port = Number(values.port);
-    if (values.port.trim() === '' || !Number.isFinite(fromFlags.port)) throw new ConfigError(`--port must be a number (got ${JSON.stringify(values.port)})`);
-  }
-  if (values['grpc-port'] !== undefined) fromFlags.grpcPort = grpcPortValue('--grpc-port', values['grpc-port']);
-  if (values.db !== undefined) fromFlags.dbPath = values.db;
-  if (values.rules !== undefined) fromFlags.rulesPath = values.rules;
-  const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
-  const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
-  collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
-  // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
-  const reload = (): void => void collector.alerting.reload();
-  process.on('SIGHUP', reload);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      collector.app.log.info(`${signal}: draining in-flight exports and closing the database`);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      process.off('SIGHUP', reload);
-      collector.close().then(resolve, (error: unknown) => {
-        collector.app.log.error({ err: error }, 'shutdown failed');
-        process.exitCode = 1;
-        resolve();
-      });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  return process.exitCode === undefined ? 0 : Number(process.exitCode);
-}
-
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
-  if (command === 'rules') return runRules(rest);
-  if (command === 'db' && rest[0] === 'backup') return runDbBackup(rest.slice(1));
-  if (command === 'db' && rest[0] === 'copy') return runDbCopy(rest.slice(1));
-  if (command !== 'collector') {
-    process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
-    return 2;
-  }
-  try {
-    return await runCollector(rest);
-  } catch (error) {
-    const known = error instanceof ConfigError || error instanceof SchemaTooNewError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-    if (known) {
-      process.stderr.write(`extscope collector: ${(error as Error).message}\n`);
-      return 2;
-    }
-    process.stderr.write(`extscope collector: ${(error as Error).stack ?? String(error)}\n`);
-    return 1;
-  }
+  if (command === 'wrap') return (await import('../agent/wrap/wrap.js')).runWrap(rest);
+  if (command === 'proxy') return (await import('../agent/proxy/proxy.js')).runProxy(rest);
+  if (command === 'rules') return (await import('./commands/rules-check.js')).runRules(rest);
+  if (command === 'db' && rest[0] === 'backup') return (await import('./commands/db-backup.js')).runDbBackup(rest.slice(1));
+  if (command === 'db' && rest[0] === 'copy') return (await import('./commands/db-copy.js')).runDbCopy(rest.slice(1));
+  if (command === 'collector') return (await import('./commands/collector.js')).runCollector(rest);
+  process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  return 2;
 }
 
 process.exitCode = await main(process.argv.slice(2));

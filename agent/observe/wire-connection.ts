@@ -52,6 +52,12 @@ export interface WireConversation {
   protocolVersionHeader?: string;
 }
 
+/** Where a wire reader records what it saw: the pipeline, and what servers said about themselves. */
+export interface WireRecording extends WireServerSink {
+  readonly pipeline: RequestSink;
+  readonly advertisements: ServerAdvertisements;
+}
+
 const ALWAYS = (): boolean => true;
 
 /** A server known by who it is, not by what it advertises. */

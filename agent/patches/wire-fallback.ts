@@ -1,5 +1,4 @@
-import type { WireServerSink } from '../observe/wire-connection.js';
-import type { ServerAdvertisements } from '../observe/server-advertisement.js';
+import type { WireRecording } from '../observe/wire-connection.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
 import { type HttpWireTap, tapHttpServers } from './wire-http.js';
 import { type StdioWireTap, tapStdio } from './wire-stdio.js';
@@ -8,9 +7,8 @@ import { type StdioWireTap, tapStdio } from './wire-stdio.js';
 export type WireSide = 'stdio' | 'http';
 
 /** What the wire taps need from the agent. */
-export interface WireHost extends WireServerSink {
+export interface WireHost extends WireRecording {
   readonly pipeline: RequestPipeline;
-  readonly advertisements: ServerAdvertisements;
   /**
    * An SDK copy was patched (or a server was attached by hand, or the fallback only watches): its connections
    * record the requests, and the wire only watches whether MCP traffic arrives at all, then stops.

@@ -1,12 +1,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { OUTCOME } from '../../contract/index.js';
 import { HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID } from '../mcp-protocol.js';
-import type { HandshakeSlot } from '../observe/request-facts.js';
-import { CANCELLED, isRequest } from '../observe/request-facts.js';
-import type { ServerAdvertisement } from '../observe/server-advertisement.js';
-import { WireConnection } from '../observe/wire-connection.js';
-import { AnswerFrames, BodyFrames } from '../observe/wire-frames.js';
+import { HttpExchange, HttpSessions, carriesRequests } from '../observe/http-exchange.js';
 import type { WireHost } from './wire-fallback.js';
 
 export interface HttpWireTap {
@@ -17,14 +12,6 @@ export interface HttpWireTap {
 const REQUEST_START = 'http.server.request.start';
 /** Requests looked at for MCP traffic while an SDK copy records, before the tap unsubscribes. */
 const SENTINEL_BUDGET = 100;
-/** 2025-era sessions remembered at once (their `initialize` and server); the oldest is forgotten first. */
-const MAX_SESSIONS = 10_000;
-
-interface Session {
-  handshake: HandshakeSlot;
-  server: ServerAdvertisement | undefined;
-}
-
 interface RequestStart {
   request: IncomingMessage;
   response: ServerResponse;
@@ -69,7 +56,7 @@ function sessionIdOf(response: ServerResponse, writeHeadArgs: unknown[] | undefi
  * exchange knows only what it carries itself.
  */
 export function tapHttpServers(host: WireHost): HttpWireTap {
-  const sessions = new Map<string, Session>();
+  const sessions = new HttpSessions();
   let sentinelBudget = SENTINEL_BUDGET;
   let noted = false;
   let subscribed = true;
@@ -105,33 +92,11 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
   }
 
   function observeExchange(request: IncomingMessage, response: ServerResponse): void {
-    const sessionId = header(request, HEADER_SESSION_ID);
-    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
-    const handshake = session?.handshake ?? { handshake: undefined };
-    const connection = new WireConnection(host.pipeline, host, host.advertisements, {
-      handshake,
-      server: session?.server,
-      sessionId,
-      active: () => !host.sdkObserved(),
-      protocolVersionHeader: header(request, HEADER_PROTOCOL_VERSION),
-    });
-    const body = new BodyFrames();
-    const answer = new AnswerFrames((message) => connection.outbound(message));
+    const exchange = new HttpExchange(sessions, host, { sessionId: header(request, HEADER_SESSION_ID), protocolVersion: header(request, HEADER_PROTOCOL_VERSION) }, { active: () => !host.sdkObserved() });
     let bodyDone = false;
-    let settled = false;
     let writeHeadArgs: unknown[] | undefined;
 
-    const settle = (finished: boolean): void => {
-      if (settled) return;
-      settled = true;
-      answer.end();
-      const status = response.statusCode;
-      const outcome = !finished
-        ? CANCELLED
-        : connection.anonymousError ?? (status >= 200 && status < 300 ? CANCELLED : { outcome: OUTCOME.error, errorCode: status, errorMessage: `HTTP ${status}` });
-      connection.settle(outcome);
-      remember(sessionIdOf(response, writeHeadArgs) ?? sessionId, handshake, connection.knownServer);
-    };
+    const settle = (finished: boolean): void => exchange.settle(finished, response.statusCode, sessionIdOf(response, writeHeadArgs));
 
     const push = request.push;
     request.push = function observedPush(this: unknown, chunk: unknown, encoding?: unknown) {
@@ -139,12 +104,11 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
         if (!bodyDone) {
           if (chunk === null) {
             bodyDone = true;
-            const parsed = body.end();
-            const first = Array.isArray(parsed) ? parsed[0] : parsed;
-            if (isRequest(first)) noteMcp();
-            connection.inbound(parsed);
+            const parsed = exchange.requestBody();
+            if (carriesRequests(parsed)) noteMcp();
+            exchange.received(parsed);
           } else {
-            body.push(chunk, encoding);
+            exchange.requestChunk(chunk, encoding);
           }
         }
       } catch (error) {
@@ -160,7 +124,7 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
     } as typeof response.writeHead;
     response.write = function observedWrite(this: unknown, chunk: unknown, encoding?: unknown) {
       try {
-        if (!settled) answer.push(chunk, typeof encoding === 'function' ? undefined : encoding);
+        exchange.answerChunk(chunk, typeof encoding === 'function' ? undefined : encoding);
       } catch (error) {
         host.pipeline.fail('wire_http', error);
       }
@@ -168,7 +132,7 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
     } as typeof response.write;
     response.end = function observedEnd(this: unknown, chunk?: unknown, encoding?: unknown) {
       try {
-        if (!settled && chunk !== undefined && typeof chunk !== 'function') answer.push(chunk, typeof encoding === 'function' ? undefined : encoding);
+        if (chunk !== undefined && typeof chunk !== 'function') exchange.answerChunk(chunk, typeof encoding === 'function' ? undefined : encoding);
       } catch (error) {
         host.pipeline.fail('wire_http', error);
       }
@@ -188,18 +152,6 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
         host.pipeline.fail('wire_http', error);
       }
     });
-  }
-
-  function remember(sessionId: string | undefined, handshake: HandshakeSlot, server: ServerAdvertisement | undefined): void {
-    if (sessionId === undefined) return;
-    if (handshake.handshake === undefined && server === undefined) return;
-    const known = sessions.get(sessionId);
-    if (known !== undefined) {
-      known.server = server ?? known.server;
-      return;
-    }
-    if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
-    sessions.set(sessionId, { handshake, server });
   }
 
   diagnosticsChannel.subscribe(REQUEST_START, onRequest);

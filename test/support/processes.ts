@@ -44,10 +44,14 @@ export interface ExchangeOptions {
   lingerMs?: number;
   /** The child is killed (and `code` is null) if it has not exited this long after stdin closed. */
   exitWithinMs?: number;
+  /** Arguments before the node command line: the child is `node <wrapper...> node <script>` (e.g. `extscope wrap --`). */
+  wrapper?: string[];
 }
 
 export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], options: ExchangeOptions = {}): Promise<Exchange> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...nodeArgs(script, agent, options.preload), ...args], { cwd: ROOT, env });
+  const argv = [...nodeArgs(script, agent, options.preload), ...args];
+  const child: ChildProcessWithoutNullStreams =
+    options.wrapper === undefined ? spawn(process.execPath, argv, { cwd: ROOT, env }) : spawn(process.execPath, [...options.wrapper, process.execPath, ...argv], { cwd: ROOT, env });
   const stdout: Buffer[] = [];
   let stderr = '';
   let answers = 0;

@@ -1,0 +1,139 @@
+import { OUTCOME } from '../../contract/index.js';
+import { type HandshakeSlot, CANCELLED, isRequest } from './request-facts.js';
+import type { ServerAdvertisement } from './server-advertisement.js';
+import { type WireRecording, WireConnection } from './wire-connection.js';
+import { AnswerFrames, BodyFrames } from './wire-frames.js';
+import { UNKNOWN_DECLARATION } from './extension-map.js';
+
+/** 2025-era sessions remembered at once (their `initialize` and server); the oldest is forgotten first. */
+const MAX_SESSIONS = 10_000;
+
+interface Session {
+  handshake: HandshakeSlot;
+  server: ServerAdvertisement | undefined;
+}
+
+/**
+ * What a 2025-era session (`Mcp-Session-Id`) keeps across its HTTP exchanges, as the server instance behind it
+ * does: the client's `initialize` and the server's answer to it. Bounded: the oldest session is forgotten first.
+ */
+export class HttpSessions {
+  private readonly sessions = new Map<string, Session>();
+
+  get(sessionId: string | undefined): Session | undefined {
+    return sessionId === undefined ? undefined : this.sessions.get(sessionId);
+  }
+
+  remember(sessionId: string | undefined, handshake: HandshakeSlot, server: ServerAdvertisement | undefined): void {
+    if (sessionId === undefined) return;
+    if (handshake.handshake === undefined && server === undefined) return;
+    const known = this.sessions.get(sessionId);
+    if (known !== undefined) {
+      known.server = server ?? known.server;
+      return;
+    }
+    if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    this.sessions.set(sessionId, { handshake, server });
+  }
+}
+
+/** What an exchange's request headers say about its conversation. */
+export interface ExchangeHeaders {
+  /** `Mcp-Session-Id`. */
+  sessionId?: string | undefined;
+  /** `MCP-Protocol-Version`. */
+  protocolVersion?: string | undefined;
+}
+
+export interface ExchangeOptions {
+  /** Whether recording is still this exchange's job. */
+  active?: () => boolean;
+  /**
+   * The server assumed when the session knows none (a proxy's upstream, learned from earlier answers), asked
+   * when the server receives the request.
+   */
+  server?: () => ServerAdvertisement | undefined;
+}
+
+/**
+ * One MCP POST and its answer, as bytes: the request body is read when complete (bounded), the answer (JSON or
+ * SSE) as it streams. One exchange is one {@link WireConnection}; a 2025-era session shares its `initialize` and
+ * server across exchanges through {@link HttpSessions}. Used by the in-process wire fallback (`node:http`) and
+ * by `extscope proxy`, which see the same bytes from two sides.
+ */
+export class HttpExchange {
+  private readonly session: Session | undefined;
+  private readonly handshake: HandshakeSlot;
+  private readonly body = new BodyFrames();
+  private readonly answer = new AnswerFrames((message) => this.connection.outbound(message));
+  private made: WireConnection | undefined;
+  private settled = false;
+
+  constructor(
+    private readonly sessions: HttpSessions,
+    private readonly recording: WireRecording,
+    private readonly headers: ExchangeHeaders,
+    private readonly options: ExchangeOptions = {},
+  ) {
+    this.session = sessions.get(headers.sessionId);
+    this.handshake = this.session?.handshake ?? { handshake: undefined };
+  }
+
+  /** Made when first needed, so the server it assumes is the one known when the request reached it. */
+  private get connection(): WireConnection {
+    const { headers, options, recording } = this;
+    this.made ??= new WireConnection(recording.pipeline, recording, recording.advertisements, {
+      handshake: this.handshake,
+      server: this.session?.server ?? options.server?.(),
+      ...(headers.sessionId !== undefined && { sessionId: headers.sessionId }),
+      ...(options.active !== undefined && { active: options.active }),
+      ...(headers.protocolVersion !== undefined && { protocolVersionHeader: headers.protocolVersion }),
+    });
+    return this.made;
+  }
+
+  /** A chunk of the request body (decoded: no content encoding). */
+  requestChunk(chunk: unknown, encoding?: unknown): void {
+    this.body.push(chunk, encoding);
+  }
+
+  /** The request body as JSON (once it is complete), `undefined` when it is not JSON or too large. */
+  requestBody(): unknown {
+    return this.body.end();
+  }
+
+  /** The server received `message` (the parsed body): its requests are in flight from now on. */
+  received(message: unknown): void {
+    this.connection.inbound(message);
+  }
+
+  /** A chunk of the answer body (decoded: no content encoding). */
+  answerChunk(chunk: unknown, encoding?: unknown): void {
+    if (!this.settled) this.answer.push(chunk, encoding);
+  }
+
+  /**
+   * The exchange ended: `finished` when the answer was complete (else the requests in flight were cancelled),
+   * with the HTTP status and the session id the answer set (a 2025-era `initialize` starts a session).
+   */
+  settle(finished: boolean, status: number, answerSessionId: string | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.answer.end();
+    const outcome = !finished
+      ? CANCELLED
+      : this.made?.anonymousError ?? (status >= 200 && status < 300 ? CANCELLED : { outcome: OUTCOME.error, errorCode: status, errorMessage: `HTTP ${status}` });
+    this.made?.settle(outcome);
+    this.sessions.remember(answerSessionId ?? this.headers.sessionId, this.handshake, this.made?.knownServer);
+  }
+}
+
+/** `server` when what it advertises is known (not only who it is). */
+export function advertised(server: ServerAdvertisement | undefined): ServerAdvertisement | undefined {
+  return server === undefined || server.extensions === UNKNOWN_DECLARATION ? undefined : server;
+}
+
+/** Whether a parsed body carries MCP requests (one, or a batch starting with one). */
+export function carriesRequests(message: unknown): boolean {
+  return isRequest(Array.isArray(message) ? message[0] : message);
+}

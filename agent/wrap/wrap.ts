@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { LineFrames } from '../observe/wire-frames.js';
+import { WireConnection } from '../observe/wire-connection.js';
+import { StandaloneAgent } from '../standalone/standalone-agent.js';
+
+export const WRAP_USAGE = `Usage: extscope wrap -- <command> [args...]
+
+Runs a stdio MCP server as a child process and records which extensions its clients negotiate, exactly as the
+in-process agent does, without touching the server: stdin, stdout and stderr pass through byte for byte,
+signals are forwarded, and extscope exits with the child's exit code (or dies of the same signal) after
+exporting the last counts.
+
+Put it in front of the server's command in a client's configuration:
+  { "command": "npx", "args": ["extscope", "wrap", "--", "python", "server.py"] }
+
+Environment: the standard OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...) and
+EXTSCOPE_SPANS, EXTSCOPE_CAPTURE_SETTINGS, as for the agent. The child gets the environment unchanged.
+`;
+
+/** Signals a terminal or a supervisor sends that the child, not extscope, should act on. */
+const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2', 'SIGWINCH'];
+
+/** The exit code a shell gives for a command it cannot run (not found, not executable). */
+const CANNOT_RUN = 127;
+
+function commandOf(args: string[]): string[] | undefined {
+  const separator = args.indexOf('--');
+  const command = separator >= 0 ? args.slice(separator + 1) : args;
+  if (separator > 0) return undefined; // options before `--`: none are defined
+  return command.length === 0 ? undefined : command;
+}
+
+/** Everything the last write to stdout held has been handed to the OS (or stdout is gone). */
+function stdoutFlushed(): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.stdout.destroyed || !process.stdout.writable) return resolve();
+    process.stdout.write('', () => resolve());
+  });
+}
+
+/**
+ * `extscope wrap -- <command> [args...]`. Resolves with the child's exit code; when the child died of a
+ * signal, re-raises it on this process (after exporting) so a supervisor sees the same death.
+ */
+export async function runWrap(args: string[]): Promise<number> {
+  if (args[0] === '--help' || args[0] === '-h') {
+    process.stdout.write(WRAP_USAGE);
+    return 0;
+  }
+  const command = commandOf(args);
+  if (command === undefined) {
+    process.stderr.write(`extscope wrap: give the server's command after "--"\n\n${WRAP_USAGE}`);
+    return 2;
+  }
+  const agent = new StandaloneAgent();
+  const connection = new WireConnection(agent.pipeline, agent, agent.advertisements);
+  const inbound = new LineFrames((message) => connection.inbound(message));
+  const outbound = new LineFrames((message) => connection.outbound(message));
+  const observe = (frames: LineFrames, stage: string) => (chunk: Buffer) => {
+    try {
+      frames.push(chunk);
+    } catch (error) {
+      agent.pipeline.fail(stage, error);
+    }
+  };
+
+  const [file, ...rest] = command as [string, ...string[]];
+  const child = spawn(file, rest, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const spawned = new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', resolve);
+  });
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const failure = await spawned;
+  if (failure !== undefined) {
+    process.stderr.write(`extscope wrap: cannot run ${JSON.stringify(file)}: ${failure.message}\n`);
+    return CANNOT_RUN;
+  }
+
+  const forward = (signal: NodeJS.Signals): void => {
+    try {
+      child.kill(signal);
+    } catch {
+      // The child is gone already: its close ends this process.
+    }
+  };
+  for (const signal of FORWARDED) process.on(signal, forward);
+
+  // Client → child. A child that stopped reading (it exited) makes writes fail: nothing to do but wait for close.
+  child.stdin.on('error', () => {});
+  process.stdin.on('data', observe(inbound, 'wire_inbound'));
+  process.stdin.pipe(child.stdin);
+  // Child → client, unchanged. A client that went away: the child's output is still drained, so it never blocks.
+  child.stdout.on('data', observe(outbound, 'wire_outbound'));
+  child.stdout.pipe(process.stdout, { end: false });
+  process.stdout.on('error', () => {
+    child.stdout.unpipe(process.stdout);
+    child.stdout.resume();
+  });
+
+  const { code, signal } = await closed;
+  // Whatever the child had not answered when its stdout closed never will be.
+  connection.closed();
+  process.stdin.unpipe(child.stdin);
+  process.stdin.destroy();
+  await Promise.all([agent.shutdown(), stdoutFlushed()]);
+  for (const forwarded of FORWARDED) process.off(forwarded, forward);
+  if (signal !== null) {
+    process.kill(process.pid, signal);
+    // A signal whose default action does not end a process (rare for a child's death): exit as a shell reports it.
+    return 128 + (constants.signals[signal] ?? 0);
+  }
+  return code ?? 1;
+}

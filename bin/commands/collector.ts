@@ -1,0 +1,95 @@
+import { parseArgs } from 'node:util';
+import {
+  type CollectorOptions,
+  ConfigError,
+  DEFAULT_DB_PATH,
+  DEFAULT_GRPC_PORT,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  environmentHelp,
+  grpcPortValue,
+  optionsFromEnvironment,
+} from '../../collector/config.js';
+import { SchemaTooNewError, startCollector } from '../../collector/index.js';
+import { describeDb } from '../../collector/store/open.js';
+
+const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
+
+Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
+(/api/v1/*), /metrics, /healthz and /readyz on one port; receives OTLP/gRPC on another.
+
+Options:
+  --host HOST   Address to listen on (env EXTSCOPE_HOST, default ${DEFAULT_HOST}).
+                Anything but loopback requires both tokens below.
+  --port PORT   Port (env EXTSCOPE_PORT, default ${DEFAULT_PORT}, the OTLP/HTTP default; 0 = any free port)
+  --grpc-port PORT
+                OTLP/gRPC port on the same host (env EXTSCOPE_GRPC_PORT, default ${DEFAULT_GRPC_PORT}, the OTLP/gRPC
+                default; 0 = any free port; off = no gRPC receiver)
+  --db PATH|URL SQLite database file, or postgres://… for several replicas on PostgreSQL
+                (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH}; see docs/postgresql.md)
+  --rules FILE  Alert rules, YAML or JSON (env EXTSCOPE_RULES; default: the built-in rules).
+                Re-read on SIGHUP; an invalid file keeps the rules in force.
+  -h, --help    Show this help
+
+Environment (flags win):
+${environmentHelp()}
+`;
+
+async function serveCollector(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' }, db: { type: 'string' }, rules: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(COLLECTOR_USAGE);
+    return 0;
+  }
+  const fromFlags: Partial<CollectorOptions> = {};
+  if (values.host !== undefined) fromFlags.host = values.host;
+  if (values.port !== undefined) {
+    fromFlags.port = Number(values.port);
+    if (values.port.trim() === '' || !Number.isFinite(fromFlags.port)) throw new ConfigError(`--port must be a number (got ${JSON.stringify(values.port)})`);
+  }
+  if (values['grpc-port'] !== undefined) fromFlags.grpcPort = grpcPortValue('--grpc-port', values['grpc-port']);
+  if (values.db !== undefined) fromFlags.dbPath = values.db;
+  if (values.rules !== undefined) fromFlags.rulesPath = values.rules;
+  const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
+  const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
+  collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
+  // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
+  const reload = (): void => void collector.alerting.reload();
+  process.on('SIGHUP', reload);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      collector.app.log.info(`${signal}: draining in-flight exports and closing the database`);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      process.off('SIGHUP', reload);
+      collector.close().then(resolve, (error: unknown) => {
+        collector.app.log.error({ err: error }, 'shutdown failed');
+        process.exitCode = 1;
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  return process.exitCode === undefined ? 0 : Number(process.exitCode);
+}
+
+/** `extscope collector [options]`: runs until SIGINT or SIGTERM. */
+export async function runCollector(args: string[]): Promise<number> {
+  try {
+    return await serveCollector(args);
+  } catch (error) {
+    const known = error instanceof ConfigError || error instanceof SchemaTooNewError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    if (known) {
+      process.stderr.write(`extscope collector: ${(error as Error).message}\n`);
+      return 2;
+    }
+    process.stderr.write(`extscope collector: ${(error as Error).stack ?? String(error)}\n`);
+    return 1;
+  }
+}
