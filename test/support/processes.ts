@@ -46,6 +46,8 @@ export interface ExchangeOptions {
   exitWithinMs?: number;
   /** Arguments before the node command line: the child is `node <wrapper...> node <script>` (e.g. `extscope wrap --`). */
   wrapper?: string[];
+  /** How long to wait for each answer before failing (10 s; the first includes the child's start). */
+  answerWithinMs?: number;
 }
 
 export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], options: ExchangeOptions = {}): Promise<Exchange> {
@@ -76,7 +78,7 @@ export async function rawStdioExchange(script: string, lines: object[], agent: b
     const target = answers + 1;
     const answered = expectsAnswer
       ? new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`no answer to ${JSON.stringify(line)}; stderr: ${stderr}`)), 10_000);
+          const timer = setTimeout(() => reject(new Error(`no answer to ${JSON.stringify(line)}; stderr: ${stderr}`)), options.answerWithinMs ?? 10_000);
           waiting = () => {
             if (answers >= target) {
               clearTimeout(timer);

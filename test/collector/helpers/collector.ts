@@ -89,8 +89,8 @@ export interface ChildCollector {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs the built CLI as a child process and waits for its "listening" line. */
-export async function spawnCollector(dbPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ChildCollector> {
+/** Runs the built CLI as a child process and waits (20 s unless `startWithinMs` says otherwise) for its "listening" line. */
+export async function spawnCollector(dbPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, { startWithinMs = 20_000 } = {}): Promise<ChildCollector> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" before the collector tests`);
   // A collector given a fixed --port would otherwise take the default gRPC port, 4317, which another test (or anything
   // else on the machine) may hold: ephemeral unless the test chose the gRPC port itself.
@@ -104,7 +104,7 @@ export async function spawnCollector(dbPath: string, args: string[] = [], env: N
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`collector did not start:\n${output.join('')}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`collector did not start:\n${output.join('')}`)), startWithinMs);
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString();
       output.push(text);
