@@ -78,6 +78,25 @@ function countSent<T extends { send: (message: never, ...rest: never[]) => Promi
   return transport;
 }
 
+/**
+ * A v2 stdio transport class that counts the requests it sends. In `auto` mode the client sends its version probe
+ * on a sibling transport it builds from the same class (a short-lived second server process), so the count covers
+ * every server process the session started. The SDK probes on a sibling only for a class whose own prototype has
+ * `_dispose`, hence the forwarding method.
+ */
+function countingStdio(sent: { requests: number }): typeof StdioClientTransport {
+  class CountingStdioClientTransport extends StdioClientTransport {
+    override send(...args: Parameters<StdioClientTransport['send']>): Promise<void> {
+      const [message] = args as unknown as [{ method?: unknown; id?: unknown }];
+      if (typeof message.method === 'string' && message.id !== undefined) sent.requests++;
+      return super.send(...args);
+    }
+  }
+  const { _dispose } = StdioClientTransport.prototype as unknown as { _dispose: unknown };
+  Object.defineProperty(CountingStdioClientTransport.prototype, '_dispose', { value: _dispose, writable: true, configurable: true });
+  return CountingStdioClientTransport;
+}
+
 /** One session: connect, list the tools, close. Resolves with the requests sent and the revision spoken. */
 async function session(kind: ClientKind, command: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ requests: number; tools: number; version: string | undefined }> {
   const sent = { requests: 0 };
@@ -90,7 +109,8 @@ async function session(kind: ClientKind, command: string, args: string[], cwd: s
     return { requests: sent.requests, tools: tools.length, version: undefined };
   }
   const client = new Client(info, { capabilities: {}, ...(kind === 'v2-auto' && { versionNegotiation: { mode: 'auto' as const } }) });
-  await client.connect(countSent(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' }), sent));
+  const Transport = countingStdio(sent);
+  await client.connect(new Transport({ command, args, cwd, env, stderr: 'pipe' }));
   const { tools } = await client.listTools();
   const version = client.getNegotiatedProtocolVersion();
   await client.close();

@@ -48,13 +48,19 @@ export interface MatrixJson {
   rows: MatrixRowJson[];
 }
 
+/** The matrix as the API answers it, every derived field included. */
+export async function matrixAnswer<T = MatrixJson>(url: string, query = '', token?: string): Promise<T> {
+  const { status, body } = await getJson<T>(`${url}/api/v1/matrix?from=-7d${query}`, token);
+  if (status !== 200) throw new Error(`matrix: HTTP ${status} ${JSON.stringify(body)}`);
+  return body;
+}
+
 /**
  * The matrix's counts: each cell reduced to what was counted (its state, shares and -32021 answers, which the API
  * derives from these, are asserted in test/collector/http/api-v1.test.ts), so that count tests compare counts.
  */
 export async function matrix(url: string, query = '', token?: string): Promise<MatrixJson> {
-  const { status, body } = await getJson<MatrixJson>(`${url}/api/v1/matrix?from=-7d${query}`, token);
-  if (status !== 200) throw new Error(`matrix: HTTP ${status} ${JSON.stringify(body)}`);
+  const body = await matrixAnswer(url, query, token);
   const counts = ({ id, clientDeclared, serverAdvertised, negotiated, serverUnknown }: MatrixRowJson['extensions'][number]): MatrixRowJson['extensions'][number] => ({ id, clientDeclared, serverAdvertised, negotiated, serverUnknown });
   return { ...body, rows: body.rows.map((row) => ({ ...row, extensions: row.extensions.map(counts) })) };
 }

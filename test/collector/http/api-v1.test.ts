@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_EXTENSIONS, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_MCP_METHOD_NAME, ATTR_NEGOTIATED_EXTENSIONS, ATTR_OUTCOME, ATTR_SERVER_EXTENSIONS } from '../../../contract/index.js';
-import { type MatrixJson, type TestCollector, getJson, matrix, startTestCollector, tempDir } from '../helpers/collector.js';
+import { type MatrixJson, type TestCollector, getJson, matrix, matrixAnswer, startTestCollector, tempDir } from '../helpers/collector.js';
 import {
   type Json,
   MINUTE_NS,
@@ -76,7 +76,7 @@ describe('query API', () => {
   });
 
   it('matrix by client name: requests, the three declaration states, and per extension declared / advertised / negotiated', async () => {
-    const view = await matrix(collector.url);
+    const view = await matrixAnswer(collector.url);
     expect(view.resolution).toBe('hour');
     expect(view.extensions).toEqual(['com.example/server-only', TASKS, UI]);
     const alpha = view.rows.find((row) => row.client === 'alpha');
@@ -98,7 +98,7 @@ describe('query API', () => {
   });
 
   it('matrix by name@version, filtered by service or instance, at minute resolution for short ranges', async () => {
-    const byVersion = await matrix(collector.url, '&group=client_version&service=api');
+    const byVersion = await matrixAnswer(collector.url, '&group=client_version&service=api');
     expect(byVersion.rows.map((row) => [row.client, row.requests])).toEqual([
       ['alpha@2.0', 7],
       ['alpha@1.0', 5],
@@ -111,7 +111,7 @@ describe('query API', () => {
       ['alpha', 4],
       ['=cmd|calc', 2],
     ]);
-    const unversioned = await matrix(collector.url, '&group=client_version&service=billing');
+    const unversioned = await matrixAnswer(collector.url, '&group=client_version&service=billing');
     expect(unversioned.rows.map((row) => [row.client, row.name, row.version])).toEqual([['=cmd|calc@(unknown version)', '=cmd|calc', null]]);
   });
 
