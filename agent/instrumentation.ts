@@ -8,8 +8,10 @@ import {
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hook as RequireHook } from 'require-in-the-middle';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST } from '../contract/index.js';
 import type { ConnectableClass, Connect, HandlerFactory, ServeStdio } from './internal-types.js';
+import { flushAtExit, flushProviders } from './exit-flush.js';
 import { EntryExchanges } from './observe/entry-exchange.js';
 import { observingCreateMcpHandler } from './patches/mcp-handler.js';
 import { observingServeStdio } from './patches/serve-stdio.js';
@@ -17,7 +19,7 @@ import { ServerConnections, instrumentServerObject, isObservingConnect, observin
 import { WireFallback } from './patches/wire-fallback.js';
 import type { MetricSnapshot } from './record/recorder.js';
 import { RequestPipeline } from './record/request-pipeline.js';
-import type { ExtscopeInstrumentationConfig } from './types.js';
+import type { ExtscopeInstrumentationConfig, ServerIdentity } from './types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
 
 const V2_SERVER = '@modelcontextprotocol/server';
@@ -105,9 +107,28 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   declare private _parts: Parts | undefined;
   declare private _status: PatchStatus | undefined;
   declare private _v1RequireHook: RequireHook | undefined;
+  declare private _providers: { meterProvider?: MeterProvider; tracerProvider?: TracerProvider } | undefined;
+  declare private _unhookExit: (() => void) | undefined;
 
   constructor(config: ExtscopeInstrumentationConfig = {}) {
     super(PACKAGE_NAME, PACKAGE_VERSION, config);
+  }
+
+  /** Remembered for the flush at exit (the globals otherwise). */
+  override setMeterProvider(meterProvider: MeterProvider): void {
+    super.setMeterProvider(meterProvider);
+    this._providers = { ...this._providers, meterProvider };
+  }
+
+  override setTracerProvider(tracerProvider: TracerProvider): void {
+    super.setTracerProvider(tracerProvider);
+    this._providers = { ...this._providers, tracerProvider };
+  }
+
+  /** See `flushOnExit` in ExtscopeInstrumentationConfig: hooked at the first server, once. */
+  private flushProvidersAtExit(): void {
+    if (this.getConfig().flushOnExit === false || this._unhookExit !== undefined) return;
+    this._unhookExit = flushAtExit(() => flushProviders(this._providers));
   }
 
   /** What got loaded and patched so far. */
@@ -124,7 +145,11 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
         () => this.tracer,
       );
       const exchanges = new EntryExchanges();
-      const servers = new ServerConnections(pipeline, exchanges, this.getConfig().onFirstServer);
+      const onFirstServer = (server: ServerIdentity): void => {
+        this.flushProvidersAtExit();
+        this.getConfig().onFirstServer?.(server);
+      };
+      const servers = new ServerConnections(pipeline, exchanges, onFirstServer);
       let trafficSeen = false;
       const wire = new WireFallback({
         pipeline,
@@ -243,6 +268,8 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
     if ((globalThis as Record<symbol, unknown>)[ACTIVE] === this) delete (globalThis as Record<symbol, unknown>)[ACTIVE];
     this._v1RequireHook?.unhook();
     this._v1RequireHook = undefined;
+    this._unhookExit?.();
+    this._unhookExit = undefined;
   }
 
   private noteLoaded<T>(sdk: Sdk, version: string | undefined, exports: T): T {

@@ -42,6 +42,16 @@ export interface ExtscopeInstrumentationConfig extends InstrumentationConfig {
   wireFallback?: boolean | 'watch';
   /** Called once when the wire sees MCP requests arrive (with `wireFallback`), on stdio or HTTP. */
   onMcpTraffic?: (side: 'stdio' | 'http') => void;
+  /**
+   * When the first server connects, hook the process's ways out that let asynchronous code run (the event loop
+   * draining; SIGTERM, SIGINT and SIGHUP, raised again afterwards when the app does not listen) to flush the meter
+   * and tracer providers extscope records to, without shutting them down, bounded by 1.5 s: a short-lived stdio
+   * server's counts then leave with it under an application's own SDK. `process.exit()` runs no asynchronous code:
+   * what was counted since the last export is lost there unless the app flushes first.
+   * The zero-code entry sets this to false: it flushes its own SDK and adds a synchronous last export.
+   * @default true
+   */
+  flushOnExit?: boolean;
   /** Called once, the first time a server object connects (the zero-code entry starts its SDK here). */
   onFirstServer?: (server: ServerIdentity) => void;
 }

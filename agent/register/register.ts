@@ -13,7 +13,8 @@ import { setActiveAgent } from './active-agent.js';
 import { ExportHealth } from './export-health.js';
 import { ExtscopeInstrumentation } from '../instrumentation.js';
 import type { FinalExport } from './final-export.js';
-import { type AgentSdk, appHasOpenTelemetry, finalExportWithoutSdk, flushAdoptedProviders, installStderrDiagLogger, startAgentSdk } from './sdk.js';
+import { type AgentSdk, appHasOpenTelemetry, finalExportWithoutSdk, installStderrDiagLogger, startAgentSdk } from './sdk.js';
+import { EXIT_FLUSH_DEADLINE_MS, flushOnExit, flushProviders, onceAtATime } from '../exit-flush.js';
 import { selfCheckMessage, unrecordedTrafficMessage } from './self-check.js';
 import type { ServerIdentity } from '../types.js';
 
@@ -28,47 +29,7 @@ function envFlag(name: string, fallback: boolean): boolean {
 const SELF_CHECK_DELAY_MS = getNumberFromEnv('EXTSCOPE_SELF_CHECK_MS') ?? 5000;
 
 /** How long the final export may hold up an exit (the child process included). */
-const EXIT_DEADLINE_MS = 1500;
-
-/** The signals whose default action ends the process, and on which the agent flushes first. */
-const FLUSH_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-
-/**
- * Sends what was counted on every way out that lets code run:
- * - the event loop drained (`beforeExit`): `flush` (asynchronous, bounded), as the SDK's own shutdown would;
- * - a signal whose default is to end the process: when nobody else listens, `flush`, then `last`, then the signal
- *   is raised again so the process still dies of it; when the app listens, it decides, and we flush alongside;
- * - `process.exit()`, an uncaught exception or unhandled rejection, and every other end: in the `'exit'` event,
- *   where only synchronous code runs, `last` (the synchronous final export, see FinalExport). It adds nothing when
- *   an earlier flush already delivered every count.
- */
-function flushOnExit(flush: () => Promise<void>, last: () => void): void {
-  process.once('beforeExit', () => void flush());
-  process.once('exit', last);
-  for (const signal of FLUSH_SIGNALS) {
-    const onSignal = (): void => {
-      const alone = process.listenerCount(signal) === 1;
-      void flush().then(() => {
-        process.removeListener(signal, onSignal);
-        if (!alone) return;
-        last();
-        process.kill(process.pid, signal);
-      });
-    };
-    process.on(signal, onSignal);
-  }
-}
-
-/** `flush`, but a call while one runs joins it (a signal during the `beforeExit` flush, say). */
-function onceAtATime(flush: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  return () => {
-    running ??= flush().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-}
+const EXIT_DEADLINE_MS = EXIT_FLUSH_DEADLINE_MS;
 
 const MCP_MODULE_URL = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/](?:server|sdk)[\\/]/;
 
@@ -100,7 +61,7 @@ function start(): void {
     if (exitHooked || !flushing) return;
     exitHooked = true;
     flushOnExit(
-      onceAtATime(() => sdk?.shutdown() ?? (adopted ? flushAdoptedProviders() : Promise.resolve())),
+      onceAtATime(() => sdk?.shutdown() ?? (adopted ? flushProviders() : Promise.resolve())),
       lastExport,
     );
   };
@@ -138,11 +99,13 @@ function start(): void {
     wireFallback: wireFallback ? true : 'watch',
     onMcpTraffic,
     onFirstServer,
+    // This entry flushes at exit itself (and adds the synchronous last export): see hookExit.
+    flushOnExit: false,
   });
   registerInstrumentations({ instrumentations: [instrumentation] });
   setActiveAgent({
     instrumentation,
-    shutdown: (deadlineMs) => sdk?.shutdown(deadlineMs) ?? (adopted ? flushAdoptedProviders(deadlineMs) : Promise.resolve()),
+    shutdown: (deadlineMs) => sdk?.shutdown(deadlineMs) ?? (adopted ? flushProviders({}, deadlineMs) : Promise.resolve()),
   });
 
   const timer = setTimeout(() => {

@@ -101,38 +101,6 @@ class FinalExportSwitch implements PushMetricExporter {
 /** Room above the agent's own per-attribute caps, so the SDK never merges our streams into its overflow. */
 const SDK_CARDINALITY_LIMIT = 100_000;
 
-/** Settles when `work` does or `deadlineMs` passed, whichever is first. */
-function bounded(work: Promise<unknown>, deadlineMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, deadlineMs);
-    timer.unref();
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-    );
-  });
-}
-
-type Flushable = { forceFlush?: () => Promise<void> };
-
-/**
- * Flushes the application's own providers, adopted by the agent, without shutting them down (they are the
- * app's): an export of everything their readers hold now, extscope's counts included. Bounded by `deadlineMs`.
- */
-export function flushAdoptedProviders(deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS): Promise<void> {
-  const meterProvider = metrics.getMeterProvider() as Flushable;
-  const tracerProvider = trace.getTracerProvider() as Flushable & { getDelegate?: () => unknown };
-  const tracerDelegate = (tracerProvider.getDelegate?.() ?? tracerProvider) as Flushable;
-  const flush = (provider: Flushable) => (typeof provider.forceFlush === 'function' ? provider.forceFlush() : undefined);
-  return bounded(Promise.allSettled([flush(meterProvider), flush(tracerDelegate)]), deadlineMs);
-}
-
 /** True when the application (or another preload) already registered OpenTelemetry providers. */
 export function appHasOpenTelemetry(): boolean {
   const meterProvider = metrics.getMeterProvider();

@@ -94,13 +94,20 @@ describe('exactly once: retries, overlaps, restarts', () => {
     await collector.close();
   });
 
-  it('a point stamped a little ahead of the collector clock (another host) is in the default range', async () => {
-    const collector = await startTestCollector(temp.dir);
-    const ahead = now() + 90n * 1_000_000_000n;
+  it('a point stamped a little ahead of the collector clock (another host) is accepted, and in the default range once its time has come', async () => {
+    let clockMs = Date.now();
+    const collector = await startTestCollector(temp.dir, { clock: () => clockMs });
+    const ahead = BigInt(clockMs) * 1_000_000n + 90n * 1_000_000_000n;
     expect((await postMetrics(collector.url, deltaExport('skewed', 3, ahead - MINUTE_NS, ahead))).status).toBe(200);
-    const response = await fetch(`${collector.url}/api/v1/matrix`);
-    const view = (await response.json()) as { rows: { client: string; requests: number }[] };
-    expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['skewed', 3]]);
+    const rows = async (): Promise<[string, number][]> => {
+      const response = await fetch(`${collector.url}/api/v1/matrix`);
+      const view = (await response.json()) as { rows: { client: string; requests: number }[] };
+      return view.rows.map((row) => [row.client, row.requests]);
+    };
+    // Ranges end at the collector's now: the point's minute has not begun yet.
+    expect(await rows()).toEqual([]);
+    clockMs += 3 * 60_000;
+    expect(await rows()).toEqual([['skewed', 3]]);
     await collector.close();
   });
 

@@ -35,6 +35,19 @@ export const APPS = {
   context7: { packages: { '@upstash/context7-mcp': '4.1.1' } },
   'chrome-devtools': { packages: { 'chrome-devtools-mcp': '1.11.0' } },
   pdf: { packages: { '@modelcontextprotocol/server-pdf': '2.0.4' } },
+  // Servers of our own making, set up as users set up theirs: the standard NodeSDK (CJS, and ESM with the loader
+  // hook), a v1 server exiting on stdin EOF, a v2 server dying of an uncaught exception.
+  'own-setups': {
+    packages: {
+      '@modelcontextprotocol/server': '2.4.0',
+      '@modelcontextprotocol/sdk': '1.32.2',
+      '@opentelemetry/api': '1.9.0',
+      '@opentelemetry/sdk-node': '0.223.0',
+      'import-in-the-middle': '3.6.0',
+      zod: '4.6.7',
+    },
+    fixtures: ['node-sdk-server.cjs', 'node-sdk-otel.mjs', 'node-sdk-server.mjs', 'exit-on-eof.mjs', 'uncaught-exception.mjs'],
+  },
 };
 
 export const CACHE = process.env.EXTSCOPE_COMPAT_CACHE ?? join(homedir(), '.cache', 'extscope', 'compat');

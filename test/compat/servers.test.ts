@@ -29,6 +29,17 @@ interface ServerCase {
   env?: (dir: string) => Record<string, string>;
 }
 
+/** A server of the `own-setups` app: its node arguments (in the app's folder) and what each session does. */
+interface SetupCase {
+  title: string;
+  service: string;
+  node: string[];
+  /** After listing the tools, call `echo` once. */
+  call?: boolean;
+  /** The process ends by itself after the call (an uncaught exception): wait for it before closing. */
+  dies?: boolean;
+}
+
 const SERVERS: ServerCase[] = [
   { app: 'filesystem', pkg: '@modelcontextprotocol/server-filesystem', args: (dir) => [dir] },
   { app: 'memory', pkg: '@modelcontextprotocol/server-memory', env: (dir) => ({ MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }) },
@@ -36,6 +47,13 @@ const SERVERS: ServerCase[] = [
   { app: 'context7', pkg: '@upstash/context7-mcp' },
   { app: 'chrome-devtools', pkg: 'chrome-devtools-mcp' },
   { app: 'pdf', pkg: '@modelcontextprotocol/server-pdf', args: () => ['--stdio'] },
+];
+
+const SETUPS: SetupCase[] = [
+  { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, CommonJS', service: 'node-sdk-cjs', node: ['node-sdk-server.cjs'], call: true },
+  { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, ESM with the loader hook', service: 'node-sdk-esm', node: ['--import', './node-sdk-otel.mjs', 'node-sdk-server.mjs'], call: true },
+  { title: 'a v1 server that calls process.exit(0) on stdin EOF, with extscope/register', service: 'exit-on-eof', node: ['--import', 'extscope/register', 'exit-on-eof.mjs'], call: true },
+  { title: 'a v2 server that dies of an uncaught exception after answering, with extscope/register', service: 'uncaught-exception', node: ['--import', 'extscope/register', 'uncaught-exception.mjs'], call: true, dies: true },
 ];
 
 let folders: Record<string, string>;
@@ -97,14 +115,38 @@ function countingStdio(sent: { requests: number }): typeof StdioClientTransport 
   return CountingStdioClientTransport;
 }
 
-/** One session: connect, list the tools, close. Resolves with the requests sent and the revision spoken. */
-async function session(kind: ClientKind, command: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ requests: number; tools: number; version: string | undefined }> {
+interface SessionOptions {
+  /** After listing the tools, call `echo` once. */
+  call?: boolean;
+  /** The server ends by itself after the call: wait until its transport closes before closing the client. */
+  dies?: boolean;
+}
+
+/** Resolves when `client.onclose` fires (the server process ended), or rejects after 10 s. */
+function closed(client: { onclose?: () => void }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the server did not end within 10 s')), 10_000);
+    const previous = client.onclose;
+    client.onclose = () => {
+      clearTimeout(timer);
+      previous?.();
+      resolve();
+    };
+  });
+}
+
+/** One session: connect, list the tools (and call one), close. Resolves with the requests sent and the revision spoken. */
+async function session(kind: ClientKind, command: string, args: string[], cwd: string, env: Record<string, string>, options: SessionOptions = {}): Promise<{ requests: number; tools: number; version: string | undefined }> {
   const sent = { requests: 0 };
   const info = { name: `compat-${kind}`, version: '1.0.0' };
+  const echo = { name: 'echo', arguments: { text: 'compat' } };
   if (kind === 'v1') {
     const client = new V1Client(info, { capabilities: {} });
     await client.connect(countSent(new V1StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' }), sent));
     const { tools } = await client.listTools();
+    const ended = options.dies === true ? closed(client) : undefined;
+    if (options.call === true) expect(await client.callTool(echo)).toMatchObject({ content: [{ type: 'text', text: 'compat' }] });
+    await ended;
     await client.close();
     return { requests: sent.requests, tools: tools.length, version: undefined };
   }
@@ -113,8 +155,23 @@ async function session(kind: ClientKind, command: string, args: string[], cwd: s
   await client.connect(new Transport({ command, args, cwd, env, stderr: 'pipe' }));
   const { tools } = await client.listTools();
   const version = client.getNegotiatedProtocolVersion();
+  const ended = options.dies === true ? closed(client) : undefined;
+  if (options.call === true) expect(await client.callTool(echo)).toMatchObject({ content: [{ type: 'text', text: 'compat' }] });
+  await ended;
   await client.close();
   return { requests: sent.requests, tools: tools.length, version };
+}
+
+/** Waits until the collector holds exactly `expected` (service → requests); records the results in `table`. */
+async function expectCounted(expected: Record<string, number>, label: (service: string) => string): Promise<void> {
+  const results: Record<string, number> = {};
+  await expect
+    .poll(async () => {
+      for (const service of Object.keys(expected)) results[service] = await counted(service);
+      return { ...results };
+    }, { timeout: 30_000, interval: 500 })
+    .toEqual(expected);
+  for (const service of Object.keys(expected)) table.push(`${label(service)}: ${results[service]}/${expected[service]}`);
 }
 
 /** What each session counted, for the summary line (server × client: counted/expected). */
@@ -131,7 +188,6 @@ describe('real servers from npm, installed from the packed tarball', () => {
       const work = await mkdtemp(join(tmpdir(), `extscope-compat-${server.app}-`));
       try {
         const expected: Record<string, number> = {};
-        const results: Record<string, number> = {};
         for (const kind of CLIENTS) {
           const service = `compat-${server.app}-${kind}`;
           // The default export interval (60 s): only the way out carries these short sessions' counts.
@@ -141,16 +197,28 @@ describe('real servers from npm, installed from the packed tarball', () => {
           if (kind === 'v2-2025') expect(version).toBe('2025-11-25');
           expected[service] = requests;
         }
-        await expect
-          .poll(async () => {
-            for (const service of Object.keys(expected)) results[service] = await counted(service);
-            return { ...results };
-          }, { timeout: 30_000, interval: 500 })
-          .toEqual(expected);
-        for (const kind of CLIENTS) table.push(`${server.pkg} × ${kind}: ${results[`compat-${server.app}-${kind}`]}/${expected[`compat-${server.app}-${kind}`]}`);
+        await expectCounted(expected, (service) => `${server.pkg} × ${service.slice(`compat-${server.app}-`.length)}`);
       } finally {
         await rm(work, { recursive: true, force: true });
       }
+    });
+  }
+});
+
+describe('servers set up as users set up theirs, installed from the packed tarball', () => {
+  for (const setup of SETUPS) {
+    it(`${setup.title}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
+      const folder = folders['own-setups']!;
+      const expected: Record<string, number> = {};
+      for (const kind of CLIENTS) {
+        const service = `compat-${setup.service}-${kind}`;
+        // The default export interval (60 s): only the way out carries these short sessions' counts.
+        const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: service, OTEL_METRIC_EXPORT_INTERVAL: '60000', EXTSCOPE_SPANS: 'false' });
+        const { requests, tools } = await session(kind, process.execPath, setup.node, folder, env, setup);
+        expect(tools, `${service}: tools listed`).toBe(1);
+        expected[service] = requests;
+      }
+      await expectCounted(expected, (service) => `${setup.title.split(',')[0]} (${setup.service}) × ${service.slice(`compat-${setup.service}-`.length)}`);
     });
   }
 });

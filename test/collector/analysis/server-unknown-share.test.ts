@@ -109,7 +109,7 @@ describe('shares are taken over requests whose server declaration is known', () 
       const cell = page.locator(`td.cell[data-client="${CLIENT.name}"][data-ext="${TASKS}"]`);
       await expect(cell.innerText()).resolves.toMatch(/100 %\s*● all/);
       await expect(cell.getAttribute('aria-label')).resolves.toBe(
-        `${CLIENT.name}, ${TASKS}: negotiated, 100 % of 3 requests with a known server; 2 answered before any server instance existed`,
+        `${CLIENT.name}, ${TASKS}: negotiated on every request, 100 % of 3 requests with a known server; 2 answered before any server instance existed`,
       );
       await expect(page.locator(`tbody tr[data-client="${CLIENT.name}"] td.requests`).innerText()).resolves.toBe('5 (2 no server)');
       await cell.hover();
