@@ -11,6 +11,8 @@ Commands:
   db backup   Copy the SQLite database consistently, also while the collector runs
   db copy     Copy an SQLite database into PostgreSQL (extscope db copy --help)
 
+  --version   Print the version
+
 Run "extscope collector --help" for the collector's options.
 `;
 
@@ -19,6 +21,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    const { PACKAGE_VERSION } = await import('../agent/version.js');
+    process.stdout.write(`extscope ${PACKAGE_VERSION}\n`);
+    return 0;
   }
   if (command === 'wrap') return (await import('../agent/wrap/wrap.js')).runWrap(rest);
   if (command === 'proxy') return (await import('../agent/proxy/proxy.js')).runProxy(rest);

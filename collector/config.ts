@@ -238,6 +238,11 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     }
   }
   if (options.dbPath === '') throw new ConfigError('dbPath must not be empty');
+  // A URL of another database would otherwise be taken for a file path (`mysql:` a directory, `//host/db` a file).
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(options.dbPath.trim())?.[1];
+  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
+    throw new ConfigError(`database ${JSON.stringify(`${scheme}://…`)}: unknown URL scheme ${JSON.stringify(`${scheme}:`)}; give an SQLite file path or a postgres:// URL`);
+  }
   const synchronous = options.synchronous ?? DEFAULT_SYNCHRONOUS;
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
   return {
@@ -358,7 +363,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: 'EXTSCOPE_LOG_LEVEL',
     help: 'pino level',
     default: DEFAULT_LOG_LEVEL,
-    apply: (options, value) => (options.logger = { level: value }),
+    apply: (options, value) => (options.logger = { ...(typeof options.logger === 'object' ? options.logger : {}), level: value }),
   },
   ...DELIVERY_ENVIRONMENT,
 ];

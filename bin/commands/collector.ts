@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import {
   type CollectorOptions,
@@ -12,6 +13,7 @@ import {
 } from '../../collector/config.js';
 import { SchemaTooNewError, startCollector } from '../../collector/index.js';
 import { describeDb } from '../../collector/store/open.js';
+import { userErrorMessage } from './user-errors.js';
 
 const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
 
@@ -29,16 +31,40 @@ Options:
                 (env EXTSCOPE_DB, default ${DEFAULT_DB_PATH}; see docs/postgresql.md)
   --rules FILE  Alert rules, YAML or JSON (env EXTSCOPE_RULES; default: the built-in rules).
                 Re-read on SIGHUP; an invalid file keeps the rules in force.
+  --log-format pretty|json
+                Log lines for people or for log shippers (env EXTSCOPE_LOG_FORMAT; default: pretty when
+                stdout is a terminal, JSON otherwise)
   -h, --help    Show this help
 
 Environment (flags win):
 ${environmentHelp()}
 `;
 
+/** pino's own convention: pino-pretty for people, one JSON object per line for machines. */
+const PRETTY_TRANSPORT = {
+  // Resolved here: pino would resolve a bare name from the caller's folder, which an npx install does not share.
+  target: createRequire(import.meta.url).resolve('pino-pretty'),
+  options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', singleLine: true },
+};
+
+function logFormat(value: string | undefined): 'pretty' | 'json' {
+  if (value === undefined || value === '') return process.stdout.isTTY === true ? 'pretty' : 'json';
+  if (value === 'pretty' || value === 'json') return value;
+  throw new ConfigError(`--log-format must be pretty or json (got ${JSON.stringify(value)})`);
+}
+
 async function serveCollector(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' }, db: { type: 'string' }, rules: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'grpc-port': { type: 'string' },
+      db: { type: 'string' },
+      rules: { type: 'string' },
+      'log-format': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
     allowPositionals: false,
   });
@@ -55,9 +81,15 @@ async function serveCollector(args: string[]): Promise<number> {
   if (values['grpc-port'] !== undefined) fromFlags.grpcPort = grpcPortValue('--grpc-port', values['grpc-port']);
   if (values.db !== undefined) fromFlags.dbPath = values.db;
   if (values.rules !== undefined) fromFlags.rulesPath = values.rules;
-  const collector = await startCollector({ dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags });
+  const options: CollectorOptions = { dbPath: DEFAULT_DB_PATH, ...optionsFromEnvironment(process.env), ...fromFlags };
+  const format = logFormat(values['log-format'] ?? process.env['EXTSCOPE_LOG_FORMAT']);
+  if (format === 'pretty' && typeof options.logger === 'object') options.logger = { ...options.logger, transport: PRETTY_TRANSPORT };
+  const collector = await startCollector(options);
   const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
   collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
+  // The address to open, plainly, whatever the log format (stdout stays log lines only).
+  const grpcTarget = collector.grpcAddress === undefined ? '' : ` or ${collector.grpcAddress} (OTLP/gRPC)`;
+  process.stderr.write(`extscope collector: open ${collector.url}/ in a browser; agents export to ${collector.url} (OTLP/HTTP)${grpcTarget}\n`);
   // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
   const reload = (): void => void collector.alerting.reload();
   process.on('SIGHUP', reload);
@@ -88,6 +120,11 @@ export async function runCollector(args: string[]): Promise<number> {
     if (known) {
       process.stderr.write(`extscope collector: ${(error as Error).message}\n`);
       return 2;
+    }
+    const message = userErrorMessage(error);
+    if (message !== undefined) {
+      process.stderr.write(`extscope collector: ${message}\n`);
+      return 1;
     }
     process.stderr.write(`extscope collector: ${(error as Error).stack ?? String(error)}\n`);
     return 1;
