@@ -19,7 +19,7 @@ const SHOP_B = '<i>shop-b</i>';
 const ROW_A = 'shop / shop-a';
 const ROW_B = `shop / ${SHOP_B}`;
 
-function instance(collectorUrl: string, id: string, extensions: Record<string, unknown>): StdioClientTransport {
+function instance(collectorUrl: string, id: string, extensions: Record<string, Record<string, string>>): StdioClientTransport {
   return new StdioClientTransport({
     command: process.execPath,
     args: nodeArgs(fixture('dashboard-stdio.mjs'), true),
@@ -30,7 +30,7 @@ function instance(collectorUrl: string, id: string, extensions: Record<string, u
 }
 
 /** One client session: connect (a 2026-07-28 client discovers the server first), `calls` tool calls, close. */
-async function session(name: string, extensions: Record<string, unknown>, transport: StdioClientTransport, calls: number): Promise<void> {
+async function session(name: string, extensions: Record<string, Record<string, string>>, transport: StdioClientTransport, calls: number): Promise<void> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: { extensions }, versionNegotiation: { mode: 'auto' } });
   await client.connect(transport);
   for (let index = 0; index < calls; index++) await client.callTool({ name: 'echo', arguments: { text: `${name}-${index}` } });
