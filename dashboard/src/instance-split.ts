@@ -6,15 +6,14 @@ import type { ExtensionCounts, InstanceSplitResponse, MatrixRow } from './types.
 /** The instances listed in a cell's split; the rest are summed in one line (the API's `other`). */
 export const SPLIT_LIMIT = 20;
 
-/**
- * What narrows `GET /api/v1/matrix/cell` to a matrix row: its client (and version), service or instance, within
- * the page's scope. Undefined for the row of requests without a client name, which no filter can single out.
- */
-export function splitParams(row: MatrixRow, group: Group, scope: { service: string; instance: string; client: string }): Record<string, string | undefined> | undefined {
+/** What narrows `GET /api/v1/matrix/cell` to a matrix row: its client (and version, or none), service or instance, within the page's scope. */
+export function splitParams(row: MatrixRow, group: Group, scope: { service: string; instance: string; client: string }): Record<string, string | undefined> {
   if (group === 'service') return { service: row.service ?? undefined, instance: scope.instance, client: scope.client };
   if (group === 'instance') return { service: row.service ?? undefined, instance: row.instance ?? undefined, client: scope.client };
-  if (row.name === null) return undefined;
-  return { service: scope.service, instance: scope.instance, client: row.name, version: group === 'client_version' ? (row.version ?? undefined) : undefined };
+  const within = { service: scope.service, instance: scope.instance };
+  if (row.name === null) return { ...within, unnamed: 'true' };
+  if (group === 'client') return { ...within, client: row.name };
+  return row.version === null ? { ...within, client: row.name, unversioned: 'true' } : { ...within, client: row.name, version: row.version };
 }
 
 function stateCell(cell: ExtensionCounts): HTMLElement {

@@ -505,11 +505,10 @@ class MatrixView implements ViewModule {
     replace(this.drill, title, close, counts, split, h('div', { class: 'examples-wrap' }, table), extLink);
   }
 
-  /** The opened cell across the instances that answered it; nothing for a whole row, or a row no filter can single out. */
+  /** The opened cell across the instances that answered it; nothing for a whole row. */
   private async splitOf(state: State, row: MatrixRow): Promise<HTMLElement | null> {
     if (state.cellExt === '') return null;
     const params = splitParams(row, state.group, state);
-    if (params === undefined) return h('p', { class: 'split-note' }, 'Requests without a client name cannot be split by instance; group rows by instance to see each one.');
     const split = await this.context.load<InstanceSplitResponse>('matrix/cell', { ...rangeParams(state), ...params, extension: state.cellExt, limit: SPLIT_LIMIT });
     return splitTable(split);
   }

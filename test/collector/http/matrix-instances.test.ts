@@ -313,3 +313,62 @@ describe('matrix by instance over a large fleet', () => {
     expect(narrowed.status).toBe(200);
   });
 });
+
+describe('the split of rows without a client name or version', () => {
+  let temp: Awaited<ReturnType<typeof tempDir>>;
+  let collector: TestCollector;
+
+  beforeAll(async () => {
+    temp = await tempDir();
+    collector = await startTestCollector(temp.dir);
+    const sends = [
+      // On m-1: 2 requests naming no client, 1 of alpha without a version, 4 of alpha 1.0; on m-2: 3 naming no client.
+      exportOf('misc', 'm-1', 6, [{ count: 2 }, { client: 'alpha', count: 1 }, { ...alpha, count: 4 }], [
+        { count: 2, id: TASKS, clientDeclared: true, serverDeclared: true },
+        { client: 'alpha', count: 1, id: TASKS, clientDeclared: true, serverDeclared: true },
+        { ...alpha, count: 4, id: TASKS, clientDeclared: true, serverDeclared: true },
+      ]),
+      exportOf('misc', 'm-2', 6, [{ count: 3 }], [{ count: 3, id: TASKS, clientDeclared: true, serverDeclared: false }]),
+    ];
+    for (const request of sends) expect((await postMetrics(collector.url, request)).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await collector.close();
+    await temp.cleanup();
+  });
+
+  const split = async (query: string): Promise<{ status: number; body: SplitAnswer & { message?: string } }> =>
+    getJson<SplitAnswer & { message?: string }>(`${collector.url}/api/v1/matrix/cell?from=-1h&extension=${encodeURIComponent(TASKS)}${query}`);
+
+  it('unnamed=true splits the (unknown client) row; unversioned=true the name@(unknown version) row', async () => {
+    const unnamed = await split('&unnamed=true');
+    expect(unnamed.body.instances.map((part) => [part.label, part.requests, part.cell.negotiated, part.cell.state])).toEqual([
+      ['misc / m-2', 3, 0, 'client'],
+      ['misc / m-1', 2, 2, 'negotiated'],
+    ]);
+    const unversioned = await split('&client=alpha&unversioned=true');
+    expect(unversioned.body.instances.map((part) => [part.label, part.requests, part.cell.negotiated])).toEqual([['misc / m-1', 1, 1]]);
+    const versioned = await split('&client=alpha&version=1.0');
+    expect(versioned.body.instances.map((part) => [part.label, part.requests])).toEqual([['misc / m-1', 4]]);
+    // The matrix rows they split, by client name@version.
+    const matrix = await matrixAnswer<MatrixAnswer>(collector.url, '&group=client_version');
+    expect(matrix.rows.map((row) => [row.client, row.requests])).toEqual([
+      ['(unknown client)@(unknown version)', 5],
+      ['alpha@1.0', 4],
+      ['alpha@(unknown version)', 1],
+    ]);
+  });
+
+  it('unnamed with a client, or unversioned without one (or with a version), is a 400 that names it', async () => {
+    for (const [query, message] of [
+      ['&unnamed=true&client=alpha', /^unnamed: /],
+      ['&unversioned=true', /^unversioned: needs a client/],
+      ['&unversioned=true&client=alpha&version=1.0', /^unversioned: needs a client, and no version/],
+    ] as const) {
+      const answer = await split(query);
+      expect([query, answer.status]).toEqual([query, 400]);
+      expect(answer.body.message).toMatch(message);
+    }
+  });
+});

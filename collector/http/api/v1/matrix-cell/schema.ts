@@ -31,6 +31,10 @@ export const matrixCellSchema = {
       /** The cell's row: a client name (and version), a service, an instance; each absent = any. */
       client: nameSchema,
       version: nameSchema,
+      /** Only requests that named no client (the matrix row `(unknown client)`). */
+      unnamed: { type: 'boolean', default: false },
+      /** Only `client`'s requests that named no version (the row `name@(unknown version)`). */
+      unversioned: { type: 'boolean', default: false },
       service: nameSchema,
       instance: nameSchema,
       /** The busiest instances listed; the rest summed in `other`. */
