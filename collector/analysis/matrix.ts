@@ -3,11 +3,18 @@ import { SeriesKind } from '../model/batches.js';
 import type { CellTotal } from '../model/records.js';
 import { type CellFigures, cellFigures } from './cell.js';
 
-export type Grouping = 'client' | 'client_version';
+/** Rows by client name or name@version (any source), or by service or service + instance (instance cells only). */
+export type ClientGrouping = 'client' | 'client_version';
+export type InstanceGrouping = 'service' | 'instance';
+export type Grouping = ClientGrouping | InstanceGrouping;
+
+export const isInstanceGrouping = (group: Grouping): group is InstanceGrouping => group === 'service' || group === 'instance';
 
 /** Requests whose client sent no clientInfo name form their own row, labelled so. */
 const UNKNOWN_CLIENT = '(unknown client)';
 const UNKNOWN_VERSION = '(unknown version)';
+const UNKNOWN_SERVICE = '(unknown service)';
+const UNKNOWN_INSTANCE = '(unknown instance)';
 
 /** Per extension id: requests where the client declared it, the server advertised it, and both. */
 export interface ExtensionCounts {
@@ -40,13 +47,29 @@ export interface RequiredCount {
   name: string | null;
   version: string | null;
   count: number;
+  /** With instance cells: the instance that answered. */
+  service?: string | null;
+  instanceId?: string | null;
+}
+
+/** What a row is keyed by: a cell total's client, and (instance cells) its service and instance. */
+interface RowSource {
+  clientName: string | null;
+  clientVersion: string | null;
+  service?: string | null | undefined;
+  instanceId?: string | null | undefined;
 }
 
 export interface MatrixRow {
+  /** The row's label: the client (name, or name@version), the service, or `service / instance`. */
   client: string;
+  /** null when grouping by service or instance. */
   name: string | null;
   /** null when grouping by name only, or when the client sent no version. */
   version: string | null;
+  /** Grouping by service or instance only: the service, and the instance id (by instance). */
+  service?: string | null;
+  instance?: string | null;
   requests: number;
   /**
    * Of `requests`, those answered before any server instance existed (the server's declaration unknown): counted
@@ -82,9 +105,35 @@ function compareExtensionIds(a: string, b: string): number {
   return Number(isPseudoExtensionId(a)) - Number(isPseudoExtensionId(b)) || byText(a, b);
 }
 
-export function clientLabel(name: string | null, version: string | null, group: Grouping): string {
+export function clientLabel(name: string | null, version: string | null, group: ClientGrouping): string {
   const base = name ?? UNKNOWN_CLIENT;
   return group === 'client' ? base : `${base}@${version ?? UNKNOWN_VERSION}`;
+}
+
+/** An instance's label: `service / instance id`, either labelled when absent. */
+export function instanceLabel(service: string | null, instanceId: string | null): string {
+  return `${service ?? UNKNOWN_SERVICE} / ${instanceId ?? UNKNOWN_INSTANCE}`;
+}
+
+type RowIdentity = Pick<MatrixRow, 'client' | 'name' | 'version' | 'service' | 'instance'>;
+
+/** The row a cell total (or a `-32021` count) belongs to, as a key and the row's identifying fields. */
+function rowOf(source: RowSource, group: Grouping): { key: string; identity: RowIdentity } {
+  const service = source.service ?? null;
+  if (group === 'service') return { key: JSON.stringify([service]), identity: { client: service ?? UNKNOWN_SERVICE, name: null, version: null, service } };
+  if (group === 'instance') {
+    const instance = source.instanceId ?? null;
+    return { key: JSON.stringify([service, instance]), identity: { client: instanceLabel(service, instance), name: null, version: null, service, instance } };
+  }
+  const version = group === 'client' ? null : source.clientVersion;
+  return { key: JSON.stringify([source.clientName, version]), identity: { client: clientLabel(source.clientName, source.clientVersion, group), name: source.clientName, version } };
+}
+
+/** The row `_OTHER` past the row limit, with the fields its grouping's rows have. */
+function otherIdentity(group: Grouping): RowIdentity {
+  if (group === 'service') return { client: OVERFLOW_VALUE, name: null, version: null, service: OVERFLOW_VALUE };
+  if (group === 'instance') return { client: OVERFLOW_VALUE, name: null, version: null, service: OVERFLOW_VALUE, instance: OVERFLOW_VALUE };
+  return { client: OVERFLOW_VALUE, name: OVERFLOW_VALUE, version: null };
 }
 
 const zero = (): CellCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0, required: 0 });
@@ -117,23 +166,19 @@ interface Entry {
  * its `-32021` answers (those of a client no row has are left out: every such answer is also a request).
  */
 export function buildMatrix(
-  cells: readonly CellTotal[],
+  cells: readonly (CellTotal & RowSource)[],
   group: Grouping,
   limits: MatrixLimits = UNLIMITED,
-  serverUnknown: readonly CellTotal[] = [],
+  serverUnknown: readonly (CellTotal & RowSource)[] = [],
   required: readonly RequiredCount[] = [],
 ): MatrixView {
   const idTotals = new Map<string, number>();
   const rows = new Map<string, Entry>();
-  const entryOf = (cell: CellTotal): Entry => {
-    const version = group === 'client' ? null : cell.clientVersion;
-    const key = JSON.stringify([cell.clientName, version]);
+  const entryOf = (cell: CellTotal & RowSource): Entry => {
+    const { key, identity } = rowOf(cell, group);
     let entry = rows.get(key);
     if (entry === undefined) {
-      entry = {
-        row: { client: clientLabel(cell.clientName, cell.clientVersion, group), name: cell.clientName, version, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } },
-        counts: new Map(),
-      };
+      entry = { row: { ...identity, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
       rows.set(key, entry);
     }
     return entry;
@@ -168,7 +213,7 @@ export function buildMatrix(
   }
   for (const answer of required) {
     if (answer.id === null) continue;
-    const entry = rows.get(JSON.stringify([answer.name, group === 'client' ? null : answer.version]));
+    const entry = rows.get(rowOf({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId }, group).key);
     if (entry === undefined) continue;
     let counts = entry.counts.get(answer.id);
     if (counts === undefined) {
@@ -181,7 +226,7 @@ export function buildMatrix(
   let entries = [...rows.values()].sort((a, b) => b.row.requests - a.row.requests || byText(a.row.client, b.row.client));
   if (entries.length > limits.rows) {
     const kept = entries.slice(0, Math.max(0, limits.rows - 1));
-    const other: Entry = { row: { client: OVERFLOW_VALUE, name: OVERFLOW_VALUE, version: null, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
+    const other: Entry = { row: { ...otherIdentity(group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
     for (const { row, counts } of entries.slice(kept.length)) {
       other.row.requests += row.requests;
       other.row.serverUnknown += row.serverUnknown;
@@ -216,6 +261,8 @@ export function buildMatrix(
       client: row.client,
       name: row.name,
       version: row.version,
+      ...(row.service === undefined ? {} : { service: row.service }),
+      ...(row.instance === undefined ? {} : { instance: row.instance }),
       requests: row.requests,
       serverUnknown: row.serverUnknown,
       declaration: row.declaration,

@@ -1,5 +1,5 @@
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendResult } from '../store/trends.js';
-import { type Grouping, clientLabel } from './matrix.js';
+import { type ClientGrouping, clientLabel } from './matrix.js';
 import { negotiatedShare } from './share.js';
 
 /**
@@ -21,7 +21,7 @@ export function declarationSeries(result: TrendResult<DeclarationSlot>) {
   return series;
 }
 
-export function clientSeries(result: TrendResult<ClientSlot>, group: Grouping, limit: number) {
+export function clientSeries(result: TrendResult<ClientSlot>, group: ClientGrouping, limit: number) {
   const clients = new Map<string, { client: string; name: string | null; version: string | null; total: number; requests: number[] }>();
   for (const row of result.rows) {
     if (row.slot < 0 || row.slot >= result.slots) continue;

@@ -123,6 +123,12 @@ export function budgetedReader(reader: RollupReader, maxScannedCells: number): R
     await nextTurn();
     return totals;
   };
+  const instanceCellTotals: RollupReader['instanceCellTotals'] = async (query) => {
+    const totals = await reader.instanceCellTotals(query);
+    if (totals.cells.length > maxScannedCells) throw refuse(totals.cells.length);
+    await nextTurn();
+    return totals;
+  };
   const stepTotals: RollupReader['stepTotals'] = async (query) => {
     const totals = await reader.stepTotals(query);
     if (totals.length > maxScannedCells) throw refuse(totals.length);
@@ -133,6 +139,7 @@ export function budgetedReader(reader: RollupReader, maxScannedCells: number): R
     get(target, property) {
       if (property === 'cellTotals') return cellTotals;
       if (property === 'stepTotals') return stepTotals;
+      if (property === 'instanceCellTotals') return instanceCellTotals;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

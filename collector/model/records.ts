@@ -55,6 +55,26 @@ export interface CellTotals {
   serverUnknown?: CellTotal[];
 }
 
+/**
+ * A cell total of one server instance: what the matrix grouped by service or instance, and a cell's split across
+ * instances, are built from. Read from the series (which keep the instance), so it also carries the server's
+ * declaration (`unknown`: answered before any server instance existed) and the `-32021` flag of extension cells.
+ */
+export interface InstanceCellTotal extends CellTotal {
+  service: string | null;
+  instanceId: string | null;
+  serverDeclaration: string | null;
+  /** Extension cells only: the request was answered `-32021` naming this id. */
+  required: boolean | null;
+}
+
+export interface InstanceCellTotals {
+  fromMs: number;
+  toMs: number;
+  resolution: Resolution;
+  cells: InstanceCellTotal[];
+}
+
 /** Requests (kind 0) or one extension's requests by flags (kind 1) in the step starting at `tMs`. */
 export interface StepTotal {
   tMs: number;

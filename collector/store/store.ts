@@ -2,7 +2,7 @@ import type { Alert, AlertState, AlertTransition } from '../alerting/model.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError } from '../model/errors.js';
 import { MS_PER_MINUTE } from '../model/time.js';
-import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../model/records.js';
+import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../model/records.js';
 import type { TrendReader } from './trends.js';
 
 /**
@@ -31,6 +31,12 @@ export interface RollupReader extends TrendReader {
   behind(): boolean;
   /** Matrix cells with their totals over the range (widened to whole buckets), zero totals left out. */
   cellTotals(query: CellQuery): Promise<CellTotals>;
+  /**
+   * Cell totals per server instance (service and instance id) over the range, from the series rollups (no daily
+   * level: whole hours past the minute horizon), zero totals left out. `instance`, `service` and `clientName`
+   * narrow what is read.
+   */
+  instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals>;
   /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */
   stepTotals(query: StepQuery): Promise<StepTotal[]>;
   /**
@@ -191,6 +197,11 @@ export interface FilterQuery {
 export interface CellQuery extends FilterQuery {
   /** One instance's series instead of the cells (no daily level). */
   instance?: string | undefined;
+}
+
+export interface InstanceCellQuery extends CellQuery {
+  /** Only this client name's cells (exact). */
+  clientName?: string | undefined;
 }
 
 export interface StepQuery extends FilterQuery {

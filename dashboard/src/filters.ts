@@ -1,11 +1,19 @@
 import type { Context } from './context.js';
 import { h, replace } from './dom.js';
-import { RANGES, type State, absoluteRange, rangeParams } from './state.js';
+import { RANGES, type State, absoluteRange, byInstance, rangeParams } from './state.js';
 import type { InstanceView, InstancesResponse } from './types.js';
 
-/** The matrix request of the current state (the matrix view's, so that the two share one cached answer). */
+/**
+ * The matrix request of the current state (the matrix view's, so that the two share one cached answer). Rows by
+ * service or instance carry no client: the client filter then narrows the requests counted, in the collector.
+ */
 export function matrixParams(state: State): Record<string, string> {
-  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group };
+  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group, ...(byInstance(state.group) ? { client: state.client } : {}) };
+}
+
+/** The client matrix of the state's range and scope: the client filter's choices, whatever the rows are grouped by. */
+export function clientMatrixParams(state: State): Record<string, string> {
+  return byInstance(state.group) ? { ...rangeParams(state), service: state.service, instance: state.instance, group: 'client' } : matrixParams(state);
 }
 
 /**
@@ -36,7 +44,7 @@ export class FilterBar {
     this.service = h('select');
     this.instance = h('select');
     this.client = h('select');
-    this.group = h('select', null, h('option', { value: 'client' }, 'client name'), h('option', { value: 'client_version' }, 'name@version'));
+    this.group = h('select', null, h('option', { value: 'client' }, 'client name'), h('option', { value: 'client_version' }, 'name@version'), h('option', { value: 'service' }, 'service'), h('option', { value: 'instance' }, 'instance'));
     this.element = h(
       'form',
       { class: 'filters', 'aria-label': 'Filters' },

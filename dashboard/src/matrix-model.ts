@@ -72,8 +72,9 @@ export function describeCell(row: MatrixRow, cell: Cell): string[] {
 export interface MatrixFilter {
   rows: string;
   cols: string;
-  /** Exact client name (the global client filter). */
+  /** Exact client name (the global client filter); rows by service or instance were narrowed by the collector. */
   client: string;
+  group: 'client' | 'client_version' | 'service' | 'instance';
   sort: string;
   dir: 'asc' | 'desc';
 }
@@ -88,7 +89,8 @@ const contains = (text: string, needle: string): boolean => needle === '' || tex
 /** Column and row filters, then the sort; the data itself is never changed. */
 export function sliceMatrix(matrix: MatrixResponse, filter: MatrixFilter): MatrixSlice {
   const extensions = matrix.extensions.map((id, index) => ({ id, index })).filter(({ id }) => contains(id, filter.cols.trim()));
-  const rows = matrix.rows.filter((row) => (filter.client === '' || row.name === filter.client) && contains(row.client, filter.rows.trim()));
+  const byClient = filter.group === 'client' || filter.group === 'client_version';
+  const rows = matrix.rows.filter((row) => (!byClient || filter.client === '' || row.name === filter.client) && contains(row.client, filter.rows.trim()));
   const sign = filter.dir === 'asc' ? 1 : -1;
   const byLabel = (a: MatrixRow, b: MatrixRow): number => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0);
   const column = extensions.find(({ id }) => id === filter.sort);
@@ -118,8 +120,8 @@ export type MarkdownMeaning = 'negotiated' | 'declared';
  * The matrix in the shape of the official Extension Support Matrix: one row per client, one column per
  * extension, ✅ or ❌, and a footnote with the measurement window and the request counts.
  */
-export function matrixMarkdown(matrix: MatrixResponse, slice: MatrixSlice, meaning: MarkdownMeaning, scope: string): string {
-  const header = `| Client | ${slice.extensions.map(({ id }) => `\`${id.replaceAll('`', '')}\``).join(' | ')} |`;
+export function matrixMarkdown(matrix: MatrixResponse, slice: MatrixSlice, meaning: MarkdownMeaning, scope: string, heading = 'Client'): string {
+  const header = `| ${heading} | ${slice.extensions.map(({ id }) => `\`${id.replaceAll('`', '')}\``).join(' | ')} |`;
   const rule = `| --- | ${slice.extensions.map(() => ':---:').join(' | ')} |`;
   const lines = [header, rule];
   for (const row of slice.rows) {
@@ -136,6 +138,6 @@ export function matrixMarkdown(matrix: MatrixResponse, slice: MatrixSlice, meani
       ? '✅ = negotiated (declared by the client and advertised by the answering server) on at least one request; ❌ = on none.'
       : '✅ = the client declared the extension on at least one request; ❌ = on none.';
   const counts = slice.rows.map((row) => `${markdownText(row.client)}: ${row.requests.toLocaleString('en')}`).join('; ');
-  lines.push('', `¹ Measured by extscope from ${matrix.from} to ${matrix.to} (${scope}), ${total.toLocaleString('en')} requests. ${what} Requests per client: ${counts}.`);
+  lines.push('', `¹ Measured by extscope from ${matrix.from} to ${matrix.to} (${scope}), ${total.toLocaleString('en')} requests. ${what} Requests per ${heading.toLowerCase()}: ${counts}.`);
   return `${lines.join('\n')}\n`;
 }

@@ -8,7 +8,12 @@ export const VIEWS = ['matrix', 'fleet', 'extension', 'trends', 'changes', 'aler
 export type View = (typeof VIEWS)[number];
 export const RANGES = ['15m', '1h', '24h', '7d', 'custom'] as const;
 export type RangeKey = (typeof RANGES)[number];
-export type Group = 'client' | 'client_version';
+export const GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
+export type Group = (typeof GROUPS)[number];
+/** Rows by service or by instance: each row is where requests were answered, not who sent them. */
+export const byInstance = (group: Group): boolean => group === 'service' || group === 'instance';
+/** The client grouping a view that always shows clients (trends) takes from the state. */
+export const clientGroup = (group: Group): 'client' | 'client_version' => (group === 'client_version' ? 'client_version' : 'client');
 export type SortDirection = 'asc' | 'desc';
 
 export interface State {
@@ -91,7 +96,7 @@ export function parseState(search: string): State {
     service: text('service'),
     instance: text('instance'),
     client: text('client'),
-    group: oneOf(['client', 'client_version'] as const, params.get(KEYS.group), DEFAULTS.group),
+    group: oneOf(GROUPS, params.get(KEYS.group), DEFAULTS.group),
     rows: text('rows'),
     cols: text('cols'),
     sort: text('sort') || DEFAULTS.sort,

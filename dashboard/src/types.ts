@@ -9,6 +9,7 @@ import type { examplesSchema } from '../../collector/http/api/v1/examples/schema
 import type { clientsSchema } from '../../collector/http/api/v1/filters/schema.js';
 import type { instancesSchema } from '../../collector/http/api/v1/instances/schema.js';
 import type { matrixSchema } from '../../collector/http/api/v1/matrix/schema.js';
+import type { matrixCellSchema } from '../../collector/http/api/v1/matrix-cell/schema.js';
 import type { rejectionsSchema } from '../../collector/http/api/v1/rejections/schema.js';
 import type { timeseriesSchema } from '../../collector/http/api/v1/timeseries/schema.js';
 import type { clientsSchema as clientTrendSchema, declarationsSchema, extensionsSchema as extensionTrendSchema, requiredSchema as requiredTrendSchema } from '../../collector/http/api/v1/trends/schema.js';
@@ -21,6 +22,10 @@ export type MatrixRow = MatrixResponse['rows'][number];
 export type Declarations = MatrixRow['declaration'];
 /** One matrix cell's counts (`serverUnknown`: of `clientDeclared`, the requests answered before any server instance existed). */
 export type ExtensionCounts = MatrixRow['extensions'][number];
+
+/** One cell split across the instances that answered it (`GET /api/v1/matrix/cell`). */
+export type InstanceSplitResponse = Answer<typeof matrixCellSchema>;
+export type InstancePart = InstanceSplitResponse['instances'][number];
 
 export type InstancesResponse = Answer<typeof instancesSchema>;
 export type InstanceView = InstancesResponse['instances'][number];

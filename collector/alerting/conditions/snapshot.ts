@@ -1,5 +1,5 @@
 import { type FleetInstance, buildFleet } from '../../analysis/fleet.js';
-import { type Grouping, type MatrixView, buildMatrix } from '../../analysis/matrix.js';
+import { type ClientGrouping, type MatrixView, buildMatrix } from '../../analysis/matrix.js';
 import type { CellTotal, InstanceRecord } from '../../model/records.js';
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../model/time.js';
 import type { RollupReader } from '../../store/store.js';
@@ -85,7 +85,7 @@ export class Snapshot {
    * The matrix over [fromMs, toMs) as the API builds it (analysis/matrix.ts: the same states, shares and `-32021`
    * counts), so that an alert's figure is the figure of the view it links to.
    */
-  matrix(service: string | undefined, fromMs: number, toMs: number, group: Grouping): Promise<MatrixView> {
+  matrix(service: string | undefined, fromMs: number, toMs: number, group: ClientGrouping): Promise<MatrixView> {
     return this.once(`matrix ${JSON.stringify([service ?? null, fromMs, toMs, group])}`, async () => {
       const [parts, required] = await Promise.all([this.cellParts(service, fromMs, toMs), this.required(service, fromMs, toMs)]);
       return buildMatrix(parts.cells, group, undefined, parts.serverUnknown, required);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { MetricsBatch, SpanBatch } from '../../model/batches.js';
-import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
+import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import type { Alert } from '../../alerting/model.js';
 import type {
@@ -8,6 +8,7 @@ import type {
   AlertPage,
   AlertQuery,
   CellQuery,
+  InstanceCellQuery,
   DeliveryEntry,
   DeliveryQuery,
   DeliveryRecord,
@@ -167,6 +168,10 @@ export class PostgresStore implements Store {
 
   cellTotals(query: CellQuery): Promise<CellTotals> {
     return this.read(() => this.rollups.cellTotals(query));
+  }
+
+  instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
+    return this.read(() => this.rollups.instanceCellTotals(query));
   }
 
   stepTotals(query: StepQuery): Promise<StepTotal[]> {

@@ -31,6 +31,9 @@ export const EXTENSION_CELL_COLUMNS = byKey(['clientName', 'clientVersion', 'ext
 /** The columns of the `cells` table, each once. */
 export const CELL_COLUMNS: readonly DimColumn[] = [...new Set([...REQUEST_CELL_COLUMNS, ...EXTENSION_CELL_COLUMNS])];
 
+/** A cell of one instance, as read from its series: the cell's columns, the server's declaration and the `-32021` flag. */
+export const INSTANCE_CELL_COLUMNS: readonly DimColumn[] = [...CELL_COLUMNS, ...byKey(['serverDeclaration', 'required'])];
+
 /** The resource attributes an instance row keeps. */
 export const INSTANCE_COLUMNS: readonly { key: keyof InstanceIdentity; column: string }[] = RESOURCE_ATTRIBUTES.map((attribute) => ({
   key: attribute.key,

@@ -4,7 +4,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { Alert } from '../../alerting/model.js';
 import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
-import type { ApplyResult, CellTotals, ExampleRecord, InstanceRecord, StepTotal } from '../../model/records.js';
+import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import {
   type AlertChanges,
@@ -12,6 +12,7 @@ import {
   type AlertQuery,
   type BackupResult,
   type CellQuery,
+  type InstanceCellQuery,
   type DeliveryEntry,
   type DeliveryQuery,
   type DeliveryRecord,
@@ -239,6 +240,11 @@ export class SqliteStore implements Store, StoreBackup {
   async cellTotals(query: CellQuery): Promise<CellTotals> {
     await this.foldBeforeRead();
     return this.rollups.cellTotals(query);
+  }
+
+  async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
+    await this.foldBeforeRead();
+    return this.rollups.instanceCellTotals(query);
   }
 
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {

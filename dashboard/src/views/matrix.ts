@@ -3,9 +3,10 @@ import { type Context, type ViewModule, namesOf } from '../context.js';
 import { at, code, count, h, integer, notice, percent, replace } from '../dom.js';
 import { download } from '../download.js';
 import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../matrix-model.js';
-import { matrixParams } from '../filters.js';
-import { type State, href, rangeLabel } from '../state.js';
-import type { ExamplesResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
+import { clientMatrixParams, matrixParams } from '../filters.js';
+import { SPLIT_LIMIT, splitParams, splitTable } from '../instance-split.js';
+import { type Group, type State, byInstance, href, rangeLabel, rangeParams } from '../state.js';
+import type { ExamplesResponse, InstanceSplitResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
 import { clientTitle } from '../unknown-client.js';
 
 /** The support matrix: clients × extension ids, with the drill-down to example requests below it. */
@@ -17,6 +18,14 @@ export function scopeText(state: State): string {
   if (state.client !== '') parts.push(`client ${state.client}`);
   return parts.join(', ');
 }
+
+/** What a row is, per grouping: the corner heading, and the noun for counts and messages. */
+const ROWS: Record<Group, { heading: string; one: string; many: string }> = {
+  client: { heading: 'Client', one: 'client', many: 'clients' },
+  client_version: { heading: 'Client', one: 'client', many: 'clients' },
+  service: { heading: 'Service', one: 'service', many: 'services' },
+  instance: { heading: 'Instance', one: 'instance', many: 'instances' },
+};
 
 /** The fixed height of a matrix row (see `table.matrix tbody tr` in the stylesheet), and rows kept beyond the view. */
 const ROW_PX = 46;
@@ -31,6 +40,7 @@ function spacer(rows: number, columns: number): HTMLTableRowElement {
 
 class MatrixView implements ViewModule {
   private rowFilter!: HTMLInputElement;
+  private rowFilterLabel!: HTMLLabelElement;
   private colFilter!: HTMLInputElement;
   private summary!: HTMLElement;
   private grid!: HTMLElement;
@@ -72,7 +82,7 @@ class MatrixView implements ViewModule {
     const toolbar = h(
       'div',
       { class: 'toolbar' },
-      h('div', { class: 'field' }, h('label', { for: 'matrix-rows' }, 'Filter clients'), this.rowFilter),
+      h('div', { class: 'field' }, (this.rowFilterLabel = h('label', { for: 'matrix-rows' }, 'Filter clients')), this.rowFilter),
       h('div', { class: 'field' }, h('label', { for: 'matrix-cols' }, 'Filter extensions'), this.colFilter),
       h(
         'div',
@@ -127,7 +137,7 @@ class MatrixView implements ViewModule {
   }
 
   async clientNames(context: Context): Promise<string[]> {
-    return namesOf((await context.load<MatrixResponse>('matrix', matrixParams(context.state))).rows);
+    return namesOf((await context.load<MatrixResponse>('matrix', clientMatrixParams(context.state))).rows);
   }
 
   async update(context: Context): Promise<void> {
@@ -135,6 +145,7 @@ class MatrixView implements ViewModule {
     const { state } = context;
     if (document.activeElement !== this.rowFilter) this.rowFilter.value = state.rows;
     if (document.activeElement !== this.colFilter) this.colFilter.value = state.cols;
+    this.rowFilterLabel.textContent = `Filter ${ROWS[state.group].many}`;
     let matrix: MatrixResponse;
     let instances: InstancesResponse;
     try {
@@ -156,7 +167,7 @@ class MatrixView implements ViewModule {
       ' – ',
       at(matrix.to),
       `, ${matrix.resolution} resolution), ${scopeText(state)}: `,
-      `${integer(slice.rows.length)} of ${integer(matrix.rows.length)} clients, ${integer(slice.extensions.length)} of ${integer(matrix.extensions.length)} extensions, ${integer(total)} requests.`,
+      `${integer(slice.rows.length)} of ${integer(matrix.rows.length)} ${ROWS[state.group].many}, ${integer(slice.extensions.length)} of ${integer(matrix.extensions.length)} extensions, ${integer(total)} requests.`,
     );
     const empty = this.emptyState(matrix, slice, instances, state);
     if (empty !== null) replace(this.grid, empty);
@@ -185,7 +196,8 @@ class MatrixView implements ViewModule {
       return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${count(instances.instances.length, 'instance')} reported before. Choose a longer time range or clear the service and instance filters.`);
     }
     if (slice.rows.length === 0) {
-      return notice('empty', 'No client matches the filters.', state.client !== '' ? `Client filter: ${state.client}. ` : '', state.rows !== '' ? `Client text filter: “${state.rows}”. ` : '', 'Clear them to see every client.');
+      const noun = ROWS[state.group];
+      return notice('empty', `No ${noun.one} matches the filters.`, state.client !== '' ? `Client filter: ${state.client}. ` : '', state.rows !== '' ? `Row text filter: “${state.rows}”. ` : '', `Clear them to see every ${noun.one}.`);
     }
     if (matrix.extensions.length === 0) {
       return notice('empty', 'No extension was declared or advertised in this range.', `${integer(matrix.rows.reduce((sum, row) => sum + row.requests, 0))} requests were received, but no client declared an extension and no server advertised one.`);
@@ -220,7 +232,7 @@ class MatrixView implements ViewModule {
     const head = h(
       'tr',
       null,
-      h('th', { scope: 'col', class: 'corner', 'aria-sort': ariaSort('client') }, sortButton('client', 'Client', 'client')),
+      h('th', { scope: 'col', class: 'corner', 'aria-sort': ariaSort('client') }, sortButton('client', ROWS[state.group].heading, ROWS[state.group].one)),
       h('th', { scope: 'col', class: 'requests', 'aria-sort': ariaSort('requests') }, sortButton('requests', 'Requests', 'requests')),
       ...slice.extensions.map(({ id }) =>
         h('th', { scope: 'col', class: 'ext', 'aria-sort': ariaSort(id) }, sortButton(id, h('span', { class: 'ext-id' }, id), id)),
@@ -403,7 +415,7 @@ class MatrixView implements ViewModule {
 
   private markdown(): string {
     if (this.data === undefined) return '';
-    return matrixMarkdown(this.data.matrix, this.data.slice, this.meaning.value as MarkdownMeaning, scopeText(this.context.state));
+    return matrixMarkdown(this.data.matrix, this.data.slice, this.meaning.value as MarkdownMeaning, scopeText(this.context.state), ROWS[this.context.state.group].heading);
   }
 
   private async renderDrill(state: State, matrix: MatrixResponse): Promise<void> {
@@ -419,7 +431,7 @@ class MatrixView implements ViewModule {
     });
     const title = h('h3', { id: 'drill-title', tabindex: -1 }, 'Example requests: ', state.cellClient, state.cellExt === '' ? '' : ' × ', state.cellExt);
     if (row === undefined) {
-      replace(this.drill, title, close, notice('empty', `No requests from ${state.cellClient} in this range.`));
+      replace(this.drill, title, close, notice('empty', `No requests for ${state.cellClient} in this range.`));
       return;
     }
     const extLink = state.cellExt === '' ? null : h('a', { href: href(state, { view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' }) }, 'Extension page for ', state.cellExt);
@@ -427,21 +439,31 @@ class MatrixView implements ViewModule {
       event.preventDefault();
       this.context.navigate({ view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' });
     });
+    const instances = byInstance(state.group);
     let examples: ExamplesResponse;
+    let split: HTMLElement | null = null;
     try {
-      examples = await this.context.load<ExamplesResponse>('examples', {
-        service: state.service,
-        client: row.name ?? undefined,
+      const examplesLoad = this.context.load<ExamplesResponse>('examples', {
+        service: instances ? (row.service ?? undefined) : state.service,
+        client: instances ? state.client : (row.name ?? undefined),
         version: state.group === 'client_version' ? (row.version ?? undefined) : undefined,
         extension: state.cellExt === '' ? undefined : state.cellExt,
-        limit: 20,
+        limit: instances ? 100 : 20,
       });
+      split = await this.splitOf(state, row);
+      examples = await examplesLoad;
     } catch (error) {
       replace(this.drill, title, close, notice('error', 'Example requests could not be loaded.', String((error as Error).message)));
       return;
     }
     if (!this.context.isCurrent()) return;
-    const list = examples.examples.filter((example) => (row.name === null ? example.clientName === null : true) && (state.group === 'client' || row.version !== null || example.clientVersion === null));
+    const list = examples.examples
+      .filter((example) => {
+        if (state.group === 'instance') return example.instanceId === row.instance;
+        if (instances) return true;
+        return (row.name === null ? example.clientName === null : true) && (state.group === 'client' || row.version !== null || example.clientVersion === null);
+      })
+      .slice(0, 20);
     const counts = state.cellExt === '' ? null : h('p', null, describeCell(row, cellOf(row, matrix.extensions.indexOf(state.cellExt), state.cellExt)).join(' · '));
     if (list.length === 0) {
       replace(
@@ -449,6 +471,7 @@ class MatrixView implements ViewModule {
         title,
         close,
         counts,
+        split,
         notice('empty', 'No example requests.', 'Examples come from spans: the agent sends them unless ', code('EXTSCOPE_SPANS=false'), ' or trace sampling drops them; the newest five per cell are kept for 7 days. Counts above always come from the metrics.'),
         extLink,
       );
@@ -457,7 +480,7 @@ class MatrixView implements ViewModule {
     const table = h(
       'table',
       { class: 'examples' },
-      h('thead', null, h('tr', null, ...['Time', 'Method', 'Target', 'Outcome', 'Client', 'Declaration', 'Negotiated', 'Trace id', 'Duration'].map((text) => h('th', { scope: 'col' }, text)))),
+      h('thead', null, h('tr', null, ...['Time', 'Method', 'Target', 'Outcome', 'Client', 'Answered by', 'Declaration', 'Negotiated', 'Trace id', 'Duration'].map((text) => h('th', { scope: 'col' }, text)))),
       h(
         'tbody',
         null,
@@ -470,15 +493,24 @@ class MatrixView implements ViewModule {
             h('td', null, target(example.name, example.method)),
             h('td', null, example.outcome ?? '–', example.statusCode === null ? '' : ` (${example.statusCode})`),
             h('td', null, example.clientName ?? '(unknown client)', example.clientVersion === null ? '' : `@${example.clientVersion}`),
+            h('td', { class: 'answered-by' }, `${example.service ?? '(unknown service)'} / ${example.instanceId ?? '(unknown instance)'}`),
             h('td', null, example.clientDeclaration ?? '–'),
-            h('td', null, example.negotiated.length === 0 ? '–' : example.negotiated.join(', ')),
-            h('td', null, h('code', null, example.traceId)),
+            h('td', { class: 'wrap negotiated' }, example.negotiated.length === 0 ? '–' : example.negotiated.join(', ')),
+            h('td', { class: 'wrap trace' }, h('code', null, example.traceId)),
             h('td', null, `${example.durationMs.toFixed(1)} ms`),
           ),
         ),
       ),
     );
-    replace(this.drill, title, close, counts, table, extLink);
+    replace(this.drill, title, close, counts, split, h('div', { class: 'examples-wrap' }, table), extLink);
+  }
+
+  /** The opened cell across the instances that answered it; nothing for a whole row. */
+  private async splitOf(state: State, row: MatrixRow): Promise<HTMLElement | null> {
+    if (state.cellExt === '') return null;
+    const params = splitParams(row, state.group, state);
+    const split = await this.context.load<InstanceSplitResponse>('matrix/cell', { ...rangeParams(state), ...params, extension: state.cellExt, limit: SPLIT_LIMIT });
+    return splitTable(split);
   }
 }
 

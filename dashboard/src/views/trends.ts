@@ -1,7 +1,7 @@
 import { chartPanel, timeLabels } from '../chart-panel.js';
 import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, count, h, integer, notice, percent, replace } from '../dom.js';
-import { type State, rangeLabel, rangeParams } from '../state.js';
+import { type State, clientGroup, rangeLabel, rangeParams } from '../state.js';
 import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../types.js';
 import { scopeText } from './matrix.js';
 
@@ -13,7 +13,7 @@ export function trendParams(state: State): Record<string, string> {
 }
 
 const TOP_CLIENTS = 10;
-const clientParams = (state: State): Record<string, string | number> => ({ ...trendParams(state), group: state.group, limit: 100 });
+const clientParams = (state: State): Record<string, string | number> => ({ ...trendParams(state), group: clientGroup(state.group), limit: 100 });
 
 class TrendsView implements ViewModule {
   async clientNames(context: Context): Promise<string[]> {

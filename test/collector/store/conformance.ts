@@ -258,6 +258,39 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
+    it('instance cell totals: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {
+      await store.applyMetrics(
+        batch([
+          { start: 0, time: 1, value: 3 },
+          { start: 0, time: 1, value: 2, serverDeclaration: 'unknown' },
+          { start: 0, time: 1, value: 3, extension: { id: TASKS, client: true, server: true } },
+          { start: 0, time: 1, value: 1, client: 'beta', version: null },
+        ]),
+      );
+      // Another outcome: this suite's stream identities leave the resource out (the processors' do not).
+      await store.applyMetrics(batch([{ start: 1, time: 2, value: 4, outcome: 'tool_error' }], 'i-2'));
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
+      const text = (list: Awaited<ReturnType<Store['instanceCellTotals']>>['cells']): string[] =>
+        list.map((cell) => `${cell.service}/${cell.instanceId} sd=${cell.serverDeclaration} ${cells([cell])[0]}`).sort();
+      const all = await store.instanceCellTotals(day);
+      expect(all.resolution).toBe((await store.cellTotals(day)).resolution);
+      expect(text(all.cells)).toEqual([
+        'other/j-1 sd=declared gamma@1.0 declared: 10',
+        'svc/i-1 sd=declared alpha@1.0 declared: 3',
+        `svc/i-1 sd=declared alpha@1.0 ${TASKS} c=true s=true n=true: 3`,
+        'svc/i-1 sd=declared beta@null declared: 1',
+        'svc/i-1 sd=unknown alpha@1.0 declared: 2',
+        'svc/i-2 sd=declared alpha@1.0 declared: 4',
+      ]);
+      expect(all.cells.find((cell) => cell.extensionId === TASKS)?.required).toBe(false);
+      expect(text((await store.instanceCellTotals({ ...day, service: 'other' })).cells)).toEqual(['other/j-1 sd=declared gamma@1.0 declared: 10']);
+      expect(text((await store.instanceCellTotals({ ...day, instance: 'i-2' })).cells)).toEqual(['svc/i-2 sd=declared alpha@1.0 declared: 4']);
+      expect(text((await store.instanceCellTotals({ ...day, clientName: 'beta' })).cells)).toEqual(['svc/i-1 sd=declared beta@null declared: 1']);
+      // Minute resolution over a short range, and only what lies in it.
+      const recent = await store.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE });
+      expect([recent.resolution, text(recent.cells)]).toEqual(['minute', ['svc/i-2 sd=declared alpha@1.0 declared: 4']]);
+    });
+
     it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {
       const points = [{ start: 0, time: 1, value: 5 }];
       expect(await store.applyMetrics(batch([...points, ...points]))).toEqual({ applied: 1, duplicates: 1 });

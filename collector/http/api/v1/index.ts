@@ -6,6 +6,7 @@ import { examplesRoutes } from './examples/route.js';
 import { filterRoutes } from './filters/route.js';
 import { instancesRoutes } from './instances/route.js';
 import { matrixRoutes } from './matrix/route.js';
+import { matrixCellRoutes } from './matrix-cell/route.js';
 import { rejectionsRoutes } from './rejections/route.js';
 import { timeseriesRoutes } from './timeseries/route.js';
 import { trendsRoutes } from './trends/route.js';
@@ -25,6 +26,7 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
     return payload;
   });
   await app.register(matrixRoutes, context);
+  await app.register(matrixCellRoutes, context);
   await app.register(instancesRoutes, context);
   await app.register(timeseriesRoutes, context);
   await app.register(filterRoutes, context);

@@ -1,9 +1,9 @@
 import { DECLARATION } from '../../../../contract/index.js';
-import type { CellTotals, StepTotal, CellTotal } from '../../../model/records.js';
+import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellTotals } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
-import { CELL_COLUMNS, type DimColumn, MAX_STORED_COUNT, unbound } from '../../sqlite/columns.js';
-import { type CellQuery, type StepQuery, stepParameters } from '../../store.js';
+import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../sqlite/columns.js';
+import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../store.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
@@ -11,6 +11,7 @@ const sum = (table: string, bucket: string, owner: string, id: string, from: str
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from}::bigint AND ${bucket} < @${to}::bigint)`;
 
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.flag);
 const STEP_COLUMNS = FLAG_COLUMNS;
 const LEVELS = [
   { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
@@ -66,6 +67,7 @@ const UNKNOWN_WHERE = `s.server_declaration = '${DECLARATION.unknown}'`;
 export class RollupsReader {
   private readonly byCell = new Map<string, NamedStatement>();
   private readonly bySeries = new Map<string, NamedStatement>();
+  private readonly perInstance = new Map<string, NamedStatement>();
   private readonly steps: Map<string, NamedStatement>;
   private readonly unknownCells = new Map<string, NamedStatement>();
   private readonly unknownSteps: Map<string, NamedStatement>;
@@ -118,6 +120,34 @@ export class RollupsReader {
     const unknownRanges = SERIES_PLAN_RANGES.filter(([, , from, to]) => (unknownParameters[to] as number) > (unknownParameters[from] as number));
     const unknown = unknownRanges.length === 0 ? [] : await this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
+  }
+
+  /** Per instance, from the series rollups (no daily level), as the SQLite store reads them. */
+  async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
+    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
+    const ranges = SERIES_PLAN_RANGES.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const rows = ranges.length === 0 ? [] : await this.perInstanceStatement(ranges).all<Record<string, unknown>>(this.db, parameters);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS) };
+  }
+
+  private perInstanceStatement(ranges: readonly Range[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.perInstance.get(key);
+    if (statement === undefined) {
+      const columns = INSTANCE_CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ');
+      statement = new NamedStatement(`
+        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT s.*, i.service AS service_name, i.instance_id AS instance_name,
+            ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
+          FROM instances i JOIN series s ON s.instance_ref = i.id
+          WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
+            AND (@client::text IS NULL OR s.client_name = @client::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.perInstance.set(key, statement);
+    }
+    return statement;
   }
 
   private unknownStatement(ranges: readonly Range[]): NamedStatement {

@@ -1,16 +1,17 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
-import type { CellTotal, CellTotals, StepTotal } from '../../../model/records.js';
+import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
-import { type CellQuery, type StepQuery, stepParameters } from '../../store.js';
-import { CELL_COLUMNS, type DimColumn, MAX_STORED_COUNT, safeSum, unbound } from '../columns.js';
+import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../store.js';
+import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, safeSum, unbound } from '../columns.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
 
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
+const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.flag);
 /** A series' cell columns, extension series without their declaration state (as their cells). */
 const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ');
 const STEP_COLUMNS = FLAG_COLUMNS;
@@ -48,12 +49,12 @@ interface ChunkedRead {
   end: Database.Statement;
 }
 
-async function chunked(read: ChunkedRead, parameters: Record<string, unknown>, into: CellTotal[]): Promise<void> {
+async function chunked<T extends CellTotal>(read: ChunkedRead, parameters: Record<string, unknown>, into: T[], flags: readonly DimColumn[] = FLAG_COLUMNS): Promise<void> {
   let after = 0;
   for (;;) {
     const upto = read.end.get({ ...parameters, after }) as number | null;
     if (upto === null) return;
-    for (const cell of records<CellTotal>(read.rows.all({ ...parameters, after, upto }) as Record<string, unknown>[], FLAG_COLUMNS)) into.push(cell);
+    for (const cell of records<T>(read.rows.all({ ...parameters, after, upto }) as Record<string, unknown>[], flags)) into.push(cell);
     after = upto;
     await yieldToEventLoop();
   }
@@ -70,6 +71,7 @@ export class RollupsReader {
   private readonly serviceCells: ChunkedRead;
   private readonly instanceRefs: Database.Statement;
   private readonly instanceSeries: ChunkedRead;
+  private readonly perInstance: ChunkedRead;
   private readonly steps: Map<string, Database.Statement>;
   private readonly cellChunkEnd: Database.Statement;
   private readonly unknownCells: Database.Statement;
@@ -112,6 +114,23 @@ export class RollupsReader {
         WHERE s.instance_ref = @ref AND s.id > @after AND s.id <= @upto
       ) WHERE n > 0`),
       end: db.prepare(`SELECT max(id) FROM (SELECT id FROM series WHERE instance_ref = @ref AND id > @after ORDER BY id LIMIT ${READ_CHUNK})`).pluck(),
+    };
+    // Every instance's series, each with its service and instance id (and the server's declaration and `-32021`
+    // flag, which only the series keep), narrowed by instance, service and client name.
+    const perInstanceWhere = `(@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service) AND (@client IS NULL OR s.client_name = @client)`;
+    this.perInstance = {
+      rows: db.prepare(`
+      SELECT kind, ${INSTANCE_CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')},
+             service_name AS service, instance_name AS instanceId, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+        SELECT s.*, i.service AS service_name, i.instance_id AS instance_name,
+          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
+          + ${sum('series_hour', 'hour', 'series_id', 's.id', 'h2', 'h3')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
+          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        FROM series s JOIN instances i ON i.id = s.instance_ref
+        WHERE ${perInstanceWhere} AND s.id > @after AND s.id <= @upto
+      ) WHERE n > 0`),
+      end: db.prepare(`SELECT max(id) FROM (SELECT s.id FROM series s JOIN instances i ON i.id = s.instance_ref WHERE ${perInstanceWhere} AND s.id > @after ORDER BY s.id LIMIT ${READ_CHUNK})`).pluck(),
     };
     // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
     // series do. There are few such series (answers no server saw) among very many, and no index finds them, so this
@@ -187,6 +206,15 @@ export class RollupsReader {
     const unknownParameters = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
     const serverUnknown = records<CellTotal>(this.unknownCells.all(unknownParameters) as Record<string, unknown>[], FLAG_COLUMNS);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells, serverUnknown };
+  }
+
+  /** Per instance, from the series rollups (no daily level), in chunks of series as {@link cellTotals}. */
+  async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
+    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
+    const cells: InstanceCellTotal[] = [];
+    await chunked(this.perInstance, parameters, cells, INSTANCE_FLAG_COLUMNS);
+    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
   }
 
   /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */

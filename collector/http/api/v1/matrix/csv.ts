@@ -1,4 +1,4 @@
-import type { MatrixView } from '../../../../analysis/matrix.js';
+import type { Grouping, MatrixRow, MatrixView } from '../../../../analysis/matrix.js';
 
 /**
  * Client names and extension ids are whatever clients sent. A cell starting with = + - @ (or a control
@@ -14,16 +14,23 @@ function field(value: string | number | null): string {
 /** Shares as the API serves them (0..1, empty without known requests), to six places. */
 const fraction = (value: number | null): string | null => (value === null ? null : String(Math.round(value * 1e6) / 1e6));
 
+/** The columns naming a row, per grouping: the client's label, name and version, or the service (and instance id). */
+const ROW_COLUMNS: Record<Grouping, { header: string[]; values(row: MatrixRow): (string | null)[] }> = {
+  client: { header: ['client', 'name', 'version'], values: (row) => [row.client, row.name, row.version] },
+  client_version: { header: ['client', 'name', 'version'], values: (row) => [row.client, row.name, row.version] },
+  service: { header: ['service'], values: (row) => [row.service ?? null] },
+  instance: { header: ['service', 'instance'], values: (row) => [row.service ?? null, row.instance ?? null] },
+};
+
 /** The matrix as CSV: the one writer, for the API's `format=csv` and the page's export button alike. */
-export function matrixCsv(view: MatrixView): string {
-  const header = ['client', 'name', 'version', 'requests', 'server_unknown', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
+export function matrixCsv(view: MatrixView, group: Grouping = 'client'): string {
+  const naming = ROW_COLUMNS[group];
+  const header = [...naming.header, 'requests', 'server_unknown', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
   for (const id of view.extensions) header.push(`${id} state`, `${id} negotiated_share`, `${id} client_declared`, `${id} server_advertised`, `${id} negotiated`, `${id} required_errors`);
   const lines = [header.map(field).join(',')];
   for (const row of view.rows) {
     const cells: (string | number | null)[] = [
-      row.client,
-      row.name,
-      row.version,
+      ...naming.values(row),
       row.requests,
       row.serverUnknown,
       row.declaration.unknown,

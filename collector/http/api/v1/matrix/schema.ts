@@ -7,6 +7,8 @@ const declaration = {
   properties: { unknown: { type: 'integer' }, none: { type: 'integer' }, declared: { type: 'integer' } },
 } as const;
 
+/** The groupings, in the order the page offers them. */
+export const MATRIX_GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
 
 export const matrixSchema = {
   querystring: {
@@ -16,7 +18,8 @@ export const matrixSchema = {
       ...rangeProperties,
       service: nameSchema,
       instance: nameSchema,
-      group: { type: 'string', enum: ['client', 'client_version'], default: 'client' },
+      /** Rows per client name, name@version, service, or service + instance id. */
+      group: { type: 'string', enum: MATRIX_GROUPS, default: 'client' },
       format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
       /** The busiest rows shown; the rest are summed in the row `_OTHER`. */
       limit: { type: 'integer', minimum: 1, maximum: 5000, default: 500 },
@@ -26,7 +29,7 @@ export const matrixSchema = {
       rows: { type: 'string', maxLength: 512 },
       /** Only ids containing this text (any case). */
       cols: { type: 'string', maxLength: 512 },
-      /** Only rows of this client name. */
+      /** Only rows of this client name (grouped by service or instance: only this client's requests). */
       client: nameSchema,
     },
   },
@@ -39,7 +42,7 @@ export const matrixSchema = {
         from: isoTime,
         to: isoTime,
         resolution: { type: 'string', enum: ['minute', 'hour'] },
-        group: { type: 'string', enum: ['client', 'client_version'] },
+        group: { type: 'string', enum: MATRIX_GROUPS },
         /** True when accepted data may not be included yet (the store cannot write; see README). */
         behind: { type: 'boolean' },
         extensions: { type: 'array', items: { type: 'string' } },
@@ -58,6 +61,9 @@ export const matrixSchema = {
               client: { type: 'string' },
               name: nullableString,
               version: nullableString,
+              /** Grouped by service or instance: the row's service, and its instance id (by instance). */
+              service: nullableString,
+              instance: nullableString,
               requests: { type: 'integer' },
               /**
                * Of `requests`, those answered before any server instance existed (no server declaration known):

@@ -1,0 +1,67 @@
+import { h, integer, percent } from './dom.js';
+import { STATES, shownShare } from './matrix-model.js';
+import type { Group } from './state.js';
+import type { ExtensionCounts, InstanceSplitResponse, MatrixRow } from './types.js';
+
+/** The instances listed in a cell's split; the rest are summed in one line (the API's `other`). */
+export const SPLIT_LIMIT = 20;
+
+/** What narrows `GET /api/v1/matrix/cell` to a matrix row: its client (and version, or none), service or instance, within the page's scope. */
+export function splitParams(row: MatrixRow, group: Group, scope: { service: string; instance: string; client: string }): Record<string, string | undefined> {
+  if (group === 'service') return { service: row.service ?? undefined, instance: scope.instance, client: scope.client };
+  if (group === 'instance') return { service: row.service ?? undefined, instance: row.instance ?? undefined, client: scope.client };
+  const within = { service: scope.service, instance: scope.instance };
+  if (row.name === null) return { ...within, unnamed: 'true' };
+  if (group === 'client') return { ...within, client: row.name };
+  return row.version === null ? { ...within, client: row.name, unversioned: 'true' } : { ...within, client: row.name, version: row.version };
+}
+
+function stateCell(cell: ExtensionCounts): HTMLElement {
+  const look = STATES[cell.state];
+  const share = shownShare(cell);
+  return h('td', { class: `split-state state-${cell.state}` }, `${look.symbol} ${look.short}`, share === null ? '' : ` ${percent(share)}`);
+}
+
+const figures = (cell: ExtensionCounts): HTMLElement[] => [
+  h('td', { class: 'num' }, integer(cell.negotiated)),
+  h('td', { class: 'num' }, integer(cell.clientDeclared)),
+  h('td', { class: 'num' }, integer(cell.serverAdvertised)),
+  h('td', { class: 'num' }, integer(cell.required)),
+];
+
+/**
+ * The cell per instance that answered its requests: each instance's requests and the cell's state and counts there.
+ * Service names and instance ids are whatever senders reported: text nodes only (dom.ts).
+ */
+export function splitTable(split: InstanceSplitResponse): HTMLElement {
+  const head = h('tr', null, ...['Instance', 'Requests', 'State', 'Negotiated', 'Client declared', 'Server advertised', '-32021'].map((text) => h('th', { scope: 'col' }, text)));
+  const rows = split.instances.map((part) =>
+    h(
+      'tr',
+      { 'data-service': part.service ?? '', 'data-instance': part.instance ?? '' },
+      h('th', { scope: 'row', class: 'split-instance', title: part.label }, part.label),
+      h('td', { class: 'num' }, integer(part.requests), part.serverUnknown === 0 ? '' : ` (${integer(part.serverUnknown)} no server)`),
+      stateCell(part.cell),
+      ...figures(part.cell),
+    ),
+  );
+  const other = split.other;
+  if (other !== null) {
+    rows.push(
+      h(
+        'tr',
+        { class: 'split-other' },
+        h('th', { scope: 'row', class: 'split-instance' }, `${integer(other.instances)} more instances`),
+        h('td', { class: 'num' }, integer(other.requests), other.serverUnknown === 0 ? '' : ` (${integer(other.serverUnknown)} no server)`),
+        stateCell(other.cell),
+        ...figures(other.cell),
+      ),
+    );
+  }
+  return h(
+    'div',
+    { class: 'split' },
+    h('h4', { id: 'split-title' }, `Across instances (${integer(split.instancesTotal)})`),
+    h('div', { class: 'split-wrap' }, h('table', { class: 'list split-table', 'aria-labelledby': 'split-title' }, h('thead', null, head), h('tbody', null, ...rows))),
+  );
+}
