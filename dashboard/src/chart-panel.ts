@@ -6,7 +6,8 @@ import type { ChartSpec } from './charts.js';
  * canvas is drawn once chart.js (its own chunk) has loaded.
  */
 export function chartPanel(id: string, spec: ChartSpec, summary: string): HTMLElement {
-  const canvas = h('canvas', { id, role: 'img', 'aria-label': `${spec.title}. ${summary}` });
+  const axes = [spec.xTitle === undefined ? '' : ` Horizontal axis: ${spec.xTitle}.`, spec.yTitle === undefined ? '' : ` Vertical axis: ${spec.yTitle}.`].join('');
+  const canvas = h('canvas', { id, role: 'img', 'aria-label': `${spec.title}. ${summary}${axes}` });
   const figure = h(
     'figure',
     { class: 'chart' },
@@ -19,14 +20,28 @@ export function chartPanel(id: string, spec: ChartSpec, summary: string): HTMLEl
   return figure;
 }
 
-/** Short tick labels for step start times (the browser's time zone). */
+/**
+ * Short tick labels for step start times (the browser's time zone): the time of day, with the date on the first
+ * step and wherever the day changes, so that an axis is always dated.
+ */
 export function timeLabels(times: string[], stepMinutes: number): string[] {
+  let lastDay = '';
   return times.map((iso) => {
     const date = new Date(iso);
     const pad = (n: number): string => String(n).padStart(2, '0');
     const day = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-    return stepMinutes >= 1440 ? day : `${stepMinutes >= 60 ? `${day} ` : ''}${pad(date.getHours())}:${pad(date.getMinutes())}`;
+    if (stepMinutes >= 1440) return day;
+    const dated = day !== lastDay;
+    lastDay = day;
+    return `${dated ? `${day} ` : ''}${pad(date.getHours())}:${pad(date.getMinutes())}`;
   });
+}
+
+/** The time axis's title: the zone its times are in, and the step each point or bar covers. */
+export function timeAxis(stepMinutes: number): string {
+  const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(new Date()).find((part) => part.type === 'timeZoneName')?.value ?? 'local time';
+  const step = stepMinutes % 1440 === 0 ? `${stepMinutes / 1440}-day` : stepMinutes % 60 === 0 ? `${stepMinutes / 60}-hour` : `${stepMinutes}-minute`;
+  return `start of each ${step} step (${zone})`;
 }
 
 /** Built when opened: a long range has hundreds of steps. */

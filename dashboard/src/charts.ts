@@ -21,6 +21,13 @@ export interface ChartSpec {
   stacked?: boolean;
   percent?: boolean;
   title: string;
+  /** Axis titles: what the ticks are and in which unit or time zone. */
+  xTitle?: string;
+  yTitle?: string;
+}
+
+function axisTitle(text: string | undefined, color: string): { title?: { display: true; text: string; color: string } } {
+  return text === undefined ? {} : { title: { display: true, text, color } };
 }
 
 const charts = new WeakMap<HTMLCanvasElement, Chart>();
@@ -59,9 +66,10 @@ export function draw(canvas: HTMLCanvasElement, spec: ChartSpec): void {
         },
       },
       scales: {
-        x: { stacked: spec.stacked === true, ticks: { color: text, maxTicksLimit: 8, maxRotation: 0 }, grid: { color: grid } },
+        x: { stacked: spec.stacked === true, ticks: { color: text, maxTicksLimit: 8, maxRotation: 0 }, grid: { color: grid }, ...axisTitle(spec.xTitle, text) },
         y: {
           stacked: spec.stacked === true,
+          ...axisTitle(spec.yTitle, text),
           beginAtZero: true,
           ...(spec.percent ? { max: 1 } : {}),
           ticks: { color: text, ...(spec.percent ? { callback: (value: string | number) => `${Math.round(Number(value) * 100)} %` } : { precision: 0 }) },

@@ -1,4 +1,4 @@
-import { chartPanel, timeLabels } from '../chart-panel.js';
+import { chartPanel, timeAxis, timeLabels } from '../chart-panel.js';
 import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, count, h, integer, notice, percent, replace, time } from '../dom.js';
 import { type State, href, rangeLabel, rangeParams } from '../state.js';
@@ -141,7 +141,7 @@ class ExtensionView implements ViewModule {
         : h(
             'div',
             null,
-            chartPanel('chart-ext-required', { kind: 'bar', title: `-32021 answers naming ${id}`, labels: timeLabels(required.times, required.stepMinutes), series: [{ label: '-32021 answers', data: requiredByClient.counts }] }, `${count(requiredByClient.total, 'answer')}.`),
+            chartPanel('chart-ext-required', { kind: 'bar', title: `-32021 answers naming ${id}`, labels: timeLabels(required.times, required.stepMinutes), xTitle: timeAxis(required.stepMinutes), yTitle: 'answers per step', series: [{ label: '-32021 answers', data: requiredByClient.counts }] }, `${count(requiredByClient.total, 'answer')}.`),
             h(
               'table',
               { class: 'list' },
@@ -160,7 +160,7 @@ class ExtensionView implements ViewModule {
         h('h3', null, 'Negotiated share over time'),
         chartPanel(
           'chart-ext-share',
-          { kind: 'line', percent: true, title: `Negotiated share of ${id}`, labels: timeLabels(series.points.map((point) => point.t), series.stepMinutes), series: [{ label: 'negotiated share', data: series.points.map((point) => point.negotiatedShare) }] },
+          { kind: 'line', percent: true, title: `Negotiated share of ${id}`, labels: timeLabels(series.points.map((point) => point.t), series.stepMinutes), xTitle: timeAxis(series.stepMinutes), yTitle: 'negotiated share', series: [{ label: 'negotiated share', data: series.points.map((point) => point.negotiatedShare) }] },
           `Overall ${percent(totals.share, 1)} (steps of ${series.stepMinutes} min).`,
         ),
       ),

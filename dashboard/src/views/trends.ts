@@ -1,4 +1,4 @@
-import { chartPanel, timeLabels } from '../chart-panel.js';
+import { chartPanel, timeAxis, timeLabels } from '../chart-panel.js';
 import { type Context, type ViewModule, namesOf } from '../context.js';
 import { code, count, h, integer, notice, percent, replace } from '../dom.js';
 import { type State, clientGroup, rangeLabel, rangeParams } from '../state.js';
@@ -73,7 +73,7 @@ class TrendsView implements ViewModule {
     replace(
       this.body,
       intro,
-      chartPanel('chart-share', { kind: 'line', percent: true, title: 'Negotiated share per extension', labels, series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare })) }, shareSummary),
+      chartPanel('chart-share', { kind: 'line', percent: true, title: 'Negotiated share per extension', labels, xTitle: timeAxis(extensions.stepMinutes), yTitle: 'negotiated share', series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare })) }, shareSummary),
       chartPanel(
         'chart-declarations',
         {
@@ -81,6 +81,8 @@ class TrendsView implements ViewModule {
           stacked: true,
           title: 'Client declaration states (requests)',
           labels,
+          xTitle: timeAxis(declarations.stepMinutes),
+          yTitle: 'requests per step',
           series: [
             { label: 'declared', data: declarations.declared },
             { label: 'none (no extensions)', data: declarations.none },
@@ -91,12 +93,12 @@ class TrendsView implements ViewModule {
       ),
       chartPanel(
         'chart-required',
-        { kind: 'bar', title: '-32021 answers (missing required client capability)', labels: timeLabels(required.times, required.stepMinutes), series: [{ label: '-32021 answers', data: required.errors }, ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts }))] },
+        { kind: 'bar', title: '-32021 answers (missing required client capability)', labels: timeLabels(required.times, required.stepMinutes), xTitle: timeAxis(required.stepMinutes), yTitle: 'answers per step', series: [{ label: '-32021 answers', data: required.errors }, ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts }))] },
         required.total === 0 ? 'No -32021 answer in this range.' : `${count(required.total, 'answer')}; named: ${required.extensions.map((entry) => `${entry.id} ${integer(entry.total)}`).join(', ')}.`,
       ),
       chartPanel(
         'chart-clients',
-        { kind: 'line', title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`, labels: timeLabels(clients.times, clients.stepMinutes), series: clientSeries },
+        { kind: 'line', title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`, labels: timeLabels(clients.times, clients.stepMinutes), xTitle: timeAxis(clients.stepMinutes), yTitle: 'requests per step', series: clientSeries },
         `${top.map((client) => `${client.client} ${integer(client.total)}`).join(', ')}${others.clients > 0 ? `; others ${integer(others.total)}` : ''}.`,
       ),
     );
