@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { buildMatrix } from '../analysis/matrix.js';
 import { negotiatedShare } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
@@ -7,6 +7,7 @@ import { MS_PER_MINUTE } from '../model/time.js';
 import type { Protocol, Signal } from '../otlp/codec.js';
 import { RejectionTally } from './rejections.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
+import { COLLECTOR_VERSION } from '../version.js';
 
 /** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
 const MAX_MATRIX_SERIES = 10_000;
@@ -48,6 +49,9 @@ export class SelfMetrics {
     const { store, inFlight, idOverflow, windowMs } = sources;
     const registers = [this.registry];
     this.rejections = new RejectionTally(this.registry, sources.clock);
+    // The process and Node.js runtime series every Node.js service exposes (process_*, nodejs_*), read when scraped.
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({ name: 'extscope_build_info', help: 'Always 1: the running collector\'s version and Node.js version as labels', labelNames: ['version', 'nodejs'], registers }).set({ version: COLLECTOR_VERSION, nodejs: process.version }, 1);
     this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal, result and protocol (http, grpc)', labelNames: ['signal', 'result', 'protocol'], registers });
     this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason and protocol', labelNames: ['signal', 'reason', 'protocol'], registers });
     this.points = new Counter({

@@ -5,7 +5,8 @@
 //
 //   npm run build && node test/bench/dashboard.mjs
 //   env: BENCH_RUNS (10 navigations, 10 of each filter change), BENCH_STRIDE (10: each instance reports one of its
-//   clients every 10 minutes), BENCH_DB (keep the loaded database at this path and reuse it on the next run)
+//   clients every 10 minutes), BENCH_DB (keep the loaded database at this path and reuse it on the next run),
+//   BENCH_FLEET=large (1,000 clients × 100 extension ids × 500 instances in 50 services instead)
 
 /* global document -- the functions given to page.evaluate run in the page */
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -20,10 +21,11 @@ import { startCollectorChild } from './collector-child.mjs';
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const STRIDE = Number(process.env.BENCH_STRIDE ?? 10);
 const DAYS = 7;
-const CLIENTS = 200;
-const EXTENSIONS = Array.from({ length: 30 }, (_, index) => (index < 4 ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][index] : `com.vendor${index % 6}.mcp/feature-${index}`));
-const SERVICES = 20;
-const PER_SERVICE = 5;
+const LARGE = process.env.BENCH_FLEET === 'large';
+const CLIENTS = LARGE ? 1000 : 200;
+const EXTENSIONS = Array.from({ length: LARGE ? 100 : 30 }, (_, index) => (index < 4 ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][index] : `com.vendor${index % 6}.mcp/feature-${index}`));
+const SERVICES = LARGE ? 50 : 20;
+const PER_SERVICE = LARGE ? 10 : 5;
 const CLIENTS_PER_INSTANCE = 20;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,14 +37,14 @@ function plan() {
     while (set.size < n) set.add(EXTENSIONS[Math.floor(random() * EXTENSIONS.length)]);
     return [...set];
   };
-  const clients = Array.from({ length: CLIENTS }, (_, index) => ({ name: `client-${String(index).padStart(3, '0')}`, version: `${1 + (index % 4)}.0.0`, declared: pick(5 + Math.floor(random() * 8)) }));
+  const clients = Array.from({ length: CLIENTS }, (_, index) => ({ name: `client-${String(index).padStart(LARGE ? 4 : 3, '0')}`, version: `${1 + (index % 4)}.0.0`, declared: pick(5 + Math.floor(random() * 8)) }));
   const instances = [];
   for (let s = 0; s < SERVICES; s++) {
     const advertised = pick(12);
     for (let i = 0; i < PER_SERVICE; i++) {
       const index = s * PER_SERVICE + i;
-      // Every client is used by 10 instances, in a fixed rotation.
-      const used = Array.from({ length: CLIENTS_PER_INSTANCE }, (_, k) => clients[(index + k * 10) % CLIENTS]);
+      // Every client is used by as many instances (10 of 100; 10 of 500 in the large fleet), in a fixed rotation.
+      const used = Array.from({ length: CLIENTS_PER_INSTANCE }, (_, k) => clients[(index + k * (CLIENTS / CLIENTS_PER_INSTANCE)) % CLIENTS]);
       instances.push({ service: `service-${s}`, instanceId: `instance-${s}-${i}`, host: `host-${s}-${i}`, serverName: `mcp-server-${s}`, advertised, clients: used });
     }
   }
@@ -97,10 +99,11 @@ try {
     await page.goto(`${collector.url}/?range=7d`);
     await waitReady();
     const summary = await page.locator('p.summary').first().innerText();
-    if (!summary.includes(`${CLIENTS} of ${CLIENTS} clients, ${EXTENSIONS.length} of ${EXTENSIONS.length} extensions`)) throw new Error(`unexpected matrix: ${summary}`);
+    // The page asks for the 500 busiest rows (the API's default limit) and every id up to its column limit.
+    if (!summary.includes(` of ${CLIENTS.toLocaleString('en')} clients, `) || !summary.includes(` of ${EXTENSIONS.length} extensions`)) throw new Error(`unexpected matrix: ${summary}`);
     // Rows are rendered as they come into view: the first screenful and some beyond it.
     const cells = await page.locator('td.cell').count();
-    if (cells < 20 * EXTENSIONS.length) throw new Error(`only ${cells} cells rendered`);
+    if (cells < 20 * Math.min(EXTENSIONS.length, 30)) throw new Error(`only ${cells} cells rendered`);
     navigations.push(await marks());
     apiMs.push(await page.evaluate(() => performance.getEntriesByType('resource').find((entry) => entry.name.includes('/api/v1/matrix'))?.duration ?? NaN));
   }
@@ -143,7 +146,20 @@ try {
     served.push(await change((n) => {
       const select = document.querySelector('#filter-service');
       const t = performance.now();
-      select.value = `service-${n % 20}`;
+      select.value = `service-${n % SERVICES}`;
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+      return t;
+    }, run));
+  }
+  // Regrouping the rows by instance (and back by client): fetched and re-rendered.
+  const regrouped = [];
+  await page.goto(`${collector.url}/?range=7d`);
+  await waitReady();
+  for (let run = 0; run < RUNS; run++) {
+    regrouped.push(await change((n) => {
+      const select = document.querySelector('#filter-group');
+      const t = performance.now();
+      select.value = n % 2 === 0 ? 'instance' : 'client';
       select.dispatchEvent(new Event('change', { bubbles: true }));
       return t;
     }, run));
@@ -172,6 +188,7 @@ try {
   line('client text filter → re-rendered (30 ms debounce)', typed);
   line('sort by an extension column → re-rendered', sorted);
   line('service filter → fetched and re-rendered', served);
+  line('rows by instance ↔ by client → fetched and re-rendered', regrouped);
   console.log(`${'trends view, 24 h (hourly steps) → 4 charts drawn'.padEnd(52)} ${fmt(trends['24h'])}`);
   console.log(`${'trends view, 7 d (daily steps) → 4 charts drawn'.padEnd(52)} ${fmt(trends['7d'])}`);
   const files = Object.entries(sizes.files).map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(1)} KiB`).join(', ');

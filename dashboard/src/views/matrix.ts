@@ -160,6 +160,7 @@ class MatrixView implements ViewModule {
     this.data = { matrix, slice };
     if (this.markdownBox.closest('details')?.open) this.markdownBox.value = this.markdown();
     const total = slice.rows.reduce((sum, row) => sum + row.requests, 0);
+    const counted = { ...matrix, rowsTotal: matrix.rowsTotal ?? matrix.rows.length, extensionsTotal: matrix.extensionsTotal ?? matrix.extensions.length };
     replace(
       this.summary,
       `${rangeLabel(state)} (`,
@@ -167,7 +168,7 @@ class MatrixView implements ViewModule {
       ' – ',
       at(matrix.to),
       `, ${matrix.resolution} resolution), ${scopeText(state)}: `,
-      `${integer(slice.rows.length)} of ${integer(matrix.rows.length)} ${ROWS[state.group].many}, ${integer(slice.extensions.length)} of ${integer(matrix.extensions.length)} extensions, ${integer(total)} requests.`,
+      `${integer(slice.rows.length)} of ${integer(counted.rowsTotal)} ${ROWS[state.group].many}, ${integer(slice.extensions.length)} of ${integer(counted.extensionsTotal)} extensions, ${integer(total)} requests${cutText(counted, ROWS[state.group].many)}.`,
     );
     const empty = this.emptyState(matrix, slice, instances, state);
     if (empty !== null) replace(this.grid, empty);
@@ -565,3 +566,12 @@ function declarationLine(row: MatrixRow): HTMLElement {
 }
 
 export const matrixView = new MatrixView();
+
+/** What the answer left out: the API sends the busiest rows and ids up to its limits, and says how many there are. */
+function cutText(matrix: { rows: unknown[]; rowsTotal: number; extensions: unknown[]; extensionsTotal: number }, rows: string): string {
+  const cut = [
+    matrix.rowsTotal > matrix.rows.length ? `the ${integer(matrix.rows.length)} busiest ${rows}` : '',
+    matrix.extensionsTotal > matrix.extensions.length ? `the ${integer(matrix.extensions.length)} most used extensions` : '',
+  ].filter((part) => part !== '');
+  return cut.length === 0 ? '' : ` (shown: ${cut.join(' and ')}; filter or narrow the range for the rest)`;
+}

@@ -3,7 +3,7 @@
  * queryable with their rule and labels, next to the evaluation time.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -97,5 +97,20 @@ describe('Prometheus scrapes the alert states', () => {
     const evaluations = await query('extscope_alert_evaluation_duration_seconds_count');
     expect(Number(evaluations[0]?.value[1])).toBeGreaterThanOrEqual(1);
     expect(log).not.toMatch(/level=error/);
+  });
+
+  it('extscope_build_info names the running version, next to the process and Node.js runtime series', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    let info: Sample[] = [];
+    await expect.poll(async () => (info = await query('extscope_build_info')).length, { timeout: 30_000, interval: 250 }).toBe(1);
+    expect(info[0]?.metric).toMatchObject({ version, nodejs: process.version });
+    expect(info[0]?.value[1]).toBe('1');
+    for (const series of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']) {
+      const samples = await query(series);
+      expect(samples.length, series).toBeGreaterThanOrEqual(1);
+      expect(Number(samples[0]?.value[1]), series).toBeGreaterThan(0);
+    }
+    // The event loop's delay is measured too (it may well be 0 on an idle collector).
+    expect((await query('nodejs_eventloop_lag_p99_seconds')).length).toBe(1);
   });
 });
