@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCollector, startCollector } from '../../collector/index.js';
 import { extensionCounts, matrixByClient, pollRequests } from '../support/matrix.js';
-import { ROOT, agentEnv, fixture } from '../support/processes.js';
+import { ROOT, agentEnv, feedStdin, fixture } from '../support/processes.js';
 import { type ListeningChild, startListening, startProxyProcess } from '../support/servers.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -312,5 +312,37 @@ describe('servers in other languages, measured with wrap and proxy', () => {
     expect(v1Row?.declaration).toEqual({ unknown: 0, none: 0, declared: 3 });
     expect(extensionCounts(v1Row, TASKS)).toEqual({ client: 3, server: 3, negotiated: 3 });
     expect(extensionCounts(v1Row, JAVA_ONLY)).toEqual({ client: 0, server: 3, negotiated: 0 });
+  }, SLOW);
+
+  it('Python SDK (mcp 2.3.0) through wrap: counts exactly past malformed lines and a 100 MB line, and a client leaving mid-message adds nothing', async () => {
+    const service = 'py-resync';
+    const line = (message: object) => Buffer.from(`${JSON.stringify(message)}\n`);
+    // 100 MiB that start like a JSON-RPC message: wrap passes it on unread (past 16 MiB); the server skips it.
+    const huge = Buffer.alloc(100 * 1024 * 1024 + 1, 'a');
+    huge[0] = 0x7b;
+    huge[huge.length - 1] = 0x0a;
+    const chunks = [
+      line({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: 'py-resync-client', version: '1.0.0' } } }),
+      line({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      Buffer.from('not json at all\n{"jsonrpc":"2.0","id":\n'),
+      huge,
+      line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'after' } } }),
+      // The client leaves in the middle of its next message: stdin ends there.
+      Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ec'),
+    ];
+    const args = [join(PYTHON_DIR, 'serve.py'), 'mcp_server'];
+    const plain = await feedStdin(python, args, chunks, agentEnv(collector.url), PYTHON_DIR);
+    const through = await feedStdin(process.execPath, [join(ROOT, 'dist/bin/extscope.js'), 'wrap', '--', python, ...args], chunks, agentEnv(collector.url, { OTEL_SERVICE_NAME: service }), PYTHON_DIR);
+    expect(through.code).toBe(plain.code);
+    expect(through.stdout.equals(plain.stdout)).toBe(true);
+    const answers = through.stdout.toString('utf8').trim().split('\n').map((text) => JSON.parse(text) as { id: number });
+    expect(answers.map((answer) => answer.id)).toEqual([0, 1]);
+    expect(JSON.stringify(answers[1])).toContain('after');
+    // wrap exports its last counts before it exits: these are final.
+    await pollRequests(collector.url, { 'py-resync-client@1.0.0': 2 }, service);
+    const rows = await matrixByClient(collector.url, service);
+    expect([...rows.keys()]).toEqual(['py-resync-client@1.0.0']);
+    expect(rows.get('py-resync-client@1.0.0')?.declaration).toEqual({ unknown: 0, none: 0, declared: 2 });
+    expect(extensionCounts(rows.get('py-resync-client@1.0.0'), TASKS)).toEqual({ client: 2, server: 0, negotiated: 0 });
   }, SLOW);
 });
