@@ -314,6 +314,33 @@ describe('servers in other languages, measured with wrap and proxy', () => {
     expect(extensionCounts(v1Row, JAVA_ONLY)).toEqual({ client: 0, server: 3, negotiated: 0 });
   }, SLOW);
 
+  it('Java SDK (2.2.0) over Streamable HTTP through proxy: its 2026-07-28 servlet for a 2026-07-28 client, its 2025-era servlet (with sessions) for 2025-era and v1 clients', async () => {
+    const service = 'java-sdk-http';
+    const url = await proxied('java', ['-jar', javaJar, 'http'], service);
+    const session = new URL('/session', url);
+    const seen = await threeClients('java-http', { modern: () => new StreamableHTTPClientTransport(url), v2: () => new StreamableHTTPClientTransport(session), v1: () => new V1StreamableHTTPClientTransport(session) }, JAVA_ONLY);
+    expect(seen.versions).toEqual({ modern: '2026-07-28', legacy: '2025-11-25' });
+    expect(seen.advertised).toEqual({ modern: [JAVA_ONLY, TASKS], legacy: [JAVA_ONLY, TASKS], v1: [JAVA_ONLY, TASKS] });
+
+    await pollRequests(collector.url, { 'java-http-modern@1.0.0': 3, 'java-http-legacy@1.0.0': 2, 'java-http-v1@1.0.0': 3 }, service);
+    const rows = await matrixByClient(collector.url, service);
+    expect([...rows.keys()].sort()).toEqual(['java-http-legacy@1.0.0', 'java-http-modern@1.0.0', 'java-http-v1@1.0.0']);
+    const modernRow = rows.get('java-http-modern@1.0.0');
+    expect(modernRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 3 });
+    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 3, server: 3, negotiated: 3 });
+    expect(extensionCounts(modernRow, CLIENT_ONLY)).toEqual({ client: 3, server: 0, negotiated: 0 });
+    expect(extensionCounts(modernRow, JAVA_ONLY)).toEqual({ client: 0, server: 3, negotiated: 0 });
+    // The session keeps each 2025-era client's initialize across its exchanges.
+    const legacyRow = rows.get('java-http-legacy@1.0.0');
+    expect(legacyRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 2 });
+    expect(extensionCounts(legacyRow, JAVA_ONLY)).toEqual({ client: 2, server: 2, negotiated: 2 });
+    expect(extensionCounts(legacyRow, TASKS)).toEqual({ client: 0, server: 2, negotiated: 0 });
+    const v1Row = rows.get('java-http-v1@1.0.0');
+    expect(v1Row?.declaration).toEqual({ unknown: 0, none: 0, declared: 3 });
+    expect(extensionCounts(v1Row, TASKS)).toEqual({ client: 3, server: 3, negotiated: 3 });
+    expect(extensionCounts(v1Row, JAVA_ONLY)).toEqual({ client: 0, server: 3, negotiated: 0 });
+  }, SLOW);
+
   it('Python SDK (mcp 2.3.0) through wrap: counts exactly past malformed lines and a 100 MB line, and a client leaving mid-message adds nothing', async () => {
     const service = 'py-resync';
     const line = (message: object) => Buffer.from(`${JSON.stringify(message)}\n`);
