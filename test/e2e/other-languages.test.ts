@@ -30,12 +30,17 @@ let goServer: string;
 let javaJar: string;
 const children: ListeningChild[] = [];
 beforeAll(async () => {
-  // Installs the pinned SDKs once into ~/.cache/extscope (minutes when cold); fails the suite when it cannot.
+  // Installs the pinned SDKs once into ~/.cache/extscope (a minute or so when cold); fails the suite when it cannot.
   const installed = execFileSync('bash', [join(ROOT, 'scripts/install-other-sdks.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const paths = new Map(installed.trim().split('\n').map((line) => line.split('=', 2) as [string, string]));
-  python = join(paths.get('python')!, 'bin/python');
-  goServer = paths.get('go')!;
-  javaJar = paths.get('java')!;
+  const path = (name: string): string => {
+    const found = paths.get(name);
+    if (found === undefined) throw new Error(`install-other-sdks.sh printed no ${name}= line: ${installed}`);
+    return found;
+  };
+  python = join(path('python'), 'bin/python');
+  goServer = path('go');
+  javaJar = path('java');
   dir = await mkdtemp(join(tmpdir(), 'extscope-languages-'));
   collector = await startCollector({ dbPath: join(dir, 'extscope.db'), port: 0 });
 }, 20 * 60_000);
