@@ -12,7 +12,7 @@ import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextpro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCollector, startCollector } from '../../collector/index.js';
 import { extensionCounts, matrixByClient, pollRequests } from '../support/matrix.js';
-import { ROOT, agentEnv, fixture, rawStdioExchange } from '../support/processes.js';
+import { ROOT, agentEnv, feedStdin, fixture, rawStdioExchange } from '../support/processes.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const SEARCH = 'com.example/search';
@@ -207,6 +207,31 @@ describe('extscope wrap: a stdio server measured from outside', () => {
     // The frame reader gives up on a line past 16 MiB; holding the line would take well over 200 MB.
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  it('counts a real server exactly past malformed lines, and a client leaving mid-message adds nothing', async () => {
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'wrap-resync', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
+    const line = (message: object) => Buffer.from(`${JSON.stringify(message)}\n`);
+    const chunks = [
+      line({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope } }),
+      Buffer.from('not json at all\n{"jsonrpc":"2.0","id":\n'),
+      line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'after' }, _meta: envelope } }),
+      // The client leaves in the middle of its next message: stdin ends there.
+      Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ec'),
+    ];
+    const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: 'wrap-resync-service' });
+    const plain = await feedStdin(process.execPath, [fixture('v2-stdio.mjs')], chunks, env);
+    const through = await feedStdin(process.execPath, [...WRAP, process.execPath, fixture('v2-stdio.mjs')], chunks, env);
+    expect(through.code).toBe(plain.code);
+    expect(through.stdout.equals(plain.stdout)).toBe(true);
+    // The server answered the two complete requests, whatever it made of the rest.
+    expect(through.stdout.toString('utf8')).toContain('"id":"probe"');
+    expect(through.stdout.toString('utf8')).toContain('"text":"after"');
+    // wrap exports its last counts before it exits: these are final.
+    await pollRequests(collector.url, { 'wrap-resync@1.0.0': 2 }, 'wrap-resync-service');
+    const rows = await matrixByClient(collector.url, 'wrap-resync-service');
+    expect([...rows.keys()]).toEqual(['wrap-resync@1.0.0']);
+    expect(extensionCounts(rows.get('wrap-resync@1.0.0'), TASKS)).toEqual({ client: 2, server: 2, negotiated: 2 });
   });
 });
 

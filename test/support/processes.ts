@@ -97,3 +97,22 @@ export async function rawStdioExchange(script: string, lines: object[], agent: b
   clearTimeout(killer);
   return { stdout: Buffer.concat(stdout), stderr, code };
 }
+
+/**
+ * Starts `command args`, writes `chunks` to its stdin as fast as it reads them (however large), ends stdin, and
+ * waits for it to exit: a client that sends what it has and leaves, wherever its last chunk stops.
+ */
+export async function feedStdin(command: string, args: string[], chunks: Buffer[], env: Record<string, string>, cwd = ROOT): Promise<Exchange> {
+  const child = spawn(command, args, { cwd, env });
+  const stdout: Buffer[] = [];
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  for (const chunk of chunks) {
+    if (!child.stdin.write(chunk)) await new Promise((resolve) => child.stdin.once('drain', resolve));
+  }
+  child.stdin.end();
+  const code = await exited;
+  return { stdout: Buffer.concat(stdout), stderr, code };
+}
