@@ -146,10 +146,10 @@ try {
     served.push(await change((n) => {
       const select = document.querySelector('#filter-service');
       const t = performance.now();
-      select.value = `service-${n % SERVICES}`;
+      select.value = `service-${n}`;
       select.dispatchEvent(new Event('change', { bubbles: true }));
       return t;
-    }, run));
+    }, run % SERVICES));
   }
   // Regrouping the rows by instance (and back by client): fetched and re-rendered.
   const regrouped = [];
