@@ -50,6 +50,14 @@ export interface WireConversation {
    * 2025-era request without its `initialize` tells about itself besides its method.
    */
   protocolVersionHeader?: string;
+  /**
+   * What a server that named itself was last heard to advertise in an earlier conversation of the same server
+   * (its `server/discover` or `initialize` answer there), for a conversation where it only names itself: a client
+   * that probed in a first process reuses that answer in the next, and so may the reader. Undefined: unknown.
+   */
+  rememberedCapabilities?: (serverInfo: Record<string, unknown>) => Record<string, unknown> | undefined;
+  /** Told each server answer that names a server and what it advertises, to remember for later conversations. */
+  remember?: (serverInfo: Record<string, unknown>, capabilities: Record<string, unknown>) => void;
 }
 
 /** Where a wire reader records what it saw: the pipeline, and what servers said about themselves. */
@@ -180,6 +188,7 @@ export class WireConnection {
     const server = this.advertisements.read({ getCapabilities: () => capabilities, _serverInfo: serverInfo });
     // No capabilities in the answer: who answered is known, what it advertises is not.
     this.server = capabilities === undefined ? withoutAdvertisement(server) : server;
+    if (capabilities !== undefined && serverInfo !== undefined) this.conversation.remember?.(serverInfo, capabilities);
     if (this.active()) this.servers.announce(this.server);
   }
 
@@ -190,6 +199,12 @@ export class WireConnection {
   private learnIdentity(result: Record<string, unknown>): void {
     const serverInfo = asRecord(asRecord(result['_meta'])?.[META_SERVER_INFO]);
     if (serverInfo === undefined) return;
+    const remembered = this.conversation.rememberedCapabilities?.(serverInfo);
+    if (remembered !== undefined) {
+      this.server = this.advertisements.read({ getCapabilities: () => remembered, _serverInfo: serverInfo });
+      if (this.active()) this.servers.announce(this.server);
+      return;
+    }
     this.server = withoutAdvertisement(this.advertisements.read({ getCapabilities: () => undefined, _serverInfo: serverInfo }));
   }
 

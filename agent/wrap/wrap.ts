@@ -3,6 +3,7 @@ import { constants } from 'node:os';
 import { LineFrames } from '../observe/wire-frames.js';
 import { WireConnection } from '../observe/wire-connection.js';
 import { StandaloneAgent } from '../standalone/standalone-agent.js';
+import { ServerMemory } from './server-memory.js';
 
 export const WRAP_USAGE = `Usage: extscope wrap -- <command> [args...]
 
@@ -54,7 +55,12 @@ export async function runWrap(args: string[]): Promise<number> {
     return 2;
   }
   const agent = new StandaloneAgent();
-  const connection = new WireConnection(agent.pipeline, agent, agent.advertisements);
+  // A client that probed the server in an earlier process of this command reuses that answer here: so do we.
+  const memory = new ServerMemory(command, (error) => agent.pipeline.fail('wrap_memory', error));
+  const connection = new WireConnection(agent.pipeline, agent, agent.advertisements, {
+    rememberedCapabilities: (serverInfo) => memory.capabilitiesOf(serverInfo),
+    remember: (serverInfo, capabilities) => memory.remember(serverInfo, capabilities),
+  });
   const inbound = new LineFrames((message) => connection.inbound(message));
   const outbound = new LineFrames((message) => connection.outbound(message));
   const observe = (frames: LineFrames, stage: string) => (chunk: Buffer) => {

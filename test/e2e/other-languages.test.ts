@@ -144,9 +144,10 @@ describe('servers in other languages, measured with wrap and proxy', () => {
     const rows = await matrixByClient(collector.url, service);
     const modernRow = rows.get('py-stdio-modern@1.0.0');
     expect(modernRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 2 });
-    // The probe's process answered server/discover (extensions advertised); the session's process was never asked.
-    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 2, server: 1, negotiated: 1 });
-    expect(extensionCounts(modernRow, PYTHON_ONLY)).toEqual({ client: 0, server: 1, negotiated: 0 });
+    // The probe's process answered server/discover (extensions advertised); the session's process was never asked,
+    // and its wrapper used the answer the probe's wrapper wrote down (the same server by name and version).
+    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 2, server: 2, negotiated: 2 });
+    expect(extensionCounts(modernRow, PYTHON_ONLY)).toEqual({ client: 0, server: 2, negotiated: 0 });
     expect(extensionCounts(modernRow, CLIENT_ONLY)).toEqual({ client: 2, server: 0, negotiated: 0 });
     // mcp 2.3.0 advertises extensions in server/discover only: its 2025-era initialize result has none.
     const legacyRow = rows.get('py-stdio-v1@1.0.0');
@@ -219,10 +220,11 @@ describe('servers in other languages, measured with wrap and proxy', () => {
     const rows = await matrixByClient(collector.url, service);
     const modernRow = rows.get('go-stdio-modern@1.0.0');
     expect(modernRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 3 });
-    // The probe's process answered server/discover; the session's process (a call and a list) was never asked.
-    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 3, server: 1, negotiated: 1 });
+    // The probe's process answered server/discover; the session's process (a call and a list) was never asked:
+    // its wrapper used the answer the probe's wrapper wrote down.
+    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 3, server: 3, negotiated: 3 });
     expect(extensionCounts(modernRow, CLIENT_ONLY)).toEqual({ client: 3, server: 0, negotiated: 0 });
-    expect(extensionCounts(modernRow, GO_ONLY)).toEqual({ client: 0, server: 1, negotiated: 0 });
+    expect(extensionCounts(modernRow, GO_ONLY)).toEqual({ client: 0, server: 3, negotiated: 0 });
     const legacyRow = rows.get('go-stdio-legacy@1.0.0');
     expect(legacyRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 2 });
     expect(extensionCounts(legacyRow, GO_ONLY)).toEqual({ client: 2, server: 2, negotiated: 2 });
@@ -305,10 +307,11 @@ describe('servers in other languages, measured with wrap and proxy', () => {
     expect([...rows.keys()].sort()).toEqual(['java-stdio-legacy@1.0.0', 'java-stdio-modern@1.0.0', 'java-stdio-v1@1.0.0']);
     const modernRow = rows.get('java-stdio-modern@1.0.0');
     expect(modernRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 3 });
-    // As for every stdio server: the probe's process answered server/discover, the session's process was never asked.
-    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 3, server: 1, negotiated: 1 });
+    // As for every stdio server: the probe's process answered server/discover, the session's process was never
+    // asked, and its wrapper used the answer the probe's wrapper wrote down.
+    expect(extensionCounts(modernRow, TASKS)).toEqual({ client: 3, server: 3, negotiated: 3 });
     expect(extensionCounts(modernRow, CLIENT_ONLY)).toEqual({ client: 3, server: 0, negotiated: 0 });
-    expect(extensionCounts(modernRow, JAVA_ONLY)).toEqual({ client: 0, server: 1, negotiated: 0 });
+    expect(extensionCounts(modernRow, JAVA_ONLY)).toEqual({ client: 0, server: 3, negotiated: 0 });
     const legacyRow = rows.get('java-stdio-legacy@1.0.0');
     expect(legacyRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 2 });
     expect(extensionCounts(legacyRow, JAVA_ONLY)).toEqual({ client: 2, server: 2, negotiated: 2 });
@@ -363,8 +366,9 @@ describe('servers in other languages, measured with wrap and proxy', () => {
       Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ec'),
     ];
     const args = [join(PYTHON_DIR, 'serve.py'), 'mcp_server'];
-    const plain = await feedStdin(python, args, chunks, agentEnv(collector.url), PYTHON_DIR);
-    const through = await feedStdin(process.execPath, [join(ROOT, 'dist/bin/extscope.js'), 'wrap', '--', python, ...args], chunks, agentEnv(collector.url, { OTEL_SERVICE_NAME: service }), PYTHON_DIR);
+    // Both answers are in before the client leaves: the SDK drops requests in flight when its input ends.
+    const plain = await feedStdin(python, args, chunks, agentEnv(collector.url), PYTHON_DIR, { answersBeforeLast: 2 });
+    const through = await feedStdin(process.execPath, [join(ROOT, 'dist/bin/extscope.js'), 'wrap', '--', python, ...args], chunks, agentEnv(collector.url, { OTEL_SERVICE_NAME: service }), PYTHON_DIR, { answersBeforeLast: 2 });
     expect(through.code).toBe(plain.code);
     expect(through.stdout.equals(plain.stdout)).toBe(true);
     const answers = through.stdout.toString('utf8').trim().split('\n').map((text) => JSON.parse(text) as { id: number });

@@ -74,11 +74,12 @@ describe('extscope wrap: a stdio server measured from outside', () => {
     const alphaRow = rows.get('wrap-alpha@1.0.0');
     expect(alphaRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 3 });
     // The auto client probes with server/discover in a first process, then starts the server again for its
-    // session and reuses that answer: the second process's requests name their server (result _meta) but
-    // nothing on its wire says what it advertises, so the server side is known for the probe only.
-    expect(extensionCounts(alphaRow, TASKS)).toEqual({ client: 3, server: 1, negotiated: 1 });
+    // session and reuses that answer: nothing on the second process's wire says what the server advertises, only
+    // who it is (result _meta). The first wrapper wrote the answer down; the second uses it for the server that
+    // names itself the same, as the client does: the server side is known on every request.
+    expect(extensionCounts(alphaRow, TASKS)).toEqual({ client: 3, server: 3, negotiated: 3 });
     expect(extensionCounts(alphaRow, REPLAY)).toEqual({ client: 3, server: 0, negotiated: 0 });
-    expect(extensionCounts(alphaRow, SEARCH)).toEqual({ client: 0, server: 1, negotiated: 0 });
+    expect(extensionCounts(alphaRow, SEARCH)).toEqual({ client: 0, server: 3, negotiated: 0 });
     const betaRow = rows.get('wrap-beta@2.0.0');
     expect(betaRow?.declaration).toEqual({ unknown: 0, none: 0, declared: 2 });
     expect(extensionCounts(betaRow, SEARCH)).toEqual({ client: 2, server: 2, negotiated: 2 });

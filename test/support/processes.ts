@@ -102,14 +102,33 @@ export async function rawStdioExchange(script: string, lines: object[], agent: b
  * Starts `command args`, writes `chunks` to its stdin as fast as it reads them (however large), ends stdin, and
  * waits for it to exit: a client that sends what it has and leaves, wherever its last chunk stops.
  */
-export async function feedStdin(command: string, args: string[], chunks: Buffer[], env: Record<string, string>, cwd = ROOT): Promise<Exchange> {
+export async function feedStdin(command: string, args: string[], chunks: Buffer[], env: Record<string, string>, cwd = ROOT, options: { answersBeforeLast?: number } = {}): Promise<Exchange> {
   const child = spawn(command, args, { cwd, env });
   const stdout: Buffer[] = [];
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  let lines = 0;
+  let onLine: (() => void) | undefined;
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout.push(chunk);
+    for (const byte of chunk) if (byte === 0x0a) lines++;
+    onLine?.();
+  });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  for (const chunk of chunks) {
+  for (const [index, chunk] of chunks.entries()) {
+    // A server may drop what is still in flight when its input ends: the answers asked for come first.
+    const wanted = options.answersBeforeLast;
+    if (index === chunks.length - 1 && wanted !== undefined && lines < wanted) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${wanted} answers did not come within 60 s; stderr: ${stderr}`)), 60_000);
+        onLine = () => {
+          if (lines < wanted) return;
+          clearTimeout(timer);
+          onLine = undefined;
+          resolve();
+        };
+      });
+    }
     if (!child.stdin.write(chunk)) await new Promise((resolve) => child.stdin.once('drain', resolve));
   }
   child.stdin.end();
