@@ -1,4 +1,5 @@
 import { isRequest } from '../observe/request-facts.js';
+import { ServerMemory } from '../observe/server-memory.js';
 import { WireConnection } from '../observe/wire-connection.js';
 import { LineFrames } from '../observe/wire-frames.js';
 import type { WireHost } from './wire-fallback.js';
@@ -48,7 +49,13 @@ export function tapStdio(host: WireHost): StdioWireTap {
   const decide = (): void => {
     if (!host.sdkObserved()) {
       mode = 'recording';
-      connection = new WireConnection(host.pipeline, host, host.advertisements, { active: () => !host.sdkObserved() });
+      // A client that probed this server in an earlier process of the same command reuses that answer: so do we.
+      const memory = new ServerMemory([process.execPath, ...process.execArgv, ...process.argv.slice(1)], (error) => host.pipeline.fail('wire_memory', error));
+      connection = new WireConnection(host.pipeline, host, host.advertisements, {
+        active: () => !host.sdkObserved(),
+        rememberedCapabilities: (serverInfo) => memory.capabilitiesOf(serverInfo),
+        remember: (serverInfo, capabilities) => memory.remember(serverInfo, capabilities),
+      });
       inbound = new LineFrames((message) => {
         noteMcp(message);
         connection!.inbound(message);

@@ -3,7 +3,7 @@ import { constants } from 'node:os';
 import { LineFrames } from '../observe/wire-frames.js';
 import { WireConnection } from '../observe/wire-connection.js';
 import { StandaloneAgent } from '../standalone/standalone-agent.js';
-import { ServerMemory } from './server-memory.js';
+import { ServerMemory } from '../observe/server-memory.js';
 
 export const WRAP_USAGE = `Usage: extscope wrap -- <command> [args...]
 

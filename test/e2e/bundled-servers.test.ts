@@ -221,13 +221,13 @@ describe('an esbuild-bundled v2 server, seen on the wire by real clients of both
       expect(extension(rows.get(client), UI)).toEqual({ client: count, server: 0, negotiated: 0 });
     }
     // The server's map is what its own answer said: `initialize` covers the 2025 connection; the negotiating
-    // client probes with server/discover on a connection of its own and reuses that answer, so on the wire
-    // only the probe itself has a known server map (the later results name the server, not its map).
+    // client probes with server/discover in a process of its own and reuses that answer in the next, whose wire
+    // names the server but not its map: the agent there uses the answer the probe's process wrote down.
     expect(extension(rows.get('bundled-v2-2025@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
     expect(extension(rows.get('bundled-v1@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
-    expect(extension(rows.get('bundled-v2-auto@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 1, negotiated: 0 });
+    expect(extension(rows.get('bundled-v2-auto@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
     const advertising = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === 'fixture-bundled-v2' && row.advertises.length > 0);
-    expect(advertising.length).toBe(3);
+    expect(advertising.length).toBe(4);
     for (const instance of advertising) expect(instance.advertises.map((entry) => entry.id).sort()).toEqual(['com.example/search', 'io.modelcontextprotocol/tasks']);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * What a wrapped server advertised, remembered for the next process of the same command. A 2026-07-28 client in
- * `auto` negotiation probes `server/discover` in a first, short-lived process and then starts the server again for
- * its session, reusing that answer: the session's process never says what it advertises, only who it is. The
- * wrapper of the first process writes the answer down; the wrapper of the next reads it, and uses it only for a
- * server that names itself with the same name and version, within a few minutes of the probe, as the client does.
+ * What a stdio server read on the wire (by `extscope wrap`, or the agent's wire fallback) advertised, remembered for
+ * the next process of the same command. A 2026-07-28 client in `auto` negotiation probes `server/discover` in a
+ * first, short-lived process and then starts the server again for its session, reusing that answer: the session's
+ * process never says what it advertises, only who it is. The reader in the first process writes the answer down;
+ * the one in the next reads it, and uses it only for a server that names itself with the same name and version,
+ * within a few minutes of the probe, as the client does.
  *
  * One small JSON file per command line and working directory, in a directory of this user's only (0700) under the
  * system's temporary directory. Every failure reads as "nothing remembered": it never affects the server.
