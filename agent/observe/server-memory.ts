@@ -6,7 +6,7 @@
  * the one in the next reads it, and uses it only for a server that names itself with the same name and version,
  * within a few minutes of the probe, as the client does.
  *
- * One small JSON file per command line and working directory, in a directory of this user's only (0700) under the
+ * One small JSON file per command line, working directory, OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, in a directory of this user's only (0700) under the
  * system's temporary directory. Every failure reads as "nothing remembered": it never affects the server.
  */
 import { createHash } from 'node:crypto';
@@ -44,7 +44,9 @@ export class ServerMemory {
       const info = lstatSync(directory);
       // Another user's directory, or a link planted in its place: remember nothing.
       if (!info.isDirectory() || (typeof process.getuid === 'function' && info.uid !== process.getuid())) return;
-      const key = createHash('sha256').update(JSON.stringify([process.cwd(), ...command])).digest('hex').slice(0, 32);
+      // What an operator sets apart per deployment is part of the key: one command line may serve different maps.
+      const deployment = [process.env['OTEL_SERVICE_NAME'] ?? '', process.env['OTEL_RESOURCE_ATTRIBUTES'] ?? ''];
+      const key = createHash('sha256').update(JSON.stringify([process.cwd(), ...deployment, ...command])).digest('hex').slice(0, 32);
       this.file = join(directory, `${key}.json`);
       this.loaded = this.read(this.file);
     } catch (error) {
