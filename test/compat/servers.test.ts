@@ -16,6 +16,7 @@ import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextpro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCollector, startCollector } from '../../collector/index.js';
 import { agentEnv } from '../support/processes.js';
+import { requestsOfService } from '../support/matrix.js';
 import { APPS, installCompatApps } from './install.mjs';
 
 type AppName = string;
@@ -78,13 +79,7 @@ async function binOf(folder: string, pkg: string): Promise<string> {
 }
 
 /** Every request the collector holds under `service`. */
-async function counted(service: string): Promise<number> {
-  const query = new URLSearchParams({ group: 'client_version', from: '2020-01-01T00:00:00Z', service });
-  const response = await fetch(`${collector.url}/api/v1/matrix?${query}`);
-  if (response.status !== 200) return -1;
-  const body = (await response.json()) as { rows: { requests: number }[] };
-  return body.rows.reduce((sum, row) => sum + row.requests, 0);
-}
+const counted = (service: string): Promise<number> => requestsOfService(collector.url, service);
 
 /** Counts the requests (messages with a method and an id) a transport sends. */
 function countSent<T extends { send: (message: never, ...rest: never[]) => Promise<void> }>(transport: T, sent: { requests: number }): T {

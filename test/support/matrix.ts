@@ -32,3 +32,12 @@ export async function pollRequests(collectorUrl: string, expected: Record<string
     }, { timeout: 30_000, interval: 250 })
     .toEqual(expected);
 }
+
+/** Every request the collector holds under `service`, since 2020 (-1 while the collector cannot answer). */
+export async function requestsOfService(collectorUrl: string, service: string): Promise<number> {
+  const query = new URLSearchParams({ group: 'client_version', from: '2020-01-01T00:00:00Z', service });
+  const response = await fetch(`${collectorUrl}/api/v1/matrix?${query.toString()}`);
+  if (response.status !== 200) return -1;
+  const body = (await response.json()) as { rows: { requests: number }[] };
+  return body.rows.reduce((sum, row) => sum + row.requests, 0);
+}

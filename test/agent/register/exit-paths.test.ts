@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCollector, startCollector } from '../../../collector/index.js';
 import { ROOT, agentEnv, fixture, nodeArgs } from '../../support/processes.js';
+import { requestsOfService } from '../../support/matrix.js';
 
 type Mode = 'drain' | 'exit' | 'throw' | 'reject' | 'signal' | 'signal-app';
 
@@ -103,14 +104,8 @@ afterAll(async () => {
 /** No periodic export during the test: only the way out can carry the counts. */
 const quiet = (endpoint: string, service: string) => agentEnv(endpoint, { OTEL_METRIC_EXPORT_INTERVAL: '600000', EXTSCOPE_SPANS: 'false', OTEL_SERVICE_NAME: service });
 
-/** Every request the collector holds from `service` (a name of each test's own). */
-async function counted(service: string): Promise<number> {
-  const query = new URLSearchParams({ group: 'client_version', from: '2020-01-01T00:00:00Z', service });
-  const response = await fetch(`${collector.url}/api/v1/matrix?${query}`);
-  if (response.status !== 200) return -1;
-  const body = (await response.json()) as { rows: { requests: number }[] };
-  return body.rows.reduce((sum, row) => sum + row.requests, 0);
-}
+/** Every request the collector holds under `service`. */
+const counted = (service: string): Promise<number> => requestsOfService(collector.url, service);
 
 async function expectCounted(service: string, requests: number): Promise<void> {
   await expect.poll(() => counted(service), { timeout: 15_000, interval: 200 }).toBe(requests);

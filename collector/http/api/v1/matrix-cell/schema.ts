@@ -1,24 +1,7 @@
-import { extensionIdSchema, isoTime, nameSchema, nullableString, rangeProperties } from '../../../schemas/shared.js';
+import { extensionCountsSchema, extensionIdSchema, isoTime, nameSchema, nullableString, rangeProperties } from '../../../schemas/shared.js';
 
 /** One cell as a matrix serves it (collector/http/schemas/shared.ts), here per instance. */
-const cell = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated', 'serverUnknown', 'required', 'state', 'known', 'negotiatedShare', 'clientShare', 'serverShare'],
-  properties: {
-    id: { type: 'string' },
-    clientDeclared: { type: 'integer' },
-    serverAdvertised: { type: 'integer' },
-    negotiated: { type: 'integer' },
-    serverUnknown: { type: 'integer' },
-    required: { type: 'integer' },
-    state: { type: 'string', enum: ['negotiated', 'partial', 'client', 'server', 'neither'] },
-    known: { type: 'integer' },
-    negotiatedShare: { type: ['number', 'null'] },
-    clientShare: { type: ['number', 'null'] },
-    serverShare: { type: ['number', 'null'] },
-  },
-} as const;
+const cell = extensionCountsSchema.items;
 
 export const matrixCellSchema = {
   querystring: {
