@@ -112,7 +112,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const config = resolveConfig(options);
   const { limits, clock } = config;
   // Before anything is opened: an invalid rules file stops the start with every error and its line.
-  const rules = initialRules(config.rulesPath);
+  const rules = await initialRules(config.rulesPath);
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
   const store = await openStore({

@@ -59,7 +59,9 @@ async function serveCollector(args: string[]): Promise<number> {
   const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
   collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
   // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
-  const reload = (): void => void collector.alerting.reload();
+  const reload = (): void => {
+    collector.alerting.reload().catch((error: unknown) => collector.app.log.error(`rules reload failed: ${(error as Error).message}`));
+  };
   process.on('SIGHUP', reload);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
