@@ -109,7 +109,13 @@ export class AlertEngine implements Component {
     this.stopped = false;
     this.options.observer?.rulesLoaded(this.ruleSet, true);
     await this.loadActive();
+    // Evaluated here alone: what the last run left unfinished is sent now. Shared: by whoever takes evaluation.
+    if (this.options.exclusive === undefined) await this.resumeDeliveries();
     this.schedule();
+  }
+
+  private async resumeDeliveries(): Promise<void> {
+    await Promise.allSettled((this.options.notifiers ?? []).map((notifier) => notifier.resume?.()));
   }
 
   async shutdown(): Promise<void> {
@@ -185,6 +191,8 @@ export class AlertEngine implements Component {
         this.active = undefined;
         this.unsaved = { alerts: new Map(), transitions: [] };
         this.leading = true;
+        // And send what the collector that evaluated before left unfinished (it stopped, or died).
+        await this.resumeDeliveries();
       }
       await this.evaluate();
     });
