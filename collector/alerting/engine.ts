@@ -109,7 +109,8 @@ export class AlertEngine implements Component {
     this.stopped = false;
     this.options.observer?.rulesLoaded(this.ruleSet, true);
     await this.loadActive();
-    // Evaluated here alone: what the last run left unfinished is sent now. Shared: by whoever takes evaluation.
+    // Without a store's leadership, what the last run left unfinished is sent now; with one (every collector),
+    // by whoever takes evaluation, at its first cycle.
     if (this.options.exclusive === undefined) await this.resumeDeliveries();
     this.schedule();
   }
