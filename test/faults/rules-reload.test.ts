@@ -32,6 +32,18 @@ function hugeRules(): Buffer {
   return Buffer.from(`rules:\n${line.repeat(Math.ceil(60e6 / line.length))}`);
 }
 
+/** `count` valid rules, each with a long annotation: over 100 KB. */
+function manyRules(count: number): string {
+  return `rules:\n${Array.from({ length: count }, (_, index) => `  - { name: r${index}, kind: stale_instance, annotations: { summary: "${'x'.repeat(100)}" } }\n`).join('')}`;
+}
+
+/** Just under 1 MiB of rules: more of them than a file may hold. */
+function nearLimitRules(): string {
+  let text = 'rules:\n';
+  for (let index = 0; text.length < 1_040_000; index++) text += `  - { name: r${index}, kind: stale_instance, after: 15m }\n`;
+  return text;
+}
+
 interface LogLine {
   level: number;
   msg: string;
@@ -50,7 +62,7 @@ describe('rules reload never stalls the collector', () => {
     await temp.cleanup();
   });
 
-  it('a 60 MB file, a FIFO, a directory and an alias bomb at the rules path: each one line in the log, the rules in force kept, /healthz answering throughout; a valid file afterwards is loaded', { timeout: 120_000 }, async () => {
+  it('a 60 MB file, a FIFO, a directory, an alias bomb and a file of too many rules at the rules path: each one line in the log, the rules in force kept, /healthz answering throughout; valid files afterwards are loaded', { timeout: 120_000 }, async () => {
     const file = join(temp.dir, 'rules.yaml');
     await writeFile(file, ONE_RULE);
     const running = await spawnCollector(join(temp.dir, 'c.db'), ['--rules', file]);
@@ -92,8 +104,16 @@ describe('rules reload never stalls the collector', () => {
     const bomb = await reloadWith(async (path) => writeFile(path, ALIAS_BOMB));
     expect(bomb).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}:2:8: not valid YAML: aliases expand more than 100 times (an alias bomb); the file is not read`);
 
-    // The reloads that failed held nothing up: the next valid file is read.
+    // Just under the size limit: parsed (on a worker thread) and checked, then refused for what it holds.
+    const nearLimit = await reloadWith(async (path) => writeFile(path, nearLimitRules()));
+    expect(nearLimit).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}:2:3: rules: must NOT have more than 1000 items (got a list)`);
+
+    // The reloads that failed held nothing up: the next valid files are read, a large one (parsed on a worker
+    // thread) and a small one.
     await rm(file, { force: true });
+    await writeFile(file, manyRules(900));
+    running.child.kill('SIGHUP');
+    await expect.poll(async () => (await evaluation()).rules, { timeout: 15_000, interval: 100 }).toBe(900);
     await writeFile(file, TWO_RULES);
     running.child.kill('SIGHUP');
     await expect.poll(async () => (await evaluation()).rules, { timeout: 15_000, interval: 100 }).toBe(2);

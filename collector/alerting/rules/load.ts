@@ -9,6 +9,7 @@ import { ConfigError } from '../../config.js';
 import { RULE_KINDS, type RuleKind } from '../model.js';
 import { KIND_DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
+import { INLINE_PARSE_CHARS, parseRulesOffThread } from './parse-off-thread.js';
 import { readRulesText } from './read.js';
 import { type RuleSet, resolveRules } from './rule.js';
 import { DURATION_PATTERN, LABEL_NAME_PATTERN, type RulesFile, rulesFileSchema } from './schema.js';
@@ -253,7 +254,7 @@ export class RulesFileError extends ConfigError {
 export async function checkRulesFile(path: string): Promise<ParseOutcome> {
   const read = await readRulesText(path);
   if (!read.ok) return { ok: false, errors: [{ line: 0, column: 0, path: '', message: read.message }] };
-  return parseRules(read.text, path);
+  return read.text.length > INLINE_PARSE_CHARS ? parseRulesOffThread(read.text, path) : parseRules(read.text, path);
 }
 
 /** Reads and checks a rules file; throws {@link RulesFileError} (also when it cannot be read). */
