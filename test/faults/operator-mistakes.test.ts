@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { reachesCollector } from '../../collector/alerting/delivery/own-address.js';
 import { runCli, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { testDatabases } from '../collector/store/postgres-server.js';
 import { freePort } from '../support/counting-clients.js';
@@ -50,7 +52,7 @@ describe('operator mistakes are refused with one line, changing nothing', () => 
     }
   });
 
-  it('a webhook or Alertmanager URL that is the collector\'s own address is refused at start, before the database is opened; another port is accepted', async () => {
+  it('a webhook or Alertmanager URL that is the collector\'s own address is refused at start, before the database is opened (loopback, listen, wildcard and interface addresses); another port is accepted', async () => {
     const port = await freePort();
     const own = [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/`, `http://[::1]:${port}/`];
     for (const url of own) {
@@ -62,6 +64,22 @@ describe('operator mistakes are refused with one line, changing nothing', () => 
     expect(alertmanager.stderr).toContain('EXTSCOPE_ALERTMANAGER_URL "http://127.0.0.1:');
     // Nothing was opened: the database file was never created.
     expect(existsSync(join(temp.dir, 'c.db'))).toBe(false);
+    // What counts as the collector's own address: its port, and its listen address, loopback, or any address of
+    // the machine when it listens on all of them (the check the start makes, also once a port 0 is known).
+    const lan = Object.values(networkInterfaces()).flatMap((list) => list ?? []).find((entry) => entry.family === 'IPv4' && !entry.internal)?.address;
+    const cases: [string, string, number, boolean][] = [
+      [`http://127.0.0.2:${port}/`, '127.0.0.1', port, true],
+      [`http://localhost:${port}/`, '0.0.0.0', port, true],
+      [`http://[::1]:${port}/`, '::', port, true],
+      [`http://127.0.0.1:${port + 1}/`, '127.0.0.1', port, false],
+      [`http://192.0.2.7:${port}/`, '0.0.0.0', port, false],
+      [`http://192.0.2.7:${port}/`, '127.0.0.1', port, false],
+      [`http://10.1.2.3:${port}/`, '10.1.2.3', port, true],
+      ['http://127.0.0.1/', '127.0.0.1', 80, true],
+      ['https://127.0.0.1/', '127.0.0.1', 80, false],
+      ...(lan === undefined ? [] : ([[`http://${lan}:${port}/`, '0.0.0.0', port, true], [`http://${lan}:${port}/`, '127.0.0.1', port, false]] as [string, string, number, boolean][])),
+    ];
+    expect(cases.map(([url, host, listening]) => reachesCollector(url, host, listening))).toEqual(cases.map(([, , , expected]) => expected));
     // Another port on this machine is another program: accepted.
     const other = await startTestCollector(temp.dir, { port: 0, delivery: { webhookUrl: `http://127.0.0.1:${port + 1}/hook`, webhookSecret: SECRET } });
     await other.close();

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -125,7 +126,7 @@ describe('rules reload never stalls the collector', () => {
     expect(running.child.exitCode).toBe(null);
   });
 
-  it('extscope rules check reports each as one FILE[:LINE:COL]: line, exit 1, no stack trace', async () => {
+  it('extscope rules check reports each as one FILE[:LINE:COL]: line, exit 1, no stack trace; the collector refuses to start with that line', async () => {
     const huge = join(temp.dir, 'huge.yaml');
     await writeFile(huge, hugeRules());
     const fifo = join(temp.dir, 'fifo.yaml');
@@ -146,5 +147,14 @@ describe('rules reload never stalls the collector', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
     // Never a whole value: the 100 000-character kind is quoted in 60 characters.
     expect(result.stderr.length).toBeLessThan(2000);
+    // The collector refuses to start on each, with the same one line (and opens no database).
+    for (const [path, reason] of [
+      [fifo, ': is a FIFO (named pipe), not a regular file'],
+      [bomb, ':2:8: not valid YAML: aliases expand more than 100 times (an alias bomb); the file is not read'],
+    ] as const) {
+      const started = await runCli(['collector', '--port', '0', '--db', join(temp.dir, 'never.db'), '--rules', path]);
+      expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 2, stderr: `extscope collector: invalid rules file ${path}${reason}\n` });
+    }
+    expect(existsSync(join(temp.dir, 'never.db'))).toBe(false);
   });
 });
