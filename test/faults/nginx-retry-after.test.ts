@@ -47,12 +47,14 @@ describe('deploy/nginx.conf passes a replica\'s 503 + Retry-After through', () =
   });
 
   it('every replica at its in-flight limit: each export through nginx is answered 503 with the replica\'s Retry-After after one try per replica; every replica down: 503 with Retry-After', { timeout: 60_000 }, async () => {
-    for (let index = 0; index < 2; index++) collectors.push(await spawnCollector(join(temp.dir, `c${index}.db`), [], { EXTSCOPE_MAX_IN_FLIGHT: '1' }));
+    // One export at a time; the held ones are not cut off by the receive deadline while the test runs.
+    const env = { EXTSCOPE_MAX_IN_FLIGHT: '1', EXTSCOPE_RECEIVE_TIMEOUT_MS: '600000' };
+    for (let index = 0; index < 2; index++) collectors.push(await spawnCollector(join(temp.dir, `c${index}.db`), [], env));
     const nginx = await startNginx(join(temp.dir, 'nginx'), await freePort(), collectors.map(({ url }) => new URL(url).host));
     stopNginx = nginx.stop;
     for (const { url } of collectors) held.push(heldExport(url));
     for (const { url } of collectors) {
-      for (let attempt = 0; attempt < 200 && (await inFlight(url)) < 1; attempt++) await sleep(25);
+      for (let attempt = 0; attempt < 1200 && (await inFlight(url)) < 1; attempt++) await sleep(25);
       expect(await inFlight(url)).toBe(1);
     }
     const now = msToNs(Date.now());
