@@ -5,6 +5,7 @@
  */
 import { MAX_ATTRIBUTE_LENGTH } from '../contract/index.js';
 import { DELIVERY_ENVIRONMENT, type DeliveryConfig, DeliveryConfigError, type DeliveryOptions, resolveDeliveryConfig } from './alerting/delivery/config.js';
+import { refuseOwnAddress } from './alerting/delivery/own-address.js';
 import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
 import type { Synchronous } from './store/sqlite/index.js';
 import type { RetentionConfig } from './store/store.js';
@@ -243,6 +244,9 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
     throw new ConfigError(`database ${JSON.stringify(`${scheme}://…`)}: unknown URL scheme ${JSON.stringify(`${scheme}:`)}; give an SQLite file path or a postgres:// URL`);
   }
+  const delivery = deliveryConfig(options.delivery);
+  // Port 0 is known once the server listens (service.ts checks again then).
+  if (port !== 0) deliveryCheck(() => refuseOwnAddress(delivery, host, port));
   const synchronous = options.synchronous ?? DEFAULT_SYNCHRONOUS;
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
   return {
@@ -265,19 +269,24 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? DEFAULTS.metricsWindowMs),
     shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
     minFreeBytes: positive('minFreeBytes', options.minFreeBytes ?? DEFAULTS.minFreeBytes),
-    delivery: deliveryConfig(options.delivery),
+    delivery,
     rulesPath: options.rulesPath === '' ? undefined : options.rulesPath,
     alertIntervalMs: options.alertIntervalMs === undefined ? undefined : positive('alertIntervalMs', options.alertIntervalMs),
     clock: options.clock ?? Date.now,
   };
 }
 
-function deliveryConfig(options: DeliveryOptions | undefined): DeliveryConfig {
+/** Runs a delivery check, reporting its {@link DeliveryConfigError} as the collector's own ConfigError. */
+export function deliveryCheck<T>(check: () => T): T {
   try {
-    return resolveDeliveryConfig(options);
+    return check();
   } catch (error) {
     throw error instanceof DeliveryConfigError ? new ConfigError(error.message) : error;
   }
+}
+
+function deliveryConfig(options: DeliveryOptions | undefined): DeliveryConfig {
+  return deliveryCheck(() => resolveDeliveryConfig(options));
 }
 
 /** An environment variable the CLI reads: what it sets, and its default as the help shows it. */

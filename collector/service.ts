@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './alerting/model.js';
-import { type CollectorOptions, type ResolvedConfig, resolveConfig } from './config.js';
+import { refuseOwnAddress } from './alerting/delivery/own-address.js';
+import { type CollectorOptions, type ResolvedConfig, deliveryCheck, resolveConfig } from './config.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
@@ -112,7 +113,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const config = resolveConfig(options);
   const { limits, clock } = config;
   // Before anything is opened: an invalid rules file stops the start with every error and its line.
-  const rules = initialRules(config.rulesPath);
+  const rules = await initialRules(config.rulesPath);
   // The store is built before the server (whose logger it reports to); warnings before that go to stderr.
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
   const store = await openStore({
@@ -205,6 +206,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           }, authFailures),
         );
         await app.listen({ host: config.host, port: config.port });
+        // With port 0 the collector's own address is known only now (resolveConfig checked a configured port).
+        if (config.port === 0) deliveryCheck(() => refuseOwnAddress(config.delivery, config.host, (app.server.address() as AddressInfo).port));
       },
       async shutdown() {
         // Exports already admitted finish (and are answered) before the server and the database close.

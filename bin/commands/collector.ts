@@ -91,7 +91,9 @@ async function serveCollector(args: string[]): Promise<number> {
   const grpcTarget = collector.grpcAddress === undefined ? '' : ` or ${collector.grpcAddress} (OTLP/gRPC)`;
   process.stderr.write(`extscope collector: open ${collector.url}/ in a browser; agents export to ${collector.url} (OTLP/HTTP)${grpcTarget}\n`);
   // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
-  const reload = (): void => void collector.alerting.reload();
+  const reload = (): void => {
+    collector.alerting.reload().catch((error: unknown) => collector.app.log.error(`rules reload failed: ${(error as Error).message}`));
+  };
   process.on('SIGHUP', reload);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatRuleErrors, parseRules } from '../../collector/alerting/rules/load.js';
+import { checkRulesFile, formatRuleErrors } from '../../collector/alerting/rules/load.js';
 
 export const RULES_USAGE = `Usage: extscope rules check FILE...
 
@@ -30,15 +29,7 @@ export async function runRules(args: string[]): Promise<number> {
   }
   let failed = false;
   for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      process.stderr.write(`Checking ${file}\n  FAILED:\n${file}: cannot be read: ${(error as Error).message}\n\n`);
-      failed = true;
-      continue;
-    }
-    const outcome = parseRules(text, file);
+    const outcome = await checkRulesFile(file);
     if (outcome.ok) {
       process.stdout.write(`Checking ${file}\n  SUCCESS: ${outcome.rules.rules.length} rules found\n\n`);
     } else {

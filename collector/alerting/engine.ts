@@ -82,6 +82,7 @@ export class AlertEngine implements Component {
   /** Changes a failed store write left behind, written with the next cycle's. */
   private unsaved = { alerts: new Map<string, Alert>(), transitions: [] as AlertTransition[] };
   private chain: Promise<unknown> = Promise.resolve();
+  private reloads: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastEvaluationMs: number | undefined;
@@ -108,7 +109,14 @@ export class AlertEngine implements Component {
     this.stopped = false;
     this.options.observer?.rulesLoaded(this.ruleSet, true);
     await this.loadActive();
+    // Without a store's leadership, what the last run left unfinished is sent now; with one (every collector),
+    // by whoever takes evaluation, at its first cycle.
+    if (this.options.exclusive === undefined) await this.resumeDeliveries();
     this.schedule();
+  }
+
+  private async resumeDeliveries(): Promise<void> {
+    await Promise.allSettled((this.options.notifiers ?? []).map((notifier) => notifier.resume?.()));
   }
 
   async shutdown(): Promise<void> {
@@ -131,10 +139,16 @@ export class AlertEngine implements Component {
   }
 
   /**
-   * Reads the rules file again (SIGHUP). An invalid file changes nothing: the rules in force stay, and the
-   * outcome (also logged) says why.
+   * Reads the rules file again (SIGHUP), off the event loop. An invalid file changes nothing: the rules in force
+   * stay, and the outcome (also logged) says why. Reloads run one after the other, so the last signal's file wins.
    */
-  reload(): ReloadOutcome {
+  reload(): Promise<ReloadOutcome> {
+    const run = this.reloads.then(() => this.reloadNow());
+    this.reloads = run.catch(() => undefined);
+    return run;
+  }
+
+  private async reloadNow(): Promise<ReloadOutcome> {
     const path = this.options.rulesPath;
     if (path === undefined) {
       this.options.log.info('rules reload: no rules file configured (--rules / EXTSCOPE_RULES); the default rules stay');
@@ -142,7 +156,7 @@ export class AlertEngine implements Component {
     }
     let rules: RuleSet;
     try {
-      rules = loadRulesFile(path);
+      rules = await loadRulesFile(path);
     } catch (error) {
       const message = error instanceof RulesFileError ? error.message : `rules file ${path}: ${(error as Error).message}`;
       this.options.log.error(`rules reload failed, keeping the ${this.ruleSet.rules.length} rules in force: ${message}`);
@@ -178,6 +192,8 @@ export class AlertEngine implements Component {
         this.active = undefined;
         this.unsaved = { alerts: new Map(), transitions: [] };
         this.leading = true;
+        // And send what the collector that evaluated before left unfinished (it stopped, or died).
+        await this.resumeDeliveries();
       }
       await this.evaluate();
     });
@@ -246,8 +262,13 @@ export class AlertEngine implements Component {
 }
 
 /** The rules a collector starts with: the file's (throws {@link RulesFileError} when it is invalid), or the defaults. */
-export function initialRules(path: string | undefined): RuleSet {
+export async function initialRules(path: string | undefined): Promise<RuleSet> {
   if (path !== undefined) return loadRulesFile(path);
+  return defaultRules();
+}
+
+/** The built-in rules. */
+export function defaultRules(): RuleSet {
   const outcome = parseRules(JSON.stringify({ rules: DEFAULT_RULE_SPECS }), '(default rules)');
   if (!outcome.ok) throw new Error(`the default rules are invalid: ${formatRuleErrors('(default rules)', outcome.errors)}`);
   return { ...outcome.rules, source: undefined };

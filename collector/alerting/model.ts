@@ -60,6 +60,11 @@ export interface EvaluationCycle {
 export interface Notifier {
   readonly name: string;
   deliver(cycle: EvaluationCycle): void;
+  /**
+   * Sends again what a previous run left unfinished (queued, retrying, or abandoned at its shutdown, as the
+   * delivery log says). Called by the rule engine where it evaluates: at start, or when it takes evaluation over.
+   */
+  resume?(): Promise<void>;
   /** Stops retries and waits (bounded) for deliveries in flight. */
   close(): Promise<void>;
 }

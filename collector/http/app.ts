@@ -52,7 +52,12 @@ export function createApp(options: AppOptions): FastifyInstance {
     // A sender that opens a request and never finishes it (headers or body) holds its socket until this deadline.
     ...(options.receiveTimeoutMs === undefined
       ? {}
-      : { requestTimeout: options.receiveTimeoutMs, http: { connectionsCheckingInterval: Math.min(DEADLINE_CHECK_MS, options.receiveTimeoutMs), headersTimeout: options.receiveTimeoutMs } }),
+      : {
+          requestTimeout: options.receiveTimeoutMs,
+          // node:http checks headersTimeout ≤ requestTimeout when it creates the server, before fastify sets
+          // requestTimeout: both go in here too, or a deadline above node's default (300 s) stops the start.
+          http: { connectionsCheckingInterval: Math.min(DEADLINE_CHECK_MS, options.receiveTimeoutMs), headersTimeout: options.receiveTimeoutMs, requestTimeout: options.receiveTimeoutMs },
+        }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true } },
     schemaErrorFormatter,
   });

@@ -102,6 +102,7 @@ export interface DeliveryRow {
   updated_at_ms: number;
   next_attempt_at_ms: number | null;
   delivered_at_ms: number | null;
+  body?: string | null;
 }
 
 /** Longest error text kept per delivery row: a receiver's error says what happened, it is not stored whole. */

@@ -304,6 +304,17 @@ export interface DeliveryEntry {
   queuedAtMs: number;
   /** When this state was reached. */
   atMs: number;
+  /** What is sent (every attempt the same bytes): kept while the notification is unfinished, to resume it after a restart. */
+  body?: string | undefined;
+}
+
+/** States a notification may still leave: resumed by the next collector that delivers (see {@link DeliveryLogStore.unfinishedDeliveries}). */
+export const UNFINISHED_DELIVERY_STATES = ['queued', 'retrying', 'abandoned'] as const satisfies readonly DeliveryState[];
+
+/** A notification left unfinished by a collector that stopped (or died): what to send again. */
+export interface UnfinishedDelivery {
+  record: DeliveryRecord;
+  body: string;
 }
 
 export interface DeliveryRecord extends Omit<DeliveryEntry, 'atMs' | 'queuedAtMs'> {
@@ -329,4 +340,6 @@ export interface DeliveryLogStore {
   recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void>;
   /** Most recently updated first. */
   deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
+  /** A receiver's notifications still queued, retrying or abandoned, with their bodies; oldest first, at most `limit`. */
+  unfinishedDeliveries(receiver: string, limit: number): Promise<UnfinishedDelivery[]>;
 }

@@ -109,9 +109,13 @@ export function sliceMatrix(matrix: MatrixResponse, filter: MatrixFilter): Matri
   return { extensions, rows: sorted };
 }
 
-/** Markdown table cells: pipes, backslashes and markup-looking characters escaped, newlines flattened. */
+/**
+ * Markdown table cells: pipes, backslashes and markup-looking characters escaped, newlines flattened. `.`, `:`
+ * and `@` are escaped too: GitHub turns bare `https://…`, `www.…` and `name@host.tld` into links (GFM's autolink
+ * extension), and an escaped character breaks each of those forms while rendering the same.
+ */
 function markdownText(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(/([\\|`*_[\]<>#])/g, '\\$1');
+  return text.replace(/[\r\n]+/g, ' ').replace(/([\\|`*_[\]<>#~.:@])/g, '\\$1');
 }
 
 export type MarkdownMeaning = 'negotiated' | 'declared';
@@ -138,6 +142,6 @@ export function matrixMarkdown(matrix: MatrixResponse, slice: MatrixSlice, meani
       ? '✅ = negotiated (declared by the client and advertised by the answering server) on at least one request; ❌ = on none.'
       : '✅ = the client declared the extension on at least one request; ❌ = on none.';
   const counts = slice.rows.map((row) => `${markdownText(row.client)}: ${row.requests.toLocaleString('en')}`).join('; ');
-  lines.push('', `¹ Measured by extscope from ${matrix.from} to ${matrix.to} (${scope}), ${total.toLocaleString('en')} requests. ${what} Requests per ${heading.toLowerCase()}: ${counts}.`);
+  lines.push('', `¹ Measured by extscope from ${markdownText(matrix.from)} to ${markdownText(matrix.to)} (${markdownText(scope)}), ${total.toLocaleString('en')} requests. ${what} Requests per ${heading.toLowerCase()}: ${counts}.`);
   return `${lines.join('\n')}\n`;
 }

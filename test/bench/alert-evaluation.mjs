@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Snapshot, evaluateCondition } from '../../dist/collector/alerting/conditions/index.js';
-import { AlertEngine, initialRules } from '../../dist/collector/alerting/engine.js';
+import { AlertEngine, defaultRules } from '../../dist/collector/alerting/engine.js';
 import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
 import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
 import { fleet } from './fleet.mjs';
@@ -37,7 +37,7 @@ try {
       `${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
   const store = new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', examplesPerCell: 5 });
-  const rules = initialRules(undefined);
+  const rules = defaultRules(undefined);
   // The store's reads, timed one by one (each runs synchronously inside: the longest is the longest block).
   const reads = new Map();
   const timed = (name) => async (query) => {

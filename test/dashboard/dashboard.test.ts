@@ -259,7 +259,7 @@ describe('the dashboard, end to end in Chromium', () => {
     expect(lines[0]).toBe(`| Client | \`${REPLAY}\` | \`${SEARCH}\` | \`${TASKS}\` |`);
     expect(lines).toContain('| alpha¹ | ❌ | ❌ | ✅ |');
     expect(lines).toContain('| gamma¹ | ❌ | ❌ | ❌ |');
-    expect(markdown).toContain('com.evil/\\<img src=x onerror=alert(1)\\>¹');
+    expect(markdown).toContain('com\\.evil/\\<img src=x onerror=alert(1)\\>¹');
     expect(markdown).toMatch(/¹ Measured by extscope from \S+ to \S+ \(all services\), 16 requests\./);
     expect(markdown).toContain('alpha: 7');
     await page.selectOption('#markdown-meaning', 'declared');

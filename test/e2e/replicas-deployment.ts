@@ -1,7 +1,7 @@
 /**
  * A small deployment for the replicas test: N collector replicas (the built CLI, as child processes) on one
- * PostgreSQL database, each on a port of its own that it keeps across restarts, and nginx (Debian's package)
- * round-robin in front, on a free loopback port, with its own config, pid and temp paths in a temp directory.
+ * PostgreSQL database, each on a port of its own that it keeps across restarts, and nginx (Debian's package) on
+ * deploy/nginx.conf in front, on a free loopback port, with its own pid and temp paths in a temp directory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -9,8 +9,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ChildCollector, spawnCollector } from '../collector/helpers/collector.js';
 import { freePort } from '../support/counting-clients.js';
+import { NGINX, nginxConfig } from '../support/nginx.js';
 
-const NGINX = '/usr/sbin/nginx';
 
 export interface Replica {
   port: number;
@@ -27,42 +27,6 @@ export interface Deployment {
   /** Every request nginx passed on, in order (from its access log): method, path, status, the replicas tried. */
   requests(): Promise<{ method: string; path: string; status: number; upstreams: string[] }[]>;
   stop(): Promise<void>;
-}
-
-function nginxConfig(dir: string, port: number, replicas: readonly Replica[]): string {
-  // The proxy settings are deploy/nginx.conf's; only paths, ports and daemon mode differ.
-  return `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 256; }
-http {
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  log_format upstream '$request_method $uri $status $upstream_addr';
-  access_log ${dir}/access.log upstream;
-  upstream extscope {
-${replicas.map((replica) => `    server 127.0.0.1:${replica.port} max_fails=0;`).join('\n')}
-    keepalive 16;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 16m;
-    location / {
-      proxy_pass http://extscope;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
-      proxy_next_upstream_tries 3;
-      proxy_connect_timeout 2s;
-      proxy_read_timeout 30s;
-    }
-  }
-}
-`;
 }
 
 async function stopChild(child: ChildProcess | undefined): Promise<void> {
@@ -112,7 +76,7 @@ export async function startDeployment(dir: string, dbUrl: string, count: number)
     const port = await freePort();
     await mkdir(join(dir, 'nginx'), { recursive: true });
     const conf = join(dir, 'nginx', 'nginx.conf');
-    await writeFile(conf, nginxConfig(join(dir, 'nginx'), port, replicas));
+    await writeFile(conf, nginxConfig(join(dir, 'nginx'), port, replicas.map((replica) => `127.0.0.1:${replica.port}`)));
     let output = '';
     nginx = spawn(NGINX, ['-c', conf, '-p', join(dir, 'nginx'), '-e', join(dir, 'nginx', 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
     nginx.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -36,6 +36,10 @@ export class Notifiers implements Notifier {
     }
   }
 
+  async resume(): Promise<void> {
+    await Promise.allSettled(this.receivers.map((receiver) => receiver.resume?.()));
+  }
+
   /** Idempotent (the service and the rule engine may both close it). */
   close(): Promise<void> {
     this.closing ??= Promise.allSettled(this.receivers.map((receiver) => receiver.close())).then(() => undefined);

@@ -61,8 +61,9 @@ export class RetryQueue<T> {
     return this.waiting.length + this.inFlight.size;
   }
 
-  push(key: string, payload: T): void {
-    const job: Job<T> = { seq: this.seq++, key, payload, attempts: 0, ready: true };
+  /** `attempts`: made before (a notification resumed after a restart goes on counting). */
+  push(key: string, payload: T, attempts = 0): void {
+    const job: Job<T> = { seq: this.seq++, key, payload, attempts, ready: true };
     if (this.closed) {
       this.report(job, { state: 'abandoned' });
       return;

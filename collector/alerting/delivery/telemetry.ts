@@ -10,7 +10,7 @@ export interface DeliveryTelemetry {
 
 export interface DeliveryDependencies {
   /** The delivery log; written in batches after the steps, never waited on by a send. */
-  log: Pick<DeliveryLogStore, 'recordDeliveries'>;
+  log: Pick<DeliveryLogStore, 'recordDeliveries'> & Partial<Pick<DeliveryLogStore, 'unfinishedDeliveries'>>;
   telemetry?: DeliveryTelemetry | undefined;
   /** Base URL the dashboard links start with, asked at send time (the collector's own address is known only once it listens). */
   publicUrl: () => string;

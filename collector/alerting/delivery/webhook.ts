@@ -7,12 +7,23 @@ import { IDEMPOTENCY_HEADER, signedHeaders } from './signature.js';
 import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
 import { webhookBody } from './webhook-body.js';
 
+/** Which notification a message is (the delivery log's columns), whether built now or resumed from the log. */
+interface MessageKey {
+  id: string;
+  fingerprint: string;
+  rule: string;
+  from: string;
+  to: string;
+}
+
 interface Message {
-  transition: AlertTransition;
-  /** Serialised once: every attempt sends (and signs) the same bytes. */
+  key: MessageKey;
+  /** Serialised once (and stored while unfinished): every attempt, also after a restart, sends the same bytes. */
   body: string;
   queuedAtMs: number;
 }
+
+const keyOf = (transition: AlertTransition): MessageKey => ({ id: transition.id, fingerprint: transition.alert.fingerprint, rule: transition.alert.rule, from: transition.from, to: transition.to });
 
 const LOGGED_STATE: Record<JobChange['state'], DeliveryState> = {
   queued: 'queued',
@@ -48,16 +59,16 @@ export class WebhookNotifier implements Notifier {
       concurrency: config.concurrency,
       policy: config.retry,
       now: deps.clock,
-      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.transition.id }, config.requestTimeoutMs, this.cancel.signal),
+      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.key.id }, config.requestTimeoutMs, this.cancel.signal),
       changed: (job, change) => {
-        const { transition } = job.payload;
+        const { key, body } = job.payload;
         this.log.write({
           receiver: name,
-          transitionId: transition.id,
-          fingerprint: transition.alert.fingerprint,
-          rule: transition.alert.rule,
-          from: transition.from,
-          to: transition.to,
+          transitionId: key.id,
+          fingerprint: key.fingerprint,
+          rule: key.rule,
+          from: key.from,
+          to: key.to,
           state: LOGGED_STATE[change.state],
           attempts: job.attempts,
           lastStatus: 'status' in change ? change.status : undefined,
@@ -65,8 +76,10 @@ export class WebhookNotifier implements Notifier {
           nextAttemptAtMs: change.state === 'retrying' ? change.nextAttemptAtMs : undefined,
           queuedAtMs: job.payload.queuedAtMs,
           atMs: deps.clock(),
+          // The store keeps it while the notification is unfinished, and drops it once it is not.
+          body,
         });
-        this.count(change, transition);
+        this.count(change, key.id);
       },
     });
   }
@@ -76,8 +89,35 @@ export class WebhookNotifier implements Notifier {
       if (this.seen.has(transition.id)) continue;
       this.remember(transition.id);
       const body = JSON.stringify(webhookBody(transition, dashboardUrl(this.deps.publicUrl(), transition.alert.dashboardPath)));
-      this.queue.push(transition.id, { transition, body, queuedAtMs: this.deps.clock() });
+      this.queue.push(transition.id, { key: keyOf(transition), body, queuedAtMs: this.deps.clock() });
     }
+  }
+
+  /**
+   * Queues again what the delivery log holds unfinished for this receiver: notifications a collector that
+   * stopped (or died) had queued, was retrying or abandoned at its shutdown. The same body and idempotency key;
+   * the attempts made count towards the limit.
+   */
+  async resume(): Promise<void> {
+    const read = this.deps.log.unfinishedDeliveries;
+    if (read === undefined) return;
+    let unfinished;
+    try {
+      unfinished = await read.call(this.deps.log, this.name, this.config.queueCapacity);
+    } catch (error) {
+      this.deps.warn(`webhook ${this.name}: cannot read the unfinished notifications to resume them (${error instanceof Error ? error.message : String(error)})`);
+      return;
+    }
+    let resumed = 0;
+    for (const { record, body } of unfinished) {
+      // Queued here already (this collector's own, or resumed before).
+      if (this.seen.has(record.transitionId)) continue;
+      this.remember(record.transitionId);
+      const key = { id: record.transitionId, fingerprint: record.fingerprint, rule: record.rule, from: record.from, to: record.to };
+      this.queue.push(record.transitionId, { key, body, queuedAtMs: record.createdAtMs }, record.attempts);
+      resumed++;
+    }
+    if (resumed > 0) this.deps.warn(`webhook ${this.name}: resuming ${resumed} unfinished notifications from the delivery log`);
   }
 
   async close(): Promise<void> {
@@ -85,7 +125,7 @@ export class WebhookNotifier implements Notifier {
     await this.log.flush();
   }
 
-  private count(change: JobChange, transition: AlertTransition): void {
+  private count(change: JobChange, id: string): void {
     const telemetry = this.deps.telemetry;
     if (change.state === 'delivered') {
       telemetry?.deliveryCounted(this.name, 'sent');
@@ -94,11 +134,11 @@ export class WebhookNotifier implements Notifier {
     else if (change.state === 'dropped') {
       telemetry?.deliveryCounted(this.name, 'dropped');
       // Once per run of drops: a receiver down for long drops one notification per new one.
-      if (!this.dropping) this.deps.warn(`webhook ${this.name}: queue full, dropping the oldest notifications (first: ${transition.id}); see the delivery log`);
+      if (!this.dropping) this.deps.warn(`webhook ${this.name}: queue full, dropping the oldest notifications (first: ${id}); see the delivery log`);
       this.dropping = true;
     } else if (change.state === 'failed') {
       telemetry?.deliveryCounted(this.name, 'failed');
-      this.deps.warn(`webhook ${this.name}: gave up on ${transition.id} after ${change.error}`);
+      this.deps.warn(`webhook ${this.name}: gave up on ${id} after ${change.error}`);
     }
   }
 

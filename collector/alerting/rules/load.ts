@@ -3,13 +3,14 @@
  * say (duplicate names, reserved labels, a scope the kind has no dimension for). Every error carries the line
  * and column of the node it is about, the way `promtool check rules` reports, so one run lists them all.
  */
-import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
-import { type Document, LineCounter, type Node, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import { type Document, LineCounter, type Node, isMap, isPair, isScalar, isSeq, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../../config.js';
 import { RULE_KINDS, type RuleKind } from '../model.js';
 import { KIND_DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
+import { INLINE_PARSE_CHARS, parseRulesOffThread } from './parse-off-thread.js';
+import { readRulesText } from './read.js';
 import { type RuleSet, resolveRules } from './rule.js';
 import { DURATION_PATTERN, LABEL_NAME_PATTERN, type RulesFile, rulesFileSchema } from './schema.js';
 
@@ -47,8 +48,18 @@ const validate = ajv.compile<RulesFile>(rulesFileSchema);
 
 type Segment = string | number;
 
+/** The most of a value (or key) an error quotes: errors go to the log, which must never hold a whole value. */
+const QUOTED_CHARS = 60;
+/** The most errors listed for one file; the rest are counted. */
+const LISTED_ERRORS = 100;
+/** How often aliases may be expanded: enough for any real file, far too few for a "billion laughs". */
+const MAX_ALIAS_COUNT = 100;
+
+/** `text`, cut to `max` characters with how long it was. */
+const cut = (text: string, max = QUOTED_CHARS): string => (text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`);
+
 function pathText(segments: readonly Segment[]): string {
-  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`)).join('');
+  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? cut(segment) : `.${cut(segment)}`)).join('');
 }
 
 /** The node at a path, and the key node naming it (for errors about a key). */
@@ -73,7 +84,7 @@ function nodeAt(doc: Document, segments: readonly Segment[]): { node: Node | und
   return { node: node as Node | undefined, key };
 }
 
-const describe = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : String(value));
+const describe = (value: unknown): string => (typeof value === 'string' ? cut(JSON.stringify(value)) : value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : String(value));
 
 /** One schema error in words, and the path it is about. */
 function explain(error: ErrorObject, data: unknown): { segments: Segment[]; message: string; onKey: boolean } {
@@ -120,7 +131,7 @@ function semanticErrors(data: unknown): { segments: Segment[]; message: string; 
   (Array.isArray(file.rules) ? file.rules : []).forEach((rule, index) => {
     if (!isRecord(rule) || !RULE_KINDS.includes(rule.kind)) return;
     const first = seen.get(rule.name);
-    if (first !== undefined) errors.push({ segments: ['rules', index, 'name'], message: `duplicate rule name "${rule.name}" (also rules[${first}])` });
+    if (first !== undefined) errors.push({ segments: ['rules', index, 'name'], message: `duplicate rule name ${describe(rule.name)} (also rules[${first}])` });
     else if (typeof rule.name === 'string') seen.set(rule.name, index);
     for (const label of Object.keys(isRecord(rule.labels) ? rule.labels : {})) {
       if (RESERVED_LABELS.has(label)) errors.push({ segments: ['rules', index, 'labels', label], message: `label "${label}" is set by extscope (${label === 'severity' ? 'use the rule\'s severity field' : 'it is the rule name'})`, onKey: true });
@@ -144,8 +155,31 @@ function semanticErrors(data: unknown): { segments: Segment[]; message: string; 
   return errors;
 }
 
-/** Parses and checks the text of a rules file; `source` names it in the result. */
+/** Where the first alias of a document is: what an alias bomb's error points at. */
+function firstAlias(doc: Document): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      offset = node.range?.[0];
+      return visit.BREAK;
+    },
+  });
+  return offset;
+}
+
+/**
+ * Parses and checks the text of a rules file; `source` names it in the result. Never throws on any text: what the
+ * YAML library or the checks throw (an alias bomb, nesting too deep for the stack) is an error of the file too.
+ */
 export function parseRules(text: string, source: string): ParseOutcome {
+  try {
+    return parseRulesText(text, source);
+  } catch (error) {
+    return { ok: false, errors: [{ line: 1, column: 1, path: '', message: `cannot be parsed: ${cut((error as Error).message, 200)}` }] };
+  }
+}
+
+function parseRulesText(text: string, source: string): ParseOutcome {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined): { line: number; column: number } => {
@@ -153,9 +187,22 @@ export function parseRules(text: string, source: string): ParseOutcome {
     return { line: position.line, column: position.col };
   };
   if (doc.errors.length > 0) {
-    return { ok: false, errors: doc.errors.map((error) => ({ ...at(error.pos[0]), path: '', message: `not valid YAML: ${error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}` })) };
+    // The parser may report one mistake many times over (once per enclosing collection): each once.
+    const unique = new Map<string, RuleError>();
+    for (const error of doc.errors) {
+      const found = { ...at(error.pos[0]), path: '', message: `not valid YAML: ${cut(error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '', 200)}` };
+      unique.set(`${found.line}:${found.column}:${found.message}`, found);
+    }
+    return { ok: false, errors: [...unique.values()] };
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    // The one way toJS fails on a document that parsed: aliases that expand too far ("billion laughs").
+    const message = isAliasBomb(error) ? `aliases expand more than ${MAX_ALIAS_COUNT} times (an alias bomb); the file is not read` : `cannot be read as data: ${cut((error as Error).message, 200)}`;
+    return { ok: false, errors: [{ ...at(firstAlias(doc)), path: '', message: `not valid YAML: ${message}` }] };
+  }
   if (data === null || data === undefined) {
     return { ok: false, errors: [{ line: 1, column: 1, path: '', message: 'the file is empty: expected a mapping with a "rules" list' }] };
   }
@@ -179,9 +226,17 @@ export function parseRules(text: string, source: string): ParseOutcome {
   return { ok: true, rules: resolveRules(data, source) };
 }
 
-/** `FILE:LINE:COLUMN: PATH: REASON`, one line per error (no line and column for a file that cannot be read): what `extscope rules check` prints and the collector refuses to start with. */
+const isAliasBomb = (error: unknown): boolean => error instanceof Error && /alias count/i.test(error.message);
+
+/**
+ * `FILE:LINE:COLUMN: PATH: REASON`, one line per error (no line and column for a file that cannot be read): what
+ * `extscope rules check` prints and the collector refuses to start with. At most {@link LISTED_ERRORS} lines, and a
+ * last one counting the rest.
+ */
 export function formatRuleErrors(source: string, errors: readonly RuleError[]): string {
-  return errors.map((error) => `${source}${error.line > 0 ? `:${error.line}:${error.column}` : ''}: ${error.path === '' ? '' : `${error.path}: `}${error.message}`).join('\n');
+  const listed = errors.slice(0, LISTED_ERRORS).map((error) => `${source}${error.line > 0 ? `:${error.line}:${error.column}` : ''}: ${error.path === '' ? '' : `${error.path}: `}${error.message}`);
+  if (errors.length > LISTED_ERRORS) listed.push(`${source}: … and ${errors.length - LISTED_ERRORS} more errors`);
+  return listed.join('\n');
 }
 
 /** An invalid rules file: the message lists every error with its line. */
@@ -190,19 +245,21 @@ export class RulesFileError extends ConfigError {
     readonly source: string,
     readonly errors: readonly RuleError[],
   ) {
-    super(`invalid rules file ${source} (${errors.length} ${errors.length === 1 ? 'error' : 'errors'}):\n${formatRuleErrors(source, errors)}`);
+    // One error, one line (`invalid rules file FILE:LINE:COL: reason`); several, a header and a line each.
+    super(errors.length === 1 ? `invalid rules file ${formatRuleErrors(source, errors)}` : `invalid rules file ${source} (${errors.length} errors):\n${formatRuleErrors(source, errors)}`);
   }
 }
 
+/** Reads the text of a rules file and checks it (see read.ts for what is read); the errors, if any, as {@link parseRules} gives them. */
+export async function checkRulesFile(path: string): Promise<ParseOutcome> {
+  const read = await readRulesText(path);
+  if (!read.ok) return { ok: false, errors: [{ line: 0, column: 0, path: '', message: read.message }] };
+  return read.text.length > INLINE_PARSE_CHARS ? parseRulesOffThread(read.text, path) : parseRules(read.text, path);
+}
+
 /** Reads and checks a rules file; throws {@link RulesFileError} (also when it cannot be read). */
-export function loadRulesFile(path: string): RuleSet {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new RulesFileError(path, [{ line: 0, column: 0, path: '', message: `cannot be read: ${(error as Error).message}` }]);
-  }
-  const outcome = parseRules(text, path);
+export async function loadRulesFile(path: string): Promise<RuleSet> {
+  const outcome = await checkRulesFile(path);
   if (!outcome.ok) throw new RulesFileError(path, outcome.errors);
   return outcome.rules;
 }

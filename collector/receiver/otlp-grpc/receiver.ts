@@ -12,7 +12,7 @@ import {
 } from '@grpc/grpc-js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Component } from '../../model/component.js';
-import { RetryableError } from '../../model/errors.js';
+import { PermanentError, RetryableError } from '../../model/errors.js';
 import { type Signal, encodeExportResponse } from '../../otlp/codec.js';
 import type { DecompressionBudget } from '../otlp/body.js';
 import { type IngestGate, admit, authenticate } from '../otlp/gate.js';
@@ -46,6 +46,8 @@ export interface OtlpGrpcReceiverOptions {
 
 /** Seconds a sender is asked to wait when the budget of held messages is spent. */
 const RETRY_AFTER_BUDGET = 1;
+/** What grpc-js answers (INTERNAL) for a compressed message it cannot inflate (server-interceptors.js, decompressMessage). */
+const DECOMPRESS_FAILED = 'Failed to decompress message';
 
 /**
  * grpc-js sends a status before the sender half-closed as a trailers-only answer with END_STREAM, and leaves the
@@ -143,6 +145,14 @@ export class OtlpGrpcReceiver implements Component {
       log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
       answer();
       call.sendStatus(failure.status);
+    };
+    // grpc-js inflates a compressed message itself, and answers one that is not valid gzip INTERNAL ("Failed to
+    // decompress message") from its own call object, past every interceptor's responder: that object's sendStatus
+    // is the one place to see it. Bad input from the sender is INVALID_ARGUMENT (not retryable), as on OTLP/HTTP.
+    const send = call.sendStatus.bind(call);
+    call.sendStatus = (status) => {
+      if (status.code === GrpcStatus.INTERNAL && status.details === DECOMPRESS_FAILED && !answered) refuse(new PermanentError('the message is not valid gzip', 'bad_gzip'));
+      else send(status);
     };
     return new ServerInterceptingCall(call, {
       start: (next) =>

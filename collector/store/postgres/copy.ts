@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { DEFAULT_RETENTION } from '../../config.js';
 import { SqliteStore } from '../sqlite/index.js';
@@ -36,6 +37,36 @@ const IDENTITY_TABLES = ['instances', 'cells', 'series', 'streams', 'span_exampl
 /** PostgreSQL takes at most 65535 parameters per statement. */
 const MAX_PARAMETERS = 30_000;
 
+/** A `--from` that is not an extscope database: refused before anything is opened for writing. */
+export class SourceError extends Error {
+  override readonly name = 'SourceError';
+}
+
+/**
+ * The source must be an extscope SQLite database already: opening a mistyped path as a collector would creates
+ * an empty database there (and migrates the target), and the copy then "succeeds" with nothing in it.
+ */
+function checkSource(from: string): void {
+  let stats;
+  try {
+    stats = statSync(from);
+  } catch (error) {
+    throw new SourceError(`--from ${from}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  if (!stats.isFile()) throw new SourceError(`--from ${from}: not a regular file`);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(from, { readonly: true, fileMustExist: true });
+    const migrations = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+    if (migrations === undefined) throw new SourceError(`--from ${from}: not an extscope database (an SQLite file without extscope's tables)`);
+  } catch (error) {
+    if (error instanceof SourceError) throw error;
+    throw new SourceError(`--from ${from}: not an extscope database (${(error as Error).message})`);
+  } finally {
+    db?.close();
+  }
+}
+
 export type CopyMode = 'refuse-non-empty' | 'replace';
 
 export interface CopyReport {
@@ -57,6 +88,7 @@ export class TargetNotEmptyError extends Error {
  * data is refused, unless `replace` (its extscope tables are emptied first).
  */
 export async function copySqliteToPostgres(from: string, to: string, mode: CopyMode, log: (line: string) => void): Promise<CopyReport[]> {
+  checkSource(from);
   const sqlite = new SqliteStore({ path: from, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'full', examplesPerCell: 5 });
   await sqlite.flush();
   await sqlite.close();

@@ -1,13 +1,16 @@
 import type pg from 'pg';
 import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../rows.js';
-import type { DeliveryEntry, DeliveryQuery, DeliveryRecord } from '../store.js';
+import { type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
 import { inTransaction } from './connection.js';
 
+/** The states whose rows keep their body, as an SQL list. */
+const UNFINISHED = UNFINISHED_DELIVERY_STATES.map((state) => `'${state}'`).join(', ');
 
 const UPSERT = `
   INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
-                                last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $7 = 'delivered' THEN $12::bigint END)
+                                last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms, body)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $7 = 'delivered' THEN $12::bigint END,
+          CASE WHEN $7 IN (${UNFINISHED}) THEN $14::text END)
   ON CONFLICT (receiver, transition_id) DO UPDATE SET
     state = excluded.state,
     attempts = excluded.attempts,
@@ -15,7 +18,8 @@ const UPSERT = `
     last_error = excluded.last_error,
     updated_at_ms = excluded.updated_at_ms,
     next_attempt_at_ms = excluded.next_attempt_at_ms,
-    delivered_at_ms = COALESCE(alert_deliveries.delivered_at_ms, excluded.delivered_at_ms)`;
+    delivered_at_ms = COALESCE(alert_deliveries.delivered_at_ms, excluded.delivered_at_ms),
+    body = CASE WHEN excluded.state IN (${UNFINISHED}) THEN COALESCE(excluded.body, alert_deliveries.body) END`;
 
 /** The delivery log (migration 006): one row per receiver and transition, replaced at each attempt. */
 export class DeliveryLog {
@@ -40,6 +44,7 @@ export class DeliveryLog {
           entry.queuedAtMs,
           entry.atMs,
           entry.nextAttemptAtMs ?? null,
+          entry.body ?? null,
         ]);
       }
     });
@@ -54,5 +59,13 @@ export class DeliveryLog {
       [query.receiver ?? null, query.state ?? null, query.fingerprint ?? null, query.transitionId ?? null, query.limit],
     );
     return rows.map(deliveryRecord);
+  }
+
+  async readUnfinished(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT * FROM alert_deliveries WHERE receiver = $1 AND state IN (${UNFINISHED}) AND body IS NOT NULL ORDER BY created_at_ms, id LIMIT $2`,
+      [receiver, limit],
+    );
+    return rows.map((row) => ({ record: deliveryRecord(row), body: row.body ?? '' }));
   }
 }

@@ -22,6 +22,7 @@ import type {
   Store,
   StoreHealth,
   StoreStats,
+  UnfinishedDelivery,
 } from '../store.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
 import { AlertsTable } from './alerts.js';
@@ -164,6 +165,10 @@ export class PostgresStore implements Store {
 
   deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
     return this.read(() => this.deliveryLog.read(query));
+  }
+
+  unfinishedDeliveries(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
+    return this.read(() => this.deliveryLog.readUnfinished(receiver, limit));
   }
 
   cellTotals(query: CellQuery): Promise<CellTotals> {

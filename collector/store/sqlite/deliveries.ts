@@ -1,20 +1,24 @@
 import type Database from 'better-sqlite3';
 import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../rows.js';
-import type { DeliveryEntry, DeliveryQuery, DeliveryRecord } from '../store.js';
+import { type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
 
+/** The states whose rows keep their body, as an SQL list. */
+const UNFINISHED = UNFINISHED_DELIVERY_STATES.map((state) => `'${state}'`).join(', ');
 
-/** The delivery log (migration 006): one row per receiver and transition, replaced at each attempt. */
+/** The delivery log (migrations 006 and 007): one row per receiver and transition, replaced at each attempt. */
 export class DeliveryLog {
   private readonly upsert: Database.Statement;
   private readonly select: Database.Statement;
   private readonly prune: Database.Statement;
+  private readonly unfinished: Database.Statement;
 
   constructor(db: Database.Database) {
     this.upsert = db.prepare(`
       INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
-                                    last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms)
+                                    last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms, body)
       VALUES (@receiver, @transitionId, @fingerprint, @rule, @from, @to, @state, @attempts,
-              @lastStatus, @lastError, @queuedAtMs, @atMs, @nextAttemptAtMs, CASE WHEN @state = 'delivered' THEN @atMs END)
+              @lastStatus, @lastError, @queuedAtMs, @atMs, @nextAttemptAtMs, CASE WHEN @state = 'delivered' THEN @atMs END,
+              CASE WHEN @state IN (${UNFINISHED}) THEN @body END)
       ON CONFLICT (receiver, transition_id) DO UPDATE SET
         state = excluded.state,
         attempts = excluded.attempts,
@@ -22,7 +26,12 @@ export class DeliveryLog {
         last_error = excluded.last_error,
         updated_at_ms = excluded.updated_at_ms,
         next_attempt_at_ms = excluded.next_attempt_at_ms,
-        delivered_at_ms = COALESCE(alert_deliveries.delivered_at_ms, excluded.delivered_at_ms)`);
+        delivered_at_ms = COALESCE(alert_deliveries.delivered_at_ms, excluded.delivered_at_ms),
+        body = CASE WHEN excluded.state IN (${UNFINISHED}) THEN COALESCE(excluded.body, alert_deliveries.body) END`);
+    this.unfinished = db.prepare(`
+      SELECT * FROM alert_deliveries
+      WHERE receiver = ? AND state IN (${UNFINISHED}) AND body IS NOT NULL
+      ORDER BY created_at_ms, id LIMIT ?`);
     this.select = db.prepare(`
       SELECT * FROM alert_deliveries
       WHERE (@receiver IS NULL OR receiver = @receiver)
@@ -48,6 +57,7 @@ export class DeliveryLog {
       queuedAtMs: entry.queuedAtMs,
       atMs: entry.atMs,
       nextAttemptAtMs: entry.nextAttemptAtMs ?? null,
+      body: entry.body ?? null,
     });
   }
 
@@ -60,6 +70,10 @@ export class DeliveryLog {
       limit: query.limit,
     }) as DeliveryRow[];
     return rows.map(deliveryRecord);
+  }
+
+  readUnfinished(receiver: string, limit: number): UnfinishedDelivery[] {
+    return (this.unfinished.all(receiver, limit) as DeliveryRow[]).map((row) => ({ record: deliveryRecord(row), body: row.body ?? '' }));
   }
 
   /** Retention: rows not updated since `beforeMs`. */

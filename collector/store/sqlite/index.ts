@@ -16,6 +16,7 @@ import {
   type DeliveryEntry,
   type DeliveryQuery,
   type DeliveryRecord,
+  type UnfinishedDelivery,
   type ExamplesQuery,
   type InstanceHour,
   type InstanceHourIds,
@@ -316,6 +317,10 @@ export class SqliteStore implements Store, StoreBackup {
 
   async deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
     return this.deliveryLog.read(query);
+  }
+
+  async unfinishedDeliveries(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
+    return this.deliveryLog.readUnfinished(receiver, limit);
   }
 
   health(): Promise<StoreHealth> {

@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { initialRules } from '../../../collector/alerting/engine.js';
+import { defaultRules } from '../../../collector/alerting/engine.js';
 import { parseRules } from '../../../collector/alerting/rules/load.js';
 import { ROOT } from '../../support/processes.js';
 import { runCli, tempDir } from '../helpers/collector.js';
@@ -49,7 +49,7 @@ describe('docs/alerting.md', () => {
   it('the built-in rules it lists are the ones a collector without a rules file evaluates', async () => {
     const listed = parseRules(yamlAfter(await docs(), '### Built-in rules'), 'docs');
     expect(listed.ok).toBe(true);
-    if (listed.ok) expect(listed.rules.rules).toEqual(initialRules(undefined).rules);
+    if (listed.ok) expect(listed.rules.rules).toEqual(defaultRules().rules);
   });
 
   it('its Prometheus rule is the rule file promtool checks and unit-tests', async () => {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AlertEngine, type AlertLog } from '../../../collector/alerting/engine.js';
 import type { EvaluationCycle, Notifier } from '../../../collector/alerting/model.js';
 import { loadRulesFile } from '../../../collector/alerting/rules/load.js';
+import type { RuleSet } from '../../../collector/alerting/rules/rule.js';
 import { type TestCollector, tempDir } from '../helpers/collector.js';
 import { alertingCollector, send } from './helpers.js';
 
@@ -50,12 +51,14 @@ describe('alert engine', () => {
   let collector: TestCollector;
   let clock: { now: number };
   let rulesPath: string;
+  let initial: RuleSet;
 
   beforeEach(async () => {
     temp = await tempDir();
     ({ collector, clock } = await alertingCollector(temp.dir, 'rules: []\n', NOW));
     rulesPath = join(temp.dir, 'engine-rules.yaml');
     await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n  - { name: stale-copy, kind: stale_instance, after: 10m, minUptime: 0s, for: 0s }\n');
+    initial = await loadRulesFile(rulesPath);
   });
   afterEach(async () => {
     await collector.close();
@@ -63,7 +66,7 @@ describe('alert engine', () => {
   });
 
   const engine = (notifiers: Notifier[], lines = log(), source = collector.store): AlertEngine =>
-    new AlertEngine({ rules: loadRulesFile(rulesPath), rulesPath, source, states: collector.store, clock: () => clock.now, staleAfterMs: 5 * MINUTE, instanceTtlMs: 7 * 24 * 60 * MINUTE, notifiers, log: lines, intervalMs: 3_600_000 });
+    new AlertEngine({ rules: initial, rulesPath, source, states: collector.store, clock: () => clock.now, staleAfterMs: 5 * MINUTE, instanceTtlMs: 7 * 24 * 60 * MINUTE, notifiers, log: lines, intervalMs: 3_600_000 });
 
   it('pending until `for` has passed, then firing; every cycle to every notifier, firing alerts re-sent; a broken notifier stops nothing', async () => {
     await send(collector.url, { service: 'shop', instance: 'shop-1', atMs: NOW, requests: [{ count: 1 }] });
@@ -116,7 +119,7 @@ describe('alert engine', () => {
     expect((await collector.store.activeAlerts()).map((alert) => `${alert.rule} ${alert.state}`).sort()).toEqual(['stale firing', 'stale-copy firing']);
 
     await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n');
-    expect(failing.reload()).toMatchObject({ ok: true });
+    expect(await failing.reload()).toMatchObject({ ok: true });
     // The read still fails: the remaining rule's alert stays firing, the removed rule's is resolved.
     const cycle = await failing.evaluate();
     expect(cycle.transitions.map((t) => `${t.alert.rule} ${t.from}>${t.to}`)).toEqual(['stale-copy firing>resolved']);

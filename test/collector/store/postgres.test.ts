@@ -85,14 +85,14 @@ describe('PostgreSQL store with several collectors on one database', () => {
     const stores = await Promise.all([open(url), open(url), open(url)]);
     const healths = await Promise.all(stores.map((store) => store.health()));
     expect(healths.map((health) => [health.writable, health.schemaVersion])).toEqual([
-      [true, 6],
-      [true, 6],
-      [true, 6],
+      [true, 7],
+      [true, 7],
+      [true, 7],
     ]);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const { rows } = await client.query('SELECT version FROM schema_migrations ORDER BY version');
-    expect(rows.map((row: { version: number }) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(rows.map((row: { version: number }) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     await client.query("INSERT INTO schema_migrations (version, name, checksum) VALUES (99, 'from_the_future', 'x')");
     await client.end();
     await Promise.all(stores.map((store) => store.close()));

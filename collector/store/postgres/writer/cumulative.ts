@@ -1,4 +1,5 @@
 import type { CounterPoint } from '../../../model/batches.js';
+import { type CumulativeState, convertCumulative } from '../../cumulative-rule.js';
 import type { Queryable } from '../connection.js';
 
 export interface CumulativePoint {
@@ -6,17 +7,12 @@ export interface CumulativePoint {
   point: CounterPoint;
 }
 
-interface State {
-  endNs: bigint;
-  value: number;
-}
+type State = CumulativeState;
 
 const stateKey = (streamId: number, startNs: bigint): string => `${streamId}:${startNs}`;
 
 /**
- * Cumulative → increment, per stream and start time, with the same rules as the SQLite store (a new start time
- * counts from zero; a lower value under the same start is a reset; a point not newer than the state adds
- * nothing). Several replicas may receive consecutive exports of one stream, so the state is read and written
+ * Cumulative → increment, per stream and start time, by the rule both stores share (store/cumulative-rule.ts). Several replicas may receive consecutive exports of one stream, so the state is read and written
  * under its row lock: every state row the export touches is created if absent (as end −1, value 0, which
  * converts exactly as "no state") and locked FOR UPDATE, both in (stream, start) order so that two exports
  * never wait on each other in opposite orders; a concurrent export of the same stream waits for this one's
@@ -47,13 +43,10 @@ export class CumulativeConversion {
     const increments: (number | undefined)[] = [];
     for (const { streamId, point } of points) {
       const key = stateKey(streamId, point.startNs);
-      const state = states.get(key) ?? { endNs: -1n, value: 0 };
-      if (point.timeNs <= state.endNs) {
-        increments.push(undefined);
-        continue;
-      }
-      increments.push(point.value >= state.value ? point.value - state.value : point.value);
-      states.set(key, { endNs: point.timeNs, value: point.value });
+      // A row created just now (end −1, value 0) converts as no state at all.
+      const converted = convertCumulative(states.get(key) ?? { endNs: -1n, value: 0 }, point);
+      increments.push(converted?.increment);
+      if (converted !== undefined) states.set(key, converted.state);
     }
     const changed = sorted.map((key) => states.get(stateKey(key.streamId, key.startNs)) as State);
     await db.query(

@@ -1,12 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { CounterPoint } from '../../../model/batches.js';
+import { convertCumulative } from '../../cumulative-rule.js';
 
 /**
  * Cumulative → increment, per stream and start time (one state row per sender incarnation, so that a late
- * point from before a restart still lands against its own baseline). A new start time counts from zero; a
- * value below the last one under the same start is a reset and also counts from zero; a point not newer than
- * the state is a retry or out of order and adds nothing (the newer total already includes it). The state
- * lives in the database only (memory does not grow with streams); its size is counted for /metrics.
+ * point from before a restart still lands against its own baseline), by the rule in store/cumulative-rule.ts.
+ * The state lives in the database only (memory does not grow with streams); its size is counted for /metrics.
  */
 export class CumulativeConversion {
   private readonly select: Database.Statement;
@@ -26,18 +25,12 @@ export class CumulativeConversion {
 
   /** Must run inside the apply transaction. `undefined`: the point adds nothing (a retry or out of order). */
   increment(streamId: number, point: CounterPoint): number | undefined {
-    const state = this.select.get(streamId, point.startNs) as { endNs: bigint; value: bigint } | undefined;
-    let increment: number;
-    if (state === undefined) {
-      increment = point.value;
-      this.size++;
-    } else if (point.timeNs <= state.endNs) return undefined;
-    else {
-      const last = Number(state.value);
-      increment = point.value >= last ? point.value - last : point.value;
-    }
-    this.upsert.run(streamId, point.startNs, point.timeNs, point.value);
-    return increment;
+    const stored = this.select.get(streamId, point.startNs) as { endNs: bigint; value: bigint } | undefined;
+    const converted = convertCumulative(stored === undefined ? undefined : { endNs: stored.endNs, value: Number(stored.value) }, point);
+    if (converted === undefined) return undefined;
+    if (stored === undefined) this.size++;
+    this.upsert.run(streamId, point.startNs, converted.state.endNs, converted.state.value);
+    return converted.increment;
   }
 
   recount(): number {

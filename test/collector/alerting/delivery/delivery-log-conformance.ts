@@ -60,6 +60,32 @@ export function deliveryLogConformance(name: string, backend: () => DeliveryLogB
       expect((await log.deliveries({ limit: 10 })).map((row) => row.receiver)).toEqual(['alertmanager', 'webhook']);
     });
 
+    it('keeps the body of unfinished notifications (queued, retrying, abandoned) and gives them back oldest first; a finished one loses it', async () => {
+      await log.recordDeliveries([
+        entry({ transitionId: 't-1', body: '{"n":1}' }),
+        entry({ transitionId: 't-2', body: '{"n":2}', queuedAtMs: T0 + 1, atMs: T0 + 1 }),
+        entry({ transitionId: 't-3', body: '{"n":3}', queuedAtMs: T0 + 2, atMs: T0 + 2 }),
+        entry({ transitionId: 't-4', body: '{"n":4}', queuedAtMs: T0 + 3, atMs: T0 + 3 }),
+        entry({ receiver: 'other', transitionId: 't-5', body: '{"n":5}' }),
+      ]);
+      // A later step written without the body keeps it; a final state drops it.
+      await log.recordDeliveries([
+        entry({ transitionId: 't-1', state: 'retrying', attempts: 2, atMs: T0 + 10 }),
+        entry({ transitionId: 't-2', state: 'abandoned', attempts: 1, body: '{"n":2}', queuedAtMs: T0 + 1, atMs: T0 + 10 }),
+        entry({ transitionId: 't-3', state: 'delivered', attempts: 1, body: '{"n":3}', queuedAtMs: T0 + 2, atMs: T0 + 10 }),
+        entry({ transitionId: 't-4', state: 'failed', attempts: 10, body: '{"n":4}', queuedAtMs: T0 + 3, atMs: T0 + 10 }),
+      ]);
+      const unfinished = await log.unfinishedDeliveries('webhook', 10);
+      expect(unfinished.map(({ record, body }) => [record.transitionId, record.state, record.attempts, body])).toEqual([
+        ['t-1', 'retrying', 2, '{"n":1}'],
+        ['t-2', 'abandoned', 1, '{"n":2}'],
+      ]);
+      expect((await log.unfinishedDeliveries('webhook', 1)).map(({ record }) => record.transitionId)).toEqual(['t-1']);
+      // Delivered again: finished, so no longer given back.
+      await log.recordDeliveries([entry({ transitionId: 't-1', state: 'delivered', attempts: 3, atMs: T0 + 20 })]);
+      expect((await log.unfinishedDeliveries('webhook', 10)).map(({ record }) => record.transitionId)).toEqual(['t-2']);
+    });
+
     it('writes a batch at once', async () => {
       await log.recordDeliveries([entry({ transitionId: 'a' }), entry({ transitionId: 'b', queuedAtMs: T0 - 5, atMs: T0 + 5 }), entry({ transitionId: 'a', state: 'dropped', atMs: T0 + 6 })]);
       const rows = await log.deliveries({ limit: 10 });
