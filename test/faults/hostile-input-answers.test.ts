@@ -78,7 +78,7 @@ describe('answers to hostile input', () => {
     expect((await fetch(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body })).status).toBe(200);
     const matrix = await matrixAnswer<MatrixResponse>(collector.url);
     expect(matrix.rows.map((row) => row.client).sort()).toEqual([...names].sort());
-    const markdown = matrixMarkdown(matrix, sliceMatrix(matrix, { rows: '', cols: '', client: '', sort: '', dir: 'asc' }), 'negotiated', 'service https://evil.example/scope');
+    const markdown = matrixMarkdown(matrix, sliceMatrix(matrix, { rows: '', cols: '', client: '', group: 'client', sort: '', dir: 'asc' }), 'negotiated', 'service https://evil.example/scope');
     // GitHub Flavored Markdown, as GitHub renders it (the autolink literal extension included).
     const html = micromark(markdown, { extensions: [gfm()], htmlExtensions: [gfmHtml()] });
     expect(html).toContain('<table>');
