@@ -87,9 +87,7 @@ async function serveCollector(args: string[]): Promise<number> {
   const collector = await startCollector(options);
   const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
   collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
-  // The address to open, plainly, whatever the log format (stdout stays log lines only).
-  const grpcTarget = collector.grpcAddress === undefined ? '' : ` or ${collector.grpcAddress} (OTLP/gRPC)`;
-  process.stderr.write(`extscope collector: open ${collector.url}/ in a browser; agents export to ${collector.url} (OTLP/HTTP)${grpcTarget}\n`);
+
   // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
   const reload = (): void => {
     collector.alerting.reload().catch((error: unknown) => collector.app.log.error(`rules reload failed: ${(error as Error).message}`));
@@ -109,6 +107,10 @@ async function serveCollector(args: string[]): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // The address to open, plainly, whatever the log format (stdout stays log lines only); once a signal stops
+    // the collector cleanly, so that whoever reads this line may send one.
+    const grpcTarget = collector.grpcAddress === undefined ? '' : ` or ${collector.grpcAddress} (OTLP/gRPC)`;
+    process.stderr.write(`extscope collector: open ${collector.url}/ in a browser; agents export to ${collector.url} (OTLP/HTTP)${grpcTarget}\n`);
   });
   return process.exitCode === undefined ? 0 : Number(process.exitCode);
 }

@@ -39,7 +39,8 @@ describe('docker compose profile "postgres"', () => {
 
   it('nginx balances round-robin over both replicas, without stickiness, and passes failed exports on', () => {
     const upstream = /upstream extscope \{([^}]*)\}/.exec(nginxConf)?.[1] ?? '';
-    expect(upstream.match(/server collector-\d:4318;/g)).toEqual(['server collector-1:4318;', 'server collector-2:4318;']);
+    // max_fails=0: a replica's 503 (saturated, draining) never marks it down, so that 503 + Retry-After reaches the sender.
+    expect(upstream.match(/server collector-\d:4318 max_fails=0;/g)).toEqual(['server collector-1:4318 max_fails=0;', 'server collector-2:4318 max_fails=0;']);
     expect(upstream).not.toMatch(/ip_hash|hash |sticky|least_conn/);
     expect(nginxConf).toMatch(/proxy_next_upstream error timeout http_502 http_503 non_idempotent;/);
     expect(nginxConf).toMatch(/listen 4318;/);
