@@ -78,17 +78,17 @@ export function flushOnExit(flush: () => Promise<void>, last: () => void = () =>
 
 /** Flushes registered by instrumentations under an application's own SDK; the process hooks are set once. */
 const exitFlushes = new Set<() => Promise<void>>();
+let exitHooked = false;
 
 /**
  * Adds `flush` to what runs on the asynchronous ways out (see flushOnExit; no `last`), hooking the process the first
  * time. Returns the function that removes it again (an instrumentation disabled).
  */
 export function flushAtExit(flush: () => Promise<void>): () => void {
-  if (exitFlushes.size === 0 && !exitHooked) {
+  if (!exitHooked) {
     exitHooked = true;
-    flushOnExit(onceAtATime(() => Promise.allSettled([...exitFlushes].map((each) => each())).then(() => {})));
+    flushOnExit(onceAtATime(async () => void (await Promise.allSettled([...exitFlushes].map((each) => each())))));
   }
   exitFlushes.add(flush);
   return () => exitFlushes.delete(flush);
 }
-let exitHooked = false;

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** An answer older than this is not used: the client's own reuse of a probe is a matter of seconds. */
@@ -29,47 +29,55 @@ interface Remembered {
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 export class ServerMemory {
-  private readonly file: string | undefined;
-  private readonly loaded: Remembered | undefined;
+  /** Opened at first use: a process that never learns about a server touches no file. */
+  private opened: { file: string | undefined; loaded: Remembered | undefined } | undefined;
 
-  /** `command`: the wrapped command line; `onError`: counts a failure (never thrown). */
+  /** `command`: the server's command line; `onError`: counts a failure (never thrown). */
   constructor(
-    command: readonly string[],
+    private readonly command: readonly string[],
     private readonly onError: (error: unknown) => void,
     private readonly now: () => number = Date.now,
-    directory = join(tmpdir(), `extscope-wrap-${userInfo().uid}`),
-  ) {
+    // process.getuid, not os.userInfo(): the latter throws for a uid without a passwd entry (containers).
+    private readonly directory = join(tmpdir(), `extscope-wrap-${process.getuid?.() ?? 'user'}`),
+  ) {}
+
+  private open(): { file: string | undefined; loaded: Remembered | undefined } {
+    if (this.opened !== undefined) return this.opened;
+    this.opened = { file: undefined, loaded: undefined };
     try {
-      mkdirSync(directory, { recursive: true, mode: 0o700 });
-      const info = lstatSync(directory);
+      mkdirSync(this.directory, { recursive: true, mode: 0o700 });
+      const info = lstatSync(this.directory);
       // Another user's directory, or a link planted in its place: remember nothing.
-      if (!info.isDirectory() || (typeof process.getuid === 'function' && info.uid !== process.getuid())) return;
+      if (!info.isDirectory() || (typeof process.getuid === 'function' && info.uid !== process.getuid())) return this.opened;
       // What an operator sets apart per deployment is part of the key: one command line may serve different maps.
       const deployment = [process.env['OTEL_SERVICE_NAME'] ?? '', process.env['OTEL_RESOURCE_ATTRIBUTES'] ?? ''];
-      const key = createHash('sha256').update(JSON.stringify([process.cwd(), ...deployment, ...command])).digest('hex').slice(0, 32);
-      this.file = join(directory, `${key}.json`);
-      this.loaded = this.read(this.file);
+      const key = createHash('sha256').update(JSON.stringify([process.cwd(), ...deployment, ...this.command])).digest('hex').slice(0, 32);
+      const file = join(this.directory, `${key}.json`);
+      this.opened = { file, loaded: undefined };
+      this.opened.loaded = this.read(file);
     } catch (error) {
       this.onError(error);
     }
+    return this.opened;
   }
 
   /** The capabilities remembered for this server, when it names itself as the remembered one did. */
   capabilitiesOf(serverInfo: Record<string, unknown>): Record<string, unknown> | undefined {
-    const remembered = this.loaded;
+    const remembered = this.open().loaded;
     if (remembered === undefined || this.now() - remembered.savedAt > VALID_MS) return undefined;
     return remembered.name === text(serverInfo['name']) && remembered.version === text(serverInfo['version']) ? remembered.capabilities : undefined;
   }
 
   /** Writes down a server's answer (atomically: a reader sees the old file or the new one). */
   remember(serverInfo: Record<string, unknown>, capabilities: Record<string, unknown>): void {
-    if (this.file === undefined) return;
+    const { file } = this.open();
+    if (file === undefined) return;
     try {
       const body = JSON.stringify({ name: text(serverInfo['name']), version: text(serverInfo['version']), capabilities, savedAt: this.now() } satisfies Remembered);
       if (Buffer.byteLength(body) > MAX_BYTES) return;
-      const temporary = `${this.file}.${process.pid}.tmp`;
+      const temporary = `${file}.${process.pid}.tmp`;
       writeFileSync(temporary, body, { mode: 0o600 });
-      renameSync(temporary, this.file);
+      renameSync(temporary, file);
     } catch (error) {
       this.onError(error);
     }

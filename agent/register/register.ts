@@ -28,9 +28,6 @@ function envFlag(name: string, fallback: boolean): boolean {
 
 const SELF_CHECK_DELAY_MS = getNumberFromEnv('EXTSCOPE_SELF_CHECK_MS') ?? 5000;
 
-/** How long the final export may hold up an exit (the child process included). */
-const EXIT_DEADLINE_MS = EXIT_FLUSH_DEADLINE_MS;
-
 const MCP_MODULE_URL = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/](?:server|sdk)[\\/]/;
 
 function start(): void {
@@ -50,9 +47,9 @@ function start(): void {
   const lastExport = (): void => {
     try {
       if (adopted) return;
-      if (sdk !== undefined) sdk.finalExport?.run(EXIT_DEADLINE_MS);
+      if (sdk !== undefined) sdk.finalExport?.run(EXIT_FLUSH_DEADLINE_MS);
       // No server was identified and no SDK started, yet requests were counted (a version probe's process).
-      else (orphanExport ??= finalExportWithoutSdk(snapshot))?.run(EXIT_DEADLINE_MS);
+      else (orphanExport ??= finalExportWithoutSdk(snapshot))?.run(EXIT_FLUSH_DEADLINE_MS);
     } catch {
       // Nothing may disturb the exit.
     }
