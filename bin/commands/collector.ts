@@ -16,6 +16,7 @@ import { describeDb } from '../../collector/store/open.js';
 import { userErrorMessage } from './user-errors.js';
 
 const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
+                          [--log-format pretty|json]
 
 Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
 (/api/v1/*), /metrics, /healthz and /readyz on one port; receives OTLP/gRPC on another.

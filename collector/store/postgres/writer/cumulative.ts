@@ -7,12 +7,11 @@ export interface CumulativePoint {
   point: CounterPoint;
 }
 
-type State = CumulativeState;
-
 const stateKey = (streamId: number, startNs: bigint): string => `${streamId}:${startNs}`;
 
 /**
- * Cumulative → increment, per stream and start time, by the rule both stores share (store/cumulative-rule.ts). Several replicas may receive consecutive exports of one stream, so the state is read and written
+ * Cumulative → increment, per stream and start time, by the rule both stores share (store/cumulative-rule.ts).
+ * Several replicas may receive consecutive exports of one stream, so the state is read and written
  * under its row lock: every state row the export touches is created if absent (as end −1, value 0, which
  * converts exactly as "no state") and locked FOR UPDATE, both in (stream, start) order so that two exports
  * never wait on each other in opposite orders; a concurrent export of the same stream waits for this one's
@@ -39,7 +38,7 @@ export class CumulativeConversion {
        ORDER BY c.stream_id, c.start_ns FOR UPDATE OF c`,
       [streams, starts],
     );
-    const states = new Map<string, State>(rows.map((row) => [stateKey(row.stream_id, BigInt(row.start_ns)), { endNs: BigInt(row.end_ns), value: row.value }]));
+    const states = new Map<string, CumulativeState>(rows.map((row) => [stateKey(row.stream_id, BigInt(row.start_ns)), { endNs: BigInt(row.end_ns), value: row.value }]));
     const increments: (number | undefined)[] = [];
     for (const { streamId, point } of points) {
       const key = stateKey(streamId, point.startNs);
@@ -48,7 +47,7 @@ export class CumulativeConversion {
       increments.push(converted?.increment);
       if (converted !== undefined) states.set(key, converted.state);
     }
-    const changed = sorted.map((key) => states.get(stateKey(key.streamId, key.startNs)) as State);
+    const changed = sorted.map((key) => states.get(stateKey(key.streamId, key.startNs)) as CumulativeState);
     await db.query(
       `UPDATE cumulative_state c SET end_ns = k.e, value = k.v
        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS k (s, st, e, v)
