@@ -1,5 +1,5 @@
 import type { Resolution } from '../model/records.js';
-import { MS_PER_HOUR, MS_PER_MINUTE } from '../model/time.js';
+import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../model/time.js';
 
 /**
  * Splits a time range into the fewest rollup buckets: whole UTC days, then whole hours, then minutes at the
@@ -30,6 +30,11 @@ export interface PlanOptions {
   hourlyAboveMs: number;
   /** Whether whole days may come from a daily level (the cell rollups have one, the series rollups do not). */
   useDays: boolean;
+  /**
+   * The collector's clock, given only while nothing is stored after the minute under way: a range reaching it may
+   * then read the day or hour under way from its own row (see {@link endingNow}).
+   */
+  nowMs?: number;
 }
 
 const EMPTY: UnitRange = { from: 0, to: 0 };
@@ -43,27 +48,66 @@ function splitHours(h0: number, h1: number, useDays: boolean): { days: UnitRange
   return { days: { from: d0, to: d1 }, hours: [{ from: h0, to: d0 * 24 }, { from: d1 * 24, to: h1 }] };
 }
 
-export function planBuckets(fromMs: number, toMs: number, options: PlanOptions): BucketPlan {
-  const m0 = Math.floor(fromMs / MS_PER_MINUTE);
-  const m1 = Math.max(m0 + 1, Math.ceil(toMs / MS_PER_MINUTE));
-  const hourly = (m1 - m0) * MS_PER_MINUTE > options.hourlyAboveMs || m0 * MS_PER_MINUTE < options.minuteHorizonMs;
-  if (hourly) {
-    const h0 = Math.floor(m0 / 60);
-    const h1 = Math.ceil(m1 / 60);
-    return { fromMs: h0 * MS_PER_HOUR, toMs: h1 * MS_PER_HOUR, resolution: 'hour', minutes: [EMPTY, EMPTY], ...splitHours(h0, h1, options.useDays) };
-  }
+/** Ranges covering whole minutes [m0, m1) (whole hours when `hourly`), finest at the edges. */
+type Ranges = Pick<BucketPlan, 'days' | 'hours' | 'minutes'>;
+
+function cover(m0: number, m1: number, hourly: boolean, useDays: boolean): Ranges {
+  if (hourly) return { minutes: [EMPTY, EMPTY], ...splitHours(m0 / 60, m1 / 60, useDays) };
   const ha = Math.ceil(m0 / 60);
   const hb = Math.floor(m1 / 60);
-  if (hb <= ha) {
-    return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, resolution: 'minute', days: EMPTY, hours: [EMPTY, EMPTY], minutes: [{ from: m0, to: m1 }, EMPTY] };
+  if (hb <= ha) return { days: EMPTY, hours: [EMPTY, EMPTY], minutes: [{ from: m0, to: m1 }, EMPTY] };
+  return { minutes: [{ from: m0, to: ha * 60 }, { from: hb * 60, to: m1 }], ...splitHours(ha, hb, useDays) };
+}
+
+const isEmpty = (range: UnitRange): boolean => range.to <= range.from;
+
+/** How many ranges a reader looks up (one seek per cell or series each). */
+const seeks = (ranges: Ranges): number => [ranges.days, ...ranges.hours, ...ranges.minutes].filter((range) => !isEmpty(range)).length;
+
+/** `range` followed by the unit `unit` (contiguous with it when it is not empty). */
+const extended = (range: UnitRange, unit: number): UnitRange => ({ from: isEmpty(range) ? unit : range.from, to: unit + 1 });
+
+/**
+ * A range that reaches the minute under way may be read up to the end of the day or hour under way from that unit's
+ * own row: nothing is stored after the minute under way (the reader checks), so the unit's row holds exactly its
+ * minutes so far, and the range's finer trailing edge is one seek per cell fewer. These are the ways to do so (none
+ * when the range ends before now or reaches beyond the unit).
+ */
+function endingNow(m0: number, m1: number, hourly: boolean, options: PlanOptions): Ranges[] {
+  if (options.nowMs === undefined) return [];
+  const nowMinute = Math.floor(options.nowMs / MS_PER_MINUTE);
+  if (m1 <= nowMinute) return [];
+  const ways: Ranges[] = [];
+  const today = Math.floor(nowMinute / MINUTES_PER_DAY) * MINUTES_PER_DAY;
+  if (options.useDays && today >= m0 && m1 <= today + MINUTES_PER_DAY) {
+    const rest = cover(m0, today, hourly, true);
+    ways.push({ ...rest, days: extended(rest.days, today / MINUTES_PER_DAY) });
   }
-  return {
-    fromMs: m0 * MS_PER_MINUTE,
-    toMs: m1 * MS_PER_MINUTE,
-    resolution: 'minute',
-    minutes: [{ from: m0, to: ha * 60 }, { from: hb * 60, to: m1 }],
-    ...splitHours(ha, hb, options.useDays),
-  };
+  const thisHour = Math.floor(nowMinute / MINUTES_PER_HOUR) * MINUTES_PER_HOUR;
+  if (thisHour >= m0 && m1 <= thisHour + MINUTES_PER_HOUR) {
+    const rest = cover(m0, thisHour, hourly, options.useDays);
+    // With whole days inside, the hours after them are the second range (empty when the hour starts a day).
+    const last = isEmpty(rest.days) ? 0 : 1;
+    const hours: [UnitRange, UnitRange] = [...rest.hours];
+    hours[last] = extended(rest.hours[last], thisHour / MINUTES_PER_HOUR);
+    ways.push({ ...rest, hours });
+  }
+  return ways;
+}
+
+export function planBuckets(fromMs: number, toMs: number, options: PlanOptions): BucketPlan {
+  let m0 = Math.floor(fromMs / MS_PER_MINUTE);
+  let m1 = Math.max(m0 + 1, Math.ceil(toMs / MS_PER_MINUTE));
+  const hourly = (m1 - m0) * MS_PER_MINUTE > options.hourlyAboveMs || m0 * MS_PER_MINUTE < options.minuteHorizonMs;
+  if (hourly) {
+    m0 = Math.floor(m0 / 60) * 60;
+    m1 = Math.ceil(m1 / 60) * 60;
+  }
+  // The way with the fewest seeks; the range as it is when nothing saves one.
+  const { days, hours, minutes } = [cover(m0, m1, hourly, options.useDays), ...endingNow(m0, m1, hourly, options)].reduce((best, way) => (seeks(way) < seeks(best) ? way : best));
+  // Empty ranges in one form: a reader may leave them out.
+  const tidy = (range: UnitRange): UnitRange => (isEmpty(range) ? EMPTY : range);
+  return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, resolution: hourly ? 'hour' : 'minute', days: tidy(days), hours: [tidy(hours[0]), tidy(hours[1])], minutes: [tidy(minutes[0]), tidy(minutes[1])] };
 }
 
 /** Named parameters for the statements built on a plan. */

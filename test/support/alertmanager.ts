@@ -29,14 +29,34 @@ receivers:
   - name: nobody
 `;
 
-export async function startAlertmanager(): Promise<Alertmanager> {
+/**
+ * Routes every alert on its own (grouped by all labels) to a webhook at `url`, resolved notifications included, with
+ * the shortest waits: what a transition does reaches the webhook within seconds.
+ */
+export function webhookConfig(url: string): string {
+  return `route:
+  receiver: hook
+  group_by: ['...']
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 24h
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: '${url}'
+        send_resolved: true
+`;
+}
+
+/** `config`: the alertmanager.yml to run with (default: notify nobody). */
+export async function startAlertmanager(config = CONFIG): Promise<Alertmanager> {
   const binary = requireBinary(ALERTMANAGER_BINARY, 'prometheus-alertmanager');
   const daemon = await startDaemon({
     name: 'alertmanager',
     binary,
     readyPath: '/-/ready',
     async prepare(dir, port) {
-      await writeFile(join(dir, 'alertmanager.yml'), CONFIG);
+      await writeFile(join(dir, 'alertmanager.yml'), config);
       return [
         `--config.file=${join(dir, 'alertmanager.yml')}`,
         `--storage.path=${join(dir, 'data')}`,

@@ -153,6 +153,7 @@ export class SqliteStore implements Store, StoreBackup {
     this.rollups = new RollupsReader(this.db, () => ({
       minuteHorizonMs: options.clock() - options.retention.minuteDays * MS_PER_DAY + MS_PER_HOUR,
       hourlyAboveMs: HOURLY_ABOVE_MS,
+      nowMs: options.clock(),
     }));
     this.instancesReader = new InstancesReader(this.db);
     this.examplesWriter = new ExamplesWriter(this.db, options.examplesPerCell);

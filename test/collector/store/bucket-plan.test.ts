@@ -49,3 +49,60 @@ describe('bucket plan', () => {
     expect(noDays.hours[0]).toEqual({ from: at(1, 10, 0) / MS_PER_HOUR, to: at(8, 11, 0) / MS_PER_HOUR });
   });
 });
+
+describe('bucket plan for a range reaching now', () => {
+  const MINUTE = MS_PER_MINUTE;
+  /** The minutes each plan covers, each at most once. */
+  const covered = (plan: ReturnType<typeof planBuckets>): Set<number> => {
+    const minutes = new Set<number>();
+    const add = (from: number, to: number, unitMinutes: number): void => {
+      for (let minute = from * unitMinutes; minute < to * unitMinutes; minute++) {
+        expect(minutes.has(minute)).toBe(false);
+        minutes.add(minute);
+      }
+    };
+    add(plan.days.from, plan.days.to, 1440);
+    for (const range of plan.hours) add(range.from, range.to, 60);
+    for (const range of plan.minutes) add(range.from, range.to, 1);
+    return minutes;
+  };
+  const seeks = (plan: ReturnType<typeof planBuckets>): number => [plan.days, ...plan.hours, ...plan.minutes].filter((range) => range.to > range.from).length;
+
+  it('covers every minute of the range once, and beyond it only minutes after now, for ranges of every length and both kinds of rollup', () => {
+    const now = Date.UTC(2026, 5, 10, 13, 27, 41);
+    let applied = 0;
+    for (const useDays of [true, false]) {
+      for (const lengthMinutes of [1, 7, 15, 59, 60, 61, 90, 13 * 60 + 28, 24 * 60, 36 * 60, 2 * 1440, 3 * 1440 + 17, 7 * 1440]) {
+        for (const toMs of [now, now + 30_000, now + 5 * MINUTE, now - 10 * MINUTE]) {
+          const options = { minuteHorizonMs: 0, hourlyAboveMs: 2 * MS_PER_DAY, useDays };
+          const fromMs = toMs - lengthMinutes * MINUTE;
+          const plain = planBuckets(fromMs, toMs, options);
+          const plan = planBuckets(fromMs, toMs, { ...options, nowMs: now });
+          const label = `${useDays ? 'days' : 'hours'} ${lengthMinutes} min to ${new Date(toMs).toISOString()}`;
+          expect({ fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution }, label).toEqual({ fromMs: plain.fromMs, toMs: plain.toMs, resolution: plain.resolution });
+          const wanted = covered(plain);
+          const got = covered(plan);
+          for (const minute of wanted) expect(got.has(minute), `${label}: minute ${minute}`).toBe(true);
+          for (const minute of got) if (!wanted.has(minute)) expect(minute * MINUTE, label).toBeGreaterThan(now);
+          expect(seeks(plan), label).toBeLessThanOrEqual(seeks(plain));
+          if (seeks(plan) < seeks(plain)) applied++;
+        }
+      }
+    }
+    expect(applied).toBeGreaterThan(20);
+  });
+
+  it('reads the last 24 hours and the last 7 days without a trailing edge: the hour or day under way from its own row', () => {
+    const now = Date.UTC(2026, 5, 10, 13, 27, 41);
+    const options = { minuteHorizonMs: 0, hourlyAboveMs: 2 * MS_PER_DAY, useDays: true, nowMs: now };
+    const day = planBuckets(now - MS_PER_DAY, now, options);
+    expect(day.minutes).toEqual([{ from: Date.UTC(2026, 5, 9, 13, 27) / MS_PER_MINUTE, to: Date.UTC(2026, 5, 9, 14) / MS_PER_MINUTE }, { from: 0, to: 0 }]);
+    expect(day.hours).toEqual([{ from: Date.UTC(2026, 5, 9, 14) / MS_PER_HOUR, to: Date.UTC(2026, 5, 10, 14) / MS_PER_HOUR }, { from: 0, to: 0 }]);
+    expect(day.days).toEqual({ from: 0, to: 0 });
+    const week = planBuckets(now - 7 * MS_PER_DAY, now, options);
+    expect(week.days).toEqual({ from: Date.UTC(2026, 5, 4) / MS_PER_DAY, to: Date.UTC(2026, 5, 11) / MS_PER_DAY });
+    expect(week.hours).toEqual([{ from: Date.UTC(2026, 5, 3, 13) / MS_PER_HOUR, to: Date.UTC(2026, 5, 4) / MS_PER_HOUR }, { from: 0, to: 0 }]);
+    // A range that ends before now is planned as it is.
+    expect(planBuckets(now - MS_PER_DAY, now - 2 * MS_PER_HOUR, options)).toEqual(planBuckets(now - MS_PER_DAY, now - 2 * MS_PER_HOUR, { ...options, nowMs: undefined }));
+  });
+});

@@ -2,13 +2,52 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
-import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
-import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
+import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
+import { type BucketPlan, type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
 import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../store.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, safeSum, unbound } from '../columns.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
+
+/** One of a plan's ranges: the rollup table and bucket column it is read from, and its parameters. */
+type PlanRange = readonly [table: string, bucket: string, from: string, to: string];
+const CELL_RANGES: readonly PlanRange[] = [
+  ['cell_day', 'day', 'd0', 'd1'],
+  ['cell_hour', 'hour', 'h0', 'h1'],
+  ['cell_hour', 'hour', 'h2', 'h3'],
+  ['cell_minute', 'minute', 'm0', 'm1'],
+  ['cell_minute', 'minute', 'm2', 'm3'],
+];
+/** The series rollups have no daily level. */
+const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) => table !== 'cell_day').map(([table, ...rest]) => [table.replace('cell_', 'series_'), ...rest] as const);
+
+/**
+ * A statement summing each row's counts over a plan's ranges, prepared once per combination of non-empty ranges: an
+ * empty range would still cost a seek per row, and most plans have two or three of five.
+ */
+class RangeSums {
+  private readonly prepared = new Map<string, Database.Statement>();
+
+  constructor(
+    private readonly ranges: readonly PlanRange[],
+    /** The id the sums belong to (`c.id`, `s.id`) and the statement around `n`, their total. */
+    private readonly owner: { column: string; id: string },
+    private readonly build: (n: string) => Database.Statement,
+  ) {}
+
+  for(parameters: Record<string, unknown>): Database.Statement {
+    const present = this.ranges.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const key = present.map(([, , from]) => from).join();
+    let statement = this.prepared.get(key);
+    if (statement === undefined) {
+      const terms = present.map(([table, bucket, from, to]) => sum(table, bucket, this.owner.column, this.owner.id, from, to));
+      statement = this.build(terms.length === 0 ? '0' : terms.join('\n          + '));
+      this.prepared.set(key, statement);
+    }
+    return statement;
+  }
+}
 
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
 const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.flag);
@@ -45,7 +84,7 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
 
 /** One chunk's rows (`@after` < id ≤ `@upto`), and where a chunk of {@link READ_CHUNK} ids from `@after` ends. */
 interface ChunkedRead {
-  rows: Database.Statement;
+  rows: RangeSums;
   end: Database.Statement;
 }
 
@@ -54,7 +93,7 @@ async function chunked<T extends CellTotal>(read: ChunkedRead, parameters: Recor
   for (;;) {
     const upto = read.end.get({ ...parameters, after }) as number | null;
     if (upto === null) return;
-    for (const cell of records<T>(read.rows.all({ ...parameters, after, upto }) as Record<string, unknown>[], flags)) into.push(cell);
+    for (const cell of records<T>(read.rows.for(parameters).all({ ...parameters, after, upto }) as Record<string, unknown>[], flags)) into.push(cell);
     after = upto;
     await yieldToEventLoop();
   }
@@ -74,25 +113,23 @@ export class RollupsReader {
   private readonly perInstance: ChunkedRead;
   private readonly steps: Map<string, Database.Statement>;
   private readonly cellChunkEnd: Database.Statement;
-  private readonly unknownCells: Database.Statement;
+  private readonly unknownCells: RangeSums;
   private readonly unknownSteps: Map<string, Database.Statement>;
+  private readonly latestPointEnd: Database.Statement;
 
   constructor(
     db: Database.Database,
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
-    const byCell = (where: string): Database.Statement =>
-      db.prepare(`
+    const byCell = (where: string): RangeSums =>
+      new RangeSums(CELL_RANGES, { column: 'cell_id', id: 'c.id' }, (n) =>
+        db.prepare(`
       SELECT kind, ${selected(CELL_COLUMNS)}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT c.*,
-          ${sum('cell_day', 'day', 'cell_id', 'c.id', 'd0', 'd1')}
-          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h0', 'h1')}
-          + ${sum('cell_hour', 'hour', 'cell_id', 'c.id', 'h2', 'h3')}
-          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm0', 'm1')}
-          + ${sum('cell_minute', 'minute', 'cell_id', 'c.id', 'm2', 'm3')} AS n
+        SELECT c.*, ${n} AS n
         FROM cells c
         WHERE ${where} AND c.id > @after AND c.id <= @upto
-      ) WHERE n > 0`);
+      ) WHERE n > 0`),
+      );
     // Each chunk's end first, from the index alone (cells_by_service keeps equal keys in id order).
     const chunkEnd = (where: string): Database.Statement =>
       db.prepare(`SELECT max(id) FROM (SELECT c.id FROM cells c WHERE ${where} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`).pluck();
@@ -103,33 +140,31 @@ export class RollupsReader {
     this.instanceRefs = db.prepare('SELECT id FROM instances WHERE instance_id = @instance AND (@service IS NULL OR service = @service)').pluck();
     // A series has every cell column (and more); extension series keep their declaration state, which a
     // cell of theirs does not: it is left out here too.
+    const seriesSums = (build: (n: string) => Database.Statement): RangeSums => new RangeSums(SERIES_RANGES, { column: 'series_id', id: 's.id' }, build);
     this.instanceSeries = {
-      rows: db.prepare(`
+      rows: seriesSums((n) =>
+        db.prepare(`
       SELECT kind, ${SERIES_CELL_COLUMNS}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT s.*,
-          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        SELECT s.*, ${n} AS n
         FROM series s
         WHERE s.instance_ref = @ref AND s.id > @after AND s.id <= @upto
       ) WHERE n > 0`),
+      ),
       end: db.prepare(`SELECT max(id) FROM (SELECT id FROM series WHERE instance_ref = @ref AND id > @after ORDER BY id LIMIT ${READ_CHUNK})`).pluck(),
     };
     // Every instance's series, each with its service and instance id (and the server's declaration and `-32021`
     // flag, which only the series keep), narrowed by instance, service and client name.
     const perInstanceWhere = `(@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service) AND (@client IS NULL OR s.client_name = @client)`;
     this.perInstance = {
-      rows: db.prepare(`
+      rows: seriesSums((n) =>
+        db.prepare(`
       SELECT kind, ${INSTANCE_CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')},
              service_name AS service, instance_name AS instanceId, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT s.*, i.service AS service_name, i.instance_id AS instance_name,
-          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
-          + ${sum('series_hour', 'hour', 'series_id', 's.id', 'h2', 'h3')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, ${n} AS n
         FROM series s JOIN instances i ON i.id = s.instance_ref
         WHERE ${perInstanceWhere} AND s.id > @after AND s.id <= @upto
       ) WHERE n > 0`),
+      ),
       end: db.prepare(`SELECT max(id) FROM (SELECT s.id FROM series s JOIN instances i ON i.id = s.instance_ref WHERE ${perInstanceWhere} AND s.id > @after ORDER BY s.id LIMIT ${READ_CHUNK})`).pluck(),
     };
     // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
@@ -146,16 +181,14 @@ export class RollupsReader {
     `);
     // CROSS JOIN: SQLite keeps this order, from the few ids out (it would otherwise scan the series).
     const unknownSeries = 'temp.server_unknown_series u CROSS JOIN series s ON s.id = u.id CROSS JOIN instances i ON i.id = s.instance_ref';
-    this.unknownCells = db.prepare(`
+    this.unknownCells = seriesSums((n) =>
+      db.prepare(`
       SELECT kind, ${SERIES_CELL_COLUMNS}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT s.*,
-          ${sum('series_hour', 'hour', 'series_id', 's.id', 'h0', 'h1')}
-          + ${sum('series_hour', 'hour', 'series_id', 's.id', 'h2', 'h3')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm0', 'm1')}
-          + ${sum('series_minute', 'minute', 'series_id', 's.id', 'm2', 'm3')} AS n
+        SELECT s.*, ${n} AS n
         FROM ${unknownSeries}
         WHERE (@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service)
-      ) WHERE n > 0`);
+      ) WHERE n > 0`),
+    );
     this.unknownSteps = new Map(
       SERIES_LEVELS.map((level) => [
         level.table,
@@ -170,6 +203,9 @@ export class RollupsReader {
           GROUP BY tMs, s.kind, ${STEP_COLUMNS.map((column) => `s.${column.column}`).join(', ')}`),
       ]),
     );
+    // From the log's identity index: one seek. Increments written to the rollups another way (the benchmarks' loader)
+    // are not in the log, and are not ahead of their writer's clock.
+    this.latestPointEnd = db.prepare('SELECT max(end_ns) FROM point_log').pluck().safeIntegers(true);
     this.cellChunkEnd = db.prepare(`SELECT max(id) FROM (SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
@@ -193,7 +229,7 @@ export class RollupsReader {
    */
   async cellTotals(query: CellQuery): Promise<CellTotals> {
     const byInstance = query.instance !== undefined;
-    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
+    const plan = this.plan(query, !byInstance);
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
     const cells: CellTotal[] = [];
     if (byInstance) {
@@ -202,15 +238,27 @@ export class RollupsReader {
       await chunked(query.service === undefined ? this.allCells : this.serviceCells, parameters, cells);
     }
     // The same range from the series rollups (no daily level: the same buckets, split differently).
-    const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const seriesPlan = byInstance ? plan : this.plan(query, false);
     const unknownParameters = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
-    const serverUnknown = records<CellTotal>(this.unknownCells.all(unknownParameters) as Record<string, unknown>[], FLAG_COLUMNS);
+    const serverUnknown = records<CellTotal>(this.unknownCells.for(unknownParameters).all(unknownParameters) as Record<string, unknown>[], FLAG_COLUMNS);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells, serverUnknown };
+  }
+
+  /**
+   * The buckets for a range. Its end may be read from the day or hour under way ({@link PlanOptions.nowMs}) only while
+   * nothing is stored after the minute under way: a point dated ahead of this clock (another host's), until its
+   * minute has come, would otherwise count in a range that ends now.
+   */
+  private plan(range: { fromMs: number; toMs: number }, useDays: boolean): BucketPlan {
+    const { nowMs, ...options } = this.planOptions();
+    const latest = this.latestPointEnd.get() as bigint | null;
+    const aheadOfNow = nowMs === undefined || (latest !== null && Number(latest / NANOS_PER_MINUTE) > Math.floor(nowMs / MS_PER_MINUTE));
+    return planBuckets(range.fromMs, range.toMs, { ...options, useDays, nowMs: aheadOfNow ? undefined : nowMs });
   }
 
   /** Per instance, from the series rollups (no daily level), in chunks of series as {@link cellTotals}. */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
-    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const plan = this.plan(query, false);
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
     const cells: InstanceCellTotal[] = [];
     await chunked(this.perInstance, parameters, cells, INSTANCE_FLAG_COLUMNS);

@@ -29,6 +29,20 @@ function source(bySeries: boolean, level: TrendLevel): string {
       WHERE c.id > @after AND c.id <= @upto AND (@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)`;
 }
 
+/** The series a `-32021` figure can come from: refused requests, and the ids a refused method required. */
+const requiredSeries = (row = ''): string => `((${row}kind = 0 AND ${row}status_code = '-32021') OR (${row}kind = 1 AND ${row}required = 1))`;
+
+/**
+ * {@link source} narrowed to {@link requiredSeries}, from their ids: few among very many series, and no index
+ * finds them (CROSS JOIN: SQLite keeps this order, from the few ids out). One read, no chunks.
+ */
+function requiredSource(level: TrendLevel): string {
+  return `SELECT CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot, c.*
+      FROM temp.required_series r CROSS JOIN series c ON c.id = r.id CROSS JOIN instances i ON i.id = c.instance_ref
+        JOIN ${level.table} b ON b.series_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
+      WHERE (@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)`;
+}
+
 const MEASURES = {
   declarations: {
     series: false,
@@ -79,17 +93,28 @@ export class TrendsReader extends TrendMeasures {
     super();
     const end = (table: string): Database.Statement => db.prepare(`SELECT max(id) FROM (SELECT id FROM ${table} WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
     this.chunkEnd = { cells: end('cells'), series: end('series') };
+    // The ids of the series the `required` measure reads, in a table of this connection's own (TEMP: not part of the
+    // schema, gone with the connection), filled once now and kept current by triggers as series come and go.
+    db.exec(`
+      CREATE TEMP TABLE IF NOT EXISTS required_series (id INTEGER PRIMARY KEY);
+      INSERT OR IGNORE INTO temp.required_series (id) SELECT id FROM main.series WHERE ${requiredSeries()};
+      CREATE TEMP TRIGGER IF NOT EXISTS required_series_added AFTER INSERT ON main.series WHEN ${requiredSeries('NEW.')}
+        BEGIN INSERT OR IGNORE INTO temp.required_series (id) VALUES (NEW.id); END;
+      CREATE TEMP TRIGGER IF NOT EXISTS required_series_dropped AFTER DELETE ON main.series
+        BEGIN DELETE FROM temp.required_series WHERE id = OLD.id; END;
+    `);
   }
 
   protected async read<Slot>(measure: TrendMeasure, query: TrendQuery): Promise<TrendResult<Slot>> {
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
     const plan = planTrend(query, bySeries);
     const { level, m0, m1 } = plan;
+    const narrowed = measure === 'required';
     const key = `${measure}:${bySeries}:${level.table}`;
     let statement = this.statements.get(key);
     if (statement === undefined) {
       // `b.count` is renamed so that `c.*` (which has no `count`) and the rollup's count cannot clash.
-      const from = source(bySeries, level).replace('c.*', 'c.*, b.count AS b_count');
+      const from = (narrowed ? requiredSource(level) : source(bySeries, level)).replace('c.*', 'c.*, b.count AS b_count');
       statement = this.db.prepare(MEASURES[measure].sql(from));
       this.statements.set(key, statement);
     }
@@ -103,8 +128,9 @@ export class TrendsReader extends TrendMeasures {
       client: query.clientName ?? null,
       ...(measure === 'required' ? { extension: query.extensionId ?? null } : {}),
     };
-    const chunkEnd = this.chunkEnd[bySeries ? 'series' : 'cells'];
     const rows: Slot[] = [];
+    if (narrowed) return trendResult(query, plan, statement.all(parameters) as Slot[]);
+    const chunkEnd = this.chunkEnd[bySeries ? 'series' : 'cells'];
     for (let after = 0; ; ) {
       const upto = chunkEnd.get(after) as number | null;
       if (upto === null) break;
