@@ -77,6 +77,8 @@ export interface MatrixRow {
    */
   serverUnknown: number;
   declaration: DeclarationCounts;
+  /** Only on the row `_OTHER` past the row limit: how many rows it sums (a client may itself be named `_OTHER`). */
+  summedRows?: number;
   /** One per id of {@link MatrixView.extensions}, in the same order (zeros included). */
   extensions: MatrixCell[];
 }
@@ -226,8 +228,9 @@ export function buildMatrix(
   let entries = [...rows.values()].sort((a, b) => b.row.requests - a.row.requests || byText(a.row.client, b.row.client));
   if (entries.length > limits.rows) {
     const kept = entries.slice(0, Math.max(0, limits.rows - 1));
-    const other: Entry = { row: { ...otherIdentity(group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
-    for (const { row, counts } of entries.slice(kept.length)) {
+    const rest = entries.slice(kept.length);
+    const other: Entry = { row: { ...otherIdentity(group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 }, summedRows: rest.length }, counts: new Map() };
+    for (const { row, counts } of rest) {
       other.row.requests += row.requests;
       other.row.serverUnknown += row.serverUnknown;
       other.row.declaration.unknown += row.declaration.unknown;
@@ -266,6 +269,7 @@ export function buildMatrix(
       requests: row.requests,
       serverUnknown: row.serverUnknown,
       declaration: row.declaration,
+      ...(row.summedRows === undefined ? {} : { summedRows: row.summedRows }),
       extensions: extensions.map((id) => matrixCell(id, (id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id)) ?? zero(), row)),
     };
   });

@@ -65,3 +65,20 @@ export function splitTable(split: InstanceSplitResponse): HTMLElement {
     h('div', { class: 'split-wrap' }, h('table', { class: 'list split-table', 'aria-labelledby': 'split-title' }, h('thead', null, head), h('tbody', null, ...rows))),
   );
 }
+
+/**
+ * A cell's split in a few lines, for its tooltip: the busiest `count` instances with their requests and the cell's
+ * state and share there, then how many more. Labels are text (dom.ts).
+ */
+export function splitLines(split: InstanceSplitResponse, count: number): HTMLElement[] {
+  const shown = split.instances.slice(0, count);
+  const more = split.instancesTotal - shown.length;
+  const line = (label: string, requests: number, cell: ExtensionCounts): HTMLElement => {
+    const share = shownShare(cell);
+    return h('li', null, h('span', { class: 'split-label' }, label), ` ${integer(requests)} req · ${STATES[cell.state].short}${share === null ? '' : ` ${percent(share)}`}`);
+  };
+  return [
+    h('p', { class: 'tooltip-split-title' }, `Across ${integer(split.instancesTotal)} ${split.instancesTotal === 1 ? 'instance' : 'instances'}:`),
+    h('ul', { class: 'tooltip-split' }, ...shown.map((part) => line(part.label, part.requests, part.cell)), ...(more > 0 ? [h('li', null, `and ${integer(more)} more (Enter or click)`)] : [])),
+  ];
+}

@@ -139,6 +139,21 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
     await screenshot(page, 'matrix-cell-instances');
   });
 
+  it("a client's cell, hovered and focused, names in its tooltip the instances that answered it, with the state and share at each", async () => {
+    await page.goto(`${fixtureSet.collector.url}/?group=client`);
+    await ready(page);
+    await cell('gamma', SEARCH).hover();
+    const tooltip = page.locator('#cell-tooltip');
+    await expect.poll(() => tooltip.locator('.tooltip-split-title').innerText(), { timeout: 10_000 }).toBe('Across 2 instances:');
+    await expect(tooltip.locator('ul.tooltip-split li').allInnerTexts()).resolves.toEqual([`${ROW_A} 3 req · all 100 %`, `${ROW_B} 2 req · client 100 %`]);
+    await screenshot(page, 'matrix-cell-tooltip-split');
+    // Keyboard focus shows the same (the pointer moved away first).
+    await page.mouse.move(0, 0);
+    await cell('gamma', SEARCH).focus();
+    await tooltip.locator('ul.tooltip-split li').first().waitFor({ timeout: 10_000 });
+    await expect(tooltip.locator('ul.tooltip-split li').allInnerTexts()).resolves.toEqual([`${ROW_A} 3 req · all 100 %`, `${ROW_B} 2 req · client 100 %`]);
+  });
+
   it('grouped by instance, an opened cell lists only that instance, and its examples only its requests', async () => {
     await page.goto(`${fixtureSet.collector.url}/?group=instance`);
     await ready(page);

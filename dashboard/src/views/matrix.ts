@@ -4,10 +4,13 @@ import { at, code, count, h, integer, notice, percent, replace } from '../dom.js
 import { download } from '../download.js';
 import { type Cell, type MarkdownMeaning, type MatrixSlice, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../matrix-model.js';
 import { clientMatrixParams, matrixParams } from '../filters.js';
-import { SPLIT_LIMIT, splitParams, splitTable } from '../instance-split.js';
+import { SPLIT_LIMIT, splitLines, splitParams, splitTable } from '../instance-split.js';
 import { type Group, type State, byInstance, href, rangeLabel, rangeParams } from '../state.js';
 import type { ExamplesResponse, InstanceSplitResponse, InstancesResponse, MatrixResponse, MatrixRow } from '../types.js';
 import { clientTitle } from '../unknown-client.js';
+
+/** Instances a cell's tooltip names (the drill-down lists more). */
+const TOOLTIP_SPLIT = 3;
 
 /** The support matrix: clients × extension ids, with the drill-down to example requests below it. */
 
@@ -45,6 +48,9 @@ class MatrixView implements ViewModule {
   private summary!: HTMLElement;
   private grid!: HTMLElement;
   private tooltip!: HTMLElement;
+  /** The cell the tooltip describes, and the pause before its split is asked for. */
+  private tooltipFor: HTMLElement | undefined;
+  private splitTimer: ReturnType<typeof setTimeout> | undefined;
   private drill!: HTMLElement;
   private markdownBox!: HTMLTextAreaElement;
   private meaning!: HTMLSelectElement;
@@ -337,19 +343,54 @@ class MatrixView implements ViewModule {
     if (element === null) return;
     const found = this.cellAt(element);
     if (found === undefined) return;
+    // The pointer moving within a cell fires again: the tooltip (and its split, loading or loaded) stays.
+    if (this.tooltipFor === element && !this.tooltip.hidden) return;
+    this.tooltipFor = element;
     const lines = describeCell(found.row, found.cell);
-    replace(this.tooltip, h('p', { class: 'tooltip-title' }, found.row.client, ' × ', found.id), ...lines.map((line) => h('p', null, line)), h('p', { class: 'tooltip-hint' }, 'Enter or click: example requests'));
+    const split = h('div', { class: 'tooltip-split-box' });
+    replace(this.tooltip, h('p', { class: 'tooltip-title' }, found.row.client, ' × ', found.id), ...lines.map((line) => h('p', null, line)), split, h('p', { class: 'tooltip-hint' }, 'Enter or click: example requests'));
     this.tooltip.hidden = false;
     this.grid.querySelector('[aria-describedby="cell-tooltip"]')?.removeAttribute('aria-describedby');
     element.setAttribute('aria-describedby', 'cell-tooltip');
+    this.placeTooltip(element);
+    clearTimeout(this.splitTimer);
+    if (found.row.summedRows !== undefined) {
+      replace(split, h('p', null, `This row sums the ${integer(found.row.summedRows)} least busy rows past the row limit: filter the rows to see their instances.`));
+      return;
+    }
+    // A short pause first: sweeping the pointer across the grid asks for nothing.
+    replace(split, h('p', { class: 'tooltip-split-title' }, 'Across instances: …'));
+    this.splitTimer = setTimeout(() => void this.fillSplit(element, found, split), 150);
+  }
+
+  /** Beside the cell, below it, or above it when below would leave the window. */
+  private placeTooltip(element: HTMLElement): void {
     const box = element.getBoundingClientRect();
     const width = 300;
     const left = Math.min(window.scrollX + box.right + 8, window.scrollX + document.documentElement.clientWidth - width - 8);
     this.tooltip.style.left = `${Math.max(8, left)}px`;
-    this.tooltip.style.top = `${window.scrollY + box.bottom + 4}px`;
+    const height = this.tooltip.offsetHeight;
+    const below = box.bottom + 4 + height <= document.documentElement.clientHeight || box.top - 4 - height < 0;
+    this.tooltip.style.top = `${window.scrollY + (below ? box.bottom + 4 : box.top - 4 - height)}px`;
+  }
+
+  /** The cell's split across instances into its tooltip, if the tooltip still shows that cell (the drill-down reuses the load). */
+  private async fillSplit(element: HTMLElement, found: { row: MatrixRow; id: string }, into: HTMLElement): Promise<void> {
+    const state = this.context.state;
+    try {
+      const split = await this.context.load<InstanceSplitResponse>('matrix/cell', { ...rangeParams(state), ...splitParams(found.row, state.group, state), extension: found.id, limit: SPLIT_LIMIT });
+      if (this.tooltipFor !== element) return;
+      replace(into, ...splitLines(split, TOOLTIP_SPLIT));
+    } catch {
+      if (this.tooltipFor !== element) return;
+      replace(into, h('p', { class: 'tooltip-split-title' }, 'Across instances: could not be loaded.'));
+    }
+    this.placeTooltip(element);
   }
 
   private hideTooltip(): void {
+    clearTimeout(this.splitTimer);
+    this.tooltipFor = undefined;
     this.tooltip.hidden = true;
   }
 
@@ -509,6 +550,7 @@ class MatrixView implements ViewModule {
   /** The opened cell across the instances that answered it; nothing for a whole row. */
   private async splitOf(state: State, row: MatrixRow): Promise<HTMLElement | null> {
     if (state.cellExt === '') return null;
+    if (row.summedRows !== undefined) return notice('empty', `This row sums the ${integer(row.summedRows)} least busy rows past the row limit: filter the rows to see their instances.`);
     const params = splitParams(row, state.group, state);
     const split = await this.context.load<InstanceSplitResponse>('matrix/cell', { ...rangeParams(state), ...params, extension: state.cellExt, limit: SPLIT_LIMIT });
     return splitTable(split);

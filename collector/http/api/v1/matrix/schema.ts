@@ -71,6 +71,8 @@ export const matrixSchema = {
                */
               serverUnknown: { type: 'integer' },
               declaration,
+              /** Only on the row `_OTHER` past the row limit: how many rows it sums (a client may itself be named `_OTHER`). */
+              summedRows: { type: 'integer' },
               extensions: extensionCountsSchema,
             },
           },
