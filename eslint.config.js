@@ -25,6 +25,13 @@ export default tseslint.config(
       'prefer-rest-params': 'off',
     },
   },
+  // Type-aware: a promise nobody awaits loses its rejection (an unhandled rejection ends the process, or the error
+  // is never seen). Every deliberate fire-and-forget says so with `void`.
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { project: ['./tsconfig.test.json', './dashboard/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }] },
+  },
   { files: ['dashboard/src/**'], languageOptions: { globals: globals.browser } },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
 

@@ -210,7 +210,8 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean;
       stopping ??= new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
         timer.unref();
-        Promise.allSettled([meterProvider?.shutdown(), tracerProvider?.shutdown()]).then(() => {
+        // allSettled never rejects.
+        void Promise.allSettled([meterProvider?.shutdown(), tracerProvider?.shutdown()]).then(() => {
           clearTimeout(timer);
           resolve();
         });

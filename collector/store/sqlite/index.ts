@@ -255,7 +255,8 @@ export class SqliteStore implements Store, StoreBackup {
   }
 
   async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
-    this.foldPending();
+    // Awaited like every read: the request totals beside these are read after their fold, so these must be too.
+    await this.foldBeforeRead();
     return this.rollups.serverUnknownStepTotals(query);
   }
 
