@@ -411,6 +411,22 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect((await store.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
     });
 
+    it('an instance past the instance cap is stored under _OTHER with its counts, and what it advertises is not recorded', async () => {
+      const advertise = (id: string): Partial<ResourceBatch> => ({
+        advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId: id, fingerprint: 'f', timeMs: T0 + MS_PER_MINUTE }],
+        advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count: 1, timeMs: T0 + MS_PER_MINUTE }],
+      });
+      await reopen({ maxInstances: 1 });
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 1 }], 'i-1', 'svc', advertise(TASKS)));
+      await store.applyMetrics(batch([{ start: 1, time: 2, value: 2 }], 'i-2', 'svc', advertise(UI)));
+      const instances = await store.instances({});
+      expect(instances.map((instance) => [`${instance.service}/${instance.instanceId}`, instance.advertised.map((row) => row.extensionId), instance.counts.length])).toEqual([
+        ['svc/_OTHER', [], 0],
+        ['svc/i-1', [TASKS], 1],
+      ]);
+      expect((await store.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0)).toBe(3);
+    });
+
     it('examples: the newest few per row and per cell, newest first, bounded per cell, retries stored once', async () => {
       const example = (index: number, ids: string[]): SpanExample => ({
         service: 'svc',

@@ -6,6 +6,7 @@ import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../sql
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../sqlite/writer/identity.js';
 import { schema1StreamAttributes } from '../../sqlite/writer/stream-key-v1.js';
 import type { Queryable } from '../connection.js';
+import { recordsAdvertisements } from '../../overflow-rule.js';
 import { applyAdvertised } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit, lockIdentityCreation } from './dimension-limit.js';
@@ -146,7 +147,9 @@ export class MetricsWriter {
     result.duplicates += deltaRows - deltaInserted;
     await addToRollups(db, inserted);
 
-    for (const { resourceBatch, instanceId } of resources) await applyAdvertised(db, instanceId, resourceBatch);
+    for (const { resourceBatch, resource, instanceId } of resources) {
+      if (recordsAdvertisements(resourceBatch.resource, resource)) await applyAdvertised(db, instanceId, resourceBatch);
+    }
     return result;
   }
 

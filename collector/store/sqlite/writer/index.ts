@@ -4,6 +4,7 @@ import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/re
 import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../columns.js';
+import { recordsAdvertisements } from '../../overflow-rule.js';
 import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit } from './dimension-limit.js';
@@ -214,8 +215,7 @@ export class MetricsWriter {
       }
     }
     logRows();
-    // What an instance under `_OTHER` advertises is not one instance's: it would only look like drift.
-    if (resource === batch.resource) this.advertised.apply(instance, batch);
+    if (recordsAdvertisements(batch.resource, resource)) this.advertised.apply(instance, batch);
   }
 
   private stream(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): StreamRef {
