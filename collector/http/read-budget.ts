@@ -12,7 +12,7 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, preSerializationAsyncHookHandler } from 'fastify';
-import { PermanentError, RetryableError } from '../model/errors.js';
+import { BusyError, PermanentError, type RetryableError } from '../model/errors.js';
 import type { RollupReader } from '../store/store.js';
 
 export interface ReadBudget {
@@ -77,7 +77,7 @@ export class HeavyReads {
   }
 }
 
-const busy = (): RetryableError => new RetryableError('too many heavy reads in progress; retry later', 'reads_busy', RETRY_AFTER_SECONDS);
+const busy = (): RetryableError => new BusyError('too many heavy reads in progress; retry later', 'reads_busy', RETRY_AFTER_SECONDS);
 
 const isHeavy = (request: FastifyRequest): boolean => HEAVY_ROUTES.some((route) => request.routeOptions.url?.startsWith(route) === true);
 

@@ -35,6 +35,11 @@ export class RetryableError extends Error {
   }
 }
 
+/** Retryable because too much is under way at once (exports, decompression, reads): the sender should slow down. */
+export class BusyError extends RetryableError {
+  override readonly name: string = 'BusyError';
+}
+
 export interface HttpFailure {
   status: number;
   reason: string;

@@ -59,15 +59,6 @@ export function encodeExportResponse(signal: Signal, format: OtlpFormat, partial
   return JSON.stringify(type.toObject(message, { longs: String }));
 }
 
-/** google.rpc.Status codes used in error bodies (OTLP clients only log them). */
-export const RPC_CODE = {
-  invalidArgument: 3,
-  resourceExhausted: 8,
-  unauthenticated: 16,
-  unavailable: 14,
-  internal: 13,
-} as const;
-
 export function encodeStatusBody(format: OtlpFormat, code: number, message: string): Buffer | string {
   if (format === 'protobuf') return Buffer.from(encodeStatus(code, message));
   return JSON.stringify({ code, message });

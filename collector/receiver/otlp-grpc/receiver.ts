@@ -12,7 +12,7 @@ import {
 } from '@grpc/grpc-js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Component } from '../../model/component.js';
-import { PermanentError, RetryableError } from '../../model/errors.js';
+import { BusyError, PermanentError } from '../../model/errors.js';
 import { type Signal, encodeExportResponse } from '../../otlp/codec.js';
 import type { DecompressionBudget } from '../otlp/body.js';
 import { type IngestGate, admit, authenticate } from '../otlp/gate.js';
@@ -215,7 +215,7 @@ export class OtlpGrpcReceiver implements Component {
       const receive = async () => {
         // grpc-js has already inflated a compressed message (bounded by the message limit); what all calls hold
         // at once while they decode and store is bounded by the budget OTLP/HTTP's gunzip draws from.
-        if (!decompression.tryTake(bytes.length)) throw new RetryableError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
+        if (!decompression.tryTake(bytes.length)) throw new BusyError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
         try {
           return await consumeExport(pipeline, signal, bytes, 'protobuf');
         } finally {

@@ -1,5 +1,5 @@
 import { createGunzip } from 'node:zlib';
-import { PermanentError, RetryableError } from '../../model/errors.js';
+import { BusyError, PermanentError } from '../../model/errors.js';
 import type { OtlpFormat } from '../../otlp/codec.js';
 
 export const UNSUPPORTED_MEDIA_TYPE = 'Content-Type must be application/x-protobuf or application/json';
@@ -74,7 +74,7 @@ export async function decodedBody(body: Buffer, contentEncoding: string | undefi
         length += chunk.length;
         if (length > maxBytes) return stop(new PermanentError(`the body decompresses to more than ${maxBytes} bytes`, 'decompressed_too_large', 413));
         if (!budget.tryTake(chunk.length)) {
-          return stop(new RetryableError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET));
+          return stop(new BusyError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET));
         }
         taken += chunk.length;
         chunks.push(chunk);

@@ -1,4 +1,4 @@
-import { PermanentError, RetryableError } from '../../model/errors.js';
+import { BusyError, PermanentError, RetryableError } from '../../model/errors.js';
 import type { Admission } from './admission.js';
 
 /** Failed authentications per client address (the service's AuthFailureLimit). */
@@ -65,6 +65,6 @@ export function admit(gate: Pick<IngestGate, 'admission'>): void {
   if (!gate.admission.tryEnter()) {
     throw gate.admission.isDraining
       ? new RetryableError('the collector is shutting down', 'draining', RETRY_AFTER_DRAINING)
-      : new RetryableError('too many exports in progress; retry later', 'overloaded', RETRY_AFTER_BUSY);
+      : new BusyError('too many exports in progress; retry later', 'overloaded', RETRY_AFTER_BUSY);
   }
 }

@@ -1,12 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
-import { PermanentError, httpStatusOf } from '../../model/errors.js';
+import { PermanentError } from '../../model/errors.js';
 import {
   CONTENT_TYPE,
   type OtlpFormat,
   type PartialSuccess,
-  RPC_CODE,
   type Signal,
   encodeExportResponse,
   encodeStatusBody,
@@ -15,9 +14,10 @@ import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../
 import type { Admission } from './admission.js';
 import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, decodedBody, formatOf } from './body.js';
 import type { DecodePool } from './decode-pool.js';
-import { type AuthFailures, AuthRateLimitedError, type IngestToken, MAX_RETRY_AFTER_SECONDS, admit, authenticate } from './gate.js';
+import { exportFailureOf } from '../export-failure.js';
+import { type AuthFailures, type IngestToken, admit, authenticate } from './gate.js';
 import { consumeExport } from './pipeline.js';
-import type { ExportResult, ReceiverTelemetry } from './telemetry.js';
+import type { ReceiverTelemetry } from './telemetry.js';
 
 export interface ReceiverLimits {
   /** Largest request body as received (compressed or not). */
@@ -74,12 +74,7 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
 
   app.addHook('onRequest', async (request, reply) => {
     started.set(request, process.hrtime.bigint());
-    try {
-      authenticate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
-    } catch (error) {
-      if (error instanceof AuthRateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
-      throw error;
-    }
+    authenticate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
     reply.raw.once('close', () => {
       closed.add(request);
       if (admitted.delete(request)) admission.leave();
@@ -100,31 +95,20 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   app.setErrorHandler(async (caught: FastifyError | Error, request, reply) => {
     const error = fromFastify(caught, limits);
     const format = formatOf(request.headers['content-type']) ?? 'json';
-    const { status, reason, retryAfterSeconds } = httpStatusOf(error);
-    const result: ExportResult = status === 401 ? 'unauthorized' : status === 503 || status === 429 ? 'throttled' : status >= 500 ? 'failed' : 'rejected';
-    telemetry.exportFinished('http', signalOf(request), result, seconds(request), reason);
-    if (status >= 500 && status !== 503) request.log.error({ err: error }, 'export failed');
-    else request.log.warn({ reason, status }, `export refused: ${error.message}`);
-    if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(Math.min(retryAfterSeconds, MAX_RETRY_AFTER_SECONDS)));
+    const failure = exportFailureOf(error);
+    const status = failure.httpStatus;
+    telemetry.exportFinished('http', signalOf(request), failure.result, seconds(request), failure.reason);
+    if (failure.result === 'failed') request.log.error({ err: error }, 'export failed');
+    else request.log.warn({ reason: failure.reason, status }, `export refused: ${failure.message}`);
+    if (failure.retryAfterSeconds !== undefined) void reply.header('retry-after', String(failure.retryAfterSeconds));
     if (status === 401) void reply.header('www-authenticate', 'Bearer realm="extscope ingest"');
-    const code =
-      status === 401
-        ? RPC_CODE.unauthenticated
-        : status === 503
-          ? RPC_CODE.unavailable
-          : status >= 500
-            ? RPC_CODE.internal
-            : status === 413 || status === 429
-              ? RPC_CODE.resourceExhausted
-              : RPC_CODE.invalidArgument;
-    const message = status >= 500 && status !== 503 ? 'internal error' : error.message;
     if (!request.raw.readableEnded && !request.raw.destroyed) {
       // Refused before its body was read (size, auth, overload): take in what the sender is still writing, up to
       // a bound, so that it reads this answer rather than a reset connection; then close the connection.
       await discardBody(request);
       void reply.header('connection', 'close');
     }
-    return reply.code(status).header('content-type', CONTENT_TYPE[format]).send(encodeStatusBody(format, code, message));
+    return reply.code(status).header('content-type', CONTENT_TYPE[format]).send(encodeStatusBody(format, failure.rpcCode, failure.message));
   });
 
   const body = async (request: FastifyRequest): Promise<{ format: OtlpFormat; bytes: Buffer }> => {

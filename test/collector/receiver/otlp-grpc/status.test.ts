@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { PermanentError, RetryableError } from '../../../../collector/model/errors.js';
+import { BusyError, PermanentError, RetryableError } from '../../../../collector/model/errors.js';
+import { exportFailureOf } from '../../../../collector/receiver/export-failure.js';
 import { AuthRateLimitedError } from '../../../../collector/receiver/otlp/gate.js';
 import { grpcFailureOf } from '../../../../collector/receiver/otlp-grpc/status.js';
 import { retryDelaySeconds } from './helpers.js';
@@ -17,7 +18,7 @@ describe('failures → OTLP/gRPC status', () => {
   });
 
   it('throttling is RESOURCE_EXHAUSTED with RetryInfo; too large is RESOURCE_EXHAUSTED without', () => {
-    for (const error of [new RetryableError('busy', 'overloaded', 1), new RetryableError('busy', 'decompression_busy', 1), new AuthRateLimitedError(40)]) {
+    for (const error of [new BusyError('busy', 'overloaded', 1), new BusyError('busy', 'decompression_busy', 1), new AuthRateLimitedError(40)]) {
       const failure = grpcFailureOf(error);
       expect(failure.status.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(retryDelaySeconds(failure.status.metadata ?? undefined)).toBe(1);
@@ -31,5 +32,25 @@ describe('failures → OTLP/gRPC status', () => {
     expect(grpcFailureOf(new PermanentError('bad', 'malformed')).status.code).toBe(status.INVALID_ARGUMENT);
     expect(grpcFailureOf(new PermanentError('token', 'unauthorized', 401))).toMatchObject({ status: { code: status.UNAUTHENTICATED }, result: 'unauthorized' });
     expect(grpcFailureOf(new Error('secret detail'))).toMatchObject({ status: { code: status.INTERNAL, details: 'internal error' }, result: 'failed' });
+  });
+
+  it('each failure is answered alike on OTLP/HTTP and OTLP/gRPC: the same retry wait, message and count, the status of each protocol', () => {
+    const cases: [unknown, number, number, number | undefined][] = [
+      [new BusyError('busy', 'overloaded', 5), 503, status.RESOURCE_EXHAUSTED, 1],
+      [new RetryableError('the collector is shutting down', 'draining', 1), 503, status.UNAVAILABLE, 1],
+      [new AuthRateLimitedError(40), 429, status.RESOURCE_EXHAUSTED, 1],
+      [new PermanentError('token', 'unauthorized', 401), 401, status.UNAUTHENTICATED, undefined],
+      [new PermanentError('too large', 'body_too_large', 413), 413, status.RESOURCE_EXHAUSTED, undefined],
+      [new PermanentError('wrong type', 'unsupported_media_type', 415), 415, status.INVALID_ARGUMENT, undefined],
+      [new PermanentError('bad', 'malformed'), 400, status.INVALID_ARGUMENT, undefined],
+      [new Error('secret detail'), 500, status.INTERNAL, undefined],
+    ];
+    for (const [error, httpStatus, code, wait] of cases) {
+      const failure = exportFailureOf(error);
+      const grpc = grpcFailureOf(error);
+      expect([failure.httpStatus, failure.rpcCode, failure.retryAfterSeconds], String(error)).toEqual([httpStatus, code, wait]);
+      expect([grpc.status.code, grpc.status.details, retryDelaySeconds(grpc.status.metadata ?? undefined), grpc.result]).toEqual([code, failure.message, wait, failure.result]);
+    }
+    expect(exportFailureOf(new Error('secret detail')).message).toBe('internal error');
   });
 });
