@@ -50,7 +50,21 @@ export default tseslint.config(
   ]),
   restrict(['collector/receiver/**'], [forbid(['**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a receiver only hands batches to the next consumer (model/).')]),
   restrict(['collector/processor/**'], [forbid(['**/receiver/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a processor only knows the next consumer (model/).')]),
-  restrict(['collector/store/**'], [forbid(['**/receiver/**', '**/processor/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'the store is downstream of every stage.')]),
+  // (A later entry replaces an earlier one's rule for the files it matches: each store entry repeats the store's own.)
+  ...((store) => [
+    restrict(['collector/store/**'], [store]),
+    // The two dialects share collector/store/common/ and know nothing of each other; common/ knows neither.
+    restrict(['collector/store/postgres/**'], [store, forbid(['**/sqlite/**'], 'the PostgreSQL store shares with the SQLite store only collector/store/common/.')]),
+    restrict(['collector/store/sqlite/**'], [store, forbid(['**/postgres/**'], 'the SQLite store shares with the PostgreSQL store only collector/store/common/.')]),
+    restrict(['collector/store/common/**'], [store, forbid(['**/sqlite/**', '**/postgres/**'], 'common/ is what both dialects share: it imports neither.')]),
+  ])(
+    forbid(
+      ['**/agent/**', '**/dashboard/**', '**/receiver/**', '**/processor/**', '**/analysis/**', '**/alerting/**', '**/http/**', '**/ops/**', '**/service*', '**/collector/config*', '../../config*', '../../../config*'],
+      'the store is downstream of every stage, and knows nothing of alerts or the configuration (its vocabulary is in model/).',
+    ),
+  ),
+  // The collector's configuration reads each component's; a component never reads the collector's.
+  restrict(['collector/alerting/delivery/**'], [forbidRegex('^(\\.\\./)+config\\.js$', 'the delivery configuration is read by collector/config.ts, not the other way round.')]),
   restrict(['collector/analysis/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'], 'analysis/ is pure: it reads store records, never a backend or a route.')]),
   restrict(['collector/alerting/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/service*'], 'alert rules read through the store interface and analysis/.')]),
   restrict(['collector/http/**', 'collector/ops/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'], 'routes read through the store interface and analysis/.')]),

@@ -8,7 +8,8 @@ import { DELIVERY_ENVIRONMENT, type DeliveryConfig, DeliveryConfigError, type De
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
 import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
 import type { Synchronous } from './store/sqlite/index.js';
-import type { RetentionConfig } from './store/store.js';
+import { DEFAULT_RETENTION, type RetentionConfig } from './store/store.js';
+import type { EnvironmentVariable } from './environment.js';
 
 export type { RetentionConfig } from './store/store.js';
 export type { Synchronous } from './store/sqlite/index.js';
@@ -151,7 +152,6 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxSpansPerExport: 10_000,
 };
 
-export const DEFAULT_RETENTION: RetentionConfig = { minuteDays: 7, hourDays: 400, dedupHours: 6 };
 export const DEFAULT_SYNCHRONOUS: Synchronous = 'normal';
 export const DEFAULT_LOG_LEVEL = 'info';
 
@@ -289,13 +289,7 @@ function deliveryConfig(options: DeliveryOptions | undefined): DeliveryConfig {
   return deliveryCheck(() => resolveDeliveryConfig(options));
 }
 
-/** An environment variable the CLI reads: what it sets, and its default as the help shows it. */
-export interface EnvironmentVariable {
-  name: string;
-  help: string;
-  default?: string | number;
-  apply(options: Partial<CollectorOptions>, value: string): void;
-}
+export type CollectorVariable = EnvironmentVariable<Partial<CollectorOptions>>;
 
 function number(name: string, value: string): number {
   const parsed = Number(value);
@@ -308,7 +302,7 @@ export function grpcPortValue(name: string, value: string): number | null {
   return value.trim().toLowerCase() === 'off' ? null : number(name, value);
 }
 
-const retentionVariable = (name: string, key: keyof RetentionConfig, help: string): EnvironmentVariable => ({
+const retentionVariable = (name: string, key: keyof RetentionConfig, help: string): CollectorVariable => ({
   name,
   help,
   default: DEFAULT_RETENTION[key],
@@ -317,7 +311,7 @@ const retentionVariable = (name: string, key: keyof RetentionConfig, help: strin
   },
 });
 
-const limitVariable = (name: string, key: keyof CollectorLimits, help: string): EnvironmentVariable => ({
+const limitVariable = (name: string, key: keyof CollectorLimits, help: string): CollectorVariable => ({
   name,
   help,
   default: DEFAULT_LIMITS[key],
@@ -327,7 +321,7 @@ const limitVariable = (name: string, key: keyof CollectorLimits, help: string): 
 });
 
 /** Every variable the CLI reads, in the order its help lists them. */
-export const ENVIRONMENT: readonly EnvironmentVariable[] = [
+export const ENVIRONMENT: readonly CollectorVariable[] = [
   { name: 'EXTSCOPE_HOST', help: 'Address to listen on (as --host)', default: DEFAULT_HOST, apply: (options, value) => (options.host = value) },
   { name: 'EXTSCOPE_PORT', help: 'Port (as --port)', default: DEFAULT_PORT, apply: (options, value) => (options.port = number('EXTSCOPE_PORT', value)) },
   {

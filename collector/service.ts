@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
-import type { Notifier } from './alerting/model.js';
+import type { Notifier } from './model/alerts.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
 import { type CollectorOptions, type ResolvedConfig, deliveryCheck, resolveConfig } from './config.js';
 import { adminRoutes } from './http/admin/index.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isPostgresUrl } from '../../collector/store/postgres/connection.js';
-import { TargetNotEmptyError, copySqliteToPostgres } from '../../collector/store/postgres/copy.js';
+import { TargetNotEmptyError, copySqliteToPostgres } from '../../collector/store/copy.js';
 
 const USAGE = `Usage: extscope db copy --from PATH.db --to postgres://… [--force]
 

@@ -10,7 +10,7 @@ import type { AlertStateStore } from '../store/store.js';
 import { annotate } from './annotations.js';
 import { type AlertDataSource, Snapshot, evaluateCondition } from './conditions/index.js';
 import { inScope } from './conditions/finding.js';
-import type { Alert, AlertTransition, EvaluationCycle, Notifier } from './model.js';
+import type { Alert, AlertTransition, EvaluationCycle, Notifier } from '../model/alerts.js';
 import { DEFAULT_RULES as DEFAULT_RULE_SPECS } from './rules/defaults.js';
 import { RulesFileError, formatRuleErrors, loadRulesFile, parseRules } from './rules/load.js';
 import type { RuleSet } from './rules/rule.js';

@@ -5,7 +5,7 @@
  * stays as it was: a failed read is not a resolution.
  */
 import { createHash } from 'node:crypto';
-import type { Alert, AlertState, AlertTransition } from './model.js';
+import type { Alert, AlertState, AlertTransition } from '../model/alerts.js';
 import type { Rule } from './rules/rule.js';
 
 export interface Observation {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { AlertObserver, CycleReport } from '../alerting/engine.js';
-import type { Alert } from '../alerting/model.js';
+import type { Alert } from '../model/alerts.js';
 import type { RuleSet } from '../alerting/rules/rule.js';
 
 const STATE_GAUGE = 'extscope_alerts';

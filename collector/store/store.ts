@@ -1,9 +1,9 @@
-import type { Alert, AlertState, AlertTransition } from '../alerting/model.js';
+import type { Alert, AlertState, AlertTransition } from '../model/alerts.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError } from '../model/errors.js';
-import { MS_PER_MINUTE } from '../model/time.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../model/records.js';
-import type { TrendReader } from './trends.js';
+import type { CellQuery, InstanceCellQuery, StepQuery } from './common/queries.js';
+import type { TrendReader } from './common/trends.js';
 
 /**
  * The storage boundary, in three parts (after Prometheus' storage interfaces): what ingest writes, what
@@ -188,42 +188,8 @@ export interface RetentionConfig {
   dedupHours: number;
 }
 
-export interface FilterQuery {
-  fromMs: number;
-  toMs: number;
-  service?: string | undefined;
-}
-
-export interface CellQuery extends FilterQuery {
-  /** One instance's series instead of the cells (no daily level). */
-  instance?: string | undefined;
-}
-
-export interface InstanceCellQuery extends CellQuery {
-  /** Only this client name's cells (exact). */
-  clientName?: string | undefined;
-}
-
-export interface StepQuery extends FilterQuery {
-  extensionId: string;
-  stepMinutes: number;
-  clientName?: string | undefined;
-}
-
-/** The named parameters of both backends' step queries over a rollup level of `minutes`-long buckets. */
-export function stepParameters(query: StepQuery, minutes: number): Record<string, string | number | null> {
-  const m0 = Math.floor(query.fromMs / MS_PER_MINUTE);
-  const m1 = Math.ceil(query.toMs / MS_PER_MINUTE);
-  return {
-    m0,
-    step: query.stepMinutes,
-    b0: Math.floor(m0 / minutes),
-    b1: Math.ceil(m1 / minutes),
-    extension: query.extensionId,
-    service: query.service ?? null,
-    client: query.clientName ?? null,
-  };
-}
+/** Seven days of minutes, 400 of hours and days, six hours of retry recognition. */
+export const DEFAULT_RETENTION: RetentionConfig = { minuteDays: 7, hourDays: 400, dedupHours: 6 };
 
 export interface InstancesQuery {
   service?: string | undefined;

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { copySqliteToPostgres } from '../../dist/collector/store/postgres/copy.js';
+import { copySqliteToPostgres } from '../../dist/collector/store/copy.js';
 import { startCollectorChild } from './collector-child.mjs';
 import { fleet } from './fleet.mjs';
 import { createBenchDatabase, pg } from './postgres-db.mjs';

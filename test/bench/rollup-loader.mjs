@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
 import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
 import { Folder } from '../../dist/collector/store/sqlite/rollup.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/writer/identity.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/common/identity.js';
 import { rng } from './fleet.mjs';
 
 function seriesDims(client, outcome, extension) {

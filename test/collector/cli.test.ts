@@ -3,7 +3,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { type Server, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, DEFAULT_RETENTION, ENVIRONMENT } from '../../collector/config.js';
+import { DEFAULT_LIMITS, ENVIRONMENT } from '../../collector/config.js';
+import { DEFAULT_RETENTION } from '../../collector/store/store.js';
 import { ROOT } from '../support/processes.js';
 import { runCli, tempDir } from './helpers/collector.js';
 

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findMigrationsDir, loadMigrations } from '../../collector/store/sqlite/migrate.js';
+import { findMigrationsDir, loadMigrations } from '../../collector/store/common/migrations.js';
 import { getJson, matrix, spawnCollector, startTestCollector, tempDir } from './helpers/collector.js';
 import { eventually } from '../support/eventually.js';
 import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from './helpers/otlp.js';
@@ -107,7 +107,7 @@ describe('operations', () => {
   it('readyz reports the schema; a second collector on the same database is refused', async () => {
     const collector = await startTestCollector(temp.dir);
     try {
-      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir()).at(-1)?.version, reasons: [], receivers: { otlpHttp: true, otlpGrpc: true }, exports: { inFlight: 0, limit: 32 } } });
+      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir('sqlite')).at(-1)?.version, reasons: [], receivers: { otlpHttp: true, otlpGrpc: true }, exports: { inFlight: 0, limit: 32 } } });
       await expect(startTestCollector(temp.dir, { dbPath: collector.dbPath })).rejects.toThrow(/in use by another process/);
       // The first one is unaffected.
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 1) })).status).toBe(200);

@@ -1,4 +1,4 @@
-import type { RuleKind } from '../model.js';
+import type { RuleKind } from '../../model/alerts.js';
 import type { Rule } from '../rules/rule.js';
 import { evaluateAdvertisementSkew } from './advertisement-skew.js';
 import { evaluateClientRegression } from './client-regression.js';

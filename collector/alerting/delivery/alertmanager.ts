@@ -1,5 +1,5 @@
 import type { DeliveryState } from '../../store/store.js';
-import type { Alert, AlertTransition, EvaluationCycle, Notifier } from '../model.js';
+import type { Alert, AlertTransition, EvaluationCycle, Notifier } from '../../model/alerts.js';
 import { backoffDelay } from './backoff.js';
 import { CLOSE_GRACE_MS, type DeliveryConfig } from './config.js';
 import { postJson } from './http.js';

@@ -2,7 +2,7 @@
  * Where alert notifications go and how hard delivery tries. Receivers are configured by environment variables
  * (see {@link DELIVERY_ENVIRONMENT}) or, in process, by {@link DeliveryOptions}; nothing is sent when none is set.
  */
-import type { CollectorOptions, EnvironmentVariable } from '../../config.js';
+import type { EnvironmentVariable } from '../../environment.js';
 import { MS_PER_MINUTE, MS_PER_SECOND } from '../../model/time.js';
 
 export interface RetryPolicy {
@@ -107,12 +107,17 @@ export function resolveDeliveryConfig(options: DeliveryOptions = {}): DeliveryCo
   };
 }
 
-const set = (options: Partial<CollectorOptions>, delivery: DeliveryOptions): void => {
+/** The part of the collector's options these variables set. */
+interface WithDelivery {
+  delivery?: DeliveryOptions | undefined;
+}
+
+const set = (options: WithDelivery, delivery: DeliveryOptions): void => {
   options.delivery = { ...options.delivery, ...delivery };
 };
 
 /** The delivery part of the CLI's environment (listed in its help). */
-export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable[] = [
+export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable<WithDelivery>[] = [
   { name: 'EXTSCOPE_PUBLIC_URL', help: 'Dashboard base URL as alert receivers reach it (links in notifications)', apply: (options, value) => set(options, { publicUrl: value }) },
   { name: 'EXTSCOPE_WEBHOOK_URL', help: 'POST every alert transition here (signed JSON, see docs/alerting-delivery.md)', apply: (options, value) => set(options, { webhookUrl: value }) },
   { name: 'EXTSCOPE_WEBHOOK_SECRET', help: 'HMAC-SHA256 key for X-Extscope-Signature (required with EXTSCOPE_WEBHOOK_URL)', apply: (options, value) => set(options, { webhookSecret: value }) },

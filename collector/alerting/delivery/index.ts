@@ -2,7 +2,7 @@
  * Alert delivery: the notifiers the rule engine hands each evaluation cycle to (webhooks, Prometheus
  * Alertmanager), built from the collector's configuration.
  */
-import type { EvaluationCycle, Notifier } from '../model.js';
+import type { EvaluationCycle, Notifier } from '../../model/alerts.js';
 import { AlertmanagerNotifier } from './alertmanager.js';
 import type { DeliveryConfig } from './config.js';
 import type { DeliveryDependencies } from './telemetry.js';

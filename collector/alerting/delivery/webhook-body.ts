@@ -1,4 +1,4 @@
-import type { AlertTransition } from '../model.js';
+import type { AlertTransition } from '../../model/alerts.js';
 
 /**
  * The JSON body of one webhook message: one transition of one alert (docs/alerting-delivery.md shows it).

@@ -1,5 +1,5 @@
 import type { DeliveryState } from '../../store/store.js';
-import type { AlertTransition, EvaluationCycle, Notifier } from '../model.js';
+import type { AlertTransition, EvaluationCycle, Notifier } from '../../model/alerts.js';
 import { CLOSE_GRACE_MS, type DeliveryConfig, type WebhookConfig } from './config.js';
 import { postJson } from './http.js';
 import { type JobChange, RetryQueue } from './retry-queue.js';

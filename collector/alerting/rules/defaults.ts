@@ -1,4 +1,4 @@
-import { RULE_KINDS, type RuleKind } from '../model.js';
+import { RULE_KINDS, type RuleKind } from '../../model/alerts.js';
 import type { RuleSpec, RuleSpecOf } from './schema.js';
 
 /** The fields every rule has; the others are the kind's own options. */

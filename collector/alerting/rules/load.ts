@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Document, LineCounter, type Node, isMap, isPair, isScalar, isSeq, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../../config.js';
-import { RULE_KINDS, type RuleKind } from '../model.js';
+import { RULE_KINDS, type RuleKind } from '../../model/alerts.js';
 import { KIND_DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { INLINE_PARSE_CHARS, parseRulesOffThread } from './parse-off-thread.js';

@@ -1,4 +1,4 @@
-import type { RuleKind, Severity } from '../model.js';
+import type { RuleKind, Severity } from '../../model/alerts.js';
 import { DEFAULT_INTERVAL, KIND_DEFAULTS, type RuleOptions } from './defaults.js';
 import { parseDuration } from './duration.js';
 import type { RuleSpec, RulesFile } from './schema.js';

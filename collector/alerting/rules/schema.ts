@@ -3,7 +3,7 @@
  * derived from it. One branch per rule kind, told apart by `kind`, so an option of another kind is an error.
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import { SEVERITIES } from '../model.js';
+import { SEVERITIES } from '../../model/alerts.js';
 
 /** `30s`, `10m`, `1h30m`, `7d`, `2w` (as Prometheus writes durations). */
 export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d|w))+$';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../rows.js';
+import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../common/rows.js';
 import { type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
 import { inTransaction } from './connection.js';
 

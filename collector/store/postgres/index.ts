@@ -2,35 +2,17 @@ import type pg from 'pg';
 import type { MetricsBatch, SpanBatch } from '../../model/batches.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
-import type { Alert } from '../../alerting/model.js';
-import type {
-  AlertChanges,
-  AlertPage,
-  AlertQuery,
-  CellQuery,
-  InstanceCellQuery,
-  DeliveryEntry,
-  DeliveryQuery,
-  DeliveryRecord,
-  ExamplesQuery,
-  InstanceHour,
-  InstanceHourIds,
-  InstancesQuery,
-  Leadership,
-  RetentionConfig,
-  StepQuery,
-  Store,
-  StoreHealth,
-  StoreStats,
-  UnfinishedDelivery,
-} from '../store.js';
-import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
+import type { Alert } from '../../model/alerts.js';
+import type { AlertChanges, AlertPage, AlertQuery, DeliveryEntry, DeliveryQuery, DeliveryRecord, ExamplesQuery, InstanceHour, InstanceHourIds, InstancesQuery, Leadership, RetentionConfig, Store, StoreHealth, StoreStats, UnfinishedDelivery } from '../store.js';
+import type { CellQuery, InstanceCellQuery, StepQuery } from '../common/queries.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../common/trends.js';
 import { AlertsTable } from './alerts.js';
 import { asStoreError, createClient, createPool, inTransaction, redactUrl } from './connection.js';
 import { DeliveryLog } from './deliveries.js';
 import { ExtensionIdLimitTable } from './extension-id-limits.js';
 import { AdvisoryLeadership } from './leadership.js';
-import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
+import { findMigrationsDir, loadMigrations } from '../common/migrations.js';
+import { migrate, schemaVersion } from './migrate.js';
 import { readExamples } from './readers/examples.js';
 import { readInstances } from './readers/instances.js';
 import { RollupsReader } from './readers/rollups.js';
@@ -81,7 +63,7 @@ export class PostgresStore implements Store {
 
   /** Connects, migrates (one replica at a time) and returns the store; a database of a newer schema is refused. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
-    const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir());
+    const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir('postgres'));
     const client = createClient(options.url);
     try {
       await client.connect();

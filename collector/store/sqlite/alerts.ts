@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { Alert } from '../../alerting/model.js';
-import { type AlertRow, type TransitionRow, alertRecord } from '../rows.js';
+import type { Alert } from '../../model/alerts.js';
+import { type AlertRow, type TransitionRow, alertRecord } from '../common/rows.js';
 import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.js';
 
 

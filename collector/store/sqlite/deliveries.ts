@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../rows.js';
+import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../common/rows.js';
 import { type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
 
 /** The states whose rows keep their body, as an SQL list. */

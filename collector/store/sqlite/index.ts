@@ -2,39 +2,17 @@ import { mkdirSync, statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { Alert } from '../../alerting/model.js';
+import type { Alert } from '../../model/alerts.js';
 import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
-import {
-  type AlertChanges,
-  type AlertPage,
-  type AlertQuery,
-  type BackupResult,
-  type CellQuery,
-  type InstanceCellQuery,
-  type DeliveryEntry,
-  type DeliveryQuery,
-  type DeliveryRecord,
-  type UnfinishedDelivery,
-  type ExamplesQuery,
-  type InstanceHour,
-  type InstanceHourIds,
-  type InstancesQuery,
-  type Leadership,
-  type RetentionConfig,
-  SOLE_LEADER,
-  type StepQuery,
-  type Store,
-  type StoreBackup,
-  type StoreHealth,
-  type StoreStats,
-  StoreUnavailableError,
-} from '../store.js';
-import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../trends.js';
+import { type AlertChanges, type AlertPage, type AlertQuery, type BackupResult, type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, type UnfinishedDelivery, type ExamplesQuery, type InstanceHour, type InstanceHourIds, type InstancesQuery, type Leadership, type RetentionConfig, SOLE_LEADER, type Store, type StoreBackup, type StoreHealth, type StoreStats, StoreUnavailableError } from '../store.js';
+import { type CellQuery, type InstanceCellQuery, type StepQuery } from '../common/queries.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../common/trends.js';
 import { DeliveryLog } from './deliveries.js';
 import { AlertsTable } from './alerts.js';
-import { findMigrationsDir, loadMigrations, migrate, schemaVersion } from './migrate.js';
+import { findMigrationsDir, loadMigrations } from '../common/migrations.js';
+import { migrate, schemaVersion } from './migrate.js';
 import { ExamplesReader } from './readers/examples.js';
 import { InstancesReader } from './readers/instances.js';
 import { RollupsReader } from './readers/rollups.js';
@@ -117,7 +95,7 @@ export class SqliteStore implements Store, StoreBackup {
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
-    const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir());
+    const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir('sqlite'));
     this.latestSchemaVersion = migrations.at(-1)?.version ?? 0;
     mkdirSync(dirname(options.path), { recursive: true });
     // Only this connection ever uses the file (exclusive lock), so waiting for a lock only delays the refusal.

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
-import { MAX_STORED_COUNT, safeSum } from './columns.js';
+import { MAX_STORED_COUNT } from '../common/columns.js';
+import { safeSum } from './sql.js';
 
 /** A `point_log` row the fold can add: a whole number within the per-stream bound (what ingest lets in). */
 const FOLDABLE = `typeof(value) = 'integer' AND value BETWEEN 0 AND ${MAX_COUNT_PER_STREAM_MINUTE}`;

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AlertEngine, type AlertLog } from '../../../collector/alerting/engine.js';
-import type { EvaluationCycle, Notifier } from '../../../collector/alerting/model.js';
+import type { EvaluationCycle, Notifier } from '../../../collector/model/alerts.js';
 import { loadRulesFile } from '../../../collector/alerting/rules/load.js';
 import type { RuleSet } from '../../../collector/alerting/rules/rule.js';
 import { type TestCollector, tempDir } from '../helpers/collector.js';

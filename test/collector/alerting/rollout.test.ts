@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvaluationCycle } from '../../../collector/alerting/model.js';
+import type { EvaluationCycle } from '../../../collector/model/alerts.js';
 import { type TestCollector, getJson, tempDir } from '../helpers/collector.js';
 import { ROOT, agentEnv, fixture, nodeArgs } from '../../support/processes.js';
 import { active, alertingCollector, alerts } from './helpers.js';

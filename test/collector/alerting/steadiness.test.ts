@@ -5,7 +5,7 @@
  * minutes, so the minute under way never counts as a whole one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AlertTransition } from '../../../collector/alerting/model.js';
+import type { AlertTransition } from '../../../collector/model/alerts.js';
 import { type TestCollector, tempDir } from '../helpers/collector.js';
 import { alertingCollector, send } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planBuckets } from '../../../collector/store/bucket-plan.js';
+import { planBuckets } from '../../../collector/store/common/bucket-plan.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE } from '../../../collector/model/time.js';
 
 describe('bucket plan', () => {

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, type ResourceBatch, type SeriesDims, SeriesKind, type SpanExample, Temporality } from '../../../collector/model/batches.js';
-import type { Alert, AlertTransition } from '../../../collector/alerting/model.js';
+import type { Alert, AlertTransition } from '../../../collector/model/alerts.js';
 import type { CellTotal } from '../../../collector/model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import type { RetentionConfig, Store } from '../../../collector/store/store.js';

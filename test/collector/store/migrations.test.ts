@@ -3,7 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findMigrationsDir, loadMigrations, migrate } from '../../../collector/store/sqlite/migrate.js';
+import { findMigrationsDir, loadMigrations } from '../../../collector/store/common/migrations.js';
+import { migrate } from '../../../collector/store/sqlite/migrate.js';
 import { SchemaTooNewError } from '../../../collector/store/store.js';
 import { runCli, startTestCollector, tempDir } from '../helpers/collector.js';
 
@@ -17,7 +18,7 @@ describe('migrations', () => {
   });
 
   it('are numbered SQL files applied in order at start and recorded', async () => {
-    const shipped = loadMigrations(findMigrationsDir());
+    const shipped = loadMigrations(findMigrationsDir('sqlite'));
     expect(shipped.map((m) => m.version)).toEqual(shipped.map((_, index) => index + 1));
     const collector = await startTestCollector(temp.dir);
     await collector.close();
@@ -76,7 +77,7 @@ describe('migrations', () => {
 
     const error = await startTestCollector(temp.dir, { dbPath }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    const latest = loadMigrations(findMigrationsDir()).at(-1)?.version;
+    const latest = loadMigrations(findMigrationsDir('sqlite')).at(-1)?.version;
     expect((error as Error).message).toMatch(new RegExp(`schema version 99, newer than this extscope understands \\(${latest}\\).*upgrade extscope`));
     const cli = await runCli(['collector', '--db', dbPath, '--port', '0']);
     expect(cli.code).toBe(2);

@@ -8,7 +8,7 @@ import { type MetricsBatch, SeriesKind, Temporality } from '../../../collector/m
 import { MS_PER_DAY, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import { PostgresStore } from '../../../collector/store/postgres/index.js';
 import { SqliteStore } from '../../../collector/store/sqlite/index.js';
-import type { Alert } from '../../../collector/alerting/model.js';
+import type { Alert } from '../../../collector/model/alerts.js';
 import type { Store } from '../../../collector/store/store.js';
 import { tempDir } from '../helpers/collector.js';
 import { testDatabases } from './postgres-server.js';

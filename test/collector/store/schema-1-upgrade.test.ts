@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findMigrationsDir, loadMigrations } from '../../../collector/store/sqlite/migrate.js';
+import { findMigrationsDir, loadMigrations } from '../../../collector/store/common/migrations.js';
 import { type MatrixJson, getJson, startTestCollector, tempDir } from '../helpers/collector.js';
 import { CUMULATIVE, DELTA, type Json, attribute, postMetrics } from '../helpers/otlp.js';
 
@@ -117,7 +117,7 @@ describe('a database written at schema version 1', () => {
 
     const db = new Database(dbPath, { readonly: true });
     try {
-      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: loadMigrations(findMigrationsDir()).at(-1)?.version });
+      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: loadMigrations(findMigrationsDir('sqlite')).at(-1)?.version });
       // The three streams were re-keyed in place: no new stream or series, history kept.
       expect(db.prepare('SELECT id, key_version FROM streams ORDER BY id').all()).toEqual([
         { id: 1, key_version: 2 },

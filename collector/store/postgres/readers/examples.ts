@@ -1,6 +1,6 @@
 import type { ExampleRecord } from '../../../model/records.js';
 import type { ExamplesQuery } from '../../store.js';
-import { type ExampleRow, exampleRecord } from '../../rows.js';
+import { type ExampleRow, exampleRecord } from '../../common/rows.js';
 import type { Queryable } from '../connection.js';
 
 /** Example requests of a matrix row (no extension) or cell, newest first. */

@@ -1,5 +1,5 @@
 import type { InstanceRecord } from '../../../model/records.js';
-import { type AdvertisedRow, type CountRow, type InstanceRow, instanceRecords } from '../../rows.js';
+import { type AdvertisedRow, type CountRow, type InstanceRow, instanceRecords } from '../../common/rows.js';
 import type { InstancesQuery } from '../../store.js';
 import type { Queryable } from '../connection.js';
 

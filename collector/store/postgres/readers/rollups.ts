@@ -1,9 +1,9 @@
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellTotals } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
-import { type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
-import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../sqlite/columns.js';
-import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../store.js';
+import { type PlanOptions, planBuckets, planParameters } from '../../common/bucket-plan.js';
+import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
+import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 

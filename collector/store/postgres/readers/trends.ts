@@ -7,7 +7,7 @@ import {
   type TrendResult,
   planTrend,
   trendResult,
-} from '../../trends.js';
+} from '../../common/trends.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 

@@ -1,5 +1,5 @@
 import type { CounterPoint } from '../../../model/batches.js';
-import { type CumulativeState, convertCumulative } from '../../cumulative-rule.js';
+import { type CumulativeState, convertCumulative } from '../../common/cumulative-rule.js';
 import type { Queryable } from '../connection.js';
 
 export interface CumulativePoint {

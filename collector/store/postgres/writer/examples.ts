@@ -1,5 +1,5 @@
 import type { SpanExample } from '../../../model/batches.js';
-import { exampleCellKey, identityHash } from '../../sqlite/writer/identity.js';
+import { exampleCellKey, identityHash } from '../../common/identity.js';
 import type { Queryable } from '../connection.js';
 
 /**

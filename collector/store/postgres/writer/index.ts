@@ -2,11 +2,11 @@ import { type CounterPoint, type MetricsBatch, type ResourceIdentity, type Serie
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../sqlite/columns.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../sqlite/writer/identity.js';
-import { schema1StreamAttributes } from '../../sqlite/writer/stream-key-v1.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../common/columns.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
+import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import type { Queryable } from '../connection.js';
-import { recordsAdvertisements } from '../../overflow-rule.js';
+import { recordsAdvertisements } from '../../common/overflow-rule.js';
 import { applyAdvertised } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit, lockIdentityCreation } from './dimension-limit.js';

@@ -1,7 +1,7 @@
 import { OVERFLOW_VALUE } from '../../../../contract/index.js';
 import type { ResourceIdentity } from '../../../model/batches.js';
-import type { ResourceLimits } from '../../sqlite/writer/resource-limit.js';
-import { identityHash, instanceKey } from '../../sqlite/writer/identity.js';
+import type { ResourceLimits } from '../../common/resource-limits.js';
+import { identityHash, instanceKey } from '../../common/identity.js';
 import type { Queryable } from '../connection.js';
 import { lockIdentityCreation } from './dimension-limit.js';
 

@@ -1,4 +1,4 @@
-import { MAX_STORED_COUNT } from '../../sqlite/columns.js';
+import { MAX_STORED_COUNT } from '../../common/columns.js';
 import type { Queryable } from '../connection.js';
 
 /** An increment as it is added to the rollups: its minute, series and both cells. */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ExampleRecord } from '../../../model/records.js';
 import type { ExamplesQuery } from '../../store.js';
-import { type ExampleRow, exampleRecord } from '../../rows.js';
+import { type ExampleRow, exampleRecord } from '../../common/rows.js';
 
 /** Example requests of a matrix row (no extension) or cell, newest first. */
 export class ExamplesReader {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { InstanceRecord } from '../../../model/records.js';
-import { type AdvertisedRow, type CountRow, type InstanceRow, instanceRecords } from '../../rows.js';
+import { type AdvertisedRow, type CountRow, type InstanceRow, instanceRecords } from '../../common/rows.js';
 import type { InstancesQuery } from '../../store.js';
 
 /** Instances with the full history of what they advertised; which rows are current is decided here. */

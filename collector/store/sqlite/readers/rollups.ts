@@ -3,9 +3,10 @@ import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
-import { type BucketPlan, type PlanOptions, planBuckets, planParameters } from '../../bucket-plan.js';
-import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../store.js';
-import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, safeSum, unbound } from '../columns.js';
+import { type BucketPlan, type PlanOptions, planBuckets, planParameters } from '../../common/bucket-plan.js';
+import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../common/queries.js';
+import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
+import { safeSum } from '../sql.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;

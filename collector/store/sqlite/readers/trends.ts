@@ -9,8 +9,8 @@ import {
   type TrendResult,
   planTrend,
   trendResult,
-} from '../../trends.js';
-import { safeSum } from '../columns.js';
+} from '../../common/trends.js';
+import { safeSum } from '../sql.js';
 import { READ_CHUNK } from './rollups.js';
 
 /**

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { CounterPoint } from '../../../model/batches.js';
-import { convertCumulative } from '../../cumulative-rule.js';
+import { convertCumulative } from '../../common/cumulative-rule.js';
 
 /**
  * Cumulative → increment, per stream and start time (one state row per sender incarnation, so that a late

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SpanExample } from '../../../model/batches.js';
-import { exampleCellKey, identityHash } from './identity.js';
+import { exampleCellKey, identityHash } from '../../common/identity.js';
 
 /**
  * Keeps the newest few example requests per matrix cell: (service, client name, client version) with no

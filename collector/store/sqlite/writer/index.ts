@@ -3,16 +3,17 @@ import { type CounterPoint, type MetricsBatch, type ResourceBatch, type Resource
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../columns.js';
-import { recordsAdvertisements } from '../../overflow-rule.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../common/columns.js';
+import { recordsAdvertisements } from '../../common/overflow-rule.js';
 import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit } from './dimension-limit.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from './identity.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
 import { LOG_COLUMNS, PointLog } from './point-log.js';
-import { type ResourceLimits, ResourceLimit } from './resource-limit.js';
+import type { ResourceLimits } from '../../common/resource-limits.js';
+import { ResourceLimit } from './resource-limit.js';
 import { StagedCache, StagedCache2 } from './staged-cache.js';
-import { schema1StreamAttributes } from './stream-key-v1.js';
+import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 
 /**
  * Points applied between two turns of the event loop: a large export is applied in one transaction, but in steps

@@ -1,15 +1,9 @@
 import type Database from 'better-sqlite3';
 import { OVERFLOW_VALUE } from '../../../../contract/index.js';
 import type { ResourceIdentity } from '../../../model/batches.js';
-import { identityHash, instanceKey } from './identity.js';
+import { identityHash, instanceKey } from '../../common/identity.js';
 import { StagedCache } from './staged-cache.js';
-
-export interface ResourceLimits {
-  /** Distinct service names kept; a new one past it is stored as `_OTHER`. */
-  maxServices: number;
-  /** Instances (service, instance id) kept; a new one past it is stored as the service's instance `_OTHER`. */
-  maxInstances: number;
-}
+import type { ResourceLimits } from '../../common/resource-limits.js';
 
 /**
  * Bounds the two dimensions a sender controls through its resource: service names and instance ids (every

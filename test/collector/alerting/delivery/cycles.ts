@@ -1,5 +1,5 @@
 /** Alerts, transitions and evaluation cycles as the rule engine hands them to delivery, built by hand. */
-import type { Alert, AlertState, AlertTransition, EvaluationCycle } from '../../../../collector/alerting/model.js';
+import type { Alert, AlertState, AlertTransition, EvaluationCycle } from '../../../../collector/model/alerts.js';
 
 let sequence = 0;
 

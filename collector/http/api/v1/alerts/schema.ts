@@ -1,4 +1,4 @@
-import { RULE_KINDS, SEVERITIES } from '../../../../alerting/model.js';
+import { RULE_KINDS, SEVERITIES } from '../../../../model/alerts.js';
 import { isoTime, nameSchema } from '../../../schemas/shared.js';
 
 const STATES = ['pending', 'firing', 'resolved'] as const;

@@ -2,10 +2,10 @@
  * Rows as both backends' tables hold them (the same columns in SQLite and PostgreSQL), and the records they become:
  * one mapping per table, so the two stores cannot drift apart in what they answer.
  */
-import type { Alert, AlertState, AlertTransition } from '../alerting/model.js';
-import type { AdvertisedCountRecord, AdvertisedRecord, ExampleRecord, InstanceRecord } from '../model/records.js';
-import { INSTANCE_COLUMNS } from './sqlite/columns.js';
-import type { DeliveryRecord, DeliveryState } from './store.js';
+import type { Alert, AlertState, AlertTransition } from '../../model/alerts.js';
+import type { AdvertisedCountRecord, AdvertisedRecord, ExampleRecord, InstanceRecord } from '../../model/records.js';
+import { INSTANCE_COLUMNS } from './columns.js';
+import type { DeliveryRecord, DeliveryState } from '../store.js';
 
 export interface ExampleRow {
   service: string | null;

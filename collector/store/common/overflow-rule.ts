@@ -1,4 +1,4 @@
-import type { ResourceIdentity } from '../model/batches.js';
+import type { ResourceIdentity } from '../../model/batches.js';
 
 /**
  * Whether what a sender advertised is recorded, once the instance cap has decided where its counts go: an instance

@@ -1,5 +1,5 @@
-import type { KeyValue } from '../../../otlp/messages.js';
-import { canonicalValue, scalarBoolean, scalarString } from '../../../otlp/values.js';
+import type { KeyValue } from '../../otlp/messages.js';
+import { canonicalValue, scalarBoolean, scalarString } from '../../otlp/values.js';
 
 /**
  * The stream key of schema version 1, frozen: the contract's attributes by position (these sixteen, in this

@@ -1,5 +1,5 @@
-import type { Resolution } from '../model/records.js';
-import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../model/time.js';
+import type { Resolution } from '../../model/records.js';
+import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../model/time.js';
 
 /**
  * Splits a time range into the fewest rollup buckets: whole UTC days, then whole hours, then minutes at the

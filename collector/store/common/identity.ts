@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { InstanceIdentity, SeriesDims } from '../../../model/batches.js';
-import { EXTENSION_CELL_COLUMNS, REQUEST_CELL_COLUMNS, SERIES_COLUMNS } from '../columns.js';
+import type { InstanceIdentity, SeriesDims } from '../../model/batches.js';
+import { EXTENSION_CELL_COLUMNS, REQUEST_CELL_COLUMNS, SERIES_COLUMNS } from './columns.js';
 
 /**
  * Stored identities: the first 16 bytes of SHA-256 over a canonical text of the identifying values.

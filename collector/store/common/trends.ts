@@ -1,5 +1,5 @@
-import { MS_PER_MINUTE } from '../model/time.js';
-import type { FilterQuery } from './store.js';
+import { MS_PER_MINUTE } from '../../model/time.js';
+import type { FilterQuery } from './queries.js';
 
 /**
  * Reads of the rollups per time step, for the dashboard's trends: requests by declaration state and by client,

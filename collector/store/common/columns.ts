@@ -59,6 +59,3 @@ export function unbound(column: DimColumn, value: unknown): string | boolean | n
 
 /** Sums stay exact integers up to this, and saturate there: a sum can never overflow (nor fail a read or a fold). */
 export const MAX_STORED_COUNT = Number.MAX_SAFE_INTEGER;
-
-/** An overflow-safe `sum()` (SQLite's raises "integer overflow"): `total()` never fails, capped and made whole again; 0 when empty. */
-export const safeSum = (expression: string): string => `CAST(min(total(${expression}), ${MAX_STORED_COUNT}) AS INTEGER)`;

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { DEFAULT_RETENTION } from '../../config.js';
-import { SqliteStore } from '../sqlite/index.js';
-import { createClient, redactUrl } from './connection.js';
-import { PostgresStore } from './index.js';
+import { SqliteStore } from './sqlite/index.js';
+import { DEFAULT_RETENTION } from './store.js';
+import { createClient, redactUrl } from './postgres/connection.js';
+import { PostgresStore } from './postgres/index.js';
 
 /**
  * The tables moved, in an order that keeps every reference valid. `point_log` is copied as the dedup log (the
