@@ -15,8 +15,8 @@ export class PointLog {
 
   constructor(private readonly db: Database.Database) {}
 
-  /** Inserts rows of {@link LOG_COLUMNS} values each; returns how many were new. */
-  insert(rows: readonly (bigint | number)[]): number {
+  /** Inserts rows of {@link LOG_COLUMNS} values each; returns how many were new, and hands each new row's series and increment to `added`. */
+  insert(rows: readonly (bigint | number)[], added: (seriesId: number, value: number) => void): number {
     let inserted = 0;
     for (let offset = 0; offset < rows.length; offset += LOG_CHUNK * LOG_COLUMNS) {
       const chunk = rows.slice(offset, offset + LOG_CHUNK * LOG_COLUMNS);
@@ -24,10 +24,14 @@ export class PointLog {
       let statement = this.inserts.get(count);
       if (statement === undefined) {
         const values = Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-        statement = this.db.prepare(`INSERT OR IGNORE INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${values}`);
+        // RETURNING yields only the rows inserted: an ignored duplicate returns nothing.
+        statement = this.db.prepare(`INSERT OR IGNORE INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${values} RETURNING series_id, value`).raw(true);
         this.inserts.set(count, statement);
       }
-      inserted += statement.run(chunk).changes;
+      for (const [seriesId, value] of statement.all(chunk) as [number, number][]) {
+        added(seriesId, value);
+        inserted++;
+      }
     }
     return inserted;
   }
