@@ -12,6 +12,9 @@ import type { AppliedCount } from '../model/records.js';
  */
 export const MAX_COUNTER_SERIES = 10_000;
 
+/** Applied counts turned into counter updates per turn of the event loop: a large export's are spread over turns. */
+const COUNTS_PER_TURN = 500;
+
 type RequestLabels = 'service' | 'client' | 'client_version' | 'client_declaration' | 'server_declaration';
 type ExtensionLabels = 'service' | 'client' | 'client_version' | 'extension' | 'state';
 type MissingLabels = 'service' | 'client' | 'client_version' | 'extension';
@@ -30,6 +33,12 @@ export class RequestCounters {
   private readonly missing: Counter<MissingLabels>;
   /** Label sets in use per counter, to enforce {@link MAX_COUNTER_SERIES}. */
   private readonly seen = new Map<Counter<string>, Set<string>>();
+  /** Applied counts not turned into counter updates yet, and how many have been queued and counted so far. */
+  private readonly queue: AppliedCount[] = [];
+  private queued = 0;
+  private counted = 0;
+  private waiters: { until: number; resolve: () => void }[] = [];
+  private draining = false;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -54,32 +63,87 @@ export class RequestCounters {
     for (const counter of [this.requests, this.extensions, this.missing]) this.seen.set(counter as Counter<string>, new Set());
   }
 
+  /**
+   * Takes what one apply added. Counter updates cost prom-client a label hash each, so an export of tens of
+   * thousands of series is counted over several turns of the event loop rather than in the ingest's turn;
+   * {@link settled} waits for them (a scrape then sees every count applied before it).
+   */
   applied(counts: readonly AppliedCount[]): void {
-    for (const { service, dims, count } of counts) {
-      if (count <= 0) continue;
-      const client = { service: label(service), client: label(dims.clientName), client_version: label(dims.clientVersion) };
-      if (dims.kind === SeriesKind.Requests) {
-        this.add(this.requests, { ...client, client_declaration: label(dims.clientDeclaration), server_declaration: label(dims.serverDeclaration) }, ['client_declaration', 'server_declaration'], count);
-        continue;
-      }
-      const extension = label(dims.extensionId);
-      this.add(this.extensions, { ...client, extension, state: requestState(dims) }, ['state'], count);
-      if (dims.required === true) this.add(this.missing, { ...client, extension }, [], count);
+    if (counts.length === 0) return;
+    for (const count of counts) this.queue.push(count);
+    this.queued += counts.length;
+    if (!this.draining) {
+      this.draining = true;
+      setImmediate(() => this.drain());
     }
   }
 
-  private add<L extends string>(counter: Counter<L>, labels: Record<L, string>, closed: readonly NoInfer<L>[], count: number): void {
-    const seen = this.seen.get(counter as Counter<string>) as Set<string>;
-    const key = JSON.stringify(labels);
-    if (!seen.has(key)) {
-      if (seen.size < MAX_COUNTER_SERIES) seen.add(key);
-      else {
-        const overflow = Object.fromEntries(Object.keys(labels).map((name) => [name, closed.includes(name as L) ? labels[name as L] : OVERFLOW_VALUE])) as Record<L, string>;
-        // The overflow label sets themselves are few (one per combination of closed values), so they are always kept.
-        seen.add(JSON.stringify(overflow));
-        labels = overflow;
+  /** Resolves once every count handed over so far is on the counters. */
+  settled(): Promise<void> {
+    if (this.counted >= this.queued) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ until: this.queued, resolve }));
+  }
+
+  private drain(): void {
+    const chunk = this.queue.splice(0, COUNTS_PER_TURN);
+    this.count(chunk);
+    this.counted += chunk.length;
+    this.waiters = this.waiters.filter((waiter) => (this.counted >= waiter.until ? (waiter.resolve(), false) : true));
+    if (this.queue.length > 0) setImmediate(() => this.drain());
+    else this.draining = false;
+  }
+
+  private count(counts: readonly AppliedCount[]): void {
+    // Summed per label set first: one export's series (per instance, method, outcome, …) share few label sets, and
+    // each counter update costs prom-client a label hash.
+    const requests = new Sums<RequestLabels>();
+    const extensions = new Sums<ExtensionLabels>();
+    const missing = new Sums<MissingLabels>();
+    for (const { service, dims, count } of counts) {
+      if (count <= 0) continue;
+      const [s, c, v] = [label(service), label(dims.clientName), label(dims.clientVersion)];
+      if (dims.kind === SeriesKind.Requests) {
+        const [cd, sd] = [label(dims.clientDeclaration), label(dims.serverDeclaration)];
+        requests.add([s, c, v, cd, sd], () => ({ service: s, client: c, client_version: v, client_declaration: cd, server_declaration: sd }), count);
+        continue;
       }
+      const [e, state] = [label(dims.extensionId), requestState(dims)];
+      extensions.add([s, c, v, e, state], () => ({ service: s, client: c, client_version: v, extension: e, state }), count);
+      if (dims.required === true) missing.add([s, c, v, e], () => ({ service: s, client: c, client_version: v, extension: e }), count);
     }
-    counter.inc(labels, count);
+    this.add(this.requests, requests, ['client_declaration', 'server_declaration']);
+    this.add(this.extensions, extensions, ['state']);
+    this.add(this.missing, missing, []);
+  }
+
+  private add<L extends string>(counter: Counter<L>, sums: Sums<L>, closed: readonly NoInfer<L>[]): void {
+    const seen = this.seen.get(counter as Counter<string>) as Set<string>;
+    for (const [key, { labels, count }] of sums.entries()) {
+      let counted = labels;
+      if (!seen.has(key)) {
+        if (seen.size < MAX_COUNTER_SERIES) seen.add(key);
+        else {
+          counted = Object.fromEntries(Object.keys(labels).map((name) => [name, closed.includes(name as L) ? labels[name as L] : OVERFLOW_VALUE])) as Record<L, string>;
+          // The overflow label sets are few (one per combination of closed values): they are not held against the cap.
+        }
+      }
+      counter.inc(counted, count);
+    }
+  }
+}
+
+/** Counts summed per label set, keyed by the label values in a fixed order. */
+class Sums<L extends string> {
+  private readonly sums = new Map<string, { labels: Record<L, string>; count: number }>();
+
+  add(values: readonly string[], labels: () => Record<L, string>, count: number): void {
+    const key = values.join('\u0000');
+    const entry = this.sums.get(key);
+    if (entry === undefined) this.sums.set(key, { labels: labels(), count });
+    else entry.count += count;
+  }
+
+  entries(): IterableIterator<[string, { labels: Record<L, string>; count: number }]> {
+    return this.sums.entries();
   }
 }

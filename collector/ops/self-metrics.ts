@@ -142,7 +142,7 @@ export class SelfMetrics {
    * concurrently, so a collect callback could not feed other gauges in time).
    */
   async refresh(): Promise<void> {
-    await this.fleet.refresh();
+    await Promise.all([this.requests.settled(), this.fleet.refresh()]);
   }
 
   /** The receiver's report of one export (see the receiver's telemetry interface). */
