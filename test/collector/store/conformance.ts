@@ -168,7 +168,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await factory.cleanup();
     });
 
-    it('reports the increments each apply added, per stored series: a retry adds nothing, cumulative totals as increments, _OTHER past the limits, the same after reopening', async () => {
+    it('reports the increments each apply added, per stored series: a retry adds nothing (also beside new points), cumulative totals as increments, _OTHER past the limits, the same after reopening', async () => {
       await reopen({ maxValuesPerDimension: 2 });
       const tasks = { id: TASKS, client: true, server: true };
       const first = batch([
@@ -180,6 +180,10 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(applied(await store.applyMetrics(first))).toEqual(['svc a@1.0 declared: 5', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 1']);
       // The same export again (a retry): nothing is new, so nothing is reported.
       expect(await store.applyMetrics(first)).toMatchObject({ applied: 0, duplicates: 3, counts: [] });
+      // A retried point beside new ones in one export: only the new ones are reported.
+      const mixed = await store.applyMetrics(batch([{ client: 'a', start: 1, time: 2, value: 3 }, { client: 'a', start: 2, time: 3, value: 8 }, { client: 'b', start: 1, time: 2, value: 2, extension: tasks }]));
+      expect(mixed).toMatchObject({ applied: 2, duplicates: 1 });
+      expect(applied(mixed)).toEqual(['svc a@1.0 declared: 8', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 2']);
       // Cumulative totals 4 then 10 of one stream: increments 4 and 6; the repeated total adds nothing.
       const cumulative = (time: number, value: number): PointSpec => ({ client: 'b', temporality: Temporality.Cumulative, start: 0, time, value });
       expect(applied(await store.applyMetrics(batch([cumulative(3, 4)])))).toEqual(['svc b@1.0 declared: 4']);
@@ -190,7 +194,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         'svc _OTHER@1.0 declared: 7',
         'svc a@1.0 declared: 1',
       ]);
-      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 6', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 1']);
+      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 14', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3']);
     });
 
     it('a sender-controlled dimension past its limit is stored as _OTHER, the same decision after reopening; nothing is lost', async () => {
