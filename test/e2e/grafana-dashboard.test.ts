@@ -227,7 +227,8 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
     // What the clients did: alpha negotiated both ids on shop-a and only tasks on shop-b; ledger was refused 3 times.
     expect(settled.missing).toEqual(['ledger 0.9.0 com.example/replay → 3']);
     expect(settled.matrix.filter((line) => line.startsWith('beta '))).toEqual([`beta ${SEARCH} → 0`, `beta ${TASKS} → 1`]);
-    expect(settled.requests).toBeGreaterThan(13);
+    // At least the 13 calls made (each connection's version negotiation adds its own requests).
+    expect(settled.requests).toBeGreaterThanOrEqual(13);
   });
 
   it('the fleet skew and the alert states are the query API’s', async () => {
