@@ -13,7 +13,7 @@ import type { AppliedCount } from '../model/records.js';
 export const MAX_COUNTER_SERIES = 10_000;
 
 /** Applied counts turned into counter updates per turn of the event loop: a large export's are spread over turns. */
-const COUNTS_PER_TURN = 500;
+const COUNTS_PER_TURN = 200;
 
 type RequestLabels = 'service' | 'client' | 'client_version' | 'client_declaration' | 'server_declaration';
 type ExtensionLabels = 'service' | 'client' | 'client_version' | 'extension' | 'state';
@@ -118,17 +118,20 @@ export class RequestCounters {
 
   private add<L extends string>(counter: Counter<L>, sums: Sums<L>, closed: readonly NoInfer<L>[]): void {
     const seen = this.seen.get(counter as Counter<string>) as Set<string>;
+    // Label sets past the cap, summed per overflow label set (one per combination of closed values, so few, and
+    // not held against the cap).
+    const overflow = new Sums<L>();
     for (const [key, { labels, count }] of sums.entries()) {
-      let counted = labels;
-      if (!seen.has(key)) {
-        if (seen.size < MAX_COUNTER_SERIES) seen.add(key);
-        else {
-          counted = Object.fromEntries(Object.keys(labels).map((name) => [name, closed.includes(name as L) ? labels[name as L] : OVERFLOW_VALUE])) as Record<L, string>;
-          // The overflow label sets are few (one per combination of closed values): they are not held against the cap.
-        }
+      if (seen.has(key) || seen.size < MAX_COUNTER_SERIES) {
+        seen.add(key);
+        counter.inc(labels, count);
+        continue;
       }
-      counter.inc(counted, count);
+      const names = Object.keys(labels) as L[];
+      const values = names.map((name) => (closed.includes(name) ? labels[name] : OVERFLOW_VALUE));
+      overflow.add(values, () => Object.fromEntries(names.map((name, index) => [name, values[index]])) as Record<L, string>, count);
     }
+    for (const [, { labels, count }] of overflow.entries()) counter.inc(labels, count);
   }
 }
 
