@@ -82,8 +82,6 @@ export interface CollectorOptions {
   maintenanceIntervalMs?: number;
   /** Recent span examples kept per matrix cell. */
   examplesPerCell?: number;
-  /** Time window of the matrix gauges on /metrics. */
-  metricsWindowMs?: number;
   /** How long shutdown waits for in-flight requests before closing connections. */
   shutdownGraceMs?: number;
   /** Below this much free space on the database's file system, /readyz says not ready (default 1 MiB). */
@@ -116,7 +114,6 @@ export interface ResolvedConfig {
   foldIntervalMs: number;
   maintenanceIntervalMs: number;
   examplesPerCell: number;
-  metricsWindowMs: number;
   shutdownGraceMs: number;
   minFreeBytes: number;
   delivery: DeliveryConfig;
@@ -161,7 +158,6 @@ const DEFAULTS = {
   foldIntervalMs: MS_PER_SECOND,
   maintenanceIntervalMs: MS_PER_MINUTE,
   examplesPerCell: 5,
-  metricsWindowMs: MS_PER_HOUR,
   shutdownGraceMs: 10 * MS_PER_SECOND,
   minFreeBytes: 1024 * 1024,
 } as const;
@@ -266,7 +262,6 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     foldIntervalMs: positive('foldIntervalMs', options.foldIntervalMs ?? DEFAULTS.foldIntervalMs),
     maintenanceIntervalMs: positive('maintenanceIntervalMs', options.maintenanceIntervalMs ?? DEFAULTS.maintenanceIntervalMs),
     examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? DEFAULTS.examplesPerCell),
-    metricsWindowMs: positive('metricsWindowMs', options.metricsWindowMs ?? DEFAULTS.metricsWindowMs),
     shutdownGraceMs: positive('shutdownGraceMs', options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs),
     minFreeBytes: positive('minFreeBytes', options.minFreeBytes ?? DEFAULTS.minFreeBytes),
     delivery,

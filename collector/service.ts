@@ -53,9 +53,9 @@ export interface RunningCollector {
 function storeConsumer(store: IngestStore): MetricsConsumer<MetricsBatch> & TracesConsumer<SpanBatch> {
   return {
     async consumeMetrics(batch) {
-      const { applied, duplicates, rejections = [] } = await store.applyMetrics(batch);
+      const { applied, duplicates, rejections = [], counts } = await store.applyMetrics(batch);
       const rejectedReason = rejections.length > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
-      return { applied, duplicates, ignored: new Map(), rejections, rejectedReason };
+      return { applied, duplicates, ignored: new Map(), rejections, rejectedReason, counts };
     },
     async consumeTraces(batch) {
       return { stored: await store.applySpans(batch), ignored: 0, rejected: 0, rejectedReason: undefined };
@@ -136,7 +136,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   );
   const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
   const admission = new Admission(limits.maxInFlightExports);
-  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, windowMs: config.metricsWindowMs });
+  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, staleAfterMs: config.staleAfterMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
   const adminToken = config.adminToken === undefined ? undefined : new BearerToken(config.adminToken);

@@ -4,6 +4,7 @@
  * (`partial_success`) and the collector's own metrics need. A failure is thrown (model/errors.ts).
  */
 import type { IgnoredReason } from './batches.js';
+import type { AppliedCount } from './records.js';
 import type { RejectedPoints } from './rejections.js';
 
 export interface MetricsOutcome {
@@ -15,6 +16,8 @@ export interface MetricsOutcome {
   rejections: readonly RejectedPoints[];
   /** What the sender is told about them. */
   rejectedReason: string | undefined;
+  /** The increments the store applied (new ones only), per stored series: what the collector's request counters add. */
+  counts: readonly AppliedCount[];
 }
 
 export interface TracesOutcome {

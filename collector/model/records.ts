@@ -2,7 +2,7 @@
  * What the store returns: rows and records, summed but not interpreted. What a matrix, a time series or fleet
  * drift mean is decided in analysis/.
  */
-import type { InstanceIdentity, SeriesKind, SpanExample } from './batches.js';
+import type { InstanceIdentity, SeriesDims, SeriesKind, SpanExample } from './batches.js';
 import type { RejectedPoints } from './rejections.js';
 
 /** What the store did with a metrics batch. */
@@ -11,6 +11,19 @@ export interface ApplyResult {
   duplicates: number;
   /** Cumulative points whose increment is beyond {@link MAX_COUNT_PER_STREAM_MINUTE}: taken as a new baseline, not counted (`count_too_large`). */
   rejections?: RejectedPoints[];
+  /** The increments this apply added (new ones only), summed per stored series. */
+  counts: AppliedCount[];
+}
+
+/**
+ * Requests one apply added to one stored series: its service and dimensions as stored (after the store's limits,
+ * so `_OTHER` where a cap was reached). What a consumer counts "applied by this collector" from, without reading
+ * totals back.
+ */
+export interface AppliedCount {
+  service: string | null;
+  dims: Readonly<SeriesDims>;
+  count: number;
 }
 
 /**

@@ -1,34 +1,28 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { buildMatrix } from '../analysis/matrix.js';
-import { negotiatedShare } from '../analysis/share.js';
 import type { MetricsOutcome, TracesOutcome } from '../model/consumer.js';
 import { rejectedCount } from '../model/rejections.js';
-import { MS_PER_MINUTE } from '../model/time.js';
 import type { Protocol, Signal } from '../otlp/codec.js';
+import { FleetMetrics } from './fleet-metrics.js';
 import { RejectionTally } from './rejections.js';
+import { RequestCounters } from './request-counters.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
 import { COLLECTOR_VERSION } from '../version.js';
 
-/** More label combinations than this on the matrix gauges are cut (and the cut is itself reported). */
-const MAX_MATRIX_SERIES = 10_000;
-/** The matrix behind the gauges: the busiest clients and ids (the rest under `_OTHER`), so a scrape's work is bounded. */
-const MATRIX_GAUGE_LIMITS = { rows: 500, extensions: 50 };
-
 export interface SelfMetricsSources {
-  store: Pick<RollupReader, 'cellTotals'> & Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
+  store: Pick<RollupReader, 'instances'> & Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
   /** Exports being received or processed now. */
   inFlight: () => number;
   /** Extension-id points counted under `_OTHER` (over the per-instance-hour limit) since start. */
   idOverflow?: () => number;
   clock: () => number;
-  /** Time window of the matrix gauges. */
-  windowMs: number;
+  /** Instances not heard from for this long are left out of `extscope_instance_advertises`. */
+  staleAfterMs: number;
 }
 
 /**
  * The collector's own metrics, in a registry of its own (nothing global): ingest health as the receiver
- * reports it, the store's size and conversion state, and the matrix of the last `windowMs` as gauges,
- * computed when scraped.
+ * reports it, the store's size and conversion state, the requests applied as counters (ops/request-counters.ts)
+ * and what the live instances advertise (ops/fleet-metrics.ts).
  */
 export class SelfMetrics {
   readonly registry = new Registry();
@@ -40,13 +34,12 @@ export class SelfMetrics {
   private readonly ignored: Counter<'reason'>;
   private readonly spans: Counter<'result'>;
   private readonly duration: Histogram<'signal'>;
-  private readonly matrixRequests: Gauge<'client'>;
-  private readonly matrixShare: Gauge<'client' | 'extension'>;
-  private readonly matrixTruncated: Gauge;
+  private readonly requests: RequestCounters;
+  private readonly fleet: FleetMetrics;
   private readonly deliveries: Counter<'receiver' | 'result'>;
 
   constructor(private readonly sources: SelfMetricsSources) {
-    const { store, inFlight, idOverflow, windowMs } = sources;
+    const { store, inFlight, idOverflow, clock, staleAfterMs } = sources;
     const registers = [this.registry];
     this.rejections = new RejectionTally(this.registry, sources.clock);
     // The process and Node.js runtime series every Node.js service exposes (process_*, nodejs_*), read when scraped.
@@ -134,15 +127,8 @@ export class SelfMetrics {
       },
     });
 
-    const minutes = Math.round(windowMs / MS_PER_MINUTE);
-    this.matrixRequests = new Gauge({ name: 'extscope_matrix_requests', help: `MCP requests per client name over the last ${minutes} minutes`, labelNames: ['client'], registers });
-    this.matrixShare = new Gauge({
-      name: 'extscope_matrix_negotiated_share',
-      help: `Share of a client's requests in which the extension was negotiated (of those whose server's declaration is known), over the last ${minutes} minutes`,
-      labelNames: ['client', 'extension'],
-      registers,
-    });
-    this.matrixTruncated = new Gauge({ name: 'extscope_matrix_series_truncated', help: 'Matrix gauge series left out over the cap', registers });
+    this.requests = new RequestCounters(this.registry);
+    this.fleet = new FleetMetrics(this.registry, { store, clock, staleAfterMs });
     this.deliveries = new Counter({
       name: 'extscope_alert_deliveries_total',
       help: 'Alert notifications by receiver and result: sent, failed (given up), retried (per retry), dropped (queue full)',
@@ -152,28 +138,11 @@ export class SelfMetrics {
   }
 
   /**
-   * Recomputes the matrix gauges; called before each scrape (prom-client collects metrics concurrently, so a
-   * collect callback could not feed other gauges in time).
+   * Recomputes the gauges read from the store; called before each scrape (prom-client collects metrics
+   * concurrently, so a collect callback could not feed other gauges in time).
    */
-  async refreshMatrix(): Promise<void> {
-    const now = this.sources.clock();
-    const totals = await this.sources.store.cellTotals({ fromMs: now - this.sources.windowMs, toMs: now });
-    const view = buildMatrix(totals.cells, 'client', MATRIX_GAUGE_LIMITS, totals.serverUnknown);
-    this.matrixRequests.reset();
-    this.matrixShare.reset();
-    let series = 0;
-    let left = 0;
-    for (const row of view.rows) {
-      if (series++ < MAX_MATRIX_SERIES) this.matrixRequests.set({ client: row.client }, row.requests);
-      else left++;
-      for (const cell of row.extensions) {
-        const value = negotiatedShare(cell.negotiated, row.requests, row.serverUnknown);
-        if (value === null || (cell.clientDeclared === 0 && cell.serverAdvertised === 0)) continue;
-        if (series++ < MAX_MATRIX_SERIES) this.matrixShare.set({ client: row.client, extension: cell.id }, value);
-        else left++;
-      }
-    }
-    this.matrixTruncated.set(left);
+  async refresh(): Promise<void> {
+    await Promise.all([this.requests.settled(), this.fleet.refresh()]);
   }
 
   /** The receiver's report of one export (see the receiver's telemetry interface). */
@@ -184,6 +153,7 @@ export class SelfMetrics {
   }
 
   metricsConsumed(outcome: MetricsOutcome): void {
+    this.requests.applied(outcome.counts);
     this.points.inc({ result: 'applied' }, outcome.applied);
     this.points.inc({ result: 'duplicate' }, outcome.duplicates);
     this.points.inc({ result: 'rejected' }, rejectedCount(outcome.rejections));

@@ -93,7 +93,7 @@ export interface StoreLifecycle {
 }
 
 /**
- * Alert states and their history (collector/alerting/model.ts). One evaluator writes (on one replica at a
+ * Alert states and their history (collector/model/alerts.ts). One evaluator writes (on one replica at a
  * time); the API reads. An alert is kept per activation: (fingerprint, activeSinceMs); at most one activation
  * of a fingerprint is not resolved.
  */

@@ -116,20 +116,26 @@ describe('operations', () => {
     }
   });
 
-  it('/metrics exposes ingest health and the matrix as gauges', async () => {
+  it('/metrics exposes ingest health and the requests applied as a counter (a retried export not counted twice)', async () => {
     const collector = await startTestCollector(temp.dir);
     try {
-      expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 3) })).status).toBe(200);
+      const body = exportBytes('alpha', 3);
+      expect((await postMetrics(collector.url, undefined, { body })).status).toBe(200);
+      expect((await postMetrics(collector.url, undefined, { body })).status).toBe(200);
       expect((await postMetrics(collector.url, undefined, { body: Buffer.from('nope'), contentType: 'application/json' })).status).toBe(400);
       const response = await fetch(`${collector.url}/metrics`);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
       const text = await response.text();
-      expect(text).toMatch(/extscope_collector_exports_total\{signal="metrics",result="accepted",protocol="http"\} 1/);
+      expect(text).toMatch(/extscope_collector_exports_total\{signal="metrics",result="accepted",protocol="http"\} 2/);
       expect(text).toMatch(/extscope_collector_exports_refused_total\{signal="metrics",reason="malformed",protocol="http"\} 1/);
       expect(text).toMatch(/extscope_collector_points_total\{result="applied"\} 1/);
-      expect(text).toMatch(/extscope_collector_export_duration_seconds_count\{signal="metrics"\} 1/);
+      expect(text).toMatch(/extscope_collector_points_total\{result="duplicate"\} 1/);
+      expect(text).toMatch(/extscope_collector_export_duration_seconds_count\{signal="metrics"\} 2/);
       expect(text).toMatch(/extscope_collector_database_size_bytes [1-9]\d*/);
-      expect(text).toMatch(/extscope_matrix_requests\{client="alpha"\} 3/);
+      expect(text.split('\n').filter((line) => line.startsWith('extscope_requests_total{'))).toEqual([
+        'extscope_requests_total{service="svc",client="alpha",client_version="",client_declaration="declared",server_declaration="declared"} 3',
+      ]);
+      expect(text).not.toMatch(/extscope_matrix_/);
     } finally {
       await collector.close();
     }

@@ -147,8 +147,8 @@ describe('a large export is normalised, stored and folded in steps', () => {
     const store = new SqliteStore({ path: join(temp.dir, 'steps.db'), clock, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
     const end = {
       async consumeMetrics(batch: Parameters<SqliteStore['applyMetrics']>[0]) {
-        const { applied, duplicates } = await store.applyMetrics(batch);
-        return { applied, duplicates, ignored: new Map(), rejections: [], rejectedReason: undefined };
+        const { applied, duplicates, counts } = await store.applyMetrics(batch);
+        return { applied, duplicates, ignored: new Map(), rejections: [], rejectedReason: undefined, counts };
       },
     };
     const pipeline = new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock }, new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store));

@@ -32,7 +32,7 @@ function limit(max: number, maxRememberedIds?: number, state?: AdmittedIdsState)
   const next: MetricsConsumer<MetricsBatch> = {
     async consumeMetrics(data): Promise<MetricsOutcome> {
       passed.push(data);
-      return { applied: 0, duplicates: 0, ignored: new Map(), rejections: [], rejectedReason: undefined };
+      return { applied: 0, duplicates: 0, ignored: new Map(), rejections: [], rejectedReason: undefined, counts: [] };
     },
   };
   return { limit: new ExtensionIdLimit({ maxIdsPerInstanceHour: max, ...(maxRememberedIds === undefined ? {} : { maxRememberedIds }) }, next, state), passed };

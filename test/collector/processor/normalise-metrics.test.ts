@@ -16,7 +16,7 @@ function normaliser(): { processor: NormaliseMetrics; batches: MetricsBatch[] } 
   const next: MetricsConsumer<MetricsBatch> = {
     async consumeMetrics(batch): Promise<MetricsOutcome> {
       batches.push(batch);
-      return { applied: 0, duplicates: 0, ignored: new Map(), rejections: [], rejectedReason: undefined };
+      return { applied: 0, duplicates: 0, ignored: new Map(), rejections: [], rejectedReason: undefined, counts: [] };
     },
   };
   return { processor: new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: MS_PER_MINUTE, dedupWindowMs: MS_PER_HOUR, clock: () => NOW }, next), batches };

@@ -105,6 +105,13 @@ function batch(points: PointSpec[], instance = 'i-1', service = 'svc', extra: Pa
   };
 }
 
+/** What an apply reports it added, as comparable text (service, client, extension and flags as stored), in a stable order. */
+function applied(result: { counts: readonly { service: string | null; dims: Readonly<SeriesDims>; count: number }[] }): string[] {
+  return result.counts
+    .map(({ service, dims: d, count }) => `${service} ${d.clientName}@${d.clientVersion} ${d.kind === SeriesKind.Requests ? d.clientDeclaration : `${d.extensionId} n=${d.negotiated}`}: ${count}`)
+    .sort();
+}
+
 /** Cell totals as comparable text, in a stable order. */
 function cells(list: readonly CellTotal[]): string[] {
   return list
@@ -159,6 +166,35 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     afterEach(async () => {
       await store.close();
       await factory.cleanup();
+    });
+
+    it('reports the increments each apply added, per stored series: a retry adds nothing (also beside new points), cumulative totals as increments, _OTHER past the limits, the same after reopening', async () => {
+      await reopen({ maxValuesPerDimension: 2 });
+      const tasks = { id: TASKS, client: true, server: true };
+      const first = batch([
+        { client: 'a', start: 0, time: 1, value: 2 },
+        { client: 'a', start: 1, time: 2, value: 3 },
+        { client: 'b', start: 0, time: 1, value: 1, extension: tasks },
+        { client: 'b', start: 0, time: 1, value: 0 },
+      ]);
+      expect(applied(await store.applyMetrics(first))).toEqual(['svc a@1.0 declared: 5', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 1']);
+      // The same export again (a retry): nothing is new, so nothing is reported.
+      expect(await store.applyMetrics(first)).toMatchObject({ applied: 0, duplicates: 3, counts: [] });
+      // A retried point beside new ones in one export: only the new ones are reported.
+      const mixed = await store.applyMetrics(batch([{ client: 'a', start: 1, time: 2, value: 3 }, { client: 'a', start: 2, time: 3, value: 8 }, { client: 'b', start: 1, time: 2, value: 2, extension: tasks }]));
+      expect(mixed).toMatchObject({ applied: 2, duplicates: 1 });
+      expect(applied(mixed)).toEqual(['svc a@1.0 declared: 8', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 2']);
+      // Cumulative totals 4 then 10 of one stream: increments 4 and 6; the repeated total adds nothing.
+      const cumulative = (time: number, value: number): PointSpec => ({ client: 'b', temporality: Temporality.Cumulative, start: 0, time, value });
+      expect(applied(await store.applyMetrics(batch([cumulative(3, 4)])))).toEqual(['svc b@1.0 declared: 4']);
+      await reopen({ maxValuesPerDimension: 2 });
+      expect(applied(await store.applyMetrics(batch([cumulative(4, 10), cumulative(4, 10)])))).toEqual(['svc b@1.0 declared: 6']);
+      // A third client name is past the limit of two: counted under _OTHER, as stored; a known one keeps its name.
+      expect(applied(await store.applyMetrics(batch([{ client: 'c', start: 5, time: 6, value: 7 }, { client: 'a', start: 5, time: 6, value: 1 }])))).toEqual([
+        'svc _OTHER@1.0 declared: 7',
+        'svc a@1.0 declared: 1',
+      ]);
+      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 14', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3']);
     });
 
     it('a sender-controlled dimension past its limit is stored as _OTHER, the same decision after reopening; nothing is lost', async () => {
@@ -238,7 +274,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
           { start: 0, time: 1, value: 3, extension: { id: UI, client: true, server: false } },
         ]),
       );
-      expect(result).toEqual({ applied: 5, duplicates: 0 });
+      expect(result).toMatchObject({ applied: 5, duplicates: 0 });
       await store.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
       const all = await store.cellTotals(day);
       expect(cells(all.cells)).toEqual([
@@ -293,26 +329,26 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
 
     it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {
       const points = [{ start: 0, time: 1, value: 5 }];
-      expect(await store.applyMetrics(batch([...points, ...points]))).toEqual({ applied: 1, duplicates: 1 });
-      expect(await store.applyMetrics(batch(points))).toEqual({ applied: 0, duplicates: 1 });
+      expect(await store.applyMetrics(batch([...points, ...points]))).toMatchObject({ applied: 1, duplicates: 1 });
+      expect(await store.applyMetrics(batch(points))).toMatchObject({ applied: 0, duplicates: 1 });
       await reopen();
-      expect(await store.applyMetrics(batch([...points, { start: 1, time: 2, value: 1 }]))).toEqual({ applied: 1, duplicates: 1 });
+      expect(await store.applyMetrics(batch([...points, { start: 1, time: 2, value: 1 }]))).toMatchObject({ applied: 1, duplicates: 1 });
       expect(cells((await store.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 6']);
     });
 
     it('cumulative points become increments: resets, a new start time, out of order and repeated points, across reopening', async () => {
       const cumulative = (start: number, time: number, value: number): PointSpec => ({ temporality: Temporality.Cumulative, start, time, value });
       const apply = async (...points: PointSpec[]) => store.applyMetrics(batch(points));
-      expect(await apply(cumulative(0, 1, 5))).toEqual({ applied: 1, duplicates: 0 }); // +5
-      expect(await apply(cumulative(0, 3, 9))).toEqual({ applied: 1, duplicates: 0 }); // +4
-      expect(await apply(cumulative(0, 2, 7))).toEqual({ applied: 0, duplicates: 1 }); // older than the state: nothing
-      expect(await apply(cumulative(0, 3, 9))).toEqual({ applied: 0, duplicates: 1 }); // the same again: nothing
+      expect(await apply(cumulative(0, 1, 5))).toMatchObject({ applied: 1, duplicates: 0 }); // +5
+      expect(await apply(cumulative(0, 3, 9))).toMatchObject({ applied: 1, duplicates: 0 }); // +4
+      expect(await apply(cumulative(0, 2, 7))).toMatchObject({ applied: 0, duplicates: 1 }); // older than the state: nothing
+      expect(await apply(cumulative(0, 3, 9))).toMatchObject({ applied: 0, duplicates: 1 }); // the same again: nothing
       expect((await store.stats()).cumulativeStreams).toBe(1);
       await reopen();
-      expect(await apply(cumulative(0, 4, 12))).toEqual({ applied: 1, duplicates: 0 }); // +3 against the kept state
-      expect(await apply(cumulative(0, 5, 2))).toEqual({ applied: 1, duplicates: 0 }); // lower: a reset, +2
-      expect(await apply(cumulative(6, 7, 4))).toEqual({ applied: 1, duplicates: 0 }); // new start: a restart, +4
-      expect(await apply(cumulative(0, 6, 3))).toEqual({ applied: 1, duplicates: 0 }); // the old incarnation, late: +1 against its own 2
+      expect(await apply(cumulative(0, 4, 12))).toMatchObject({ applied: 1, duplicates: 0 }); // +3 against the kept state
+      expect(await apply(cumulative(0, 5, 2))).toMatchObject({ applied: 1, duplicates: 0 }); // lower: a reset, +2
+      expect(await apply(cumulative(6, 7, 4))).toMatchObject({ applied: 1, duplicates: 0 }); // new start: a restart, +4
+      expect(await apply(cumulative(0, 6, 3))).toMatchObject({ applied: 1, duplicates: 0 }); // the old incarnation, late: +1 against its own 2
       expect((await store.stats()).cumulativeStreams).toBe(2);
       expect(cells((await store.cellTotals(day)).cells)).toEqual([`alpha@1.0 declared: ${5 + 4 + 3 + 2 + 4 + 1}`]);
       const steps = await store.stepTotals({ fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE, stepMinutes: 5, extensionId: TASKS });

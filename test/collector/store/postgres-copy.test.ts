@@ -151,8 +151,8 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       expect(await postgres.admittedIds([hour])).toEqual(await sqlite.admittedIds([hour]));
       expect((await postgres.instances({})).map((instance) => [instance.instanceId, instance.advertised.length])).toEqual((await sqlite.instances({})).map((instance) => [instance.instanceId, instance.advertised.length]));
       // beta's next cumulative total adds only its increment; a retry of alpha's last delta adds nothing.
-      expect(await postgres.applyMetrics(batch('beta', Temporality.Cumulative, 11, 40))).toEqual({ applied: 1, duplicates: 0 });
-      expect(await postgres.applyMetrics(batch('alpha', Temporality.Delta, 10, 2))).toEqual({ applied: 0, duplicates: 1 });
+      expect(await postgres.applyMetrics(batch('beta', Temporality.Cumulative, 11, 40))).toMatchObject({ applied: 1, duplicates: 0 });
+      expect(await postgres.applyMetrics(batch('alpha', Temporality.Delta, 10, 2))).toMatchObject({ applied: 0, duplicates: 1 });
       const cells = (await postgres.cellTotals(range)).cells;
       expect(cells.filter((cell) => cell.kind === SeriesKind.Requests).map((cell) => [cell.clientName, cell.count]).sort()).toEqual([
         ['alpha', 20],

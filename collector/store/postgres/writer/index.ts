@@ -2,7 +2,8 @@ import { type CounterPoint, type MetricsBatch, type ResourceIdentity, type Serie
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../common/columns.js';
+import { AppliedCounts } from '../../common/applied-counts.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
 import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import type { Queryable } from '../connection.js';
@@ -21,6 +22,8 @@ interface StreamRef {
   seriesId: number;
   cellId: number;
   allCellId: number;
+  /** As stored (after the dimension limit): what applied counts are labelled with. */
+  dims: Readonly<SeriesDims>;
 }
 
 interface StreamRow {
@@ -30,6 +33,14 @@ interface StreamRow {
   cell_id: number;
   all_cell_id: number;
 }
+
+const streamRef = (row: StreamRow): StreamRef => ({
+  streamId: row.stream_id,
+  seriesId: row.series_id,
+  cellId: row.cell_id,
+  allCellId: row.all_cell_id,
+  dims: storedDims(row as unknown as Record<string, unknown>),
+});
 
 const params = (from: number, count: number): string => Array.from({ length: count }, (_, index) => `$${from + index}`).join(', ');
 const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
@@ -44,7 +55,7 @@ const UPSERT_INSTANCE = `
     last_seen_ms = GREATEST(instances.last_seen_ms, excluded.last_seen_ms)
   RETURNING id`;
 const SELECT_STREAMS = `
-  SELECT encode(s.key_hash, 'hex') AS h, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id
+  SELECT encode(s.key_hash, 'hex') AS h, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, ${seriesDimsSql('r')}
   FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ANY($1::bytea[])`;
 const INSERT_LOG = `
   INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value)
@@ -93,7 +104,7 @@ export class MetricsWriter {
   }
 
   async apply(db: Queryable, batch: MetricsBatch): Promise<ApplyResult> {
-    const result: ApplyResult = { applied: 0, duplicates: 0 };
+    const result: ApplyResult = { applied: 0, duplicates: 0, counts: [] };
     const now = this.clock();
     const resources = batch.resources
       .map((resourceBatch) => ({ resourceBatch, resource: resourceBatch.resource, hash: identityHash(instanceKey(resourceBatch.resource)), instanceId: 0 }))
@@ -116,9 +127,12 @@ export class MetricsWriter {
 
     const logRows: LogRow[] = [];
     let deltaRows = 0;
+    /** Each logged series' service and stored dimensions, to label what the log takes. */
+    const logged = new Map<number, { service: string | null; dims: Readonly<SeriesDims> }>();
     const cumulativePoints: { streamId: number; point: CounterPoint; stream: StreamRef; service: string | null }[] = [];
     for (const { point, hash, resource } of counted) {
       const stream = streams.get(hash.toString('hex')) as StreamRef;
+      logged.set(stream.seriesId, { service: resource.service, dims: stream.dims });
       if (point.temporality === Temporality.Delta) {
         logRows.push(this.logRow(point, stream, point.value));
         deltaRows++;
@@ -146,6 +160,12 @@ export class MetricsWriter {
     result.applied += deltaInserted;
     result.duplicates += deltaRows - deltaInserted;
     await addToRollups(db, inserted);
+    const counts = new AppliedCounts();
+    for (const increment of inserted) {
+      const series = logged.get(increment.seriesId) as { service: string | null; dims: Readonly<SeriesDims> };
+      counts.add(increment.seriesId, series.service, series.dims, increment.value);
+    }
+    result.counts = counts.list();
 
     for (const { resourceBatch, resource, instanceId } of resources) {
       if (recordsAdvertisements(resourceBatch.resource, resource)) await applyAdvertised(db, instanceId, resourceBatch);
@@ -181,7 +201,7 @@ export class MetricsWriter {
     for (const entry of counted) if (!unique.has(entry.hash.toString('hex'))) unique.set(entry.hash.toString('hex'), entry);
     const read = async (hashes: Buffer[]): Promise<void> => {
       const { rows } = await db.query<StreamRow>(SELECT_STREAMS, [hashes]);
-      for (const row of rows) found.set(row.h, { streamId: row.stream_id, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id });
+      for (const row of rows) found.set(row.h, streamRef(row));
     };
     await read([...unique.values()].map((entry) => entry.hash));
     const missing = [...unique.entries()].filter(([hex]) => !found.has(hex)).sort(([a], [b]) => (a < b ? -1 : 1));
@@ -209,7 +229,7 @@ export class MetricsWriter {
   private async createStreams(db: Queryable, entries: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[], found: Map<string, StreamRef>): Promise<void> {
     const kept = new Set<string>();
     const cells = new Map<string, { hash: Buffer; values: unknown[]; id?: number }>();
-    const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; id?: number }>();
+    const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; dims: Readonly<SeriesDims>; id?: number }>();
     const streams: { hex: string; hash: Buffer; seriesHex: string; temporality: number }[] = [];
     const cellFor = (scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): string => {
       const hash = identityHash(cellKey(scope, service, dims));
@@ -226,7 +246,8 @@ export class MetricsWriter {
       if (!series.has(seriesHex)) {
         const cell = cellFor(CellScope.Service, resource.service, dims);
         const allCell = cellFor(CellScope.AllServices, null, dims);
-        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...SERIES_COLUMNS.map((column) => bound(column, dims))], cellKey: cell, allCellKey: allCell });
+        // A series found by key holds exactly these dimensions: the key is made from them.
+        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...SERIES_COLUMNS.map((column) => bound(column, dims))], cellKey: cell, allCellKey: allCell, dims });
       }
       streams.push({ hex: hash.toString('hex'), hash, seriesHex, temporality: point.temporality });
     }
@@ -276,7 +297,8 @@ export class MetricsWriter {
     );
     for (const stream of streams) {
       const owner = seriesCells.get(stream.seriesHex) as { cell_id: number; all_cell_id: number };
-      found.set(stream.hex, { streamId: streamIds.get(stream.hex) as number, seriesId: series.get(stream.seriesHex)?.id as number, cellId: owner.cell_id, allCellId: owner.all_cell_id });
+      const entry = series.get(stream.seriesHex) as { id?: number; dims: Readonly<SeriesDims> };
+      found.set(stream.hex, { streamId: streamIds.get(stream.hex) as number, seriesId: entry.id as number, cellId: owner.cell_id, allCellId: owner.all_cell_id, dims: entry.dims });
     }
   }
 
@@ -287,6 +309,6 @@ export class MetricsWriter {
     const row = rows[0];
     if (row === undefined) return undefined;
     await db.query(`UPDATE streams SET key_hash = $1, key_version = ${KEY_VERSION} WHERE id = $2`, [hash, row.stream_id]);
-    return { streamId: row.stream_id, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id };
+    return streamRef(row);
   }
 }

@@ -3,7 +3,8 @@ import { type CounterPoint, type MetricsBatch, type ResourceBatch, type Resource
 import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
 import { addRejected } from '../../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../../model/time.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound } from '../../common/columns.js';
+import { AppliedCounts } from '../../common/applied-counts.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { recordsAdvertisements } from '../../common/overflow-rule.js';
 import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
@@ -28,10 +29,19 @@ interface SeriesRef {
   seriesId: number;
   cellId: number;
   allCellId: number;
+  /** As stored (after the dimension limit): what applied counts are labelled with. */
+  dims: Readonly<SeriesDims>;
 }
 
 interface StreamRef extends SeriesRef {
   streamId: number;
+}
+
+/** A stream row selected with its series' stored dimensions. */
+function streamRef(row: unknown): StreamRef | undefined {
+  if (row === undefined) return undefined;
+  const { streamId, seriesId, cellId, allCellId } = row as Omit<StreamRef, 'dims'>;
+  return { streamId, seriesId, cellId, allCellId, dims: storedDims(row as Record<string, unknown>) };
 }
 
 const placeholders = (count: number): string => Array.from({ length: count }, () => '?').join(', ');
@@ -75,11 +85,11 @@ export class MetricsWriter {
           last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)
         RETURNING id, advertised_ms, advertise_gen`),
       selectStream: db.prepare(
-        'SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ?',
+        `SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId, ${seriesDimsSql('r')} FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ?`,
       ),
       insertStream: db.prepare(`INSERT INTO streams (key_hash, series_id, temporality, key_version) VALUES (?, ?, ?, ${KEY_VERSION})`),
       selectSchema1Stream: db.prepare(
-        'SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ? AND s.key_version = 1',
+        `SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId, ${seriesDimsSql('r')} FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ? AND s.key_version = 1`,
       ),
       rekeyStream: db.prepare(`UPDATE streams SET key_hash = ?, key_version = ${KEY_VERSION} WHERE id = ?`),
       countSchema1Streams: db.prepare('SELECT count(*) FROM streams WHERE key_version = 1').pluck(),
@@ -119,9 +129,11 @@ export class MetricsWriter {
    * up to {@link APPLY_STEP_POINTS} points; the last one returns the result.
    */
   *apply(batch: MetricsBatch): Generator<void, ApplyResult, void> {
-    const result: ApplyResult = { applied: 0, duplicates: 0 };
+    const result: ApplyResult = { applied: 0, duplicates: 0, counts: [] };
+    const counts = new AppliedCounts();
     const now = this.clock();
-    for (const resourceBatch of batch.resources) yield* this.applyResource(resourceBatch, now, result);
+    for (const resourceBatch of batch.resources) yield* this.applyResource(resourceBatch, now, result, counts);
+    result.counts = counts.list();
     return result;
   }
 
@@ -165,7 +177,7 @@ export class MetricsWriter {
     this.schema1Streams = this.statements.countSchema1Streams.get() as number;
   }
 
-  private *applyResource(batch: ResourceBatch, now: number, result: ApplyResult): Generator<void, void, void> {
+  private *applyResource(batch: ResourceBatch, now: number, result: ApplyResult, counts: AppliedCounts): Generator<void, void, void> {
     const resource = this.resourceLimit.apply(batch.resource);
     const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...INSTANCE_COLUMNS.map((column) => resource[column.key]), {
       now,
@@ -174,9 +186,12 @@ export class MetricsWriter {
     // Log rows of LOG_COLUMNS values: end, stream, start, minute, series, cell, all-services cell, increment.
     let rows: (bigint | number)[] = [];
     let deltaRows = 0;
+    /** The stored dimensions of the series rows were logged for (a series is one instance's, so one service's). */
+    const logged = new Map<number, Readonly<SeriesDims>>();
+    const added = (seriesId: number, value: number): void => counts.add(seriesId, resource.service, logged.get(seriesId) as Readonly<SeriesDims>, value);
     const logRows = (): void => {
       const cumulativeRows = rows.length / LOG_COLUMNS - deltaRows;
-      const inserted = this.log.insert(rows);
+      const inserted = this.log.insert(rows, added);
       if (inserted > 0) this.unfolded = true;
       const deltaInserted = inserted - cumulativeRows;
       result.applied += deltaInserted;
@@ -195,6 +210,7 @@ export class MetricsWriter {
         if (point.value === 0) continue;
         const stream = this.stream(instance.id, resource, point);
         rows.push(point.timeNs, stream.streamId, point.startNs, Number(point.timeNs / NANOS_PER_MINUTE), stream.seriesId, stream.cellId, stream.allCellId, point.value);
+        logged.set(stream.seriesId, stream.dims);
         deltaRows++;
       } else {
         const stream = this.stream(instance.id, resource, point);
@@ -212,6 +228,7 @@ export class MetricsWriter {
         if (increment > 0) {
           // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
           rows.push(point.timeNs, stream.streamId, point.startNs, Number(point.timeNs / NANOS_PER_MINUTE), stream.seriesId, stream.cellId, stream.allCellId, increment);
+          logged.set(stream.seriesId, stream.dims);
         }
       }
     }
@@ -223,7 +240,7 @@ export class MetricsWriter {
     const cached = this.streams.get(point.streamScope, point.streamAttributes);
     if (cached !== undefined) return cached;
     const hash = identityHash(streamKey(point.streamScope, point.streamAttributes));
-    let stream = (this.statements.selectStream.get(hash) as StreamRef | undefined) ?? this.schema1Stream(point, hash);
+    let stream = streamRef(this.statements.selectStream.get(hash)) ?? this.schema1Stream(point, hash);
     if (stream === undefined) {
       const series = this.seriesFor(instanceRef, resource, this.dimensionLimit.apply(point.dims));
       const streamId = Number(this.statements.insertStream.run(hash, series.seriesId, point.temporality).lastInsertRowid);
@@ -237,7 +254,7 @@ export class MetricsWriter {
   private schema1Stream(point: CounterPoint, hash: Buffer): StreamRef | undefined {
     if (this.schema1Streams === 0) return undefined;
     const legacy = identityHash(streamKey(point.streamScope, schema1StreamAttributes(point.attributes)));
-    const stream = this.statements.selectSchema1Stream.get(legacy) as StreamRef | undefined;
+    const stream = streamRef(this.statements.selectSchema1Stream.get(legacy));
     if (stream === undefined) return undefined;
     this.statements.rekeyStream.run(hash, stream.streamId);
     this.schema1Streams--;
@@ -259,13 +276,15 @@ export class MetricsWriter {
     const cached = this.series.get(key);
     if (cached !== undefined) return cached;
     const hash = identityHash(key);
-    let found = this.statements.selectSeries.get(hash) as SeriesRef | undefined;
+    // A series found by key holds exactly these dimensions: the key is made from them.
+    const row = this.statements.selectSeries.get(hash) as Omit<SeriesRef, 'dims'> | undefined;
+    let found: SeriesRef | undefined = row === undefined ? undefined : { ...row, dims };
     if (found === undefined) {
       const cellId = this.cellFor(CellScope.Service, resource.service, dims);
       const allCellId = this.cellFor(CellScope.AllServices, null, dims);
       const values = SERIES_COLUMNS.map((column) => bound(column, dims));
       const seriesId = Number(this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, dims.kind, ...values).lastInsertRowid);
-      found = { seriesId, cellId, allCellId };
+      found = { seriesId, cellId, allCellId, dims };
     }
     this.series.stage(key, found);
     return found;

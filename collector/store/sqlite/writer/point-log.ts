@@ -12,11 +12,14 @@ const LOG_CHUNK = 256;
 export class PointLog {
   /** Multi-row `INSERT OR IGNORE INTO point_log`, by row count (1..LOG_CHUNK). */
   private readonly inserts = new Map<number, Database.Statement>();
+  private readonly insertedRange: Database.Statement;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.insertedRange = db.prepare('SELECT series_id, value FROM point_log WHERE rowid BETWEEN ? AND ?').raw(true);
+  }
 
-  /** Inserts rows of {@link LOG_COLUMNS} values each; returns how many were new. */
-  insert(rows: readonly (bigint | number)[]): number {
+  /** Inserts rows of {@link LOG_COLUMNS} values each; returns how many were new, and hands each new row's series and increment to `added`. */
+  insert(rows: readonly (bigint | number)[], added: (seriesId: number, value: number) => void): number {
     let inserted = 0;
     for (let offset = 0; offset < rows.length; offset += LOG_CHUNK * LOG_COLUMNS) {
       const chunk = rows.slice(offset, offset + LOG_CHUNK * LOG_COLUMNS);
@@ -27,7 +30,18 @@ export class PointLog {
         statement = this.db.prepare(`INSERT OR IGNORE INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${values}`);
         this.inserts.set(count, statement);
       }
-      inserted += statement.run(chunk).changes;
+      // Not RETURNING: applying three exports of 20,000 new points, it made the longest turn of the event loop
+      // 220-390 ms against 140-190 ms without (same machine, runs alternated).
+      const { changes, lastInsertRowid } = statement.run(chunk);
+      if (changes === count) {
+        for (let row = 0; row < chunk.length; row += LOG_COLUMNS) added(Number(chunk[row + 4]), Number(chunk[row + 7]));
+      } else if (changes > 0) {
+        // Some were a retry's: the new ones are the last rows inserted. New rows of a rowid table take the rowids
+        // after the largest one, in order, and nothing else writes the log inside this transaction.
+        const last = Number(lastInsertRowid);
+        for (const [seriesId, value] of this.insertedRange.all(last - changes + 1, last) as [number, number][]) added(seriesId, value);
+      }
+      inserted += changes;
     }
     return inserted;
   }

@@ -47,10 +47,12 @@ describe('a real Prometheus scraping the collector', () => {
     expect(value(await prometheus.query('up{job="extscope"}'))).toBe(1);
   });
 
-  it('the matrix series and the delivery counters are queryable', async () => {
-    const requests = await eventually(async () => value(await prometheus.query('extscope_matrix_requests{client="claude-code"}')), 'extscope_matrix_requests');
+  it('the request counters, a negotiated share taken from them and the delivery counters are queryable', async () => {
+    const requests = await eventually(async () => value(await prometheus.query('sum(extscope_requests_total{service="api",client="claude-code"})')), 'extscope_requests_total');
     expect(requests).toBe(4);
-    const shared = await prometheus.query(`extscope_matrix_negotiated_share{client="claude-code",extension="${TASKS}"}`);
+    const shared = await prometheus.query(
+      `sum by (client) (extscope_extension_requests_total{client="claude-code",extension="${TASKS}",state="negotiated"}) / sum by (client) (extscope_requests_total{server_declaration!="unknown"})`,
+    );
     expect(value(shared)).toBe(0.75);
     expect(value(await prometheus.query('extscope_alert_deliveries_total{receiver="webhook",result="sent"}'))).toBe(1);
   });
