@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run demo`: the collector and a small, real fleet in one command. Four MCP servers run with
-// `node --import extscope/register` (service "shop": two v2 instances advertising different sets; service "docs":
+// `node --import @extscope/agent/register` (service "shop": two v2 instances advertising different sets; service "docs":
 // a legacy v1 server and a v2 CommonJS one), and demo/fleet.mjs runs real SDK clients against them. Prints the
 // dashboard's URL and a progress line; Ctrl-C stops everything (each child runs in its own process group, which is
 // ended as a whole).
@@ -204,7 +204,7 @@ async function main() {
   const targets = {};
   await Promise.all(
     servers.map(async (server) => {
-      const entry = start(server.name, ['--import', 'extscope/register', server.script], server.env);
+      const entry = start(server.name, ['--import', '@extscope/agent/register', server.script], server.env);
       entry.role = 'server';
       const port = await firstLine(entry, (line) => {
         try {

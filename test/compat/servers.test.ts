@@ -1,7 +1,7 @@
 /**
  * The compatibility suite: real MCP servers from npm, each installed in a folder of its own with extscope from the
  * packed tarball (test/compat/install.mjs, cached outside the repository), run as a user runs them
- * (`node --import extscope/register <the package's bin>`), driven over stdio by real clients: a v2 client
+ * (`node --import @extscope/agent/register <the package's bin>`), driven over stdio by real clients: a v2 client
  * negotiating the version (`versionNegotiation: { mode: 'auto' }`), a v2 client of the 2025 era, and a v1 client.
  * Each session is counted exactly: every request the client sent, over every server process it started (a failed
  * version probe starts a second one), is in a real collector under the session's own service name.
@@ -53,8 +53,8 @@ const SERVERS: ServerCase[] = [
 const SETUPS: SetupCase[] = [
   { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, CommonJS', service: 'node-sdk-cjs', node: ['node-sdk-server.cjs'], call: true },
   { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, ESM with the loader hook', service: 'node-sdk-esm', node: ['--import', './node-sdk-otel.mjs', 'node-sdk-server.mjs'], call: true },
-  { title: 'a v1 server that calls process.exit(0) on stdin EOF, with extscope/register', service: 'exit-on-eof', node: ['--import', 'extscope/register', 'exit-on-eof.mjs'], call: true },
-  { title: 'a v2 server that dies of an uncaught exception after answering, with extscope/register', service: 'uncaught-exception', node: ['--import', 'extscope/register', 'uncaught-exception.mjs'], call: true, dies: true },
+  { title: 'a v1 server that calls process.exit(0) on stdin EOF, with @extscope/agent/register', service: 'exit-on-eof', node: ['--import', '@extscope/agent/register', 'exit-on-eof.mjs'], call: true },
+  { title: 'a v2 server that dies of an uncaught exception after answering, with @extscope/agent/register', service: 'uncaught-exception', node: ['--import', '@extscope/agent/register', 'uncaught-exception.mjs'], call: true, dies: true },
 ];
 
 let folders: Record<string, string>;
@@ -187,7 +187,7 @@ describe('real servers from npm, installed from the packed tarball', () => {
           const service = `compat-${server.app}-${kind}`;
           // The default export interval (60 s): only the way out carries these short sessions' counts.
           const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: service, OTEL_METRIC_EXPORT_INTERVAL: '60000', EXTSCOPE_SPANS: 'false', ...server.env?.(work) });
-          const { requests, tools, version } = await session(kind, process.execPath, ['--import', 'extscope/register', bin, ...(server.args?.(work) ?? [])], folder, env);
+          const { requests, tools, version } = await session(kind, process.execPath, ['--import', '@extscope/agent/register', bin, ...(server.args?.(work) ?? [])], folder, env);
           expect(tools, `${service}: tools listed`).toBeGreaterThan(0);
           if (kind === 'v2-2025') expect(version).toBe('2025-11-25');
           expected[service] = requests;

@@ -1,7 +1,7 @@
 /**
  * The package as published: `npm pack` holds the built agent, collector, contract, CLI, dashboard and migrations
  * and nothing else; installed from the tarball into a folder of its own (dependencies from the registry), a
- * server there runs with `node --import extscope/register`, and `npx extscope collector` from that folder serves
+ * server there runs with `node --import @extscope/agent/register`, and `npx extscope collector` from that folder serves
  * the dashboard and counts the server's requests exactly.
  */
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
@@ -113,7 +113,7 @@ describe('the published package', () => {
     expect(packed!.filename).toBe(`extscope-${pkg.version}.tgz`);
   });
 
-  it('installed from the tarball in a folder of its own: node --import extscope/register and npx extscope collector', { timeout: 600_000 }, async () => {
+  it('installed from the tarball in a folder of its own: node --import @extscope/agent/register and npx extscope collector', { timeout: 600_000 }, async () => {
     expect(dir, 'the tarball from the test before').toBeDefined();
     const tarball = join(dir!, `extscope-${pkg.version}.tgz`);
     const app = join(dir!, 'app');
@@ -134,7 +134,7 @@ describe('the published package', () => {
     expect((await fetch(new URL(script!, collectorUrl))).status).toBe(200);
 
     const { found: port } = await startChild(
-      [process.execPath, '--import', 'extscope/register', 'server.mjs'],
+      [process.execPath, '--import', '@extscope/agent/register', 'server.mjs'],
       app,
       { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_METRIC_EXPORT_INTERVAL: '200', OTEL_SERVICE_NAME: 'packaged' },
       (line) => (line.startsWith('{') ? String((JSON.parse(line) as { port: number }).port) : undefined),

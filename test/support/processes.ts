@@ -5,11 +5,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 
 /**
- * `node --import extscope/register <fixture>` (or plain `node <fixture>`), run from the repository root;
+ * `node --import @extscope/agent/register <fixture>` (or plain `node <fixture>`), run from the repository root;
  * `preload` modules are imported before the agent.
  */
 export function nodeArgs(script: string, agent: boolean, preload: string[] = []): string[] {
-  return [...[...preload, ...(agent ? ['extscope/register'] : [])].flatMap((module) => ['--import', module]), script];
+  return [...[...preload, ...(agent ? ['@extscope/agent/register'] : [])].flatMap((module) => ['--import', module]), script];
 }
 
 /** Environment for a child exporting to `endpoint` quickly, so tests need not wait a minute for an export. */
