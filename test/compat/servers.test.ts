@@ -1,11 +1,13 @@
 /**
- * The compatibility suite: real MCP servers from npm, each installed in a folder of its own with extscope from the
- * packed tarball (test/compat/install.mjs, cached outside the repository), run as a user runs them
- * (`node --import @extscope/agent/register <the package's bin>`), driven over stdio by real clients: a v2 client
- * negotiating the version (`versionNegotiation: { mode: 'auto' }`), a v2 client of the 2025 era, and a v1 client.
- * Each session is counted exactly: every request the client sent, over every server process it started (a failed
- * version probe starts a second one), is in a real collector under the session's own service name.
+ * The compatibility suite: real MCP servers from npm, each installed in a folder of its own with the agent
+ * (`@extscope/agent`, not the collector) from its packed tarball (test/compat/install.mjs, cached outside the
+ * repository), run as a user runs them (`node --import @extscope/agent/register <the package's bin>`), driven over
+ * stdio by real clients: a v2 client negotiating the version (`versionNegotiation: { mode: 'auto' }`), a v2 client
+ * of the 2025 era, and a v1 client. Each session is counted exactly: every request the client sent, over every
+ * server process it started (a failed version probe starts a second one), is in a real collector under the
+ * session's own service name.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,7 +177,19 @@ afterAll(() => {
   if (table.length > 0) process.stderr.write(`compat results:\n${table.join('\n')}\n`);
 });
 
-describe('real servers from npm, installed from the packed tarball', () => {
+describe('the installs', () => {
+  it('each app holds the agent from its tarball, its peer @opentelemetry/api, and not the collector', async () => {
+    const agent = JSON.parse(await readFile(new URL('../../agent/package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+    for (const [app, folder] of Object.entries(folders)) {
+      const installed = JSON.parse(await readFile(join(folder, 'node_modules', agent.name, 'package.json'), 'utf8')) as { version: string };
+      expect(installed.version, app).toBe(agent.version);
+      expect(existsSync(join(folder, 'node_modules', '@opentelemetry', 'api', 'package.json')), `${app}: @opentelemetry/api`).toBe(true);
+      expect(existsSync(join(folder, 'node_modules', 'extscope')), `${app}: the collector package`).toBe(false);
+    }
+  });
+});
+
+describe('real servers from npm, with the agent installed from its packed tarball', () => {
   for (const server of SERVERS) {
     it(`${server.pkg} ${APPS[server.app]?.packages[server.pkg] ?? ''}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
       const folder = folders[server.app]!;
@@ -200,7 +214,7 @@ describe('real servers from npm, installed from the packed tarball', () => {
   }
 });
 
-describe('servers set up as users set up theirs, installed from the packed tarball', () => {
+describe('servers set up as users set up theirs, with the agent installed from its packed tarball', () => {
   for (const setup of SETUPS) {
     it(`${setup.title}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
       const folder = folders['own-setups']!;
