@@ -39,7 +39,8 @@ if (flags.help) {
   process.exit(0);
 }
 const CLI = join(ROOT, 'dist', 'bin', 'extscope.js');
-if (flags.collector === undefined && !existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) {
+const AGENT = join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js');
+if (flags.collector === undefined && !existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html')) || !existsSync(AGENT)) {
   process.stderr.write('demo: the build is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);
 }

@@ -55,8 +55,8 @@ describe('README.md', () => {
 
   it('shows the matrix screenshot from docs/img by its absolute address, and the file exists', () => {
     const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((match) => match[1]!);
-    expect(images).toContain(`${RAW}docs/img/matrix.png`);
-    expect(brokenLinks(readme)).toEqual([]);
+    expect(images).toEqual([`${RAW}docs/img/matrix.png`]);
+    expect(existsSync(join(ROOT, 'docs/img/matrix.png'))).toBe(true);
   });
 
   it('links only by absolute address or to its own headings, each to a file that exists', () => {
@@ -78,6 +78,10 @@ describe('agent/README.md', () => {
 
   it('links only by absolute address or to its own headings, each to a file that exists', () => {
     expect(brokenLinks(agentReadme)).toEqual([]);
+  });
+
+  it('sits beside a copy of the repository\'s licence, which the agent package ships', () => {
+    expect(readFileSync(join(ROOT, 'agent', 'LICENSE'), 'utf8')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
   });
 
   it('gives the install command, the zero-code entry and the installed size it measured', () => {
