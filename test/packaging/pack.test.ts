@@ -9,6 +9,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -171,7 +172,7 @@ describe('installed from the tarballs, each in a folder of its own', () => {
     expect(NOT_IN_A_SERVER.filter((name) => names.includes(name))).toEqual([]);
   });
 
-  it('the collector, with the agent tarball it depends on: no engine warning, and npx extscope --version', { timeout: 600_000 }, async () => {
+  it('the collector, with the agent tarball it depends on: no engine warning, npx extscope --version, the gRPC exporters for wrap and proxy', { timeout: 600_000 }, async () => {
     expect(tarballs.collector, 'the collector tarball from npm pack').toBeDefined();
     // The native SQLite binding's build allowed, as the collector's README says.
     await writeFile(join(ops, 'package.json'), JSON.stringify({ name: 'ops', private: true, allowScripts: { 'better-sqlite3': true } }));
@@ -179,6 +180,9 @@ describe('installed from the tarballs, each in a folder of its own', () => {
     expect(warnings).not.toContain('EBADENGINE');
     const { stdout } = await run('npx', ['--no-install', 'extscope', '--version'], { cwd: ops, env: cleanEnv() });
     expect(stdout).toBe(`extscope ${collectorPkg.version}\n`);
+    // `extscope wrap` and `proxy` run the agent installed here: its optional gRPC exporters come with the collector.
+    const fromAgent = createRequire(join(ops, 'node_modules', agentPkg.name, 'dist', 'agent', 'register', 'exporters.js'));
+    for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), name).not.toThrow();
   });
 
   it('npx extscope collector serves the dashboard and counts every request of a v1 server run with node --import @extscope/agent/register', { timeout: 240_000 }, async () => {

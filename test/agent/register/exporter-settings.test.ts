@@ -44,9 +44,9 @@ async function requestsOf(client: string): Promise<number> {
 
 describe('exporter settings', () => {
   it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports to the gRPC receiver: every request counted, answers unchanged', async () => {
-    // The gRPC exporters are optional peers of the agent: the repository installs them (development dependencies
-    // of package.json), as a project that sets the protocol to grpc does. Without them the agent would refuse with
-    // one stderr line (test/packaging/pack.test.ts), and this test must fail saying why.
+    // The gRPC exporters are optional peers of the agent; the collector's package depends on them (for `extscope
+    // wrap` and `proxy`), so the repository installs them, as a project that sets the protocol to grpc does. Without
+    // them the agent refuses with one stderr line (test/packaging/pack.test.ts): this test must then fail saying why.
     for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), `${name} installed beside the agent`).not.toThrow();
     const client = 'grpc-protocol';
     const bare = await rawStdioExchange(SERVER, session(client), false, agentEnv(collector.url));
