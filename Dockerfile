@@ -6,6 +6,7 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
 COPY contract ./contract
+# The agent is a workspace of the root package (agent/package.json), built first by `npm run build`.
 COPY agent ./agent
 COPY collector ./collector
 COPY dashboard ./dashboard
@@ -30,6 +31,9 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=production-modules /app/package.json ./
 COPY --from=production-modules /app/node_modules ./node_modules
+# The agent package (the CLI's wrap and proxy): an npm workspace, linked from node_modules/@extscope/agent.
+COPY --from=build /app/agent/package.json ./agent/package.json
+COPY --from=build /app/agent/dist ./agent/dist
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/dashboard/dist ./dashboard/dist
 COPY --from=build /app/migrations ./migrations

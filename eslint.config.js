@@ -1,5 +1,6 @@
 // Lint, and the import boundaries that keep data flowing one way:
 //   contract/ imports nothing of the project; agent/ and collector/ import only contract/ of each other;
+//   bin/ (the collector package's CLI) reaches the agent only through its package, @extscope/agent;
 //   inside collector/, stages import model/ and otlp/ freely, and never a stage further down the pipeline;
 //   dashboard/ imports of the collector only the types of the query API's route schemas.
 import js from '@eslint/js';
@@ -12,7 +13,7 @@ const forbid = (group, message) => ({ group, message });
 const forbidRegex = (regex, message) => ({ regex, message });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'dashboard/dist/**', 'coverage/**', 'scratch/**'] },
+  { ignores: ['dist/**', 'agent/dist/**', 'node_modules/**', 'dashboard/dist/**', 'coverage/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -36,8 +37,13 @@ export default tseslint.config(
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
 
   restrict(['contract/**'], [forbidRegex('^(?!\\./)', 'contract/ is dependency-free: it imports only its own files.')]),
-  restrict(['agent/**'], [forbid(['**/collector/**', '**/bin/**', '**/dashboard/**'], 'agent/ may import only contract/ of the project.')]),
-  restrict(['bin/**'], [forbid(['**/agent/**'], 'the CLI runs the collector; the agent is loaded by --import, not imported.')]),
+  restrict(['agent/**'], [
+    forbid(['**/collector/**', '**/bin/**', '**/dashboard/**'], 'agent/ may import only contract/ of the project.'),
+    forbid(['fastify', 'fastify/*', '@fastify/*', 'pg', 'pg/*', 'better-sqlite3', '@grpc/*'], 'the agent package carries no database, HTTP framework or gRPC dependency (agent/package.json).'),
+  ]),
+  // gRPC is an optional peer of the agent, required only when OTEL_EXPORTER_OTLP_PROTOCOL=grpc asks for it.
+  restrictValues(['agent/**'], [forbid(['@opentelemetry/exporter-*-otlp-grpc'], 'the gRPC exporters are optional peers: load them lazily (exporters.ts), import only their types.')]),
+  restrict(['bin/**'], [forbid(['../agent/**', '../../agent/**'], 'the CLI reaches the agent through its package (@extscope/agent/wrap, /proxy), as an installed collector does.')]),
   restrict(['collector/**'], [forbid(['**/agent/**', '**/dashboard/**'], 'collector/ may import only contract/ of the project.')]),
   restrict(['dashboard/**'], [
     forbid(['**/agent/**', '**/contract/**', '**/bin/**'], 'the dashboard sees only the query API (/api/v1) over HTTP.'),

@@ -343,7 +343,7 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
 }
 
 /**
- * Observes one MCP server object with the active extscope instrumentation (the one `extscope/register`
+ * Observes one MCP server object with the active extscope instrumentation (the one `@extscope/agent/register`
  * started, or the latest `ExtscopeInstrumentation` enabled): for servers whose SDK copy no hook can patch,
  * such as one bundled into the application. Duck-typed: an `McpServer` or `Server` of any SDK copy. Call it
  * before `server.connect(transport)`. Returns `false` when no instrumentation is active or `server` is not

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Each command's module is imported when it runs: \`wrap\` and \`proxy\` load the agent alone, never the collector.
+// Each command's module is imported when it runs: \`wrap\` and \`proxy\` load the agent package (@extscope/agent)
+// alone, never the collector.
 
 const USAGE = `Usage: extscope <command> [options]
 
@@ -23,12 +24,12 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === '--version' || command === '-v' || command === 'version') {
-    const { PACKAGE_VERSION } = await import('../agent/version.js');
-    process.stdout.write(`extscope ${PACKAGE_VERSION}\n`);
+    const { COLLECTOR_VERSION } = await import('../collector/version.js');
+    process.stdout.write(`extscope ${COLLECTOR_VERSION}\n`);
     return 0;
   }
-  if (command === 'wrap') return (await import('../agent/wrap/wrap.js')).runWrap(rest);
-  if (command === 'proxy') return (await import('../agent/proxy/proxy.js')).runProxy(rest);
+  if (command === 'wrap') return (await import('@extscope/agent/wrap')).runWrap(rest);
+  if (command === 'proxy') return (await import('@extscope/agent/proxy')).runProxy(rest);
   if (command === 'rules') return (await import('./commands/rules-check.js')).runRules(rest);
   if (command === 'db' && rest[0] === 'backup') return (await import('./commands/db-backup.js')).runDbBackup(rest.slice(1));
   if (command === 'db' && rest[0] === 'copy') return (await import('./commands/db-copy.js')).runDbCopy(rest.slice(1));

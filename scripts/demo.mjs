@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run demo`: the collector and a small, real fleet in one command. Four MCP servers run with
-// `node --import extscope/register` (service "shop": two v2 instances advertising different sets; service "docs":
+// `node --import @extscope/agent/register` (service "shop": two v2 instances advertising different sets; service "docs":
 // a legacy v1 server and a v2 CommonJS one), and demo/fleet.mjs runs real SDK clients against them. Prints the
 // dashboard's URL and a progress line; Ctrl-C stops everything (each child runs in its own process group, which is
 // ended as a whole).
@@ -39,7 +39,8 @@ if (flags.help) {
   process.exit(0);
 }
 const CLI = join(ROOT, 'dist', 'bin', 'extscope.js');
-if (flags.collector === undefined && !existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) {
+const AGENT = join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js');
+if (flags.collector === undefined && !existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html')) || !existsSync(AGENT)) {
   process.stderr.write('demo: the build is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);
 }
@@ -204,7 +205,7 @@ async function main() {
   const targets = {};
   await Promise.all(
     servers.map(async (server) => {
-      const entry = start(server.name, ['--import', 'extscope/register', server.script], server.env);
+      const entry = start(server.name, ['--import', '@extscope/agent/register', server.script], server.env);
       entry.role = 'server';
       const port = await firstLine(entry, (line) => {
         try {

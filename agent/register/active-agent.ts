@@ -1,6 +1,6 @@
 import type { ExtscopeInstrumentation } from '../instrumentation.js';
 
-/** The agent started by `extscope/register`, reachable from the application through the package API. */
+/** The agent started by `@extscope/agent/register`, reachable from the application through the package API. */
 export interface ActiveAgent {
   instrumentation: ExtscopeInstrumentation;
   /** Flushes and stops the SDK the entry started (only flushes the app's own providers when those were adopted); bounded by `deadlineMs`. */
@@ -19,7 +19,7 @@ export function getActiveAgent(): ActiveAgent | undefined {
 }
 
 /**
- * Flushes and stops the telemetry that `extscope/register` started. Resolves within `deadlineMs` (default
+ * Flushes and stops the telemetry that `@extscope/agent/register` started. Resolves within `deadlineMs` (default
  * 1.5 s) even when the collector is unreachable. A no-op when extscope was not preloaded.
  */
 export function shutdown(deadlineMs?: number): Promise<void> {

@@ -14,8 +14,28 @@ import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics }
 export type SignalName = 'METRICS' | 'TRACES';
 export type Protocol = 'http/protobuf' | 'http/json' | 'grpc';
 
-/** gRPC exporters are loaded only when asked for: most servers never carry their code. */
+/**
+ * gRPC exporters are loaded only when asked for: most servers never carry their code. They are optional peer
+ * dependencies of the agent package (they pull `@grpc/grpc-js`), installed by whoever sets the protocol to `grpc`.
+ */
 const load = createRequire(import.meta.url);
+
+/** The optional gRPC exporter package of each signal. */
+export const GRPC_EXPORTERS: Record<SignalName, string> = {
+  METRICS: '@opentelemetry/exporter-metrics-otlp-grpc',
+  TRACES: '@opentelemetry/exporter-trace-otlp-grpc',
+};
+/** The version the agent's peer dependencies name (test/agent/version.test.ts keeps them equal to agent/package.json). */
+export const GRPC_EXPORTER_VERSION = '0.223.0';
+
+function installed(name: string): boolean {
+  try {
+    load.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const PROTOCOLS: readonly Protocol[] = ['http/protobuf', 'http/json', 'grpc'];
 const EXPORTERS = ['otlp', 'console', 'none'] as const;
@@ -25,8 +45,13 @@ function refuse(line: string): void {
   process.stderr.write(`extscope: ${line}\n`);
 }
 
+/** The variable that sets a signal's protocol: the per-signal one when set, else the general one. */
+function protocolVariable(signal: SignalName): string {
+  return getStringFromEnv(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`) !== undefined ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+}
+
 export function exporterProtocol(signal: SignalName, warn: (line: string) => void = refuse): Protocol {
-  const variable = getStringFromEnv(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`) !== undefined ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const variable = protocolVariable(signal);
   const protocol = getStringFromEnv(variable);
   if (protocol === undefined) return 'http/protobuf';
   if ((PROTOCOLS as readonly string[]).includes(protocol)) return protocol as Protocol;
@@ -42,7 +67,15 @@ export function chosenExporters(signal: SignalName, warn: (line: string) => void
   const known = names.filter((name): name is ExporterName => (EXPORTERS as readonly string[]).includes(name));
   const unknown = names.filter((name) => !(EXPORTERS as readonly string[]).includes(name));
   if (unknown.length > 0) warn(`${variable}=${names.join(',')}: ${unknown.join(', ')} is not supported by the agent (otlp, console, none); ${known.length > 0 ? `using ${known.join(',')}` : 'using otlp'}`);
-  return known.length > 0 ? [...new Set(known)] : ['otlp'];
+  const chosen: ExporterName[] = known.length > 0 ? [...new Set(known)] : ['otlp'];
+  // OTLP over gRPC without its optional exporter: said once at start, and that signal is not exported over OTLP
+  // (another protocol would post to the gRPC endpoint, which does not answer it).
+  const grpc = GRPC_EXPORTERS[signal];
+  if (chosen.includes('otlp') && exporterProtocol(signal, () => {}) === 'grpc' && !installed(grpc)) {
+    warn(`${protocolVariable(signal)}=grpc needs ${grpc}, which is not installed (npm install ${grpc}@${GRPC_EXPORTER_VERSION}); ${signal.toLowerCase()} are not exported`);
+    return chosen.filter((name) => name !== 'otlp');
+  }
+  return chosen;
 }
 
 /**
@@ -73,7 +106,7 @@ export function signalEndpoint(signal: SignalName, protocol: Protocol = exporter
 /** The OTLP metric exporter for `protocol`, configured by the standard variables and `options`. */
 export function otlpMetricExporter(protocol: Protocol, options: { timeoutMillis?: number }): PushMetricExporter {
   const config = { ...options, ...temporalityPreference() };
-  if (protocol === 'grpc') return new (load('@opentelemetry/exporter-metrics-otlp-grpc') as typeof MetricsGrpc).OTLPMetricExporter(config);
+  if (protocol === 'grpc') return new (load(GRPC_EXPORTERS.METRICS) as typeof MetricsGrpc).OTLPMetricExporter(config);
   return protocol === 'http/json' ? new JsonMetricExporter(config) : new ProtoMetricExporter(config);
 }
 

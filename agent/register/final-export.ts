@@ -61,7 +61,7 @@ function streamKey(metric: string, attributes: Attributes): string {
   return `${metric}\u0000${JSON.stringify(Object.keys(attributes).sort().map((key) => [key, attributes[key]]))}`;
 }
 
-/** The child's environment: no preload of its own (`NODE_OPTIONS` may name `--import extscope/register`). */
+/** The child's environment: no preload of its own (`NODE_OPTIONS` may name `--import @extscope/agent/register`). */
 function childEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env['NODE_OPTIONS'];

@@ -1,5 +1,5 @@
 /**
- * Zero-code entry: `node --import extscope/register server.js` (ESM or CJS servers alike).
+ * Zero-code entry: `node --import @extscope/agent/register server.js` (ESM or CJS servers alike).
  *
  * Installs the module hooks before the application loads, and starts an OpenTelemetry SDK at the first
  * server `connect` unless the application registered its own providers by then (it then uses those).

@@ -10,7 +10,7 @@ const SERVER_FILES: [name: string, pattern: RegExp][] = [
 /**
  * The message the zero-code entry prints once on stderr when an MCP server SDK is in the process but extscope
  * is not recording it: an SDK major it does not support, or a copy its hooks never saw (loaded before
- * `extscope/register`, or bundled). `undefined` when all is well.
+ * `@extscope/agent/register`, or bundled). `undefined` when all is well.
  */
 export function selfCheckMessage(status: PatchStatus): string | undefined {
   if (status.unsupported.length > 0) {
@@ -19,7 +19,7 @@ export function selfCheckMessage(status: PatchStatus): string | undefined {
   const loadedFiles = Object.keys(createRequire(import.meta.url).cache);
   const unseen = SERVER_FILES.filter(([name, pattern]) => !status.loaded.has(name) && loadedFiles.some((file) => pattern.test(file)));
   if (unseen.length > 0) {
-    return `extscope: ${unseen.map(([name]) => name).join(', ')} was loaded where extscope's hooks could not see it (before extscope/register?); its requests are not recorded.`;
+    return `extscope: ${unseen.map(([name]) => name).join(', ')} was loaded where extscope's hooks could not see it (before @extscope/agent/register?); its requests are not recorded.`;
   }
   if (status.loaded.size > 0 && status.patched.size === 0) {
     return `extscope: ${[...status.loaded.keys()].join(', ')} is loaded but no Server class could be patched; nothing is recorded.`;
@@ -36,5 +36,5 @@ export function unrecordedTrafficMessage(side: 'stdio' | 'http', recorded: numbe
   if (recorded > 0) return undefined;
   const where = side === 'stdio' ? 'on stdin' : 'over HTTP';
   const fallback = wireFallback ? '' : ' (the wire fallback is off: EXTSCOPE_WIRE_FALLBACK=false)';
-  return `extscope: MCP requests arrive ${where} but none was recorded: no instrumented server answered them${fallback}. If the server bundles its own copy of the MCP SDK, call instrumentServer(server) from 'extscope' before server.connect(); see docs/instrumenting.md.`;
+  return `extscope: MCP requests arrive ${where} but none was recorded: no instrumented server answered them${fallback}. If the server bundles its own copy of the MCP SDK, call instrumentServer(server) from '@extscope/agent' before server.connect(); see docs/instrumenting.md.`;
 }

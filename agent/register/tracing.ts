@@ -8,13 +8,13 @@ import { inspect } from 'node:util';
 import { context, trace } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode, hrTimeToMicroseconds } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { ExporterName, Protocol } from './exporters.js';
+import { type ExporterName, GRPC_EXPORTERS, type Protocol } from './exporters.js';
 
 /**
  * The tracing half of the zero-code SDK. Its packages are loaded here, when spans are on, and not before: with
  * metrics only, the server carries none of their code. They are CommonJS packages (their `main`), which is what an
  * `import` of them loads too, so an application that imports them shares these copies. `require` rather than
- * `await import()`: a top-level await would make `extscope/register` impossible to `require()` (`node -r`).
+ * `await import()`: a top-level await would make `@extscope/agent/register` impossible to `require()` (`node -r`).
  */
 const load = createRequire(import.meta.url);
 
@@ -47,7 +47,7 @@ export function startTracing(resource: Resource, choice: TraceExporterChoice): S
 }
 
 function otlpTraceExporter(protocol: Protocol, options: { timeoutMillis?: number }): SdkTraceBase.SpanExporter {
-  if (protocol === 'grpc') return new (load('@opentelemetry/exporter-trace-otlp-grpc') as typeof TraceExporterGrpc).OTLPTraceExporter(options);
+  if (protocol === 'grpc') return new (load(GRPC_EXPORTERS.TRACES) as typeof TraceExporterGrpc).OTLPTraceExporter(options);
   if (protocol === 'http/json') return new (load('@opentelemetry/exporter-trace-otlp-http') as typeof TraceExporterHttp).OTLPTraceExporter(options);
   return new (load('@opentelemetry/exporter-trace-otlp-proto') as typeof TraceExporterProto).OTLPTraceExporter(options);
 }

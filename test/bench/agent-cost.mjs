@@ -83,7 +83,7 @@ const bare = await serve(stdioBefore.serveStdio, serverBefore.McpServer, serverB
 // The agent, metrics only, as the zero-code entry sets it up (no context manager, no tracer provider).
 const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
 const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
-const { ExtscopeInstrumentation } = await import('extscope');
+const { ExtscopeInstrumentation } = await import('@extscope/agent');
 const reader = new OnDemandReader();
 const instrumentation = new ExtscopeInstrumentation({ spans: false });
 instrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));

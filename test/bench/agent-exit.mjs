@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The time the agent adds to a process's exit: the exit-paths fixture (a v1 stdio server that answers a session,
- * then calls `process.exit()` on stdin EOF) run bare and with `--import extscope/register` against a real collector,
+ * then calls `process.exit()` on stdin EOF) run bare and with `--import @extscope/agent/register` against a real collector,
  * with no periodic export before the exit (the final export at exit carries the counts). Rounds alternate the two
  * variants; each reports the time from closing stdin to the exit, p50 and max.
  *
@@ -28,7 +28,7 @@ const LINES = [
 function once(agent, endpoint) {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_METRIC_EXPORT_INTERVAL: '600000', EXTSCOPE_SPANS: 'false' };
-    const child = spawn(process.execPath, [...(agent ? ['--import', 'extscope/register'] : []), FIXTURE, mode], { cwd: ROOT, env });
+    const child = spawn(process.execPath, [...(agent ? ['--import', '@extscope/agent/register'] : []), FIXTURE, mode], { cwd: ROOT, env });
     let answers = 0;
     let started;
     child.stdout.on('data', (chunk) => {

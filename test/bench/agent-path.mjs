@@ -8,13 +8,13 @@
 //   node test/bench/agent-path.mjs [rounds=8] [requests per round=1000000]
 import { trace } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { EntryExchanges } from '../../dist/agent/observe/entry-exchange.js';
-import { readDeclaredExtensions } from '../../dist/agent/observe/extension-map.js';
-import { readOutcome, readRequest } from '../../dist/agent/observe/request-facts.js';
-import { observingServeStdio } from '../../dist/agent/patches/serve-stdio.js';
-import { ServerConnections } from '../../dist/agent/patches/server-connect.js';
-import { Recorder } from '../../dist/agent/record/recorder.js';
-import { RequestPipeline } from '../../dist/agent/record/request-pipeline.js';
+import { EntryExchanges } from '../../agent/dist/agent/observe/entry-exchange.js';
+import { readDeclaredExtensions } from '../../agent/dist/agent/observe/extension-map.js';
+import { readOutcome, readRequest } from '../../agent/dist/agent/observe/request-facts.js';
+import { observingServeStdio } from '../../agent/dist/agent/patches/serve-stdio.js';
+import { ServerConnections } from '../../agent/dist/agent/patches/server-connect.js';
+import { Recorder } from '../../agent/dist/agent/record/recorder.js';
+import { RequestPipeline } from '../../agent/dist/agent/record/request-pipeline.js';
 import { OnDemandReader } from '../support/on-demand-reader.mjs';
 import { median } from './paired-stats.mjs';
 

@@ -1,9 +1,9 @@
 // The server side of agent-stdio.mjs: one v2 McpServer behind serveStdio on this process's stdin/stdout, as an
 // MCP client launches it. The driver runs it as is (uninstrumented) or under the zero-code entry
-// (`node --import extscope/register`), exactly as a user runs it. On SIGUSR2 it writes its own CPU time so far to
+// (`node --import @extscope/agent/register`), exactly as a user runs it. On SIGUSR2 it writes its own CPU time so far to
 // stderr, so the driver can take the CPU spent between two marks, in microseconds: the whole process's, and its
 // main thread's alone.
-//   node [--import extscope/register] agent-stdio-server.mjs
+//   node [--import @extscope/agent/register] agent-stdio-server.mjs
 import { createRequire } from 'node:module';
 import { mainThreadMicros } from './main-thread-cpu.mjs';
 

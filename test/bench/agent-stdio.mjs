@@ -1,6 +1,6 @@
 // Agent overhead where a stdio MCP server actually runs: in its own process, launched by a client over pipes.
 // The same server (agent-stdio-server.mjs) uninstrumented, and under the zero-code entry (`--import
-// extscope/register`, its defaults: wire fallback on, OTLP/HTTP protobuf, metrics every 60 s and at exit, spans
+// @extscope/agent/register`, its defaults: wire fallback on, OTLP/HTTP protobuf, metrics every 60 s and at exit, spans
 // in batches) with metrics only and with metrics + spans, exporting to a loopback sink in this process that
 // answers 200 and counts what arrives.
 // A 2026-07-28 v2 client in this process drives tools/call requests. The figure is the server process's own
@@ -39,8 +39,8 @@ const agentEnv = (spans) => {
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const launch = {
   bare: { args: [server], cwd: root },
-  metrics: { args: ['--import', 'extscope/register', server], env: agentEnv(false), cwd: root },
-  spans: { args: ['--import', 'extscope/register', server], env: agentEnv(true), cwd: root },
+  metrics: { args: ['--import', '@extscope/agent/register', server], env: agentEnv(false), cwd: root },
+  spans: { args: ['--import', '@extscope/agent/register', server], env: agentEnv(true), cwd: root },
 };
 
 async function measure(variant) {

@@ -23,7 +23,7 @@ if (variant !== 'bare') {
   ({ MeterProvider } = sdkMetrics);
   const { AggregationTemporality } = sdkMetrics;
   const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-  const { ExtscopeInstrumentation } = await import('extscope');
+  const { ExtscopeInstrumentation } = await import('@extscope/agent');
   // Exporters that accept and discard: the benchmark measures the request path, not a network.
   const discardMetrics = { export: (_m, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {}, selectAggregationTemporality: () => AggregationTemporality.DELTA };
   const discardSpans = { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} };
@@ -38,7 +38,7 @@ if (variant !== 'bare') {
     tracer = tracerProvider.getTracer('user-wrapper');
   }
   if (variant === 'metrics' || variant === 'wire' || variant === 'spans') {
-    // `wire`: as extscope/register runs it; an SDK copy is patched, so the fallback must cost nothing.
+    // `wire`: as @extscope/agent/register runs it; an SDK copy is patched, so the fallback must cost nothing.
     const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans', wireFallback: variant === 'wire' });
     instrumentation.setMeterProvider(meterProvider);
     if (tracerProvider !== undefined) instrumentation.setTracerProvider(tracerProvider);

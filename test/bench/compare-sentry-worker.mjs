@@ -82,7 +82,7 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
       return server;
     };
   } else {
-    const { ExtscopeInstrumentation } = await import('extscope');
+    const { ExtscopeInstrumentation } = await import('@extscope/agent');
     const reader = new OnDemandReader();
     const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans' });
     instrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));
@@ -101,7 +101,7 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
 
 if (variant === 'loaded') {
   const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-  const { ExtscopeInstrumentation } = await import('extscope');
+  const { ExtscopeInstrumentation } = await import('@extscope/agent');
   const instrumentation = new ExtscopeInstrumentation({ spans: false, enabled: false });
   instrumentation.setMeterProvider(new MeterProvider());
   // Held, so nothing of it is collected before the measurement.

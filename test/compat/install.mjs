@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 /**
- * Installs the compatibility suite's apps as a user would: each in a folder of its own, with extscope from the
- * packed tarball (`npm pack`) and the third-party packages at pinned versions from the registry. Installs are
- * cached outside the repository (`$EXTSCOPE_COMPAT_CACHE`, default `~/.cache/extscope/compat`), one folder per
- * app keyed by its pinned packages, its fixture files and the tarball's hash. A new key starts from a copy of
- * the newest finished install of the same app, so npm only adds what changed.
+ * Installs the compatibility suite's apps as a user would: each in a folder of its own, with the agent
+ * (`@extscope/agent`, never the collector) from its packed tarball (`npm pack` of agent/) and the third-party
+ * packages at pinned versions from the registry; the agent's peer `@opentelemetry/api` comes the way npm installs
+ * peers. Installs are cached outside the repository (`$EXTSCOPE_COMPAT_CACHE`, default `~/.cache/extscope/compat`),
+ * one folder per app keyed by its pinned packages, its fixture files and the tarball's hash. A new key starts from
+ * a copy of the newest finished install of the same app, so npm only adds what changed.
  *
  * Install scripts are not run (`--ignore-scripts`, as many teams install): none of these servers needs one to
- * answer over stdio, no browser may be downloaded here, and extscope's only one is the native SQLite binding of
- * the collector, which the agent never loads (built in every app folder, it took minutes each).
+ * answer over stdio, no browser may be downloaded here, and the agent has none.
  *
  *     node test/compat/install.mjs            # every app; prints { app: folder } as JSON
  *     node test/compat/install.mjs memory pdf # some of them
@@ -22,9 +22,9 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { cleanEnv, pack } from '../support/pack.mjs';
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
 /** Every third-party package the suite runs, pinned. `fixtures` are copied in from test/compat/fixtures. */
@@ -52,20 +52,10 @@ export const APPS = {
 
 export const CACHE = process.env.EXTSCOPE_COMPAT_CACHE ?? join(homedir(), '.cache', 'extscope', 'compat');
 
-/** No browser is ever downloaded, no OTEL_/npm_ variable of the caller leaks into npm. */
-function installEnv() {
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_') && !key.startsWith('npm_')) env[key] = value;
-  return { ...env, PUPPETEER_SKIP_DOWNLOAD: '1', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' };
-}
-
-/** `npm pack` of the built repository into a temporary folder; its path and its sha256. */
+/** `npm pack` of the built agent into a temporary folder; its path and its sha256. */
 export async function packTarball() {
   const dir = await mkdtemp(join(tmpdir(), 'extscope-compat-pack-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, timeout: 120_000, env: installEnv() });
-  const [packed] = JSON.parse(stdout);
-  const tarball = join(dir, packed.filename);
-  const hash = createHash('sha256').update(await readFile(tarball)).digest('hex');
+  const { tarball, hash } = await pack('agent', dir);
   return { tarball, hash, dir };
 }
 
@@ -108,7 +98,7 @@ async function installApp(name, app, tarball, tarballHash) {
     if (seed !== undefined) await cp(join(seed, 'node_modules'), join(building, 'node_modules'), { recursive: true, verbatimSymlinks: true });
     await writeFile(join(building, 'package.json'), JSON.stringify({ name: `compat-${name}`, private: true }, null, 2));
     const specs = [tarball, ...Object.entries(app.packages).map(([pkg, version]) => `${pkg}@${version}`)];
-    await run('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--ignore-scripts', ...specs], { cwd: building, timeout: 900_000, env: installEnv(), maxBuffer: 64 << 20 }).catch((error) => {
+    await run('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--ignore-scripts', ...specs], { cwd: building, timeout: 900_000, env: cleanEnv(), maxBuffer: 64 << 20 }).catch((error) => {
       throw new Error(`npm install in ${name} failed: ${error.stderr ?? error.message}`);
     });
     for (const file of app.fixtures ?? []) await cp(join(FIXTURES, file), join(building, file));
@@ -127,7 +117,7 @@ async function installApp(name, app, tarball, tarballHash) {
   }
 }
 
-/** Packs extscope and installs `names` (default: every app) in parallel; resolves with { name: folder }. */
+/** Packs the agent and installs `names` (default: every app) in parallel; resolves with { name: folder }. */
 export async function installCompatApps(names = Object.keys(APPS)) {
   await mkdir(CACHE, { recursive: true });
   const { tarball, hash, dir } = await packTarball();

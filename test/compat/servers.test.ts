@@ -1,11 +1,13 @@
 /**
- * The compatibility suite: real MCP servers from npm, each installed in a folder of its own with extscope from the
- * packed tarball (test/compat/install.mjs, cached outside the repository), run as a user runs them
- * (`node --import extscope/register <the package's bin>`), driven over stdio by real clients: a v2 client
- * negotiating the version (`versionNegotiation: { mode: 'auto' }`), a v2 client of the 2025 era, and a v1 client.
- * Each session is counted exactly: every request the client sent, over every server process it started (a failed
- * version probe starts a second one), is in a real collector under the session's own service name.
+ * The compatibility suite: real MCP servers from npm, each installed in a folder of its own with the agent
+ * (`@extscope/agent`, not the collector) from its packed tarball (test/compat/install.mjs, cached outside the
+ * repository), run as a user runs them (`node --import @extscope/agent/register <the package's bin>`), driven over
+ * stdio by real clients: a v2 client negotiating the version (`versionNegotiation: { mode: 'auto' }`), a v2 client
+ * of the 2025 era, and a v1 client. Each session is counted exactly: every request the client sent, over every
+ * server process it started (a failed version probe starts a second one), is in a real collector under the
+ * session's own service name.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,8 +55,8 @@ const SERVERS: ServerCase[] = [
 const SETUPS: SetupCase[] = [
   { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, CommonJS', service: 'node-sdk-cjs', node: ['node-sdk-server.cjs'], call: true },
   { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, ESM with the loader hook', service: 'node-sdk-esm', node: ['--import', './node-sdk-otel.mjs', 'node-sdk-server.mjs'], call: true },
-  { title: 'a v1 server that calls process.exit(0) on stdin EOF, with extscope/register', service: 'exit-on-eof', node: ['--import', 'extscope/register', 'exit-on-eof.mjs'], call: true },
-  { title: 'a v2 server that dies of an uncaught exception after answering, with extscope/register', service: 'uncaught-exception', node: ['--import', 'extscope/register', 'uncaught-exception.mjs'], call: true, dies: true },
+  { title: 'a v1 server that calls process.exit(0) on stdin EOF, with @extscope/agent/register', service: 'exit-on-eof', node: ['--import', '@extscope/agent/register', 'exit-on-eof.mjs'], call: true },
+  { title: 'a v2 server that dies of an uncaught exception after answering, with @extscope/agent/register', service: 'uncaught-exception', node: ['--import', '@extscope/agent/register', 'uncaught-exception.mjs'], call: true, dies: true },
 ];
 
 let folders: Record<string, string>;
@@ -175,7 +177,19 @@ afterAll(() => {
   if (table.length > 0) process.stderr.write(`compat results:\n${table.join('\n')}\n`);
 });
 
-describe('real servers from npm, installed from the packed tarball', () => {
+describe('the installs', () => {
+  it('each app holds the agent from its tarball, its peer @opentelemetry/api, and not the collector', async () => {
+    const agent = JSON.parse(await readFile(new URL('../../agent/package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+    for (const [app, folder] of Object.entries(folders)) {
+      const installed = JSON.parse(await readFile(join(folder, 'node_modules', agent.name, 'package.json'), 'utf8')) as { version: string };
+      expect(installed.version, app).toBe(agent.version);
+      expect(existsSync(join(folder, 'node_modules', '@opentelemetry', 'api', 'package.json')), `${app}: @opentelemetry/api`).toBe(true);
+      expect(existsSync(join(folder, 'node_modules', 'extscope')), `${app}: the collector package`).toBe(false);
+    }
+  });
+});
+
+describe('real servers from npm, with the agent installed from its packed tarball', () => {
   for (const server of SERVERS) {
     it(`${server.pkg} ${APPS[server.app]?.packages[server.pkg] ?? ''}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
       const folder = folders[server.app]!;
@@ -187,7 +201,7 @@ describe('real servers from npm, installed from the packed tarball', () => {
           const service = `compat-${server.app}-${kind}`;
           // The default export interval (60 s): only the way out carries these short sessions' counts.
           const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: service, OTEL_METRIC_EXPORT_INTERVAL: '60000', EXTSCOPE_SPANS: 'false', ...server.env?.(work) });
-          const { requests, tools, version } = await session(kind, process.execPath, ['--import', 'extscope/register', bin, ...(server.args?.(work) ?? [])], folder, env);
+          const { requests, tools, version } = await session(kind, process.execPath, ['--import', '@extscope/agent/register', bin, ...(server.args?.(work) ?? [])], folder, env);
           expect(tools, `${service}: tools listed`).toBeGreaterThan(0);
           if (kind === 'v2-2025') expect(version).toBe('2025-11-25');
           expected[service] = requests;
@@ -200,7 +214,7 @@ describe('real servers from npm, installed from the packed tarball', () => {
   }
 });
 
-describe('servers set up as users set up theirs, installed from the packed tarball', () => {
+describe('servers set up as users set up theirs, with the agent installed from its packed tarball', () => {
   for (const setup of SETUPS) {
     it(`${setup.title}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
       const folder = folders['own-setups']!;

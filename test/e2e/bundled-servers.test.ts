@@ -1,6 +1,6 @@
 /**
  * The MCP Apps example servers from npm bundle their copy of the MCP SDK into dist/ (no SDK module is ever
- * loaded, so no hook can patch a class): run under `--import extscope/register`, they are seen on the wire,
+ * loaded, so no hook can patch a class): run under `--import @extscope/agent/register`, they are seen on the wire,
  * over stdio and over HTTP, by real v1 and v2 clients of both eras declaring the MCP Apps extension.
  */
 import { spawn } from 'node:child_process';
@@ -118,7 +118,7 @@ describe('bundled SDK copies (MCP Apps servers from npm) are seen on the wire', 
       const expected: Record<string, number> = {};
       for (const era of CLIENTS) {
         const clientName = `${era}-stdio-${serverName.length}`;
-        const args = ['--import', 'extscope/register', bin, '--stdio'];
+        const args = ['--import', '@extscope/agent/register', bin, '--stdio'];
         const negotiated = await exercise(era, clientName, () =>
           era === 'v1'
             ? new V1StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' })
@@ -149,7 +149,7 @@ describe('bundled SDK copies (MCP Apps servers from npm) are seen on the wire', 
 
     it(`${pkg} over stateless HTTP: every request is counted, the 2025 era's later ones anonymous`, async () => {
       const port = await freePort();
-      const server = spawn(process.execPath, ['--import', 'extscope/register', serverBin(pkg)], {
+      const server = spawn(process.execPath, ['--import', '@extscope/agent/register', serverBin(pkg)], {
         cwd: ROOT,
         env: agentEnv(collector.url, { PORT: String(port) }),
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -199,7 +199,7 @@ describe('an esbuild-bundled v2 server, seen on the wire by real clients of both
     const env = agentEnv(collector.url);
     const negotiated: Record<string, string | undefined> = {};
     for (const era of CLIENTS) {
-      const args = ['--import', 'extscope/register', script];
+      const args = ['--import', '@extscope/agent/register', script];
       negotiated[era] = await exercise(era, `bundled-${era}`, () =>
         era === 'v1' ? new V1StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }) : new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }),
       );

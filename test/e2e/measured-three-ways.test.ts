@@ -86,7 +86,7 @@ const httpConnections = (origin: URL): Connections => ({
 
 describe('one Node.js server measured in-process, through wrap and through proxy', () => {
   it('gives the same matrix each way: requests, declaration states and negotiated ids per client', async () => {
-    // In-process over stdio: `node --import extscope/register server.mjs stdio`.
+    // In-process over stdio: `node --import @extscope/agent/register server.mjs stdio`.
     const agentStdio = stdio(nodeArgs(SERVER, true).concat('stdio'), 'three-agent-stdio');
     const versions = [await clients({ modern: () => new InPlaceStdioClientTransport(agentStdio), legacy: () => new StdioClientTransport(agentStdio), v1: () => new V1StdioClientTransport(agentStdio) })];
 

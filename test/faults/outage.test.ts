@@ -9,7 +9,7 @@ import { percentile, pick, rssOf } from './full.js';
 
 /**
  * A collector outage of several minutes (20 s under `npm test`) under real traffic: instrumented servers
- * (`node --import extscope/register`) answering real MCP clients. The servers' latency must not change, the
+ * (`node --import @extscope/agent/register`) answering real MCP clients. The servers' latency must not change, the
  * agent's memory must stay bounded while its exports fail, and once the collector is back the matrix must equal
  * the answers the clients received.
  */

@@ -18,7 +18,7 @@ import { probeHealth } from './health-probe.js';
  * Senders that open exports and never finish them: HTTP POSTs that send their headers and nothing more, POSTs that
  * send a few bytes of body and stall, and HTTP/2 streams carrying a gRPC call's headers and no message. Each
  * reconnects as soon as the collector closes it, for the whole run. Meanwhile real instrumented MCP servers
- * (`node --import extscope/register`) answer real clients, and an honest gRPC sender exports once a second: every
+ * (`node --import @extscope/agent/register`) answer real clients, and an honest gRPC sender exports once a second: every
  * answer must land in the matrix, and /healthz keep answering fast. Before admission waited for the body and
  * before receive deadlines, 32 such senders took every admission slot for as long as they liked, and every
  * honest export was answered 503 / RESOURCE_EXHAUSTED.

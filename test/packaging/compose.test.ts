@@ -4,7 +4,7 @@
  * service's command is run for real against a collector with the compose setup's tokens.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
@@ -102,8 +102,13 @@ describe('docker-compose.yml against the package', () => {
   it("the final image copies the build's outputs the collector loads at run time", () => {
     const copied = collectorStage.filter((line) => line.startsWith('COPY --from=')).map((line) => line.split(/\s+/)[2]!);
     for (const path of ['/app/dist', '/app/dashboard/dist', '/app/migrations', '/app/node_modules', '/app/package.json']) expect(copied).toContain(path);
+    // The agent package, which node_modules links to as a workspace (the CLI's wrap and proxy load it).
+    const { workspaces } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
+    expect(workspaces).toEqual(['agent']);
+    for (const path of ['/app/agent/package.json', '/app/agent/dist']) expect(copied).toContain(path);
+    expect(readlinkSync(join(ROOT, 'node_modules', '@extscope', 'agent'))).toBe(join('..', '..', 'agent'));
     // What those paths hold after `npm run build` here.
-    for (const path of ['dist/bin/extscope.js', 'dashboard/dist/index.html', 'migrations/sqlite/001_initial.sql']) expect(existsSync(join(ROOT, path)), path).toBe(true);
+    for (const path of ['dist/bin/extscope.js', 'dashboard/dist/index.html', 'migrations/sqlite/001_initial.sql', 'agent/dist/agent/wrap/wrap.js', 'agent/dist/agent/proxy/proxy.js']) expect(existsSync(join(ROOT, path)), path).toBe(true);
   });
 
   it('the demo service: a profile of its own, a Dockerfile target that exists, waiting for a healthy collector', () => {

@@ -1,27 +1,58 @@
 /**
- * The package as published: `npm pack` holds the built agent, collector, contract, CLI, dashboard and migrations
- * and nothing else; installed from the tarball into a folder of its own (dependencies from the registry), a
- * server there runs with `node --import extscope/register`, and `npx extscope collector` from that folder serves
- * the dashboard and counts the server's requests exactly.
+ * The two packages as published. `npm pack` of the agent (agent/, `@extscope/agent`) holds its build and nothing
+ * else, and so does `npm pack` of the collector (the repository root, `extscope`). Installed from its tarball into
+ * a server project of its own (with `@opentelemetry/api` and the v1 MCP SDK from the registry), the agent brings no
+ * database, HTTP framework or gRPC package, and a server run there with `node --import @extscope/agent/register`
+ * is counted exactly by the collector installed from its tarball into another folder and started with
+ * `npx extscope collector`. Neither install warns about an engine on this Node.js.
  */
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRPC_EXPORTERS, GRPC_EXPORTER_VERSION } from '../../agent/register/exporters.js';
+import { extensionCounts, matrixByClient, requestsOfService } from '../support/matrix.js';
+import { cleanEnv, pack } from '../support/pack.mjs';
 import { processes } from '../support/proc-tree.js';
-import { ROOT, fixture } from '../support/processes.js';
+import { ROOT, fixture, rawStdioExchange } from '../support/processes.js';
 
 const run = promisify(execFile);
-const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
+interface Manifest {
+  name: string;
+  version: string;
+  devDependencies: Record<string, string>;
+}
+const collectorPkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Manifest;
+const agentPkg = JSON.parse(await readFile(join(ROOT, 'agent', 'package.json'), 'utf8')) as Manifest;
 
-/** What may be in the tarball: the build and its run-time files (npm adds package.json and README.md itself). */
-const ALLOWED = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(agent|collector|contract|bin)\/.+\.(js|d\.ts|json)$/, /^dashboard\/dist\/(assets\/)?[^/]+$/, /^migrations\/[a-z]+\/\d{3}_[a-z0-9_]+\.sql$/];
-const REQUIRED = ['dist/agent/index.js', 'dist/agent/register/register.js', 'dist/collector/index.js', 'dist/contract/index.js', 'dist/bin/extscope.js', 'dashboard/dist/index.html', 'migrations/sqlite/001_initial.sql'];
+/** What may be in each tarball: the build and its run-time files (npm adds package.json, README.md and LICENSE). */
+const AGENT_FILES = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(agent|contract)\/.+\.(js|d\.ts)$/];
+const AGENT_REQUIRED = ['README.md', 'LICENSE', 'dist/agent/index.js', 'dist/agent/register/register.js', 'dist/agent/wrap/wrap.js', 'dist/agent/proxy/proxy.js', 'dist/contract/index.js'];
+const COLLECTOR_FILES = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(collector|contract|bin)\/.+\.(js|d\.ts|json)$/, /^dashboard\/dist\/(assets\/)?[^/]+$/, /^migrations\/[a-z]+\/\d{3}_[a-z0-9_]+\.sql$/];
+const COLLECTOR_REQUIRED = ['README.md', 'LICENSE', 'dist/collector/index.js', 'dist/contract/index.js', 'dist/bin/extscope.js', 'dashboard/dist/index.html', 'migrations/sqlite/001_initial.sql'];
+/** What a server project must not carry because of the agent: the collector's database, HTTP framework and gRPC. */
+const NOT_IN_A_SERVER = ['extscope', 'fastify', 'pg', 'better-sqlite3', '@grpc/grpc-js', ...Object.values(GRPC_EXPORTERS)];
 
 const children: ChildProcessWithoutNullStreams[] = [];
-let dir: string | undefined;
+let dir: string;
+const tarballs: { agent?: string; collector?: string } = {};
+/** The server project (the agent, @opentelemetry/api, the v1 SDK) and the collector's folder. */
+let server: string;
+let ops: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'extscope-pack-'));
+  server = join(dir, 'server');
+  ops = join(dir, 'ops');
+  await mkdir(server);
+  await mkdir(ops);
+}, 60_000);
 
 function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
   try {
@@ -49,8 +80,8 @@ afterAll(async () => {
 });
 
 /** Starts a child in `cwd` and resolves with the first stdout line `match` accepts (bounded). */
-function startChild(args: string[], cwd: string, env: Record<string, string>, match: (line: string) => string | undefined): Promise<{ child: ChildProcessWithoutNullStreams; found: string }> {
-  const child = spawn(args[0]!, args.slice(1), { cwd, env: { ...cleanEnv(), ...env }, detached: true });
+function startChild<T>(args: string[], cwd: string, match: (line: string) => T | undefined): Promise<T> {
+  const child = spawn(args[0]!, args.slice(1), { cwd, env: cleanEnv(), detached: true });
   children.push(child);
   let output = '';
   return new Promise((resolve, reject) => {
@@ -62,7 +93,7 @@ function startChild(args: string[], cwd: string, env: Record<string, string>, ma
         const found = match(line);
         if (found !== undefined) {
           clearTimeout(timer);
-          resolve({ child, found });
+          resolve(found);
           return;
         }
       }
@@ -71,90 +102,162 @@ function startChild(args: string[], cwd: string, env: Record<string, string>, ma
   });
 }
 
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_') && !key.startsWith('npm_')) env[key] = value;
-  return env;
+/** `npm install` in `cwd`; resolves with npm's stderr (its warnings). */
+async function npmInstall(cwd: string, specs: string[]): Promise<string> {
+  const { stderr } = await run('npm', ['install', '--no-audit', '--no-fund', ...specs], { cwd, timeout: 540_000, env: cleanEnv(), maxBuffer: 16 << 20 });
+  return stderr;
 }
 
-/** One stateless 2026-07-28 request, as any client sends it, with a client name the test can count. */
-async function toolsCall(url: string, id: number): Promise<void> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: {
-        name: 'echo',
-        arguments: { text: 'packaged' },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'packaged-client', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-        },
-      },
-    }),
-  });
-  expect(response.status).toBe(200);
-  expect(await response.text()).toContain('packaged');
-}
-
-describe('the published package', () => {
-  it('npm pack holds the build, the dashboard and the migrations, and nothing else', { timeout: 120_000 }, async () => {
-    dir = await mkdtemp(join(tmpdir(), 'extscope-pack-'));
-    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, timeout: 120_000 });
-    const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-    const paths = packed!.files.map((file) => file.path);
-    expect(paths.filter((path) => !ALLOWED.some((pattern) => pattern.test(path)))).toEqual([]);
-    for (const path of REQUIRED) expect(paths).toContain(path);
-    expect(paths.some((path) => /test|\.map$|\.db$/.test(path))).toBe(false);
-    expect(packed!.filename).toBe(`extscope-${pkg.version}.tgz`);
-  });
-
-  it('installed from the tarball in a folder of its own: node --import extscope/register and npx extscope collector', { timeout: 600_000 }, async () => {
-    expect(dir, 'the tarball from the test before').toBeDefined();
-    const tarball = join(dir!, `extscope-${pkg.version}.tgz`);
-    const app = join(dir!, 'app');
-    await run('mkdir', ['-p', app]);
-    // A user's project: extscope from the tarball, the MCP SDK it instruments, and the native SQLite binding's build allowed.
-    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', allowScripts: { 'better-sqlite3': true, extscope: false, protobufjs: false } }));
-    await copyFile(fixture('packaged/server.mjs'), join(app, 'server.mjs'));
-    // (zod comes with the SDK, which depends on it.)
-    const deps = ['@modelcontextprotocol/server', '@modelcontextprotocol/node'].map((name) => `${name}@${pkg.devDependencies[name]!}`);
-    await run('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball, ...deps], { cwd: app, timeout: 540_000, env: cleanEnv() });
-
-    const { found: collectorUrl } = await startChild(['npx', '--no-install', 'extscope', 'collector', '--port', '0', '--db', './data/extscope.db'], app, {}, (line) => /listening on (http:\/\/[^\s"]+)/.exec(line)?.[1]);
-    const page = await fetch(`${collectorUrl}/`);
-    expect(page.status).toBe(200);
-    const html = await page.text();
-    const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1];
-    expect(script, html).toBeDefined();
-    expect((await fetch(new URL(script!, collectorUrl))).status).toBe(200);
-
-    const { found: port } = await startChild(
-      [process.execPath, '--import', 'extscope/register', 'server.mjs'],
-      app,
-      { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_METRIC_EXPORT_INTERVAL: '200', OTEL_SERVICE_NAME: 'packaged' },
-      (line) => (line.startsWith('{') ? String((JSON.parse(line) as { port: number }).port) : undefined),
-    );
-    const requests = 7;
-    for (let id = 1; id <= requests; id++) await toolsCall(`http://127.0.0.1:${port}/mcp`, id);
-
-    let counted = 0;
-    for (let attempt = 0; attempt < 120 && counted < requests; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const matrix = (await (await fetch(`${collectorUrl}/api/v1/matrix?group=client_version`)).json()) as { rows: { client: string; requests: number; extensions: { id: string; negotiated: number }[] }[] };
-      const row = matrix.rows.find((candidate) => candidate.client === 'packaged-client@1.0.0');
-      counted = row?.requests ?? 0;
-      if (counted === requests) expect(row!.extensions.find((extension) => extension.id === 'io.modelcontextprotocol/tasks')?.negotiated).toBe(requests);
+/** The names of every package installed under `folder` (nested ones included). */
+async function installedNames(folder: string): Promise<string[]> {
+  const { stdout } = await run('npm', ['ls', '--all', '--json'], { cwd: folder, env: cleanEnv(), maxBuffer: 16 << 20 });
+  const names = new Set<string>();
+  // An optional peer that is not installed is listed too, as an empty entry without a version.
+  type Tree = Record<string, { version?: string; dependencies?: Tree }>;
+  const walk = (deps: Tree | undefined): void => {
+    for (const [name, node] of Object.entries(deps ?? {})) {
+      if (node.version !== undefined) names.add(name);
+      walk(node.dependencies);
     }
-    expect(counted).toBe(requests);
+  };
+  walk((JSON.parse(stdout) as { dependencies?: Tree }).dependencies);
+  return [...names];
+}
+
+/** Agent environment for a child in the server project: exports to `endpoint`, quickly. */
+function serverEnv(endpoint: string, extra: Record<string, string>): Record<string, string> {
+  return { ...cleanEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_METRIC_EXPORT_INTERVAL: '200', ...extra };
+}
+
+/** initialize, tools/list and one tools/call (3 requests) under `clientName`, in the 2025 era. */
+function rawSession(clientName: string): object[] {
+  return [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1.0.0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'a' } } },
+  ];
+}
+
+describe('npm pack', () => {
+  it('of the agent holds its build (the contract compiled in), its README and licence, and nothing else', { timeout: 120_000 }, async () => {
+    const packed = await pack('agent', dir);
+    expect(packed.files.filter((path) => !AGENT_FILES.some((pattern) => pattern.test(path)))).toEqual([]);
+    for (const path of AGENT_REQUIRED) expect(packed.files).toContain(path);
+    expect([packed.name, packed.filename]).toEqual([agentPkg.name, `extscope-agent-${agentPkg.version}.tgz`]);
+    tarballs.agent = packed.tarball;
+  });
+
+  it('of the collector holds its build, the CLI, the dashboard and the migrations, and no agent code', { timeout: 120_000 }, async () => {
+    const packed = await pack('collector', dir);
+    expect(packed.files.filter((path) => !COLLECTOR_FILES.some((pattern) => pattern.test(path)))).toEqual([]);
+    for (const path of COLLECTOR_REQUIRED) expect(packed.files).toContain(path);
+    expect(packed.files.some((path) => /test|\.map$|\.db$|^agent\/|^dist\/agent\//.test(path))).toBe(false);
+    expect([packed.name, packed.filename]).toEqual([collectorPkg.name, `extscope-${collectorPkg.version}.tgz`]);
+    tarballs.collector = packed.tarball;
+  });
+});
+
+describe('installed from the tarballs, each in a folder of its own', () => {
+  let collector: { url: string; grpc: string };
+
+  it('the agent, into a server project with @opentelemetry/api and the v1 MCP SDK: no engine warning, no database, HTTP framework or gRPC package', { timeout: 600_000 }, async () => {
+    expect(tarballs.agent, 'the agent tarball from npm pack').toBeDefined();
+    await writeFile(join(server, 'package.json'), JSON.stringify({ name: 'server', private: true, type: 'module' }));
+    await copyFile(fixture('packaged/server.mjs'), join(server, 'server.mjs'));
+    const warnings = await npmInstall(server, [tarballs.agent!, '@opentelemetry/api@1.9.0', `@modelcontextprotocol/sdk@${collectorPkg.devDependencies['@modelcontextprotocol/sdk']!}`, 'zod@4.6.7']);
+    expect(warnings).not.toContain('EBADENGINE');
+    const names = await installedNames(server);
+    expect(names).toContain(agentPkg.name);
+    expect(NOT_IN_A_SERVER.filter((name) => names.includes(name))).toEqual([]);
+  });
+
+  it('the collector, with the agent tarball it depends on: no engine warning, npx extscope --version, the gRPC exporters for wrap and proxy', { timeout: 600_000 }, async () => {
+    expect(tarballs.collector, 'the collector tarball from npm pack').toBeDefined();
+    // The native SQLite binding's build allowed, as the collector's README says.
+    await writeFile(join(ops, 'package.json'), JSON.stringify({ name: 'ops', private: true, allowScripts: { 'better-sqlite3': true } }));
+    const warnings = await npmInstall(ops, [tarballs.collector!, tarballs.agent!]);
+    expect(warnings).not.toContain('EBADENGINE');
+    const { stdout } = await run('npx', ['--no-install', 'extscope', '--version'], { cwd: ops, env: cleanEnv() });
+    expect(stdout).toBe(`extscope ${collectorPkg.version}\n`);
+    // `extscope wrap` and `proxy` run the agent installed here: its optional gRPC exporters come with the collector.
+    const fromAgent = createRequire(join(ops, 'node_modules', agentPkg.name, 'dist', 'agent', 'register', 'exporters.js'));
+    for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), name).not.toThrow();
+  });
+
+  it('npx extscope collector serves the dashboard and counts every request of a v1 server run with node --import @extscope/agent/register', { timeout: 240_000 }, async () => {
+    expect(existsSync(join(ops, 'node_modules', '.bin', 'extscope')), 'the collector installed by the test before').toBe(true);
+    collector = await startChild(['npx', '--no-install', 'extscope', 'collector', '--port', '0', '--grpc-port', '0', '--db', './data/extscope.db', '--log-format', 'json'], ops, (line) => {
+      if (!line.startsWith('{')) return undefined;
+      const entry = JSON.parse(line) as { url?: string; grpc?: string };
+      return entry.url !== undefined && entry.grpc !== undefined ? { url: entry.url, grpc: entry.grpc } : undefined;
+    });
+    const page = await fetch(`${collector.url}/`);
+    expect(page.status).toBe(200);
+    const script = /<script[^>]+src="([^"]+)"/.exec(await page.text())?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(new URL(script!, collector.url))).status).toBe(200);
+
+    // A real v1 client over stdio, declaring the extension the server advertises; it counts what it sends.
+    let sent = 0;
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', '@extscope/agent/register', 'server.mjs'],
+      cwd: server,
+      env: serverEnv(collector.url, { OTEL_SERVICE_NAME: 'packaged', EXTSCOPE_SPANS: 'false' }),
+      stderr: 'pipe',
+    });
+    const send = transport.send.bind(transport);
+    transport.send = (message) => {
+      if ('method' in message && 'id' in message) sent++;
+      return send(message);
+    };
+    const client = new Client({ name: 'packaged-client', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+    for (let call = 0; call < 5; call++) expect(await client.callTool({ name: 'echo', arguments: { text: 'packaged' } })).toMatchObject({ content: [{ type: 'text', text: 'packaged' }] });
+    await client.close();
+    expect(sent).toBe(7);
+
+    await expect.poll(() => requestsOfService(collector.url, 'packaged'), { timeout: 30_000, interval: 250 }).toBe(sent);
+    const row = (await matrixByClient(collector.url, 'packaged')).get('packaged-client@1.0.0');
+    expect(row?.requests).toBe(sent);
+    expect(extensionCounts(row, 'io.modelcontextprotocol/tasks')).toEqual({ client: sent, server: sent, negotiated: sent });
+  });
+
+  it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc without the optional exporters: one stderr line per signal, the same answers and exit code, nothing exported', { timeout: 120_000 }, async () => {
+    expect(collector, 'the collector from the test before').toBeDefined();
+    const bare = await rawStdioExchange('server.mjs', rawSession('grpc-absent'), false, serverEnv(collector.url, {}), [], { cwd: server });
+    expect(bare.code).toBe(0);
+    const lines = (signal: 'METRICS' | 'TRACES', what: string): string =>
+      `extscope: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs ${GRPC_EXPORTERS[signal]}, which is not installed (npm install ${GRPC_EXPORTERS[signal]}@${GRPC_EXPORTER_VERSION}); ${what} are not exported`;
+    for (const spans of [false, true]) {
+      const service = `grpc-absent-${spans ? 'spans' : 'metrics'}`;
+      const env = serverEnv(`http://${collector.grpc}`, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: service, EXTSCOPE_SPANS: String(spans) });
+      const withAgent = await rawStdioExchange('server.mjs', rawSession('grpc-absent'), true, env, [], { cwd: server });
+      expect(withAgent.stdout.equals(bare.stdout)).toBe(true);
+      expect(withAgent.code).toBe(0);
+      expect(withAgent.stderr.split('\n').filter((line) => line !== '')).toEqual(spans ? [lines('METRICS', 'metrics'), lines('TRACES', 'traces')] : [lines('METRICS', 'metrics')]);
+      expect(await requestsOfService(collector.url, service)).toBe(0);
+    }
+  });
+
+  it('with the exporter the stderr line names installed, OTLP/gRPC to the collector counts every request', { timeout: 300_000 }, async () => {
+    expect(collector, 'the collector from the tests before').toBeDefined();
+    const warnings = await npmInstall(server, [`${GRPC_EXPORTERS.METRICS}@${GRPC_EXPORTER_VERSION}`]);
+    expect(warnings).not.toContain('EBADENGINE');
+    const bare = await rawStdioExchange('server.mjs', rawSession('grpc-installed'), false, serverEnv(collector.url, {}), [], { cwd: server });
+    const env = serverEnv(`http://${collector.grpc}`, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: 'grpc-installed', EXTSCOPE_SPANS: 'false' });
+    const withAgent = await rawStdioExchange('server.mjs', rawSession('grpc-installed'), true, env, [], { cwd: server });
+    expect(withAgent.stdout.equals(bare.stdout)).toBe(true);
+    expect(withAgent.stderr).toBe('');
+    expect(withAgent.code).toBe(0);
+    await expect.poll(() => requestsOfService(collector.url, 'grpc-installed'), { timeout: 30_000, interval: 250 }).toBe(3);
 
     // Stopped, nothing of them is left running (npx's collector included).
     const groups = new Set(children.map((child) => child.pid!));
     await stopAll();
-    expect(processes().filter((entry) => groups.has(entry.pgid) && entry.state !== 'Z').map((entry) => entry.pid)).toEqual([]);
+    // (A process killed a moment ago may still be tearing down its threads: it is gone within seconds.)
+    await expect.poll(() => processes().filter((entry) => groups.has(entry.pgid) && entry.state !== 'Z').map((entry) => `${entry.pid} ${entry.state}`), { timeout: 5_000, interval: 100 }).toEqual([]);
   });
 });

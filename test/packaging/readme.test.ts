@@ -1,14 +1,37 @@
 /**
- * The README as a newcomer reads it: the commands it gives exist, every variable the collector reads is
- * documented, and the screenshot it shows is in the repository.
+ * The READMEs as a newcomer reads them, in the repository or on a package's page on npm: the commands they give
+ * exist, every variable the collector reads is documented, and every link and image is an absolute address whose
+ * file is in the repository (a relative one would break outside it).
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT } from '../../collector/config.js';
+import { GRPC_EXPORTERS } from '../../agent/register/exporters.js';
 import { ROOT } from '../support/processes.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+const REPOSITORY = 'https://github.com/extscope/extscope/';
+const RAW = 'https://raw.githubusercontent.com/extscope/extscope/main/';
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading: string): string => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+
+/**
+ * Links and images of a Markdown text that would break outside the repository: relative ones, in-page anchors with
+ * no heading, and addresses into this repository (on main) naming a file or folder it does not have.
+ */
+function brokenLinks(markdown: string): string[] {
+  const headings = new Set([...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((match) => slug(match[1]!)));
+  const targets = [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!);
+  return targets.filter((target) => {
+    if (target.startsWith('#')) return !headings.has(target.slice(1));
+    const path = target.startsWith(RAW) ? target.slice(RAW.length) : /^https:\/\/github\.com\/extscope\/extscope\/(?:blob|tree)\/main\/([^#?]*)/.exec(target)?.[1];
+    if (path !== undefined) return !existsSync(join(ROOT, path));
+    return !/^https?:\/\//.test(target) || (target.startsWith(REPOSITORY) && !/^https:\/\/github\.com\/extscope\/extscope\/(issues|blob\/main|tree\/main)/.test(target));
+  });
+}
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
 describe('README.md', () => {
@@ -30,13 +53,41 @@ describe('README.md', () => {
     expect(missing).toEqual([]);
   });
 
-  it('shows the matrix screenshot from docs/img, which exists', () => {
+  it('shows the matrix screenshot from docs/img by its absolute address, and the file exists', () => {
     const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((match) => match[1]!);
-    expect(images).toContain('docs/img/matrix.png');
-    for (const image of images) expect(existsSync(join(ROOT, image)), image).toBe(true);
+    expect(images).toEqual([`${RAW}docs/img/matrix.png`]);
+    expect(existsSync(join(ROOT, 'docs/img/matrix.png'))).toBe(true);
   });
 
-  it('refers to nothing outside the repository by path', () => {
-    expect(readme).not.toMatch(/\]\(\/|\]\(\.\.\/|file:\/\/|\/work\//);
+  it('links only by absolute address or to its own headings, each to a file that exists', () => {
+    expect(brokenLinks(readme)).toEqual([]);
+    expect(readme).not.toMatch(/file:\/\/|\/work\//);
+  });
+
+  it('says how to install each package', () => {
+    const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Quick start'));
+    expect(install).toContain('npm install @extscope/agent @opentelemetry/api');
+    expect(install).toContain('node --import @extscope/agent/register server.js');
+    expect(install).toContain('npx extscope collector');
+    expect(install).toContain('docker compose up');
+  });
+});
+
+describe('agent/README.md', () => {
+  const agentReadme = readFileSync(join(ROOT, 'agent', 'README.md'), 'utf8');
+
+  it('links only by absolute address or to its own headings, each to a file that exists', () => {
+    expect(brokenLinks(agentReadme)).toEqual([]);
+  });
+
+  it('sits beside a copy of the repository\'s licence, which the agent package ships', () => {
+    expect(readFileSync(join(ROOT, 'agent', 'LICENSE'), 'utf8')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
+  });
+
+  it('gives the install command, the zero-code entry and the installed size it measured', () => {
+    expect(agentReadme).toContain('npm install @extscope/agent @opentelemetry/api');
+    expect(agentReadme).toContain('node --import @extscope/agent/register server.js');
+    for (const name of Object.values(GRPC_EXPORTERS)) expect(agentReadme).toContain(name);
+    expect(agentReadme).toMatch(/\d+ packages/);
   });
 });

@@ -5,11 +5,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 
 /**
- * `node --import extscope/register <fixture>` (or plain `node <fixture>`), run from the repository root;
+ * `node --import @extscope/agent/register <fixture>` (or plain `node <fixture>`), run from the repository root;
  * `preload` modules are imported before the agent.
  */
 export function nodeArgs(script: string, agent: boolean, preload: string[] = []): string[] {
-  return [...[...preload, ...(agent ? ['extscope/register'] : [])].flatMap((module) => ['--import', module]), script];
+  return [...[...preload, ...(agent ? ['@extscope/agent/register'] : [])].flatMap((module) => ['--import', module]), script];
 }
 
 /** Environment for a child exporting to `endpoint` quickly, so tests need not wait a minute for an export. */
@@ -48,12 +48,14 @@ export interface ExchangeOptions {
   wrapper?: string[];
   /** How long to wait for each answer before failing (10 s; the first includes the child's start). */
   answerWithinMs?: number;
+  /** The child's working directory (the repository root by default; a project of its own for an installed package). */
+  cwd?: string;
 }
 
 export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], options: ExchangeOptions = {}): Promise<Exchange> {
   const argv = [...nodeArgs(script, agent, options.preload), ...args];
   const child: ChildProcessWithoutNullStreams =
-    options.wrapper === undefined ? spawn(process.execPath, argv, { cwd: ROOT, env }) : spawn(process.execPath, [...options.wrapper, process.execPath, ...argv], { cwd: ROOT, env });
+    options.wrapper === undefined ? spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env }) : spawn(process.execPath, [...options.wrapper, process.execPath, ...argv], { cwd: options.cwd ?? ROOT, env });
   const stdout: Buffer[] = [];
   let stderr = '';
   let answers = 0;

@@ -92,7 +92,7 @@ class ChangesView implements ViewModule {
   /** On a young install, how much history there is to compare with. */
   private history(answer: ChangesResponse): HTMLElement | null {
     if (answer.historyFrom === null) {
-      return notice('empty', 'No data yet.', 'Start an MCP server with the agent (', code('node --import extscope/register server.js'), '), pointed at this collector: changes appear once two periods hold requests.');
+      return notice('empty', 'No data yet.', 'Start an MCP server with the agent (', code('node --import @extscope/agent/register server.js'), '), pointed at this collector: changes appear once two periods hold requests.');
     }
     const from = Date.parse(answer.historyFrom);
     if (from <= Date.parse(answer.before.from)) return null;

@@ -48,7 +48,7 @@ class FleetView implements ViewModule {
     context.loaded();
     const instances = response.instances.filter((instance) => (state.service === '' || instance.service === state.service) && (state.instance === '' || instance.instanceId === state.instance));
     if (response.instances.length === 0 && state.service === '') {
-      replace(this.body, notice('empty', 'No instance has reported yet.', 'Run your MCP server with ', code('node --import extscope/register server.js'), '; idle instances report what they advertise at every export.'));
+      replace(this.body, notice('empty', 'No instance has reported yet.', 'Run your MCP server with ', code('node --import @extscope/agent/register server.js'), '; idle instances report what they advertise at every export.'));
       return;
     }
     if (instances.length === 0) {

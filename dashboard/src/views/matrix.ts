@@ -193,7 +193,7 @@ class MatrixView implements ViewModule {
         'empty',
         'No agent has reported yet.',
         'Start your MCP server with the agent: ',
-        code('node --import extscope/register server.js'),
+        code('node --import @extscope/agent/register server.js'),
         ' — it exports to http://localhost:4318 by default (set ',
         code('OTEL_EXPORTER_OTLP_ENDPOINT'),
         ' to this collector’s address otherwise). Requests appear here within a minute.',

@@ -49,7 +49,7 @@ class TrendsView implements ViewModule {
     const total = declarations.requests.reduce((sum, n) => sum + n, 0);
     const intro = h('p', { class: 'summary' }, `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`);
     if (total === 0) {
-      replace(this.body, intro, notice('empty', 'No requests in this range.', 'Requests appear here once an MCP server runs with the agent (', code('node --import extscope/register server.js'), ') pointed at this collector; with data elsewhere, choose a longer time range or clear the filters.'));
+      replace(this.body, intro, notice('empty', 'No requests in this range.', 'Requests appear here once an MCP server runs with the agent (', code('node --import @extscope/agent/register server.js'), ') pointed at this collector; with data elsewhere, choose a longer time range or clear the filters.'));
       return;
     }
     const filter = state.cols.trim().toLowerCase();

@@ -4,9 +4,15 @@
  * the agent does not have refused with one line at start, and a collector's partial-success answer told on stderr.
  * The server's answers are the same bytes as without the agent in each case.
  */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRPC_EXPORTERS } from '../../../agent/register/exporters.js';
 import { type TestCollector, matrix, startTestCollector, tempDir } from '../../collector/helpers/collector.js';
-import { agentEnv, fixture, rawStdioExchange } from '../../support/processes.js';
+import { ROOT, agentEnv, fixture, rawStdioExchange } from '../../support/processes.js';
+
+/** Resolves packages as the built agent does (from agent/dist). */
+const fromAgent = createRequire(join(ROOT, 'agent', 'dist', 'agent', 'register', 'exporters.js'));
 
 const temp = await tempDir();
 let collector: TestCollector;
@@ -38,6 +44,10 @@ async function requestsOf(client: string): Promise<number> {
 
 describe('exporter settings', () => {
   it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports to the gRPC receiver: every request counted, answers unchanged', async () => {
+    // The gRPC exporters are optional peers of the agent; the collector's package depends on them (for `extscope
+    // wrap` and `proxy`), so the repository installs them, as a project that sets the protocol to grpc does. Without
+    // them the agent refuses with one stderr line (test/packaging/pack.test.ts): this test must then fail saying why.
+    for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), `${name} installed beside the agent`).not.toThrow();
     const client = 'grpc-protocol';
     const bare = await rawStdioExchange(SERVER, session(client), false, agentEnv(collector.url));
     const env = agentEnv(`http://${collector.grpcAddress!}`, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: client, EXTSCOPE_SPANS: 'false' });

@@ -28,7 +28,7 @@ afterAll(() => sink.close());
 
 // Packages with an `exports` map offer an ESM build to `import` and a CJS one to `require`; the OpenTelemetry
 // SDK packages `require` theirs, so an `import` of the same package by the agent would load a second copy.
-describe('extscope/register loads each OpenTelemetry package once', () => {
+describe('@extscope/agent/register loads each OpenTelemetry package once', () => {
   for (const script of ['v2-stdio.mjs', 'v2-stdio.cjs']) {
     for (const spans of [true, false]) {
       it(`${script}, spans ${spans ? 'on' : 'off'}: no OpenTelemetry package is loaded as an ES module, beside its CommonJS copy`, async () => {

@@ -35,7 +35,7 @@ function modernClient(name: string): Client {
   return new Client({ name, version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
 }
 
-describe('node --import extscope/register, stdio', () => {
+describe('node --import @extscope/agent/register, stdio', () => {
   for (const [script, server] of [['v2-stdio.mjs', 'fixture-v2-esm'], ['v2-stdio.cjs', 'fixture-v2-cjs']] as const) {
     it(`${script}: the client works and the exported OTLP carries each request`, async () => {
       const clientName = `stdio-client-${script}`;
@@ -96,7 +96,7 @@ describe('node --import extscope/register, stdio', () => {
   }
 });
 
-describe('node --import extscope/register, metrics only, stdio', () => {
+describe('node --import @extscope/agent/register, metrics only, stdio', () => {
   it('v2-stdio.mjs: 120 concurrent calls with alternating declarations are each counted under their own, and no span is made', async () => {
     const clientName = 'stdio-metrics-burst';
     const transport = new StdioClientTransport({ command: process.execPath, args: nodeArgs(fixture('v2-stdio.mjs'), true), cwd: ROOT, env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }), stderr: 'pipe' });
@@ -153,7 +153,7 @@ describe('settings values', () => {
   });
 });
 
-describe('node --import extscope/register, metrics only, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
+describe('node --import @extscope/agent/register, metrics only, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
   it('counts modern and 2025-era requests exactly without ever entering an AsyncLocalStorage (which every promise would pay for)', async () => {
     const child = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), true, [fixture('async-context-probe.mjs')]), { cwd: ROOT, env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }) });
     let stderr = '';
@@ -188,7 +188,7 @@ describe('node --import extscope/register, metrics only, HTTP (createMcpHandler 
   });
 });
 
-describe('node --import extscope/register, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
+describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
   for (const [script, server] of [['v2-http.mjs', 'fixture-v2-http-esm'], ['v2-http.cjs', 'fixture-v2-http-cjs']] as const) {
     it(`${script}: per-request instances, legacy fallback, and answers given before any instance`, async () => {
       const child = spawn(process.execPath, nodeArgs(fixture(script), true), { cwd: ROOT, env: agentEnv(sink.url) });

@@ -107,7 +107,7 @@ describe('the exported temporality', () => {
 });
 
 describe('what the zero-code SDK sets up', () => {
-  /** Runs context-probe.mjs under extscope/register: what it reports, and whether its request reached the sink. */
+  /** Runs context-probe.mjs under @extscope/agent/register: what it reports, and whether its request reached the sink. */
   async function setUpWith(env: Record<string, string>) {
     const child = spawn(process.execPath, nodeArgs(fixture('context-probe.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }) });
     try {

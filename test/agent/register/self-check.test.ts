@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => sink.close());
 
-describe('the startup self-check of extscope/register', () => {
+describe('the startup self-check of @extscope/agent/register', () => {
   /** Runs a node command with a short self-check delay; expects nothing on stdout and returns stderr's lines. */
   async function selfCheckLines(args: string[], cwd: string): Promise<string[]> {
     const { stdout, stderr } = await run(process.execPath, args, { cwd, env: agentEnv(sink.url, { EXTSCOPE_SELF_CHECK_MS: '200' }), timeout: 30_000 });
@@ -24,9 +24,9 @@ describe('the startup self-check of extscope/register', () => {
     return stderr.trim().split('\n');
   }
 
-  it('says once on stderr when the MCP SDK was loaded before extscope/register', async () => {
+  it('says once on stderr when the MCP SDK was loaded before @extscope/agent/register', async () => {
     expect(await selfCheckLines([fixture('late-register.cjs')], ROOT)).toEqual([
-      "extscope: @modelcontextprotocol/server was loaded where extscope's hooks could not see it (before extscope/register?); its requests are not recorded.",
+      "extscope: @modelcontextprotocol/server was loaded where extscope's hooks could not see it (before @extscope/agent/register?); its requests are not recorded.",
     ]);
   });
 
@@ -38,7 +38,7 @@ describe('the startup self-check of extscope/register', () => {
       await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: '@modelcontextprotocol/server', version: '9.0.0', type: 'module', exports: './index.js' }));
       await writeFile(join(pkg, 'index.js'), 'export class Server { async connect() {} }\nexport class McpServer { async connect() {} }\n');
       await writeFile(join(dir, 'app.mjs'), "import { McpServer } from '@modelcontextprotocol/server';\nawait new McpServer().connect({});\nsetTimeout(() => {}, 600);\n");
-      const register = pathToFileURL(join(ROOT, 'dist', 'agent', 'register', 'register.js')).href;
+      const register = pathToFileURL(join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js')).href;
       expect(await selfCheckLines(['--import', register, join(dir, 'app.mjs')], dir)).toEqual([
         'extscope: @modelcontextprotocol/server@9.0.0 is loaded but not supported (supported: @modelcontextprotocol/server 2.x, @modelcontextprotocol/sdk 1.x); its requests are not recorded.',
       ]);

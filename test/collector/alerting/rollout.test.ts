@@ -1,5 +1,5 @@
 /**
- * A rolling deploy under real instrumented MCP servers (`node --import extscope/register`, the v2 SDK over
+ * A rolling deploy under real instrumented MCP servers (`node --import @extscope/agent/register`, the v2 SDK over
  * stdio) exporting to a real collector whose clock the test moves: two instances of one service; one restarts
  * advertising an extra extension (skew pending, firing once `for` has passed), then the other is updated too
  * (resolved). The alert's history is in the database, the API and /metrics.

@@ -7,7 +7,7 @@ import { MINUTE_NS, extensionPoint, metricsRequest, msToNs, postMetrics, request
 import { ROOT, agentEnv, fixture, nodeArgs, rawStdioExchange } from '../../support/processes.js';
 
 /**
- * The fleet the browser tests look at: real MCP servers run with `node --import extscope/register`, real SDK
+ * The fleet the browser tests look at: real MCP servers run with `node --import @extscope/agent/register`, real SDK
  * clients with known extension maps, and one hand-built OTLP export of older traffic for "what changed".
  */
 
