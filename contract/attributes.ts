@@ -3,7 +3,7 @@ import { DECLARATIONS, ERA, OUTCOME } from './values.js';
 /**
  * Every attribute of the telemetry contract, once. The tables below drive the agent's recorder (which values
  * each stream carries, which are sender-controlled and need a cardinality guard), the collector's normaliser
- * (how each value is read and checked) and its stored dimensions (`key`, `column`), and the README's contract
+ * (how each value is read and checked) and its stored dimensions (`key`, `column`), and the contract page's (docs/contract.md)
  * section. OpenTelemetry names come first; extscope's own live under `extscope.` where no convention exists.
  */
 

@@ -2,7 +2,7 @@ import { type AttributeSpec, RESOURCE_ATTRIBUTES, SPAN_ATTRIBUTES } from './attr
 import { MAX_ATTRIBUTE_LENGTH, MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST } from './limits.js';
 import { METRICS, type MetricSpec } from './metrics.js';
 
-/** Where the generated section sits in the README. */
+/** Where the generated section sits in docs/contract.md. */
 export const DOC_BEGIN = '<!-- contract:begin (generated from contract/ by `npm run docs:contract`; do not edit) -->';
 export const DOC_END = '<!-- contract:end -->';
 

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import * as contract from '../../contract/index.js';
 
 describe('contract', () => {
-  it('the README contract section is exactly what the tables render', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it('the contract page (docs/contract.md) is exactly what the tables render', () => {
+    const readme = readFileSync(new URL('../../docs/contract.md', import.meta.url), 'utf8');
     const begin = readme.indexOf(contract.DOC_BEGIN);
     const end = readme.indexOf(contract.DOC_END);
     expect(begin).toBeGreaterThanOrEqual(0);
