@@ -16,7 +16,7 @@ import { EntryExchanges } from './observe/entry-exchange.js';
 import { observingCreateMcpHandler } from './patches/mcp-handler.js';
 import { observingServeStdio } from './patches/serve-stdio.js';
 import { ServerConnections, instrumentServerObject, isObservingConnect, observingConnect } from './patches/server-connect.js';
-import { WireFallback } from './patches/wire-fallback.js';
+import { WireFallback } from './wire/fallback.js';
 import type { MetricSnapshot } from './record/recorder.js';
 import { RequestPipeline } from './record/request-pipeline.js';
 import type { ExtscopeInstrumentationConfig, ServerIdentity } from './types.js';

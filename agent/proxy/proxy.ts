@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import { HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID } from '../mcp-protocol.js';
-import { HttpExchange, HttpSessions, advertised } from '../observe/http-exchange.js';
-import type { WireRecording } from '../observe/wire-connection.js';
+import { HttpExchange, HttpSessions, advertised } from '../wire/http-exchange.js';
+import type { WireRecording } from '../wire/connection.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
-import { StandaloneAgent } from '../standalone/standalone-agent.js';
+import { StandaloneAgent } from '../wire/standalone-agent.js';
 
 export const PROXY_USAGE = `Usage: extscope proxy --listen HOST:PORT --upstream URL
 

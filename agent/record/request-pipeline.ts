@@ -1,5 +1,5 @@
 import { type Meter, type Span, type Tracer, diag } from '@opentelemetry/api';
-import type { RequestSink, StartedRequest } from '../observe/connection.js';
+import type { RequestSink, StartedRequest } from '../observe/pairing.js';
 import type { ExtensionMapLimits } from '../observe/extension-map.js';
 import { type JsonRpcRequest, type Outcome, type RequestFacts, type RequestReading, protocolVersionHeader, readRequest } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';

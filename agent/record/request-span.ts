@@ -34,7 +34,7 @@ import {
 } from '../../contract/index.js';
 import { METHOD_TOOLS_CALL } from '../mcp-protocol.js';
 import { fingerprint } from '../observe/extension-map.js';
-import type { StartedRequest } from '../observe/connection.js';
+import type { StartedRequest } from '../observe/pairing.js';
 import type { Outcome, RequestFacts, TargetKind } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
 import {

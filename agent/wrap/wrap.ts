@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { LineFrames } from '../observe/wire-frames.js';
-import { WireConnection } from '../observe/wire-connection.js';
-import { StandaloneAgent } from '../standalone/standalone-agent.js';
-import { ServerMemory } from '../observe/server-memory.js';
+import { LineFrames } from '../wire/frames.js';
+import { WireConnection } from '../wire/connection.js';
+import { StandaloneAgent } from '../wire/standalone-agent.js';
+import { ServerMemory } from '../wire/server-memory.js';
 
 export const WRAP_USAGE = `Usage: extscope wrap -- <command> [args...]
 

@@ -2,7 +2,7 @@ import { trace } from '@opentelemetry/api';
 import { getStringListFromEnv } from '@opentelemetry/core';
 import { EntryExchanges } from '../observe/entry-exchange.js';
 import { ServerConnections } from '../patches/server-connect.js';
-import type { WireRecording } from '../observe/wire-connection.js';
+import type { WireRecording } from './connection.js';
 import { RequestPipeline } from '../record/request-pipeline.js';
 import { ExportHealth } from '../register/export-health.js';
 import { type AgentSdk, installStderrDiagLogger, startAgentSdk } from '../register/sdk.js';

@@ -1,7 +1,7 @@
-import type { WireRecording } from '../observe/wire-connection.js';
+import type { WireRecording } from './connection.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
-import { type HttpWireTap, tapHttpServers } from './wire-http.js';
-import { type StdioWireTap, tapStdio } from './wire-stdio.js';
+import { type HttpWireTap, tapHttpServers } from './http.js';
+import { type StdioWireTap, tapStdio } from './stdio.js';
 
 /** Where the wire saw MCP traffic: a stdio server's streams, or an HTTP server's requests. */
 export type WireSide = 'stdio' | 'http';

@@ -1,9 +1,9 @@
 import { OUTCOME } from '../../contract/index.js';
-import { type HandshakeSlot, CANCELLED, isRequest } from './request-facts.js';
-import type { ServerAdvertisement } from './server-advertisement.js';
-import { type WireRecording, WireConnection } from './wire-connection.js';
-import { AnswerFrames, BodyFrames } from './wire-frames.js';
-import { UNKNOWN_DECLARATION } from './extension-map.js';
+import { type HandshakeSlot, CANCELLED, isRequest } from '../observe/request-facts.js';
+import type { ServerAdvertisement } from '../observe/server-advertisement.js';
+import { type WireRecording, WireConnection } from './connection.js';
+import { AnswerFrames, BodyFrames } from './frames.js';
+import { UNKNOWN_DECLARATION } from '../observe/extension-map.js';
 
 /** 2025-era sessions remembered at once (their `initialize` and server); the oldest is forgotten first. */
 const MAX_SESSIONS = 10_000;

@@ -1,8 +1,8 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID } from '../mcp-protocol.js';
-import { HttpExchange, HttpSessions, carriesRequests } from '../observe/http-exchange.js';
-import type { WireHost } from './wire-fallback.js';
+import { HttpExchange, HttpSessions, carriesRequests } from './http-exchange.js';
+import type { WireHost } from './fallback.js';
 
 export interface HttpWireTap {
   stop(): void;

@@ -1,8 +1,8 @@
 import { isRequest } from '../observe/request-facts.js';
-import { ServerMemory } from '../observe/server-memory.js';
-import { WireConnection } from '../observe/wire-connection.js';
-import { LineFrames } from '../observe/wire-frames.js';
-import type { WireHost } from './wire-fallback.js';
+import { ServerMemory } from './server-memory.js';
+import { WireConnection } from './connection.js';
+import { LineFrames } from './frames.js';
+import type { WireHost } from './fallback.js';
 
 export interface StdioWireTap {
   stop(): void;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServerAdvertisements } from '../../../agent/observe/server-advertisement.js';
 import type { ServerAdvertisement } from '../../../agent/observe/server-advertisement.js';
-import { WireConnection } from '../../../agent/observe/wire-connection.js';
+import { WireConnection } from '../../../agent/wire/connection.js';
 import { LIMITS, pipelineWithReader } from '../helpers.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';

@@ -3,7 +3,7 @@ import { symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServerMemory } from '../../../agent/observe/server-memory.js';
+import { ServerMemory } from '../../../agent/wire/server-memory.js';
 
 const SERVER = { name: 'shop', version: '1.2.0' };
 const CAPABILITIES = { extensions: { 'io.modelcontextprotocol/tasks': {} } };

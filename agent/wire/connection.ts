@@ -1,29 +1,20 @@
-import type { Span } from '@opentelemetry/api';
 import { META_SERVER_INFO, METHOD_INITIALIZE, METHOD_SERVER_DISCOVER } from '../mcp-protocol.js';
-import { UNKNOWN_DECLARATION } from './extension-map.js';
-import { InFlight } from './in-flight.js';
-import type { RequestSink } from './connection.js';
+import { UNKNOWN_DECLARATION } from '../observe/extension-map.js';
+import { type Pending, type RequestSink, RequestPairing } from '../observe/pairing.js';
 import {
   CANCELLED,
   type HandshakeSlot,
   type Outcome,
-  type RequestFacts,
   type RequestReading,
   answeredFacts,
-  cancelledRequestId,
   isRequest,
   isResponse,
   readOutcome,
   readRequest,
-} from './request-facts.js';
+} from '../observe/request-facts.js';
 import type { ServerIdentity } from '../types.js';
-import type { ServerAdvertisement, ServerAdvertisements } from './server-advertisement.js';
-import { asRecord } from './untrusted.js';
-
-interface Pending {
-  facts: RequestFacts;
-  span: Span | undefined;
-}
+import type { ServerAdvertisement, ServerAdvertisements } from '../observe/server-advertisement.js';
+import { asRecord } from '../observe/untrusted.js';
 
 /** Where a wire connection reports what a server's own answers said about it. */
 export interface WireServerSink {
@@ -79,7 +70,7 @@ const withoutAdvertisement = (server: ServerAdvertisement): ServerAdvertisement 
  * this conversation from then on. Requests answered before that (a rejected probe) have no known server.
  */
 export class WireConnection {
-  private readonly inFlight = new InFlight<Pending>();
+  private readonly pairing: RequestPairing;
   private readonly reading: RequestReading;
   private readonly handshake: HandshakeSlot;
   private readonly active: () => boolean;
@@ -96,6 +87,7 @@ export class WireConnection {
     this.handshake = conversation.handshake ?? { handshake: undefined };
     this.active = conversation.active ?? ALWAYS;
     this.server = conversation.server;
+    this.pairing = new RequestPairing(sink);
   }
 
   /** The server this conversation learned from an answer, if any (an HTTP session keeps it across exchanges). */
@@ -134,7 +126,7 @@ export class WireConnection {
    */
   settle(outcome: Outcome): void {
     try {
-      for (const pending of this.inFlight.drain()) this.finish(pending, outcome);
+      for (const pending of this.pairing.drain()) this.finish(pending, outcome);
     } catch (error) {
       this.sink.fail('wire_close', error);
     }
@@ -149,18 +141,10 @@ export class WireConnection {
 
   private inboundOne(message: unknown): void {
     if (isRequest(message)) {
-      if (this.inFlight.full) {
-        this.sink.fail('pending_overflow', undefined);
-        return;
-      }
-      const facts = readRequest(message, this.handshake, this.reading);
-      const started = this.active() ? this.sink.start(facts) : undefined;
-      this.inFlight.add(facts.id, { facts, span: started?.span });
+      this.pairing.received(readRequest(message, this.handshake, this.reading), this.active());
       return;
     }
-    const cancelled = cancelledRequestId(message);
-    if (cancelled === undefined) return;
-    const pending = this.inFlight.take(cancelled);
+    const pending = this.pairing.cancelled(message);
     if (pending !== undefined) this.finish(pending, CANCELLED);
   }
 
@@ -170,7 +154,7 @@ export class WireConnection {
       if (record !== undefined && record['id'] === null && asRecord(record['error']) !== undefined) this.nullIdError = readOutcome(record, this.sink.reading.limits);
       return;
     }
-    const pending = this.inFlight.take(message.id);
+    const pending = this.pairing.answered(message.id);
     if (pending === undefined) return;
     const { method } = pending.facts;
     const result = asRecord(message['result']);

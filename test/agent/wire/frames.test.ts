@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerFrames, BodyFrames, LineFrames, MAX_FRAME_CHARS } from '../../../agent/observe/wire-frames.js';
+import { AnswerFrames, BodyFrames, LineFrames, MAX_FRAME_CHARS } from '../../../agent/wire/frames.js';
 
 describe('LineFrames: newline-delimited JSON off a byte stream', () => {
   it('reads messages split anywhere, multi-byte characters included, and skips lines that are not JSON', () => {
