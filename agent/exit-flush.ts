@@ -12,7 +12,7 @@ export const EXIT_FLUSH_DEADLINE_MS = 1500;
 const FLUSH_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** Settles when `work` does or `deadlineMs` passed, whichever is first; never rejects. */
-export function bounded(work: Promise<unknown>, deadlineMs: number): Promise<void> {
+function bounded(work: Promise<unknown>, deadlineMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, deadlineMs);
     timer.unref();

@@ -11,8 +11,6 @@ import type { Synchronous } from './store/sqlite/index.js';
 import { DEFAULT_RETENTION, type RetentionConfig } from './store/store.js';
 import type { EnvironmentVariable } from './environment.js';
 
-export type { RetentionConfig } from './store/store.js';
-export type { Synchronous } from './store/sqlite/index.js';
 
 export interface CollectorLimits {
   /** Largest request body as received (compressed or not). */
@@ -149,8 +147,8 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxSpansPerExport: 10_000,
 };
 
-export const DEFAULT_SYNCHRONOUS: Synchronous = 'normal';
-export const DEFAULT_LOG_LEVEL = 'info';
+const DEFAULT_SYNCHRONOUS: Synchronous = 'normal';
+const DEFAULT_LOG_LEVEL = 'info';
 
 const DEFAULTS = {
   staleAfterMs: 5 * MS_PER_MINUTE,
@@ -183,10 +181,10 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** Shortest bearer token accepted when listening beyond loopback. */
-export const MIN_TOKEN_LENGTH = 16;
+const MIN_TOKEN_LENGTH = 16;
 
 /** Why a token is too weak to guard a reachable port, or undefined when it will do. */
-export function tokenWeakness(token: string): string | undefined {
+function tokenWeakness(token: string): string | undefined {
   if (token.length < MIN_TOKEN_LENGTH) return `is ${token.length} characters long (at least ${MIN_TOKEN_LENGTH} required)`;
   if (new Set(token).size === 1) return 'repeats a single character';
   return undefined;

@@ -14,7 +14,7 @@ export function setActiveAgent(agent: ActiveAgent): void {
   (globalThis as Record<symbol, unknown>)[KEY] = agent;
 }
 
-export function getActiveAgent(): ActiveAgent | undefined {
+function getActiveAgent(): ActiveAgent | undefined {
   return (globalThis as Record<symbol, unknown>)[KEY] as ActiveAgent | undefined;
 }
 

@@ -84,7 +84,7 @@ export function chosenExporters(signal: SignalName, warn: (line: string) => void
  * cumulative in-process streams: an export carries every count made so far, so one that fails (collector
  * restarting or killed) loses nothing, the next one carries it. A failed delta export drops its increments.
  */
-export function temporalityPreference(): { temporalityPreference?: AggregationTemporalityPreference } {
+function temporalityPreference(): { temporalityPreference?: AggregationTemporalityPreference } {
   return getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE') === undefined ? { temporalityPreference: AggregationTemporalityPreference.CUMULATIVE } : {};
 }
 

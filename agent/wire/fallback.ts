@@ -4,7 +4,7 @@ import { type HttpWireTap, tapHttpServers } from './http.js';
 import { type StdioWireTap, tapStdio } from './stdio.js';
 
 /** Where the wire saw MCP traffic: a stdio server's streams, or an HTTP server's requests. */
-export type WireSide = 'stdio' | 'http';
+type WireSide = 'stdio' | 'http';
 
 /** What the wire taps need from the agent. */
 export interface WireHost extends WireRecording {

@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
 
 /** Reads JSON values out of a byte stream, frame by frame; never throws on bad input. */
-export interface FrameReader {
+interface FrameReader {
   /** A chunk as written to or read from the stream (a string in the writer's encoding, or bytes). */
   push(chunk: unknown, encoding?: unknown): void;
 }

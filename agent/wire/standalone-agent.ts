@@ -11,7 +11,7 @@ import { PACKAGE_NAME, PACKAGE_VERSION } from '../version.js';
 import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST } from '../../contract/index.js';
 
 /** A boolean environment variable: `true`/`false` (any case); anything else is the default. */
-export function envFlag(name: string, fallback: boolean): boolean {
+function envFlag(name: string, fallback: boolean): boolean {
   const value = process.env[name]?.trim().toLowerCase();
   if (value === 'true') return true;
   if (value === 'false') return false;

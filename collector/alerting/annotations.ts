@@ -4,7 +4,7 @@ import type { Rule } from './rules/rule.js';
 /** `{{ $labels.name }}` and `{{ $value }}`, as in Prometheus' alert templates; anything else is left as written. */
 const TEMPLATE = /\{\{\s*\$(labels\.([a-zA-Z_][a-zA-Z0-9_]*)|value)\s*\}\}/g;
 
-export function expand(template: string, labels: Readonly<Record<string, string>>, value: number): string {
+function expand(template: string, labels: Readonly<Record<string, string>>, value: number): string {
   return template.replace(TEMPLATE, (whole, _what: string, label: string | undefined) => (label === undefined ? String(value) : (labels[label] ?? '')));
 }
 

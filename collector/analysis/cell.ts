@@ -9,7 +9,7 @@ import { knownRequests, share } from './share.js';
  * - `server`: never negotiated; a server offered it, the client never declared it;
  * - `neither`: nobody declared it.
  */
-export type CellState = 'negotiated' | 'partial' | 'client' | 'server' | 'neither';
+type CellState = 'negotiated' | 'partial' | 'client' | 'server' | 'neither';
 
 export interface CellCounts {
   clientDeclared: number;

@@ -7,7 +7,7 @@ import type { MatrixRow, MatrixView } from './matrix.js';
  * advertising one — ranked by the requests they affect.
  */
 
-export type ChangeKind = 'stopped_declaring' | 'started_declaring' | 'share_moved' | 'stopped_advertising' | 'started_advertising';
+type ChangeKind = 'stopped_declaring' | 'started_declaring' | 'share_moved' | 'stopped_advertising' | 'started_advertising';
 
 export interface Change {
   kind: ChangeKind;

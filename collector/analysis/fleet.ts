@@ -1,7 +1,7 @@
 import type { InstanceIdentity } from '../model/batches.js';
 import type { InstanceRecord } from '../model/records.js';
 
-export interface AdvertisedServer {
+interface AdvertisedServer {
   name: string | null;
   version: string | null;
   /** From `extscope.server.extensions` (null when the sender does not report it). */

@@ -4,7 +4,7 @@ import type { InstanceCellTotal } from '../model/records.js';
 import { type MatrixCell, instanceLabel, matrixCell } from './matrix.js';
 
 /** One server instance's part of a cell: its requests (those of the cell's row) and the cell as it is there. */
-export interface InstancePart {
+interface InstancePart {
   service: string | null;
   instance: string | null;
   label: string;
@@ -15,7 +15,7 @@ export interface InstancePart {
 }
 
 /** The instances past the limit, summed: how many there were, their requests and their cell. */
-export interface OtherInstances {
+interface OtherInstances {
   instances: number;
   requests: number;
   serverUnknown: number;

@@ -23,7 +23,7 @@ export interface ExtensionCounts {
   negotiated: number;
 }
 
-export interface DeclarationCounts {
+interface DeclarationCounts {
   unknown: number;
   none: number;
   declared: number;

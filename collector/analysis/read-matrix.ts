@@ -34,7 +34,7 @@ export async function readMatrix(source: MatrixSource, query: CellQuery, group: 
  * before any server instance existed, and the `-32021` answers per id (the extension cells flagged `required`).
  * The series keep all three, so one read gives them over exactly the same buckets.
  */
-export function instanceParts(cells: readonly InstanceCellTotal[]): { serverUnknown: InstanceCellTotal[]; required: RequiredCount[] } {
+function instanceParts(cells: readonly InstanceCellTotal[]): { serverUnknown: InstanceCellTotal[]; required: RequiredCount[] } {
   const serverUnknown = cells.filter((cell) => cell.serverDeclaration === DECLARATION.unknown);
   const required = cells
     .filter((cell) => cell.kind === SeriesKind.Extension && cell.required === true)

@@ -11,8 +11,6 @@ import type { SeriesDims } from '../model/batches.js';
  */
 export type RequestState = 'negotiated' | 'client_only' | 'server_only' | 'neither' | 'unknown';
 
-export const REQUEST_STATES: readonly RequestState[] = ['negotiated', 'client_only', 'server_only', 'neither', 'unknown'];
-
 export function requestState(dims: Pick<SeriesDims, 'serverDeclaration' | 'clientDeclared' | 'serverDeclared' | 'negotiated'>): RequestState {
   if (dims.serverDeclaration === DECLARATION.unknown) return 'unknown';
   const client = dims.clientDeclared === true;

@@ -10,7 +10,7 @@ export const MAX_POINTS = 5000;
 const AUTO_STEPS = [1, 5, 15, 60, 360, 1440, 10_080];
 const AUTO_POINTS = 300;
 
-export interface TimeseriesPoint extends ExtensionCounts {
+interface TimeseriesPoint extends ExtensionCounts {
   tMs: number;
   requests: number;
   /** Of `requests`, those answered before any server instance existed: left out of the share. */

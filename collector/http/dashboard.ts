@@ -51,7 +51,7 @@ export interface DashboardOptions {
 }
 
 /** `dashboard/dist` next to the package root, from the sources (collector/http/) or the build (dist/collector/http/). */
-export function findDashboardDir(): string | undefined {
+function findDashboardDir(): string | undefined {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let level = 0; level < 6; level++) {
     const candidate = join(dir, 'dashboard', 'dist');

@@ -9,7 +9,7 @@ export const MS_PER_WEEK = 7 * MS_PER_DAY;
 export const MINUTES_PER_HOUR = 60;
 export const MINUTES_PER_DAY = 24 * MINUTES_PER_HOUR;
 
-export const NANOS_PER_MS = 1_000_000n;
+const NANOS_PER_MS = 1_000_000n;
 export const NANOS_PER_MINUTE = BigInt(MS_PER_MINUTE) * NANOS_PER_MS;
 export const NANOS_PER_HOUR = BigInt(MS_PER_HOUR) * NANOS_PER_MS;
 

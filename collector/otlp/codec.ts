@@ -15,7 +15,7 @@ export const CONTENT_TYPE: Record<OtlpFormat, string> = {
 };
 
 /** The body is not a well-formed OTLP export request. */
-export class OtlpDecodeError extends PermanentError {
+class OtlpDecodeError extends PermanentError {
   override readonly name = 'OtlpDecodeError';
 
   constructor(message: string) {

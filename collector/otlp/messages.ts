@@ -27,11 +27,11 @@ export interface KeyValue {
   value?: AnyValue | null;
 }
 
-export interface Resource {
+interface Resource {
   attributes?: KeyValue[] | null;
 }
 
-export interface InstrumentationScope {
+interface InstrumentationScope {
   name?: string | null;
   version?: string | null;
 }
@@ -54,12 +54,12 @@ export interface Metric {
   summary?: { dataPoints?: unknown[] | null } | null;
 }
 
-export interface ScopeMetrics {
+interface ScopeMetrics {
   scope?: InstrumentationScope | null;
   metrics?: Metric[] | null;
 }
 
-export interface ResourceMetrics {
+interface ResourceMetrics {
   resource?: Resource | null;
   scopeMetrics?: ScopeMetrics[] | null;
 }
@@ -78,12 +78,12 @@ export interface Span {
   attributes?: KeyValue[] | null;
 }
 
-export interface ScopeSpans {
+interface ScopeSpans {
   scope?: InstrumentationScope | null;
   spans?: Span[] | null;
 }
 
-export interface ResourceSpans {
+interface ResourceSpans {
   resource?: Resource | null;
   scopeSpans?: ScopeSpans[] | null;
 }

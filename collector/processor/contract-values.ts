@@ -19,7 +19,7 @@ const VALID_IDS_MEMO = 100_000;
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** A sender's string as kept: well-formed (lone surrogates → U+FFFD) and without control or bidi characters (→ U+FFFD). */
-export function normaliseText(value: string): string {
+function normaliseText(value: string): string {
   return value.replace(UNSAFE, '\ufffd');
 }
 

@@ -3,14 +3,14 @@ import type { ExportResult } from './otlp/telemetry.js';
 import { BusyError, PermanentError, RetryableError } from '../model/errors.js';
 
 /** google.rpc.Status codes, which are gRPC's status codes: the gRPC answer's code, and the code in an OTLP/HTTP error body. */
-export const RPC_CODE = {
+const RPC_CODE = {
   invalidArgument: 3,
   resourceExhausted: 8,
   internal: 13,
   unavailable: 14,
   unauthenticated: 16,
 } as const;
-export type RpcCode = (typeof RPC_CODE)[keyof typeof RPC_CODE];
+type RpcCode = (typeof RPC_CODE)[keyof typeof RPC_CODE];
 
 /** How a failed export is answered, whichever protocol carries it, and how the collector counts it. */
 export interface ExportFailure {

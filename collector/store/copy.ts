@@ -38,7 +38,7 @@ const IDENTITY_TABLES = ['instances', 'cells', 'series', 'streams', 'span_exampl
 const MAX_PARAMETERS = 30_000;
 
 /** A `--from` that is not an extscope database: refused before anything is opened for writing. */
-export class SourceError extends Error {
+class SourceError extends Error {
   override readonly name = 'SourceError';
 }
 

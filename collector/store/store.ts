@@ -53,7 +53,7 @@ export interface RollupReader extends TrendReader {
  * What the distinct-extension-id limit has admitted, per instance and UTC hour, kept by the store so that a
  * restart (or another replica) decides a retried export as the first attempt was decided.
  */
-export interface ExtensionIdLimitStore {
+interface ExtensionIdLimitStore {
   /** The ids admitted so far for each (instance, hour) asked for; a pair with none is left out. */
   admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]>;
   /** Adds ids to their (instance, hour) sets, atomically; durable once it resolves. */

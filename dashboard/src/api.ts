@@ -44,7 +44,7 @@ let memoryToken: string | null = null;
 
 export type Params = Record<string, string | number | undefined | null>;
 
-export function apiUrl(path: string, params: Params = {}): string {
+function apiUrl(path: string, params: Params = {}): string {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
   const text = search.toString();

@@ -9,7 +9,7 @@ const DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3], [12, 4], [3, 6]];
 
 const dark = (): boolean => window.matchMedia('(prefers-color-scheme: dark)').matches;
 
-export interface Series {
+interface Series {
   label: string;
   data: (number | null)[];
 }

@@ -20,7 +20,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
   return element;
 }
 
-export function append(parent: Node, children: (Child | Child[])[]): void {
+function append(parent: Node, children: (Child | Child[])[]): void {
   for (const child of children.flat()) {
     if (child === null || child === undefined || child === false) continue;
     parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
@@ -49,7 +49,7 @@ const INTEGER = new Intl.NumberFormat('en');
 export const integer = (value: number): string => INTEGER.format(value);
 
 /** "3 min ago" etc., for last-seen columns (the exact time goes in a title and a <time> element). */
-export function ago(iso: string, now = Date.now()): string {
+function ago(iso: string, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
   if (seconds < 60) return `${seconds} s ago`;
   if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;

@@ -4,17 +4,17 @@ import { localTime } from './dom.js';
  * with back/forward. Defaults are left out of the URL.
  */
 
-export const VIEWS = ['matrix', 'fleet', 'extension', 'trends', 'changes', 'alerts'] as const;
+const VIEWS = ['matrix', 'fleet', 'extension', 'trends', 'changes', 'alerts'] as const;
 export type View = (typeof VIEWS)[number];
 export const RANGES = ['15m', '1h', '24h', '7d', 'custom'] as const;
-export type RangeKey = (typeof RANGES)[number];
-export const GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
+type RangeKey = (typeof RANGES)[number];
+const GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
 export type Group = (typeof GROUPS)[number];
 /** Rows by service or by instance: each row is where requests were answered, not who sent them. */
 export const byInstance = (group: Group): boolean => group === 'service' || group === 'instance';
 /** The client grouping a view that always shows clients (trends) takes from the state. */
 export const clientGroup = (group: Group): 'client' | 'client_version' => (group === 'client_version' ? 'client_version' : 'client');
-export type SortDirection = 'asc' | 'desc';
+type SortDirection = 'asc' | 'desc';
 
 export interface State {
   view: View;
@@ -42,7 +42,7 @@ export interface State {
   paused: boolean;
 }
 
-export const DEFAULTS: State = {
+const DEFAULTS: State = {
   view: 'matrix',
   range: '24h',
   from: '',

@@ -6,7 +6,6 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { alertsSchema } from '../../collector/http/api/v1/alerts/schema.js';
 import type { changesSchema } from '../../collector/http/api/v1/changes/schema.js';
 import type { examplesSchema } from '../../collector/http/api/v1/examples/schema.js';
-import type { clientsSchema } from '../../collector/http/api/v1/filters/schema.js';
 import type { instancesSchema } from '../../collector/http/api/v1/instances/schema.js';
 import type { matrixSchema } from '../../collector/http/api/v1/matrix/schema.js';
 import type { matrixCellSchema } from '../../collector/http/api/v1/matrix-cell/schema.js';
@@ -19,18 +18,14 @@ type Answer<Route extends { readonly response: { readonly 200: JSONSchema } }> =
 
 export type MatrixResponse = Answer<typeof matrixSchema>;
 export type MatrixRow = MatrixResponse['rows'][number];
-export type Declarations = MatrixRow['declaration'];
 /** One matrix cell's counts (`serverUnknown`: of `clientDeclared`, the requests answered before any server instance existed). */
 export type ExtensionCounts = MatrixRow['extensions'][number];
 
 /** One cell split across the instances that answered it (`GET /api/v1/matrix/cell`). */
 export type InstanceSplitResponse = Answer<typeof matrixCellSchema>;
-export type InstancePart = InstanceSplitResponse['instances'][number];
 
 export type InstancesResponse = Answer<typeof instancesSchema>;
 export type InstanceView = InstancesResponse['instances'][number];
-
-export type ClientsResponse = Answer<typeof clientsSchema>;
 
 export type TimeseriesResponse = Answer<typeof timeseriesSchema>;
 
@@ -40,7 +35,6 @@ export type ExtensionTrend = Answer<typeof extensionTrendSchema>;
 export type RequiredTrend = Answer<typeof requiredTrendSchema>;
 
 export type ExamplesResponse = Answer<typeof examplesSchema>;
-export type Example = ExamplesResponse['examples'][number];
 
 export type RejectionsResponse = Answer<typeof rejectionsSchema>;
 

@@ -16,7 +16,7 @@ function signature(instance: FleetInstance, rule: Rule<'advertisement_skew'>): s
  * Live instances of one service advertise different extension sets, or different settings for one id: one
  * finding per service, naming the ids that differ. Live: heard from within the stale window, and advertising.
  */
-export function advertisementSkew(rule: Rule<'advertisement_skew'>, fleet: readonly FleetInstance[]): Finding[] {
+function advertisementSkew(rule: Rule<'advertisement_skew'>, fleet: readonly FleetInstance[]): Finding[] {
   const services = new Map<string, FleetInstance[]>();
   for (const instance of fleet) {
     if (instance.stale || instance.advertisedMs === null || instance.service === null || !inScope(rule.scope, 'services', instance.service)) continue;

@@ -13,7 +13,7 @@ const versionOrder = new Intl.Collator('en', { numeric: true, sensitivity: 'base
  * requests of its own is a regression (one stray request of either version pages nobody). The alert links to the
  * matrix by name@version over the window the rule read.
  */
-export function clientRegression(rule: Rule<'client_regression'>, view: MatrixView, service: string | undefined, window?: Window): Finding[] {
+function clientRegression(rule: Rule<'client_regression'>, view: MatrixView, service: string | undefined, window?: Window): Finding[] {
   const byName = new Map<string, typeof view.rows>();
   for (const row of view.rows) {
     if (row.name === null || row.version === null || row.requests === 0 || !inScope(rule.scope, 'clients', row.name)) continue;

@@ -13,7 +13,7 @@ const currentIds = (record: InstanceRecord): Set<string> => new Set(record.adver
  * (`level: service`), or by one live instance that advertised it before (`level: instance`). A service with no
  * live instance left is the stale-instance rule's business, not this one's.
  */
-export function extensionWithdrawn(rule: Rule<'extension_withdrawn'>, records: readonly InstanceRecord[], now: number, staleAfterMs: number): Finding[] {
+function extensionWithdrawn(rule: Rule<'extension_withdrawn'>, records: readonly InstanceRecord[], now: number, staleAfterMs: number): Finding[] {
   const since = now - parseDuration(rule.options.lookback);
   const findings: Finding[] = [];
   const relevant = records.filter((record) => record.service !== null && inScope(rule.scope, 'services', record.service));

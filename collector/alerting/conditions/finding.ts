@@ -13,7 +13,7 @@ export interface Finding {
 }
 
 /** A value the label cannot be empty for (an instance without an id, a client without a name). */
-export const NONE = '(none)';
+const NONE = '(none)';
 
 export const orNone = (value: string | null | undefined): string => (value === null || value === undefined || value === '' ? NONE : value);
 

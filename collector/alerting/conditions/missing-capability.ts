@@ -9,7 +9,7 @@ import type { Snapshot, Window } from './snapshot.js';
  * Per service and extension id named in `-32021` answers (missing required client capability): answers per
  * minute over the window, from the clients in scope. Fires above `ratePerMinute`.
  */
-export function missingCapability(rule: Rule<'missing_capability'>, service: string, rows: readonly RequiredSlot[], window?: Window): Finding[] {
+function missingCapability(rule: Rule<'missing_capability'>, service: string, rows: readonly RequiredSlot[], window?: Window): Finding[] {
   const minutes = parseDuration(rule.options.window) / MS_PER_MINUTE;
   const byId = new Map<string, { count: number; clients: Set<string> }>();
   for (const row of rows) {

@@ -38,7 +38,7 @@ function tallies(rule: Rule<'negotiation_drop'>, view: MatrixView): Map<string, 
  * analysis/share.ts). Fires when it fell by at least `drop` points, both windows holding at least `minRequests` such
  * requests (a quiet hour pages nobody). The alert links to the extension's page over the recent window.
  */
-export function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string, recentView: MatrixView, baselineView: MatrixView, recentWindow?: Window): Finding[] {
+function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string, recentView: MatrixView, baselineView: MatrixView, recentWindow?: Window): Finding[] {
   const recent = tallies(rule, recentView);
   const baseline = tallies(rule, baselineView);
   const findings: Finding[] = [];

@@ -24,7 +24,7 @@ function declared(cells: readonly CellTotal[], clientIn: (name: string | null) =
  * before it, when there was traffic before it to compare with. Informational: it says what is new, and resolves by
  * itself once the id is no longer new.
  */
-export function newExtensionIds(rule: Rule<'new_extension_id'>, recent: readonly CellTotal[], before: readonly CellTotal[], service: string | undefined): Finding[] {
+function newExtensionIds(rule: Rule<'new_extension_id'>, recent: readonly CellTotal[], before: readonly CellTotal[], service: string | undefined): Finding[] {
   // Nothing stored before the window (a new database, a new service): every id would look new; none is judged.
   if (!before.some((cell) => cell.kind === SeriesKind.Requests && cell.count > 0)) return [];
   const seen = declared(before, () => true);

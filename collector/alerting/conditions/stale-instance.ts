@@ -9,7 +9,7 @@ import type { Snapshot } from './snapshot.js';
  * An instance silent for longer than `after`, but heard from within the lookback (older ones are gone, not stale),
  * that had reported for at least `minUptime` (a short-lived process, such as a stdio session, ends by design).
  */
-export function staleInstances(rule: Rule<'stale_instance'>, records: readonly InstanceRecord[], now: number): Finding[] {
+function staleInstances(rule: Rule<'stale_instance'>, records: readonly InstanceRecord[], now: number): Finding[] {
   const after = parseDuration(rule.options.after);
   const since = now - parseDuration(rule.options.lookback);
   const minUptime = parseDuration(rule.options.minUptime);

@@ -48,15 +48,15 @@ export interface DeliveryConfig {
   requestTimeoutMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { initialDelayMs: MS_PER_SECOND, maxDelayMs: 5 * MS_PER_MINUTE, maxAttempts: 10 };
-export const DEFAULT_ALERTMANAGER_RESEND_MS = MS_PER_MINUTE;
+const DEFAULT_RETRY: RetryPolicy = { initialDelayMs: MS_PER_SECOND, maxDelayMs: 5 * MS_PER_MINUTE, maxAttempts: 10 };
+const DEFAULT_ALERTMANAGER_RESEND_MS = MS_PER_MINUTE;
 const DEFAULT_QUEUE_CAPACITY = 1000;
 const DEFAULT_CONCURRENCY = 2;
 const DEFAULT_REQUEST_TIMEOUT_MS = 10 * MS_PER_SECOND;
 /** How long closing waits for requests in flight (a receiver that hangs must not hold up shutdown). */
 export const CLOSE_GRACE_MS = 2 * MS_PER_SECOND;
 /** A signing secret shorter than this is refused: a receiver trusts what it verifies. */
-export const MIN_WEBHOOK_SECRET_LENGTH = 16;
+const MIN_WEBHOOK_SECRET_LENGTH = 16;
 
 /** An invalid delivery setting (the collector's configuration reports it as its own ConfigError). */
 export class DeliveryConfigError extends Error {

@@ -8,12 +8,11 @@ import type { DeliveryConfig } from './config.js';
 import type { DeliveryDependencies } from './telemetry.js';
 import { WebhookNotifier } from './webhook.js';
 
-export { AlertmanagerNotifier, labelSet, type PostableAlert } from './alertmanager.js';
-export { type DeliveryConfig, type DeliveryOptions, resolveDeliveryConfig } from './config.js';
-export { type DeliveryDependencies, type DeliveryResult, type DeliveryTelemetry } from './telemetry.js';
-export { type VerifyResult, SIGNATURE_HEADER, TIMESTAMP_HEADER, IDEMPOTENCY_HEADER, signature, verifySignature } from './signature.js';
-export { type WebhookBody } from './webhook-body.js';
-export { WebhookNotifier } from './webhook.js';
+export { labelSet } from './alertmanager.js';
+export type { DeliveryConfig } from './config.js';
+export type { DeliveryDependencies } from './telemetry.js';
+export { verifySignature } from './signature.js';
+export type { WebhookBody } from './webhook-body.js';
 
 /** Every configured receiver behind one notifier; none configured, a notifier that does nothing. */
 export class Notifiers implements Notifier {

@@ -11,7 +11,7 @@ export type JobChange =
   | { state: 'dropped' }
   | { state: 'abandoned' };
 
-export interface QueuedJob<T> {
+interface QueuedJob<T> {
   readonly key: string;
   readonly payload: T;
   /** Attempts made so far. */

@@ -5,14 +5,14 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const SIGNATURE_HEADER = 'x-extscope-signature';
-export const TIMESTAMP_HEADER = 'x-extscope-timestamp';
+const SIGNATURE_HEADER = 'x-extscope-signature';
+const TIMESTAMP_HEADER = 'x-extscope-timestamp';
 /** The transition id: the same on every attempt of one notification, so a receiver can drop repeats. */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** The signature header's value is `v1=<hex>`; a new scheme would be `v2=`, sent beside it during a change. */
-export const SIGNATURE_SCHEME = 'v1';
+const SIGNATURE_SCHEME = 'v1';
 /** A receiver should refuse messages whose timestamp is further than this from its own clock. */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
+const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export function signature(secret: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', secret).update(`${timestampSeconds}.`).update(body).digest('hex');

@@ -1,10 +1,10 @@
 import type { DeliveryEntry, DeliveryLogStore } from '../../store/store.js';
 
 /** What delivery counts, per receiver: `retried` once per retry scheduled, the others once per notification. */
-export type DeliveryResult = 'sent' | 'failed' | 'retried' | 'dropped';
+type DeliveryResult = 'sent' | 'failed' | 'retried' | 'dropped';
 
 /** Counters on /metrics (the collector's SelfMetrics implements it). */
-export interface DeliveryTelemetry {
+interface DeliveryTelemetry {
   deliveryCounted(receiver: string, result: DeliveryResult): void;
 }
 

@@ -8,16 +8,3 @@ export function parseDuration(text: string): number {
   for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) total += Number(amount) * (UNIT_MS[unit ?? ''] ?? Number.NaN);
   return total;
 }
-
-/** 5 400 000 → `1h30m`: how durations are shown back (annotations, the API). */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  let rest = ms;
-  let text = '';
-  for (const [unit, size] of [['w', MS_PER_WEEK], ['d', MS_PER_DAY], ['h', MS_PER_HOUR], ['m', MS_PER_MINUTE], ['s', MS_PER_SECOND], ['ms', 1]] as const) {
-    const amount = Math.floor(rest / size);
-    if (amount > 0) text += `${amount}${unit}`;
-    rest -= amount * size;
-  }
-  return text;
-}

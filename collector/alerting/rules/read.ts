@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /** The most a rules file may hold: hundreds of rules fit in a few tens of kilobytes. */
-export const MAX_RULES_FILE_BYTES = 1024 * 1024;
+const MAX_RULES_FILE_BYTES = 1024 * 1024;
 
 export type RulesText = { ok: true; text: string } | { ok: false; message: string };
 

@@ -30,7 +30,7 @@ export interface RuleSet {
 
 const set = (list: readonly string[] | undefined): ReadonlySet<string> | undefined => (list === undefined ? undefined : new Set(list));
 
-export function resolveRule(spec: RuleSpec): Rule {
+function resolveRule(spec: RuleSpec): Rule {
   const defaults = KIND_DEFAULTS[spec.kind];
   const { name, kind, for: forText, severity, labels, annotations, scope, ...options } = spec;
   return {
@@ -48,6 +48,3 @@ export function resolveRule(spec: RuleSpec): Rule {
 export function resolveRules(file: RulesFile, source: string | undefined): RuleSet {
   return { source, intervalMs: parseDuration(file.interval ?? DEFAULT_INTERVAL), rules: file.rules.map(resolveRule) };
 }
-
-/** Whether a rule is of one kind (narrows its options). */
-export const isKind = <Kind extends RuleKind>(rule: Rule, kind: Kind): rule is Rule<Kind> => rule.kind === kind;

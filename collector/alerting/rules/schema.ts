@@ -10,7 +10,7 @@ export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d|w))+$';
 /** Prometheus label names; names starting with `__` are reserved there. */
 export const LABEL_NAME_PATTERN = '^(?!__)[a-zA-Z_][a-zA-Z0-9_]*$';
 /** A rule's name becomes its alerts' `alertname`. */
-export const RULE_NAME_PATTERN = '^[a-zA-Z_][a-zA-Z0-9_.-]*$';
+const RULE_NAME_PATTERN = '^[a-zA-Z_][a-zA-Z0-9_.-]*$';
 
 const duration = { type: 'string', pattern: DURATION_PATTERN, maxLength: 32 } as const;
 const names = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 256 }, minItems: 1, maxItems: 1000, uniqueItems: true } as const;
@@ -53,17 +53,17 @@ const rule = <Kind extends string, Extra extends Record<string, JSONSchema>>(kin
 const points = { type: 'number', exclusiveMinimum: 0, maximum: 100 } as const;
 const count = { type: 'integer', minimum: 0, maximum: 1_000_000_000 } as const;
 
-export const advertisementSkewSchema = rule('advertisement_skew', {
+const advertisementSkewSchema = rule('advertisement_skew', {
   /** Live instances of the service needed before a difference counts. */
   minInstances: { type: 'integer', minimum: 2, maximum: 100_000 },
 });
-export const extensionWithdrawnSchema = rule('extension_withdrawn', {
+const extensionWithdrawnSchema = rule('extension_withdrawn', {
   /** `service`: no live instance of the service advertises it any more; `instance`: one instance stopped advertising it. */
   level: { type: 'string', enum: ['service', 'instance'] },
   /** Advertised within this long before now counts as "advertised before". */
   lookback: duration,
 });
-export const negotiationDropSchema = rule('negotiation_drop', {
+const negotiationDropSchema = rule('negotiation_drop', {
   /** The recent window whose negotiated share is compared. */
   window: duration,
   /** The trailing window before it, the baseline. */
@@ -74,24 +74,24 @@ export const negotiationDropSchema = rule('negotiation_drop', {
   minRequests: count,
   perClient: { type: 'boolean' },
 });
-export const clientRegressionSchema = rule('client_regression', {
+const clientRegressionSchema = rule('client_regression', {
   /** The window in which both versions of the client were seen. */
   window: duration,
   /** Requests the newer version needs before its declarations are trusted. */
   minRequests: count,
 });
-export const missingCapabilitySchema = rule('missing_capability', {
+const missingCapabilitySchema = rule('missing_capability', {
   window: duration,
   /** Fires when `-32021` answers naming one extension id exceed this many per minute over the window. */
   ratePerMinute: { type: 'number', minimum: 0 },
 });
-export const newExtensionIdSchema = rule('new_extension_id', {
+const newExtensionIdSchema = rule('new_extension_id', {
   /** Ids that clients declared within this window… */
   window: duration,
   /** …and never in this long before it. */
   lookback: duration,
 });
-export const staleInstanceSchema = rule('stale_instance', {
+const staleInstanceSchema = rule('stale_instance', {
   /** Not heard from for longer than this. */
   after: duration,
   /** Instances silent for longer than this are gone, not stale (they stop alerting). */
@@ -100,7 +100,7 @@ export const staleInstanceSchema = rule('stale_instance', {
   minUptime: duration,
 });
 
-export const ruleSchema = {
+const ruleSchema = {
   type: 'object',
   discriminator: { propertyName: 'kind' },
   required: ['kind'],

@@ -4,7 +4,7 @@ import type { AuthFailureLimit } from './failure-limit.js';
 import { refuseToken } from './refusal.js';
 
 /** The one content type admin requests carry: not one a form or a simple cross-site request can send. */
-export const ADMIN_CONTENT_TYPE = 'application/json';
+const ADMIN_CONTENT_TYPE = 'application/json';
 
 /**
  * Why a request may have been sent by a web page of another site, or undefined when it cannot have been. A
@@ -12,7 +12,7 @@ export const ADMIN_CONTENT_TYPE = 'application/json';
  * "simple" POST (form content types) without asking first, so admin routes also require a content type that
  * needs a CORS preflight, which the collector never grants.
  */
-export function crossSiteReason(request: FastifyRequest): string | undefined {
+function crossSiteReason(request: FastifyRequest): string | undefined {
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site: ${site}`;
   const origin = request.headers.origin;

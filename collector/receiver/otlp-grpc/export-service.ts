@@ -8,7 +8,7 @@ import type { Signal } from '../../otlp/codec.js';
  * pool) as on OTLP/HTTP, after admission, not inside grpc-js; the response is encoded by the shared codec.
  * The OpenTelemetry JS gRPC exporters call the same paths the same way (otlp-grpc-exporter-base).
  */
-export const EXPORT_PATH: Record<Signal, string> = {
+const EXPORT_PATH: Record<Signal, string> = {
   metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
   traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
 };

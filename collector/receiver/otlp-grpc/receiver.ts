@@ -20,7 +20,7 @@ import { type ExportPipeline, consumeExport } from '../otlp/pipeline.js';
 import { exportService, signalOfPath } from './export-service.js';
 import { grpcFailureOf } from './status.js';
 
-export interface GrpcReceiverLimits {
+interface GrpcReceiverLimits {
   /**
    * Largest message, as received and after decompression (grpc-js applies one limit to both): past it,
    * RESOURCE_EXHAUSTED without RetryInfo, before the message is decoded.

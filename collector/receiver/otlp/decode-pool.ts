@@ -9,7 +9,7 @@ import { fromParts } from './decoded-parts.js';
 import type { DecodeAnswer, DecodeTask } from './decode-worker.js';
 
 /** Bodies below this are decoded in place: a round trip to a worker costs more than they do. */
-export const INLINE_DECODE_BYTES = 64 * 1024;
+const INLINE_DECODE_BYTES = 64 * 1024;
 /** Heap a decoder may use; a body that needs more is refused (413) and its worker replaced. */
 const WORKER_HEAP_MB = 512;
 

@@ -19,7 +19,7 @@ import { type AuthFailures, type IngestToken, admit, authenticate } from './gate
 import { consumeExport } from './pipeline.js';
 import type { ReceiverTelemetry } from './telemetry.js';
 
-export interface ReceiverLimits {
+interface ReceiverLimits {
   /** Largest request body as received (compressed or not). */
   maxBodyBytes: number;
   /** Largest body after gzip decompression: a gzip bomb stops here, with a 413. */

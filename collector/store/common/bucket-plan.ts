@@ -8,7 +8,7 @@ import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../model/ti
  */
 
 /** Half-open [from, to) in whole units of its level. */
-export interface UnitRange {
+interface UnitRange {
   from: number;
   to: number;
 }

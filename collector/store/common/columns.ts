@@ -41,7 +41,7 @@ export const INSTANCE_COLUMNS: readonly { key: keyof InstanceIdentity; column: s
 }));
 
 /** Booleans as SQLite stores them. */
-export function flag(value: boolean | null): number | null {
+function flag(value: boolean | null): number | null {
   return value === null ? null : value ? 1 : 0;
 }
 

@@ -70,12 +70,12 @@ export interface RequiredSlot {
  */
 
 /** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
-export const CELL_LEVELS = [
+const CELL_LEVELS = [
   { table: 'cell_day', bucket: 'day', minutes: 1440 },
   { table: 'cell_hour', bucket: 'hour', minutes: 60 },
   { table: 'cell_minute', bucket: 'minute', minutes: 1 },
 ] as const;
-export const SERIES_LEVELS = [
+const SERIES_LEVELS = [
   { table: 'series_hour', bucket: 'hour', minutes: 60 },
   { table: 'series_minute', bucket: 'minute', minutes: 1 },
 ] as const;
@@ -104,7 +104,7 @@ export function trendResult<Slot>(query: TrendQuery, plan: TrendPlan, rows: Slot
 }
 
 /** The extensions trend as the SQL groups it: by the raw flag columns (the rollup rows are many, the groups few). */
-export interface ExtensionFlagRow {
+interface ExtensionFlagRow {
   slot: number;
   kind: number;
   ext: string | null;
@@ -115,7 +115,7 @@ export interface ExtensionFlagRow {
 }
 
 /** Per id per step, plus the step's requests (`id` null) and, apart, those answered before any server instance existed. */
-export function extensionSlots(flags: readonly ExtensionFlagRow[], serverUnknown: readonly { slot: number; n: number }[]): ExtensionSlot[] {
+function extensionSlots(flags: readonly ExtensionFlagRow[], serverUnknown: readonly { slot: number; n: number }[]): ExtensionSlot[] {
   const rows = flags.map((row): ExtensionSlot =>
     row.kind === 0
       ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
@@ -126,7 +126,7 @@ export function extensionSlots(flags: readonly ExtensionFlagRow[], serverUnknown
 }
 
 /** `ext`, not `id`, in the SQL: the projection has the row's own `id` column, which a GROUP BY would take instead. */
-export function requiredSlots(rows: readonly (RequiredSlot & { ext: string | null })[]): RequiredSlot[] {
+function requiredSlots(rows: readonly (RequiredSlot & { ext: string | null })[]): RequiredSlot[] {
   return rows.map(({ ext, ...row }) => ({ ...row, id: ext }));
 }
 

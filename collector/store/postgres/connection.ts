@@ -61,7 +61,7 @@ function describeError(error: unknown): string {
 }
 
 /** Whether the database (not the data) is why `error` happened: the sender should retry later. */
-export function isUnavailable(error: unknown): boolean {
+function isUnavailable(error: unknown): boolean {
   if (error instanceof StoreUnavailableError) return true;
   const code = sqlState(error);
   if (error instanceof pg.DatabaseError) return code !== undefined && UNAVAILABLE_CLASSES.has(code.slice(0, 2));
@@ -116,7 +116,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 }
 
 /** Turns `@name` placeholders into `$n` (the SQL reads like the SQLite store's); the same name is the same `$n`. */
-export function named(sql: string): { text: string; order: string[] } {
+function named(sql: string): { text: string; order: string[] } {
   const order: string[] = [];
   const text = sql.replace(/@(\w+)/g, (_match, name: string) => {
     let index = order.indexOf(name);

@@ -48,8 +48,8 @@ const PROBE_BYTES = 256 * 1024;
 const DEFAULT_MIN_FREE_BYTES = 1024 * 1024;
 /** Logged increments folded per transaction: a few milliseconds of work between turns of the event loop. */
 const FOLD_STEP_ROWS = 1000;
-export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
-export const DEFAULT_MAX_INSTANCES = 20_000;
+const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
+const DEFAULT_MAX_INSTANCES = 20_000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;

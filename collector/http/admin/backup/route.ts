@@ -13,7 +13,7 @@ export interface BackupRouteOptions {
 }
 
 /** How long a backup's answer may make no progress (the client reads nothing) before it is dropped and its copy removed. */
-export const BACKUP_IDLE_MS = 60_000;
+const BACKUP_IDLE_MS = 60_000;
 const RETRY_AFTER_BUSY = 10;
 const RETRY_AFTER_NO_SPACE = 60;
 /** Errors that mean the temporary directory's file system has no room (or cannot be written). */

@@ -1,6 +1,6 @@
 import { isoTime, nameSchema, nullableString } from '../../../schemas/shared.js';
 
-export const DELIVERY_STATES = ['queued', 'retrying', 'delivered', 'failed', 'dropped', 'abandoned'] as const;
+const DELIVERY_STATES = ['queued', 'retrying', 'delivered', 'failed', 'dropped', 'abandoned'] as const;
 
 const nullableTime = { type: ['string', 'null'] } as const;
 

@@ -8,7 +8,7 @@ const declaration = {
 } as const;
 
 /** The groupings, in the order the page offers them. */
-export const MATRIX_GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
+const MATRIX_GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
 
 export const matrixSchema = {
   querystring: {
