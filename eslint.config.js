@@ -11,6 +11,8 @@ const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports'
 const restrictValues = (files, patterns) => ({ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: patterns.map((pattern) => ({ ...pattern, allowTypeImports: true })) }] } });
 const forbid = (group, message) => ({ group, message });
 const forbidRegex = (regex, message) => ({ regex, message });
+// A later entry replaces an earlier one's rule for the files it matches: every collector/ entry repeats this one.
+const collectorOwn = { group: ['**/agent/**', '**/dashboard/**'], message: 'collector/ may import only contract/ of the project.' };
 
 export default tseslint.config(
   { ignores: ['dist/**', 'agent/dist/**', 'node_modules/**', 'dashboard/dist/**', 'coverage/**', 'scratch/**'] },
@@ -44,34 +46,36 @@ export default tseslint.config(
   // gRPC is an optional peer of the agent, required only when OTEL_EXPORTER_OTLP_PROTOCOL=grpc asks for it.
   restrictValues(['agent/**'], [forbid(['@opentelemetry/exporter-*-otlp-grpc'], 'the gRPC exporters are optional peers: load them lazily (exporters.ts), import only their types.')]),
   restrict(['bin/**'], [forbid(['../agent/**', '../../agent/**'], 'the CLI reaches the agent through its package (@extscope/agent/wrap, /proxy), as an installed collector does.')]),
-  restrict(['collector/**'], [forbid(['**/agent/**', '**/dashboard/**'], 'collector/ may import only contract/ of the project.')]),
+  restrict(['collector/**'], [collectorOwn]),
   restrict(['dashboard/**'], [
     forbid(['**/agent/**', '**/contract/**', '**/bin/**'], 'the dashboard sees only the query API (/api/v1) over HTTP.'),
     forbidRegex('(^|/)collector/(?!http/([\\w-]+/)*schema\\.js$|http/schemas/shared\\.js$)', 'the dashboard sees only the query API (/api/v1) over HTTP; of the collector it reads only the route schemas its answer types come from.'),
   ]),
   // Its answer types are derived from the route schemas; `import type` keeps the collector out of the bundle.
   restrictValues(['dashboard/**'], [forbid(['**/collector/http/**/schema.js', '**/collector/http/schemas/shared.js'], 'the dashboard imports route schemas as types only (`import type`): the bundle carries no collector code.')]),
-  restrict(['collector/model/**', 'collector/otlp/**'], [
+  restrict(['collector/model/**', 'collector/otlp/**'], [collectorOwn, 
     forbid(['**/receiver/**', '**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*', '**/config*'], 'model/ and otlp/ are the shared vocabulary: they import no stage.'),
   ]),
-  restrict(['collector/receiver/**'], [forbid(['**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a receiver only hands batches to the next consumer (model/).')]),
-  restrict(['collector/processor/**'], [forbid(['**/receiver/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a processor only knows the next consumer (model/).')]),
+  restrict(['collector/receiver/**'], [collectorOwn, forbid(['**/processor/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a receiver only hands batches to the next consumer (model/).')]),
+  restrict(['collector/processor/**'], [collectorOwn, forbid(['**/receiver/**', '**/store/**', '**/analysis/**', '**/http/**', '**/ops/**', '**/service*'], 'a processor only knows the next consumer (model/).')]),
   // (A later entry replaces an earlier one's rule for the files it matches: each store entry repeats the store's own.)
   ...((store) => [
-    restrict(['collector/store/**'], [store]),
+    restrict(['collector/store/**'], [collectorOwn, store]),
     // The two dialects share collector/store/common/ and know nothing of each other; common/ knows neither.
-    restrict(['collector/store/postgres/**'], [store, forbid(['**/sqlite/**'], 'the PostgreSQL store shares with the SQLite store only collector/store/common/.')]),
-    restrict(['collector/store/sqlite/**'], [store, forbid(['**/postgres/**'], 'the SQLite store shares with the PostgreSQL store only collector/store/common/.')]),
-    restrict(['collector/store/common/**'], [store, forbid(['**/sqlite/**', '**/postgres/**'], 'common/ is what both dialects share: it imports neither.')]),
+    restrict(['collector/store/postgres/**'], [collectorOwn, store, forbid(['**/sqlite/**'], 'the PostgreSQL store shares with the SQLite store only collector/store/common/.')]),
+    restrict(['collector/store/sqlite/**'], [collectorOwn, store, forbid(['**/postgres/**'], 'the SQLite store shares with the PostgreSQL store only collector/store/common/.')]),
+    restrict(['collector/store/common/**'], [collectorOwn, store, forbid(['**/sqlite/**', '**/postgres/**'], 'common/ is what both dialects share: it imports neither.')]),
   ])(
     forbid(
-      ['**/agent/**', '**/dashboard/**', '**/receiver/**', '**/processor/**', '**/analysis/**', '**/alerting/**', '**/http/**', '**/ops/**', '**/service*', '**/collector/config*', '../../config*', '../../../config*'],
+      ['**/receiver/**', '**/processor/**', '**/analysis/**', '**/alerting/**', '**/http/**', '**/ops/**', '**/service*', '**/collector/config*', '../../config*', '../../../config*'],
       'the store is downstream of every stage, and knows nothing of alerts or the configuration (its vocabulary is in model/).',
     ),
   ),
-  // The collector's configuration reads each component's; a component never reads the collector's.
-  restrict(['collector/alerting/delivery/**'], [forbidRegex('^(\\.\\./)+config\\.js$', 'the delivery configuration is read by collector/config.ts, not the other way round.')]),
-  restrict(['collector/analysis/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'], 'analysis/ is pure: it reads store records, never a backend or a route.')]),
-  restrict(['collector/alerting/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/service*'], 'alert rules read through the store interface and analysis/.')]),
-  restrict(['collector/http/**', 'collector/ops/**'], [forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'], 'routes read through the store interface and analysis/.')]),
+  restrict(['collector/analysis/**'], [collectorOwn, forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'], 'analysis/ is pure: it reads store records, never a backend or a route.')]),
+  ...((alerting) => [
+    restrict(['collector/alerting/**'], [collectorOwn, alerting]),
+    // The collector's configuration reads each component's; a component never reads the collector's.
+    restrict(['collector/alerting/delivery/**'], [collectorOwn, alerting, forbidRegex('^(\\.\\./)+config\\.js$', 'the delivery configuration is read by collector/config.ts, not the other way round.')]),
+  ])(forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/service*'], 'alert rules read through the store interface and analysis/.')),
+  restrict(['collector/http/**', 'collector/ops/**'], [collectorOwn, forbid(['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'], 'routes read through the store interface and analysis/.')]),
 );

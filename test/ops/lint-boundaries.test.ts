@@ -1,0 +1,47 @@
+/**
+ * The import boundaries hold because the lint refuses to let them go: each rule is checked here by planting the
+ * import it forbids (and one it allows) in a file where it would matter, and linting it with the project's config.
+ */
+import { join } from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/processes.js';
+
+const eslint = new ESLint({ cwd: ROOT });
+
+/** The messages of the import rules for `source` as if it were the file at `path` (a module the type-aware rules do not read). */
+async function importErrors(path: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(source, { filePath: join(ROOT, path) });
+  return (result?.messages ?? []).filter((message) => /restricted-imports/.test(message.ruleId ?? '')).map((message) => message.message);
+}
+
+describe('lint: the import boundaries, each checked by a planted import', () => {
+  const cases: [string, string, RegExp][] = [
+    ['collector/store/postgres/planted.mjs', "import { SqliteStore } from '../sqlite/index.js';", /only collector\/store\/common/],
+    ['collector/store/postgres/writer/planted.mjs', "import { safeSum } from '../../sqlite/sql.js';", /only collector\/store\/common/],
+    ['collector/store/sqlite/planted.mjs', "import { PostgresStore } from '../postgres/index.js';", /only collector\/store\/common/],
+    ['collector/store/common/planted.mjs', "import { safeSum } from '../sqlite/sql.js';", /imports neither/],
+    ['collector/store/planted.mjs', "import { AlertEngine } from '../alerting/engine.js';", /knows nothing of alerts/],
+    ['collector/store/sqlite/planted.mjs', "import { ENVIRONMENT } from '../../config.js';", /knows nothing of alerts or the configuration/],
+    ['collector/store/postgres/planted.mjs', "import { matrix } from '../../analysis/matrix.js';", /downstream of every stage/],
+    ['collector/alerting/delivery/planted.mjs', "import { ENVIRONMENT } from '../../config.js';", /read by collector\/config\.ts/],
+    ['collector/model/planted.mjs', "import { readMatrix } from '../analysis/read-matrix.js';", /shared vocabulary/],
+    ['collector/analysis/planted.mjs', "import { ExtscopeInstrumentation } from '../../agent/index.js';", /only contract\/ of the project/],
+    ['collector/store/sqlite/planted.mjs', "import { render } from '../../../dashboard/src/main.js';", /only contract\/ of the project/],
+    ['agent/planted.mjs', "import Fastify from 'fastify';", /no database, HTTP framework or gRPC/],
+    ['agent/planted.mjs', "import { startCollector } from '../collector/index.js';", /may import only contract/],
+  ];
+  for (const [path, source, message] of cases) {
+    it(`${path}: ${source}`, async () => {
+      const errors = await importErrors(path, source);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(message);
+    });
+  }
+
+  it('allows what the boundaries allow: a dialect importing common/, the store importing model/', async () => {
+    expect(await importErrors('collector/store/postgres/planted.mjs', "import { CELL_COLUMNS } from '../common/columns.js';")).toEqual([]);
+    expect(await importErrors('collector/store/sqlite/writer/planted.mjs', "import { identityHash } from '../../common/identity.js';")).toEqual([]);
+    expect(await importErrors('collector/store/planted.mjs', "import { MS_PER_MINUTE } from '../model/time.js';")).toEqual([]);
+  });
+});
