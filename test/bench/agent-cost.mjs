@@ -10,8 +10,8 @@
 // servers share one heap), which compare-sentry.mjs and agent-stdio.mjs include.
 //   node test/bench/agent-cost.mjs [windows=60] [requests per window=2000] [concurrency=16]
 import { createRequire } from 'node:module';
-import { mainThreadMicros } from './main-thread-cpu.mjs';
-import { median, percent, quartiles } from './paired-stats.mjs';
+import { mainThreadMicros } from './lib/main-thread-cpu.mjs';
+import { median, percent, quartiles } from './lib/paired-stats.mjs';
 
 const [windows = 60, perWindow = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
 const TASKS = 'io.modelcontextprotocol/tasks';

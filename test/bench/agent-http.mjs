@@ -10,13 +10,13 @@
 // V8's optimizing compiler settle, so the windows measure a long-running server: traced with --trace-opt on the
 // entry, optimizations all but stop after about 24,000.
 import { fileURLToPath } from 'node:url';
-import { HTTP_SETTINGS } from './http-echo-worker.mjs';
-import { interleavedRound, roundFigures } from './interleaved.mjs';
-import { median, pairedSummary } from './paired-stats.mjs';
+import { HTTP_SETTINGS } from './lib/http-echo-worker.mjs';
+import { interleavedRound, roundFigures } from './lib/interleaved.mjs';
+import { median, pairedSummary } from './lib/paired-stats.mjs';
 
 const args = process.argv.slice(2);
 const mode = args[0] === 'entry' || args[0] === 'loopback' ? args.shift() : 'loopback';
-const worker = fileURLToPath(new URL(mode === 'entry' ? './agent-http-entry-worker.mjs' : './agent-http-worker.mjs', import.meta.url));
+const worker = fileURLToPath(new URL(mode === 'entry' ? './workers/http-entry.mjs' : './workers/http-loopback.mjs', import.meta.url));
 const [rounds = 10, windows = 12, requests = 300, concurrency = 16, warmUp = mode === 'entry' ? 25_000 : 20_000] = args.map(Number);
 const variants = ['bare', 'metrics'];
 

@@ -28,8 +28,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { HTTP_SETTINGS } from './http-echo-worker.mjs';
-import { median, percent } from './paired-stats.mjs';
+import { HTTP_SETTINGS } from './lib/http-echo-worker.mjs';
+import { median, percent } from './lib/paired-stats.mjs';
 
 const argv = process.argv.slice(2);
 const simulate = argv.includes('--simulate');
@@ -44,8 +44,8 @@ const settings = { ...HTTP_SETTINGS, stdio: 'in-memory stdio wire, 2026-07-28 cl
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker =
   mode === 'stdio'
-    ? (variant) => [fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url)), variant, String(warmUp), String(concurrency), `--counted=${measured}`]
-    : (variant) => [fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url)), mode, variant, String(warmUp), String(measured), String(concurrency)];
+    ? (variant) => [fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url)), variant, String(warmUp), String(concurrency), `--counted=${measured}`]
+    : (variant) => [fileURLToPath(new URL('./workers/http-counted.mjs', import.meta.url)), mode, variant, String(warmUp), String(measured), String(concurrency)];
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
 // Far longer than a worker takes (entry: about 5 minutes, 10 to 20 simulating; loopback: about 15, 27 simulating):
 // only one that hangs meets it.

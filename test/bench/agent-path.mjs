@@ -16,7 +16,7 @@ import { ServerConnections } from '../../dist/agent/patches/server-connect.js';
 import { Recorder } from '../../dist/agent/record/recorder.js';
 import { RequestPipeline } from '../../dist/agent/record/request-pipeline.js';
 import { OnDemandReader } from '../support/on-demand-reader.mjs';
-import { median } from './paired-stats.mjs';
+import { median } from './lib/paired-stats.mjs';
 
 const [rounds = 8, perRound = 1_000_000] = process.argv.slice(2).map(Number);
 const TASKS = 'io.modelcontextprotocol/tasks';

@@ -13,9 +13,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { median, medianInterval, percent } from './paired-stats.mjs';
+import { median, medianInterval, percent } from './lib/paired-stats.mjs';
 
-const server = fileURLToPath(new URL('./agent-stdio-server.mjs', import.meta.url));
+const server = fileURLToPath(new URL('./workers/stdio-server.mjs', import.meta.url));
 const [rounds = 7, requests = 20_000, concurrency = 16] = process.argv.slice(2).map(Number);
 const variants = ['bare', 'metrics', 'spans'];
 const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', spans: 'agent, metrics + spans' };

@@ -16,8 +16,8 @@ import { Snapshot, evaluateCondition } from '../../dist/collector/alerting/condi
 import { AlertEngine, defaultRules } from '../../dist/collector/alerting/engine.js';
 import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
 import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
-import { fleet } from './fleet.mjs';
-import { loadRollups } from './rollup-loader.mjs';
+import { fleet } from './lib/fleet.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 2);
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);

@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
-import { fleet, rng } from './fleet.mjs';
-import { startCollectorChild } from './collector-child.mjs';
+import { fleet, rng } from './lib/fleet.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);

@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fleet } from './fleet.mjs';
-import { loadRollups } from './rollup-loader.mjs';
-import { startCollectorChild } from './collector-child.mjs';
+import { fleet } from './lib/fleet.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
 
 const STRIDE = Number(process.env.BENCH_STRIDE ?? 5);
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);

@@ -12,11 +12,11 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { interleavedRound, roundFigures } from './interleaved.mjs';
-import { median, pairedSummary } from './paired-stats.mjs';
+import { interleavedRound, roundFigures } from './lib/interleaved.mjs';
+import { median, pairedSummary } from './lib/paired-stats.mjs';
 
 const run = promisify(execFile);
-const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
+const worker = fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url));
 const [rounds = 8, windows = 10, requests = 1000, concurrency = 16] = process.argv.slice(2).map(Number);
 const warmUp = 5000;
 const variants = ['bare', 'metrics', 'spans', 'sentry', 'wrapper'];

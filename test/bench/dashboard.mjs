@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { rng } from './fleet.mjs';
-import { loadRollups } from './rollup-loader.mjs';
-import { startCollectorChild } from './collector-child.mjs';
+import { rng } from './lib/fleet.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const STRIDE = Number(process.env.BENCH_STRIDE ?? 10);

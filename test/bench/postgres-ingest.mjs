@@ -13,9 +13,9 @@ import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
-import { startCollectorChild } from './collector-child.mjs';
-import { fleet, rng } from './fleet.mjs';
-import { createBenchDatabase, pg } from './postgres-db.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
+import { fleet, rng } from './lib/fleet.mjs';
+import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);

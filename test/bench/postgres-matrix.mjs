@@ -15,10 +15,10 @@ import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copySqliteToPostgres } from '../../dist/collector/store/postgres/copy.js';
-import { startCollectorChild } from './collector-child.mjs';
-import { fleet } from './fleet.mjs';
-import { createBenchDatabase, pg } from './postgres-db.mjs';
-import { loadRollups } from './rollup-loader.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
+import { fleet } from './lib/fleet.mjs';
+import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
 
 const STRIDE = Number(process.env.BENCH_STRIDE ?? 5);
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);

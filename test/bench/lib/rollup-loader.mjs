@@ -2,10 +2,10 @@
 // are written to `point_log` as an export would, and folded into the rollups by the collector's fold (a day at a
 // time). Shared by the benchmarks that query a large database.
 import Database from 'better-sqlite3';
-import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
-import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
-import { Folder } from '../../dist/collector/store/sqlite/rollup.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/sqlite/writer/identity.js';
+import { DEFAULT_RETENTION } from '../../../dist/collector/config.js';
+import { SqliteStore } from '../../../dist/collector/store/sqlite/index.js';
+import { Folder } from '../../../dist/collector/store/sqlite/rollup.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../../dist/collector/store/sqlite/writer/identity.js';
 import { rng } from './fleet.mjs';
 
 function seriesDims(client, outcome, extension) {

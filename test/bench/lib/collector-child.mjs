@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../dist/bin/extscope.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../dist/bin/extscope.js', import.meta.url));
 
 export function startCollectorChild(dbPath, { env = {}, nodeArgs = [] } = {}) {
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'collector', '--port', '0', '--db', dbPath], {
