@@ -68,3 +68,16 @@ export async function interleavedRound(script, variants, argsOf, windows, reques
   for (const variant of variants) result[variant] = { ...sums[variant], report: await workers[variant].stop() };
   return result;
 }
+
+/**
+ * Runs `measure(variant, index)` `times` times for every variant, the order rotating each time, so that every
+ * variant (the baseline too) is measured as often as the others and at as many moments of the machine's drift;
+ * never a baseline timed once beside a variant timed later. Resolves to each variant's results, in order.
+ */
+export async function alternated(variants, times, measure) {
+  const results = Object.fromEntries(variants.map((variant) => [variant, []]));
+  for (let index = 0; index < times; index++) {
+    for (const variant of variants.map((_, offset) => variants[(offset + index) % variants.length])) results[variant].push(await measure(variant, index));
+  }
+  return results;
+}
