@@ -39,7 +39,7 @@ const keep = argv.find((arg) => arg.startsWith('--keep='))?.slice('--keep='.leng
 const positional = argv.filter((arg) => !arg.startsWith('--'));
 const MODES = ['entry', 'loopback', 'stdio'];
 const mode = MODES.includes(positional[0]) ? positional.shift() : 'entry';
-const [rounds, warmUp, measured, concurrency] = numericArgs(positional, [[3, 1], [mode === 'loopback' ? 20_000 : 30_000, 100], [mode === 'loopback' ? 8_000 : 16_000, 100], [16, 16]]);
+const [rounds, warmUp, measured, concurrency] = numericArgs(positional, [[3, 1], [mode === 'loopback' ? 20_000 : 30_000, 20], [mode === 'loopback' ? 8_000 : 16_000, 20], [16, 16]]);
 const variants = mode === 'stdio' ? ['bare', 'loaded', 'metrics'] : ['bare', 'metrics'];
 const labels = { bare: 'uninstrumented', loaded: 'agent loaded, not enabled', metrics: 'agent, metrics only' };
 const settings = { ...HTTP_SETTINGS, stdio: 'in-memory stdio wire, 2026-07-28 client in the same process' };
