@@ -15,8 +15,9 @@ import { join } from 'node:path';
 import { startCollector } from '../../dist/collector/index.js';
 import * as contract from '../../dist/contract/index.js';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
+import { size } from './lib/smoke.mjs';
 
-const EXPORTS = Number(process.env.BENCH_EXPORTS ?? 2000);
+const EXPORTS = Number(process.env.BENCH_EXPORTS ?? size(2000, 50));
 const TRANSITIONS = Number(process.env.BENCH_TRANSITIONS ?? 100);
 const CYCLE_MS = Number(process.env.BENCH_CYCLE_MS ?? 1000);
 
