@@ -22,7 +22,7 @@ import { size } from './lib/smoke.mjs';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? size(2, 1));
 const RUNS = Number(process.env.BENCH_RUNS ?? size(20, 2));
-const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 60));
+const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 240));
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const silent = { info() {}, warn() {}, error() {} };

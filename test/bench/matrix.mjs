@@ -25,7 +25,7 @@ import { loadRollups } from './lib/rollup-loader.mjs';
 import { size } from './lib/smoke.mjs';
 
 const backends = backendsFrom(process.argv.slice(2));
-const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 60));
+const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 240));
 const RUNS = Number(process.env.BENCH_RUNS ?? size(50, 3));
 const CLIENTS_PER_SERVICE = Number(process.env.BENCH_CLIENTS_PER_SERVICE ?? size(10, 3));
 const DAYS = size(7, 1);
