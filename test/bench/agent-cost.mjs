@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import { mainThreadMicros } from './lib/main-thread-cpu.mjs';
 import { checkExact } from './lib/exactness.mjs';
+import { alternated } from './lib/interleaved.mjs';
 import { median, percent, quartiles } from './lib/paired-stats.mjs';
 import { numericArgs } from './lib/smoke.mjs';
 
@@ -110,15 +111,10 @@ for (let i = 0; i < 4; i++) {
   await bare.drive(perWindow);
   await observed.drive(perWindow);
 }
-const pairs = [];
-for (let w = 0; w < windows; w++) {
-  // Which copy goes first alternates, so neither always runs right after a collection the other caused.
-  const first = w % 2 === 0;
-  const a = first ? await timed(bare) : undefined;
-  const b = await timed(observed);
-  const c = first ? undefined : await timed(bare);
-  pairs.push({ bare: a ?? c, observed: b });
-}
+// Which copy goes first alternates, so neither always runs right after a collection the other caused.
+const sides = { bare, observed };
+const windowsOf = await alternated(['bare', 'observed'], windows, (side) => timed(sides[side]));
+const pairs = windowsOf.bare.map((bareWindow, index) => ({ bare: bareWindow, observed: windowsOf.observed[index] }));
 
 const { resourceMetrics } = await reader.collect();
 const counted = resourceMetrics.scopeMetrics

@@ -17,6 +17,7 @@ import { Recorder } from '../../dist/agent/record/recorder.js';
 import { RequestPipeline } from '../../dist/agent/record/request-pipeline.js';
 import { OnDemandReader } from '../support/on-demand-reader.mjs';
 import { checkExact } from './lib/exactness.mjs';
+import { alternated } from './lib/interleaved.mjs';
 import { median } from './lib/paired-stats.mjs';
 import { numericArgs } from './lib/smoke.mjs';
 
@@ -77,11 +78,10 @@ const drive = (side) => nanosPer(perRound, () => {
   const { wire } = side;
   for (let i = 0; i < perRound; i++) wire.onmessage(messages[i % RING]);
 });
-const pairs = [];
-for (let round = 0; round < rounds + 2; round++) {
-  const pair = { bare: drive(bare), observed: drive(observed) };
-  if (round >= 2) pairs.push(pair); // the first two rounds warm the JIT up
-}
+const sides = { bare, observed };
+const timedRounds = await alternated(['bare', 'observed'], rounds + 2, async (side) => drive(sides[side]));
+// The first two rounds warm the JIT up.
+const pairs = timedRounds.bare.map((bareNanos, round) => ({ bare: bareNanos, observed: timedRounds.observed[round] })).slice(2);
 
 // The pieces, each in its own loop over the same messages.
 const reading = { limits: LIMITS, declarations: { last: undefined, settingsRead: false }, spanDetails: false };

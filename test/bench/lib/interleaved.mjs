@@ -1,6 +1,8 @@
-// Runs variants of one worker window by window in turn, each in a process of its own kept warm between its
-// windows: whatever the machine's speed does over minutes, every variant's windows see the same stretches of it.
-// The worker must call windowsOnRequest (timed-windows.mjs) once warm, directly or through measureOrServeWindows.
+// The benchmarks' one way of comparing variants on a machine whose speed drifts: never a baseline timed once beside
+// a variant timed later, but every variant measured in turn, the order rotating, so each sees the same stretches of
+// the drift. `interleavedRound` does it window by window for variants each in a warm process of its own (the worker
+// calls windowsOnRequest from timed-windows.mjs once warm, directly or through measureOrServeWindows); `alternated`
+// for any measurement the caller runs itself (windows in one process, whole runs, live servers).
 import { fork } from 'node:child_process';
 
 /** A forked worker that answers one message at a time. */
