@@ -9,12 +9,13 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BENCH = fileURLToPath(new URL('../bench/', import.meta.url));
-const PG = process.env.EXTSCOPE_TEST_PG;
+// As the store's tests: the PostgreSQL server's maintenance database, in which each run makes its own database.
+const PG = process.env['EXTSCOPE_TEST_PG'] ?? 'postgres://root@127.0.0.1:5432/test';
 
 /**
- * Each entry point with the arguments of every mode it has, in two lanes that run side by side, each one benchmark
- * at a time: the benchmarks on PostgreSQL share one database (so one lane), and the exit benchmark, whose agents have
- * a bounded time to send their last export, runs before the lanes load both cores.
+ * Every entry point (a few in more than one mode), in two lanes that run side by side, each one benchmark at a time:
+ * the exit benchmark, whose agents have a bounded time to send their last export, runs before the lanes load both
+ * cores, and valgrind's run and the database benchmarks are in different lanes.
  */
 const LANES: [string, string[]][][] = [
   [
@@ -55,10 +56,9 @@ function inLane<T>(lane: number, job: () => Promise<T>): Promise<T> {
 }
 
 function bench(file: string, args: string[], env: Record<string, string> = {}) {
-  if (PG === undefined) throw new Error('EXTSCOPE_TEST_PG is not set: the ingest and matrix benchmarks need a PostgreSQL database');
   return run(process.execPath, [`${BENCH}${file}`, ...args], {
     cwd: ROOT,
-    env: { ...process.env, BENCH_SMOKE: '1', BENCH_PG_DATABASE: PG, ...env },
+    env: { ...process.env, BENCH_SMOKE: '1', BENCH_PG: PG, ...env },
     maxBuffer: 64 * 2 ** 20,
     timeout: 170_000,
   });
