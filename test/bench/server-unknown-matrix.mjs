@@ -37,6 +37,9 @@ try {
     VALUES (?, randomblob(16), ?, ?, ?, 0, 'tools/call', ?, '1.0', 'declared', ?, 'complete')`);
   const insertMinute = db.prepare('INSERT INTO series_minute (series_id, minute, count) VALUES (?, ?, ?)');
   const insertCellMinute = db.prepare('INSERT OR IGNORE INTO cell_minute (cell_id, minute, count) VALUES (?, ?, ?)');
+  // The hour rollups too, as the fold writes them: a one-hour read over a whole clock hour reads that hour from them.
+  const insertHour = db.prepare('INSERT INTO series_hour (series_id, hour, count) VALUES (?, ?, ?)');
+  const insertCellHour = db.prepare('INSERT OR IGNORE INTO cell_hour (cell_id, hour, count) VALUES (?, ?, ?)');
   db.transaction(() => {
     for (let i = 1; i <= instances; i++) insertInstance.run(i, `svc-${i % 20}`, `i-${i}`);
     for (let c = 1; c <= 50; c++) insertCell.run(c, `client-${c}`, '1.0', 'declared');
@@ -47,6 +50,8 @@ try {
       insertSeries.run(s, (s % instances) + 1, cell, cell, `client-${cell}`, unknown ? 'unknown' : 'declared');
       insertMinute.run(s, MINUTE - 10, 1);
       insertCellMinute.run(cell, MINUTE - 10, 1);
+      insertHour.run(s, Math.floor((MINUTE - 10) / 60), 1);
+      insertCellHour.run(cell, Math.floor((MINUTE - 10) / 60), 1);
     }
   })();
 
