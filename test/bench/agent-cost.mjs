@@ -10,10 +10,13 @@
 // servers share one heap), which compare-sentry.mjs and agent-stdio.mjs include.
 //   node test/bench/agent-cost.mjs [windows=60] [requests per window=2000] [concurrency=16]
 import { createRequire } from 'node:module';
-import { mainThreadMicros } from './main-thread-cpu.mjs';
-import { median, percent, quartiles } from './paired-stats.mjs';
+import { mainThreadMicros } from './lib/main-thread-cpu.mjs';
+import { checkExact } from './lib/exactness.mjs';
+import { alternated } from './lib/interleaved.mjs';
+import { median, percent, quartiles } from './lib/paired-stats.mjs';
+import { numericArgs } from './lib/smoke.mjs';
 
-const [windows = 60, perWindow = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
+const [windows, perWindow, concurrency] = numericArgs(process.argv.slice(2), [[60, 4], [2000, 100], [16, 16]]);
 const TASKS = 'io.modelcontextprotocol/tasks';
 const require = createRequire(import.meta.url);
 const { z } = await import('zod');
@@ -108,15 +111,10 @@ for (let i = 0; i < 4; i++) {
   await bare.drive(perWindow);
   await observed.drive(perWindow);
 }
-const pairs = [];
-for (let w = 0; w < windows; w++) {
-  // Which copy goes first alternates, so neither always runs right after a collection the other caused.
-  const first = w % 2 === 0;
-  const a = first ? await timed(bare) : undefined;
-  const b = await timed(observed);
-  const c = first ? undefined : await timed(bare);
-  pairs.push({ bare: a ?? c, observed: b });
-}
+// Which copy goes first alternates, so neither always runs right after a collection the other caused.
+const sides = { bare, observed };
+const windowsOf = await alternated(['bare', 'observed'], windows, (side) => timed(sides[side]));
+const pairs = windowsOf.bare.map((bareWindow, index) => ({ bare: bareWindow, observed: windowsOf.observed[index] }));
 
 const { resourceMetrics } = await reader.collect();
 const counted = resourceMetrics.scopeMetrics
@@ -144,5 +142,5 @@ console.log(row('all threads', 'all'));
 console.log('');
 const sentObserved = observed.sentByClient() + 2; // and the real client's discovery probe and tools/call
 console.log(`observed copy: ${observed.answered()} raw requests answered, ${counted} requests counted by the agent (the raw ones and the real client's ${sentObserved - observed.sentByClient()})`);
-if (counted !== sentObserved) throw new Error(`counted ${counted}, sent ${sentObserved}: the count is not exact`);
+checkExact('observed copy: requests counted of those sent', counted, sentObserved);
 process.exit(0);

@@ -13,10 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCollector } from '../../dist/collector/index.js';
+import { checkExact } from './lib/exactness.mjs';
+import { alternated } from './lib/interleaved.mjs';
+import { numericArgs } from './lib/smoke.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('../fixtures/exit-paths.mjs', import.meta.url));
-const rounds = Number(process.argv[2] ?? 10);
+const [rounds] = numericArgs(process.argv.slice(2, 3), [[10, 2]]);
 const mode = process.argv[3] ?? 'exit';
 
 const LINES = [
@@ -49,11 +52,10 @@ function once(agent, endpoint) {
 const quantile = (values, q) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
 const dir = await mkdtemp(join(tmpdir(), 'extscope-bench-exit-'));
 const collector = await startCollector({ dbPath: join(dir, 'extscope.db'), port: 0 });
-const times = { bare: [], agent: [] };
-for (let round = 0; round < rounds; round++) {
-  times.bare.push(await once(false, collector.url));
-  times.agent.push(await once(true, collector.url));
-}
+const times = await alternated(['bare', 'agent'], rounds, (variant) => once(variant === 'agent', collector.url));
+// Each agent's only export is its final one, at exit: every session's requests (initialize, tools/list) must be in it.
+const matrix = await (await fetch(`${collector.url}/api/v1/matrix?from=-1h`)).json();
+checkExact('requests the collector received from the agents\' final exports', matrix.rows.reduce((sum, row) => sum + row.requests, 0), rounds * 2);
 await collector.close();
 await rm(dir, { recursive: true, force: true });
 const row = (name) => `${name.padEnd(6)} p50 ${quantile(times[name], 0.5).toFixed(0)} ms  max ${Math.max(...times[name]).toFixed(0)} ms`;

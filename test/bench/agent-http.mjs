@@ -10,23 +10,24 @@
 // V8's optimizing compiler settle, so the windows measure a long-running server: traced with --trace-opt on the
 // entry, optimizations all but stop after about 24,000.
 import { fileURLToPath } from 'node:url';
-import { HTTP_SETTINGS } from './http-echo-worker.mjs';
-import { interleavedRound, roundFigures } from './interleaved.mjs';
-import { median, pairedSummary } from './paired-stats.mjs';
+import { HTTP_SETTINGS } from './lib/http-echo-worker.mjs';
+import { interleavedRound, roundFigures } from './lib/interleaved.mjs';
+import { checkExact } from './lib/exactness.mjs';
+import { median, pairedSummary } from './lib/paired-stats.mjs';
+import { numericArgs } from './lib/smoke.mjs';
 
 const args = process.argv.slice(2);
 const mode = args[0] === 'entry' || args[0] === 'loopback' ? args.shift() : 'loopback';
-const worker = fileURLToPath(new URL(mode === 'entry' ? './agent-http-entry-worker.mjs' : './agent-http-worker.mjs', import.meta.url));
-const [rounds = 10, windows = 12, requests = 300, concurrency = 16, warmUp = mode === 'entry' ? 25_000 : 20_000] = args.map(Number);
+const worker = fileURLToPath(new URL(mode === 'entry' ? './workers/http-entry.mjs' : './workers/http-loopback.mjs', import.meta.url));
+const [rounds, windows, requests, concurrency, warmUp] = numericArgs(args, [[10, 1], [12, 2], [300, 50], [16, 16], [mode === 'entry' ? 25_000 : 20_000, 200]]);
 const variants = ['bare', 'metrics'];
 
 const results = { bare: [], metrics: [] };
-let lastReport;
 for (let round = 0; round < rounds; round++) {
   const order = round % 2 === 0 ? variants : [...variants].reverse();
   const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency)], windows, requests);
   for (const variant of variants) results[variant].push(roundFigures(result[variant]));
-  lastReport = result.metrics.report;
+  checkExact(`round ${round + 1}: requests the agent counted of those its client sent`, result.metrics.report.counted, result.metrics.report.requestsSent);
   process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`);
 }
 
@@ -39,6 +40,3 @@ console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 console.log(`| uninstrumented | ${of('bare', 'rps')} | – | ${of('bare', 'cpu')} | – | ${of('bare', 'main')} | – |`);
 console.log(`| agent, metrics only | ${of('metrics', 'rps')} | ${versus('rps')} | ${of('metrics', 'cpu')} | ${versus('cpu')} | ${of('metrics', 'main')} | ${versus('main')} |`);
-console.log('');
-console.log(`the metrics-only variant counted ${lastReport.counted} of the ${lastReport.requestsSent} requests its client sent (last round)`);
-if (lastReport.counted !== lastReport.requestsSent) throw new Error('the count is not exact');

@@ -28,8 +28,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { HTTP_SETTINGS } from './http-echo-worker.mjs';
-import { median, percent } from './paired-stats.mjs';
+import { checkExact } from './lib/exactness.mjs';
+import { HTTP_SETTINGS } from './lib/http-echo-worker.mjs';
+import { median, percent } from './lib/paired-stats.mjs';
+import { numericArgs } from './lib/smoke.mjs';
 
 const argv = process.argv.slice(2);
 const simulate = argv.includes('--simulate');
@@ -37,15 +39,15 @@ const keep = argv.find((arg) => arg.startsWith('--keep='))?.slice('--keep='.leng
 const positional = argv.filter((arg) => !arg.startsWith('--'));
 const MODES = ['entry', 'loopback', 'stdio'];
 const mode = MODES.includes(positional[0]) ? positional.shift() : 'entry';
-const [rounds = 3, warmUp = mode === 'loopback' ? 20_000 : 30_000, measured = mode === 'loopback' ? 8_000 : 16_000, concurrency = 16] = positional.map(Number);
+const [rounds, warmUp, measured, concurrency] = numericArgs(positional, [[3, 1], [mode === 'loopback' ? 20_000 : 30_000, 20], [mode === 'loopback' ? 8_000 : 16_000, 20], [16, 16]]);
 const variants = mode === 'stdio' ? ['bare', 'loaded', 'metrics'] : ['bare', 'metrics'];
 const labels = { bare: 'uninstrumented', loaded: 'agent loaded, not enabled', metrics: 'agent, metrics only' };
 const settings = { ...HTTP_SETTINGS, stdio: 'in-memory stdio wire, 2026-07-28 client in the same process' };
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker =
   mode === 'stdio'
-    ? (variant) => [fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url)), variant, String(warmUp), String(concurrency), `--counted=${measured}`]
-    : (variant) => [fileURLToPath(new URL('./agent-instructions-worker.mjs', import.meta.url)), mode, variant, String(warmUp), String(measured), String(concurrency)];
+    ? (variant) => [fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url)), variant, String(warmUp), String(concurrency), `--counted=${measured}`]
+    : (variant) => [fileURLToPath(new URL('./workers/http-counted.mjs', import.meta.url)), mode, variant, String(warmUp), String(measured), String(concurrency)];
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
 // Far longer than a worker takes (entry: about 5 minutes, 10 to 20 simulating; loopback: about 15, 27 simulating):
 // only one that hangs meets it.
@@ -145,7 +147,7 @@ try {
     await Promise.all(variants.map(async (variant) => (counts[variant] = await countWindow(variant, dir, round))));
     // The stdio worker's client counts every request it sends, the connect's discover probe included.
     const { counted, sent, requestsSent } = counts.metrics.report;
-    if (counted !== (requestsSent ?? sent)) throw new Error(`the agent counted ${counted} of ${requestsSent ?? sent} requests`);
+    checkExact(`round ${round + 1}: requests the agent counted of those sent`, counted, requestsSent ?? sent);
     rows.push({
       perRequest: Object.fromEntries(variants.map((variant) => [variant, counts[variant].instructions / measured])),
       simulated: simulate ? Object.fromEntries(variants.map((variant) => [variant, perRequest(counts[variant].events)])) : undefined,

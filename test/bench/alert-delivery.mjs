@@ -15,8 +15,10 @@ import { join } from 'node:path';
 import { startCollector } from '../../dist/collector/index.js';
 import * as contract from '../../dist/contract/index.js';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
+import { checkExact } from './lib/exactness.mjs';
+import { size } from './lib/smoke.mjs';
 
-const EXPORTS = Number(process.env.BENCH_EXPORTS ?? 2000);
+const EXPORTS = Number(process.env.BENCH_EXPORTS ?? size(2000, 50));
 const TRANSITIONS = Number(process.env.BENCH_TRANSITIONS ?? 100);
 const CYCLE_MS = Number(process.env.BENCH_CYCLE_MS ?? 1000);
 
@@ -119,6 +121,8 @@ async function scenario(name, delivery, cleanup = async () => undefined) {
     console.log(`${name.padEnd(44)} exports ${EXPORTS} (non-200: ${failed})  p50 ${at(0.5)} ms  p99 ${at(0.99)} ms  max ${at(1)} ms`);
     if (counted.length > 0) console.log(`${''.padEnd(44)} ${counted.join(', ')}`);
   }
+  // Alert delivery never costs an export its answer.
+  checkExact(`${name}: exports answered other than 200`, failed, 0);
 }
 
 const fast = { initialDelayMs: 10, maxDelayMs: 100, maxAttempts: 1000 };

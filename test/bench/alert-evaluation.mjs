@@ -14,14 +14,15 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Snapshot, evaluateCondition } from '../../dist/collector/alerting/conditions/index.js';
 import { AlertEngine, defaultRules } from '../../dist/collector/alerting/engine.js';
-import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
+import { DEFAULT_RETENTION } from '../../dist/collector/store/store.js';
 import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
-import { fleet } from './fleet.mjs';
-import { loadRollups } from './rollup-loader.mjs';
+import { fleet } from './lib/fleet.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
+import { size } from './lib/smoke.mjs';
 
-const DAYS = Number(process.env.BENCH_DAYS ?? 2);
-const RUNS = Number(process.env.BENCH_RUNS ?? 20);
-const STRIDE = Number(process.env.BENCH_STRIDE ?? 5);
+const DAYS = Number(process.env.BENCH_DAYS ?? size(2, 1));
+const RUNS = Number(process.env.BENCH_RUNS ?? size(20, 2));
+const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 240));
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const silent = { info() {}, warn() {}, error() {} };

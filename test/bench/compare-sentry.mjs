@@ -1,24 +1,25 @@
 // extscope against what a user would otherwise reach for, side by side in one run, on the same v2 server
-// (compare-sentry-worker.mjs): uninstrumented; extscope with metrics only; extscope with spans; Sentry's MCP
-// server instrumentation (@sentry/node, wrapMcpServerWithSentry, every transaction sampled, events sent to a
-// loopback sink here); and a plain OpenTelemetry span-per-request wrapper. Each variant runs in a warm process of
+// (workers/inmemory-server.mjs): uninstrumented; extscope with metrics only; extscope with spans; Sentry's MCP
+// server instrumentation (@sentry/node, wrapMcpServerWithSentry, every transaction sampled); and a plain
+// OpenTelemetry span-per-request wrapper. Every variant keeps what it exports in its own process (a count and a few
+// samples) and answers its SDK at once, so none pays for a network the others do not. Each variant runs in a warm process of
 // its own, window by window in turn (interleaved.mjs), so whatever the machine's speed does over minutes every
 // variant sees the same stretches of it; per round (fresh processes each), each variant's figures against the
 // uninstrumented one's; over the rounds, the median, quartiles and a 95 % bootstrap interval of the median.
 //   node test/bench/compare-sentry.mjs [rounds=8] [windows=10] [requests per window=1000] [concurrency=16]
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { gunzipSync } from 'node:zlib';
-import { interleavedRound, roundFigures } from './interleaved.mjs';
-import { median, pairedSummary } from './paired-stats.mjs';
+import { interleavedRound, roundFigures } from './lib/interleaved.mjs';
+import { checkExact } from './lib/exactness.mjs';
+import { median, pairedSummary } from './lib/paired-stats.mjs';
+import { numericArgs, size } from './lib/smoke.mjs';
 
 const run = promisify(execFile);
-const worker = fileURLToPath(new URL('./compare-sentry-worker.mjs', import.meta.url));
-const [rounds = 8, windows = 10, requests = 1000, concurrency = 16] = process.argv.slice(2).map(Number);
-const warmUp = 5000;
+const worker = fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url));
+const [rounds, windows, requests, concurrency] = numericArgs(process.argv.slice(2), [[8, 1], [10, 2], [1000, 100], [16, 16]]);
+const warmUp = size(5000, 200);
 const variants = ['bare', 'metrics', 'spans', 'sentry', 'wrapper'];
 const labels = {
   bare: 'uninstrumented',
@@ -29,46 +30,11 @@ const labels = {
 };
 const TASKS = 'io.modelcontextprotocol/tasks';
 
-// The Sentry DSN points here: envelopes are read and counted, never forwarded.
-const sink = { spans: 0, sample: undefined };
-/** One MCP request is one span of op `mcp.server` (Sentry 11 streams spans: envelope items of type `span`). */
-function received(item) {
-  if (item?.attributes?.['sentry.op']?.value !== 'mcp.server') return;
-  sink.spans++;
-  sink.sample ??= { name: item.name, attributes: Object.fromEntries(Object.entries(item.attributes).map(([key, value]) => [key, value.value])) };
-}
-const server = createServer((request, response) => {
-  const chunks = [];
-  request.on('data', (chunk) => chunks.push(chunk));
-  request.on('end', () => {
-    let body = Buffer.concat(chunks);
-    if (request.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-    const lines = body.toString('utf8').split('\n');
-    // An envelope: its header, then per item a header line and a payload line.
-    for (let index = 1; index + 1 < lines.length; index += 2) {
-      try {
-        const header = JSON.parse(lines[index]);
-        const payload = JSON.parse(lines[index + 1]);
-        if (header.type === 'span') for (const item of payload.items ?? []) received(item);
-        if (header.type === 'transaction') for (const span of [payload.contexts?.trace, ...(payload.spans ?? [])]) received({ name: span?.description, attributes: Object.fromEntries(Object.entries(span?.data ?? {}).map(([key, value]) => [key, { value }])) });
-      } catch {
-        // Not an item this benchmark counts.
-      }
-    }
-    response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const dsn = `http://public@127.0.0.1:${server.address().port}/1`;
-
 /** One run of `count` requests in a process of its own (no coordinator): for the sampled-traces check. */
 async function once(variant, count, sampleRate) {
-  const before = sink.spans;
-  const args = ['--expose-gc', worker, variant, String(count), String(concurrency), dsn, String(sampleRate)];
+  const args = ['--expose-gc', worker, variant, String(count), String(concurrency), String(sampleRate)];
   const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 2 ** 20, timeout: 600_000 });
-  const result = JSON.parse(stdout);
-  if (variant === 'sentry') result.spansReceived = sink.spans - before;
-  return result;
+  return JSON.parse(stdout);
 }
 
 const loadBefore = loadavg();
@@ -77,10 +43,7 @@ const reports = Object.fromEntries(variants.map((variant) => [variant, []]));
 for (let round = 0; round < rounds; round++) {
   // Rotate the order, so no variant always starts a window sequence.
   const order = variants.map((_, index) => variants[(index + round) % variants.length]);
-  const before = sink.spans;
-  const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency), dsn, '1'], windows, requests);
-  // Only the Sentry variant sends to the sink; its worker flushes before it exits.
-  result.sentry.report.spansReceived = sink.spans - before;
+  const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency), '1'], windows, requests);
   for (const variant of variants) {
     results[variant].push(roundFigures(result[variant]));
     reports[variant].push(result[variant].report);
@@ -90,9 +53,8 @@ for (let round = 0; round < rounds; round++) {
 // Once more with 10 % of traces sampled, as production setups often do: what do the counts become?
 const SAMPLED = 0.1;
 const sampled = {};
-for (const variant of ['spans', 'sentry', 'wrapper']) sampled[variant] = await once(variant, 5000, SAMPLED);
+for (const variant of ['spans', 'sentry', 'wrapper']) sampled[variant] = await once(variant, size(5000, 500), SAMPLED);
 const loadAfter = loadavg();
-server.close();
 
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 const memory = (variant, key) => median(reports[variant].map((report) => report[key])).toFixed(key === 'heapUsedMB' ? 1 : 0);
@@ -118,7 +80,7 @@ const holds = (sample, text) => JSON.stringify(sample ?? {}).includes(text);
 const records = {
   metrics: { sample: last.metrics.metricSample, count: last.metrics.counted },
   spans: { sample: [last.spans.metricSample, last.spans.spanSample], count: last.spans.counted },
-  sentry: { sample: sink.sample, count: last.sentry.spansReceived },
+  sentry: { sample: last.sentry.spanSample, count: last.sentry.spansExported },
   wrapper: { sample: last.wrapper.spanSample, count: last.wrapper.spansExported },
 };
 console.log('');
@@ -127,7 +89,7 @@ console.log('');
 const recordedSampled = {
   metrics: undefined,
   spans: `${sampled.spans.counted} of ${sampled.spans.requestsSent} counted (${sampled.spans.spansExported} spans)`,
-  sentry: `${sampled.sentry.spansReceived} of ${sampled.sentry.requestsSent}`,
+  sentry: `${sampled.sentry.spansExported} of ${sampled.sentry.requestsSent}`,
   wrapper: `${sampled.wrapper.spansExported} of ${sampled.wrapper.requestsSent}`,
 };
 console.log(`| variant | extension ids | declaration state | negotiated ids | requests recorded (every trace sampled) | with ${SAMPLED * 100} % of traces sampled |`);
@@ -140,6 +102,10 @@ for (const variant of ['metrics', 'spans', 'sentry', 'wrapper']) {
   );
 }
 console.log('');
-console.log(`A Sentry span as received: ${JSON.stringify(sink.sample)}`);
+console.log(`A Sentry span as recorded: ${JSON.stringify(last.sentry.spanSample?.[0])}`);
 console.log(`An extscope extension point: ${JSON.stringify(last.metrics.metricSample?.[0])}`);
 console.log(`A wrapper span: ${JSON.stringify(last.wrapper.spanSample?.[0])}`);
+
+// Every request counted: extscope's counts always, and every span while every trace is sampled.
+for (const variant of ['metrics', 'spans', 'sentry', 'wrapper']) checkExact(`${labels[variant]}: requests recorded of those sent (last round)`, records[variant].count, last[variant].requestsSent);
+checkExact('extscope with 10 % of traces sampled: requests counted of those sent', sampled.spans.counted, sampled.spans.requestsSent);

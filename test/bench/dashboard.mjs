@@ -14,12 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { rng } from './fleet.mjs';
-import { loadRollups } from './rollup-loader.mjs';
-import { startCollectorChild } from './collector-child.mjs';
+import { rng } from './lib/fleet.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
+import { size } from './lib/smoke.mjs';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 10);
-const STRIDE = Number(process.env.BENCH_STRIDE ?? 10);
+const RUNS = Number(process.env.BENCH_RUNS ?? size(10, 1));
+const STRIDE = Number(process.env.BENCH_STRIDE ?? size(10, 120));
 const DAYS = 7;
 const LARGE = process.env.BENCH_FLEET === 'large';
 const CLIENTS = LARGE ? 1000 : 200;
@@ -73,10 +74,12 @@ try {
   if (reuse) console.log(`dashboard: reusing ${dbPath} (its data is relative to when it was loaded)`);
   else console.log(`dashboard: ${CLIENTS} clients × ${EXTENSIONS.length} extension ids × ${DAYS} days, ${loaded.instances} instances (${SERVICES} services), ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   collector = await startCollectorChild(dbPath);
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  const profile = mkdtempSync(join(tmpdir(), 'extscope-bench-chromium-'));
+  // Chromium's user-data directory lives inside this run's directory, so it goes with it.
+  const profile = join(dir, 'chromium');
   context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
+    // Whatever else Chromium puts in a temporary directory goes into this run's directory too.
+    env: { ...process.env, TMPDIR: dir },
     headless: true,
     viewport: { width: 1366, height: 768 },
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-quic', '--disable-sync'],

@@ -13,11 +13,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_ERA, ATTR_HOST_NAME, ATTR_MCP_METHOD_NAME, ATTR_OUTCOME, ATTR_SERVER_DECLARATION, ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, METRICS } from '../../dist/contract/index.js';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
-import { startCollectorChild } from './collector-child.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
+import { size } from './lib/smoke.mjs';
 
-const POINTS = Number(process.env.BENCH_POINTS ?? 20_000);
+const POINTS = Number(process.env.BENCH_POINTS ?? size(20_000, 1000));
 const EXPORTS = Number(process.env.BENCH_EXPORTS ?? 1);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? size(3, 1));
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 const kv = (key, value) => ({ key, value: { stringValue: value } });
@@ -84,7 +85,7 @@ async function loopReport(child) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'extscope-stall-'));
-const probe = fileURLToPath(new URL('./loop-probe.mjs', import.meta.url));
+const probe = fileURLToPath(new URL('./workers/loop-probe.mjs', import.meta.url));
 const nodeArgs = ['--import', probe, ...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [])];
 const { child, url } = await startCollectorChild(join(dir, 'extscope.db'), { nodeArgs });
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;

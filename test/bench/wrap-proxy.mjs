@@ -10,10 +10,11 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { alternated } from './lib/interleaved.mjs';
+import { numericArgs, size } from './lib/smoke.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const rounds = Number(process.argv[2] ?? 5);
-const perRound = Number(process.argv[3] ?? 1000);
+const [rounds, perRound] = numericArgs(process.argv.slice(2), [[5, 1], [1000, 50]]);
 const env = { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_EXPORTER: 'none' };
 const TICKS = 100; // USER_HZ
 
@@ -73,8 +74,8 @@ const upstream = await listening(['test/fixtures/corpus-http.mjs']);
 const proxy = await listening(['dist/bin/extscope.js', 'proxy', '--listen', '127.0.0.1:0', '--upstream', `http://127.0.0.1:${upstream.port}`], 'stderr', /listening on http:\/\/127\.0\.0\.1:(\d+)/);
 const lat = { direct: [], proxy: [] };
 const rps = { direct: [], proxy: [] };
-await latencies(upstream.port, 500);
-await latencies(proxy.port, 500);
+await latencies(upstream.port, size(500, 20));
+await latencies(proxy.port, size(500, 20));
 for (let round = 0; round < rounds; round++) {
   for (const [name, port] of round % 2 === 0 ? [['direct', upstream.port], ['proxy', proxy.port]] : [['proxy', proxy.port], ['direct', upstream.port]]) {
     lat[name].push(...(await latencies(port, perRound)));
@@ -112,7 +113,7 @@ async function stdioRun(wrapped, n) {
   });
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
   await ask({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: meta } });
-  for (let i = 0; i < 200; i++) await ask({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: 'warm' }, _meta: meta } });
+  for (let i = 0; i < size(200, 20); i++) await ask({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: 'warm' }, _meta: meta } });
   const server = wrapped ? Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ')[0]) : child.pid;
   const before = { wrapper: wrapped ? cpuSeconds(child.pid) : 0, server: cpuSeconds(server) };
   const start = process.hrtime.bigint();
@@ -123,11 +124,7 @@ async function stdioRun(wrapped, n) {
   await once(child, 'exit');
   return { wrapperUs: ((after.wrapper - before.wrapper) / n) * 1e6, serverUs: ((after.server - before.server) / n) * 1e6, rps: n / wall };
 }
-const stdio = { direct: [], wrap: [] };
-for (let round = 0; round < rounds; round++) {
-  stdio.direct.push(await stdioRun(false, perRound * 2));
-  stdio.wrap.push(await stdioRun(true, perRound * 2));
-}
+const stdio = await alternated(['direct', 'wrap'], rounds, (variant) => stdioRun(variant === 'wrap', perRound * 2));
 const med = (list, key) => median(list.map((entry) => entry[key]));
 console.log('wrap (v2-stdio.mjs, sequential echo calls):');
 console.log(`  direct  server ${med(stdio.direct, 'serverUs').toFixed(1)} µs CPU/request, ${med(stdio.direct, 'rps').toFixed(0)} req/s`);

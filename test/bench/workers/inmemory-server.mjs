@@ -1,19 +1,26 @@
-// One variant of the comparison benchmark in its own process (patching is process-wide): the same v2 McpServer
+// One variant of the in-memory benchmarks in its own process (patching is process-wide): the same v2 McpServer
 // (serveStdio over an in-memory wire, a 2026-07-28 client declaring io.modelcontextprotocol/tasks), instrumented
 // one way. Prints {rps, cpuMicrosPerRequest, heapUsedMB, rssMB, recorded, sample} as JSON on stdout.
-//   node compare-sentry-worker.mjs <variant> <requests> <concurrency> [sentryDsn] [traceSampleRate=1] [--counted=N]
+//   node inmemory-server.mjs <variant> <requests> <concurrency> [traceSampleRate=1] [--counted=N] [--junk=N]
 // Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for. With
 // --counted=N (agent-instructions.mjs stdio, under callgrind), it warms up with <requests> and runs one window of N
-// for its coordinator to count (counted-window.mjs); its CPU figures are then undefined.
-// variants: bare | metrics | spans (extscope) | sentry (@sentry/node wrapMcpServerWithSentry) | wrapper (OTel span per request)
-//   | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of the code alone)
+// for its coordinator to count (counted-window.mjs); its CPU figures are then undefined. With --junk=N every
+// request also declares one of N distinct made-up extension ids (the agent's stream cap at work).
+// variants: bare | loaded (what `metrics` loads and builds, the instrumentation constructed disabled: the cost of
+//   the code alone) | otel (the metrics and tracing SDKs with a context manager, no agent) | metrics | wire
+//   (metrics, wire fallback on, as extscope/register runs it) | spans (extscope) | sentry (@sentry/node
+//   wrapMcpServerWithSentry) | wrapper (OTel span per request)
+// Every variant that records keeps what it exports in this process (count and a few samples) and answers its SDK at
+// once: no variant pays for a network the others do not.
 import { createRequire } from 'node:module';
-import { countedWindow } from './counted-window.mjs';
-import { lanes } from './lanes.mjs';
-import { measureOrServeWindows } from './timed-windows.mjs';
+import { countedWindow } from '../lib/counted-window.mjs';
+import { lanes } from '../lib/lanes.mjs';
+import { measureOrServeWindows } from '../lib/timed-windows.mjs';
 
-const counted = process.argv.find((arg) => arg.startsWith('--counted='))?.slice('--counted='.length);
-const [variant, requestsArg, concurrencyArg, dsn, sampleArg] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+const counted = option('counted');
+const junkIds = Number(option('junk') ?? 0);
+const [variant, requestsArg, concurrencyArg, sampleArg] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const sampleRate = Number(sampleArg ?? 1);
 const requests = Number(requestsArg ?? 20_000);
 const concurrency = Number(concurrencyArg ?? 16);
@@ -25,14 +32,14 @@ let instrument = (server) => server;
 let readCounts;
 let finish = async () => undefined;
 
-if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
+if (variant === 'metrics' || variant === 'wire' || variant === 'spans' || variant === 'wrapper' || variant === 'otel') {
   const { context, trace } = await import('@opentelemetry/api');
   const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-  const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
+  const { OnDemandReader } = await import('../../support/on-demand-reader.mjs');
   // As the zero-code entry sets it up: metrics only loads nothing of tracing and installs no context manager
   // (it would cost every promise).
   let tracerProvider;
-  if (variant !== 'metrics') {
+  if (variant !== 'metrics' && variant !== 'wire') {
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
     const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = await import('@opentelemetry/sdk-trace-base');
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -52,7 +59,10 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
     trace.setGlobalTracerProvider(tracerProvider);
     finish = () => tracerProvider.forceFlush();
   }
-  if (variant === 'wrapper') {
+  if (variant === 'otel') {
+    // The SDKs set up and nothing using them: what loading OpenTelemetry costs a server by itself.
+    globalThis.extscopeBenchMeters = new MeterProvider({ readers: [new OnDemandReader()] });
+  } else if (variant === 'wrapper') {
     // What a user writes by hand: one SERVER span per request, around the SDK's dispatch of each message.
     const tracer = tracerProvider.getTracer('hand-written');
     instrument = (server) => {
@@ -83,8 +93,9 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
     };
   } else {
     const { ExtscopeInstrumentation } = await import('@extscope/agent');
-    const reader = new OnDemandReader();
-    const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans' });
+    // A cardinality limit above the agent's own stream cap, so that every stream it keeps is read back.
+    const reader = new OnDemandReader({ cardinalitySelector: () => 1_000_000 });
+    const instrumentation = new ExtscopeInstrumentation({ spans: variant === 'spans', wireFallback: variant === 'wire' });
     instrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));
     if (tracerProvider !== undefined) instrumentation.setTracerProvider(tracerProvider);
     readCounts = async () => {
@@ -93,6 +104,7 @@ if (variant === 'metrics' || variant === 'spans' || variant === 'wrapper') {
       const points = (name) => metrics.filter((metric) => metric.descriptor.name === name).flatMap((metric) => metric.dataPoints);
       return {
         counted: points('extscope.requests').reduce((sum, point) => sum + point.value, 0),
+        streams: { requests: points('extscope.requests').length, extensions: points('extscope.extension.requests').length },
         metricSample: points('extscope.extension.requests').slice(0, 2).map((point) => point.attributes),
       };
     };
@@ -111,9 +123,24 @@ if (variant === 'loaded') {
 let Sentry;
 if (variant === 'sentry') {
   Sentry = await import('@sentry/node');
-  // Every transaction sampled unless told otherwise (as the spans variants record every request); events go to the benchmark's
-  // loopback sink, never the internet.
-  Sentry.init({ dsn, tracesSampleRate: sampleRate, sendDefaultPii: false, release: 'bench' });
+  // Every transaction sampled unless told otherwise (as the spans variants record every request). Its envelopes are
+  // counted here before they are serialized, and its transport answers at once, as the OpenTelemetry span exporter
+  // above does: Sentry's own work is measured, a network is not. The DSN only enables the client.
+  const transport = (options) => Sentry.createTransport(options, async () => ({ statusCode: 200 }));
+  Sentry.init({ dsn: 'http://public@127.0.0.1:9/1', transport, tracesSampleRate: sampleRate, sendDefaultPii: false, release: 'bench' });
+  Sentry.getClient().on('beforeEnvelope', (envelope) => {
+    for (const [header, payload] of envelope[1]) {
+      // One MCP request is one span of op `mcp.server` (Sentry 11 streams spans as `span` items; older ones send transactions).
+      const spans = header.type === 'span' ? (payload.items ?? []).map((item) => ({ name: item.name, op: item.attributes?.['sentry.op']?.value, attributes: item.attributes }))
+        : header.type === 'transaction' ? [payload.contexts?.trace, ...(payload.spans ?? [])].map((span) => ({ name: span?.description, op: span?.op, attributes: span?.data }))
+        : [];
+      for (const span of spans) {
+        if (span.op !== 'mcp.server') continue;
+        kept.spanCount++;
+        if (kept.spans.length < 3) kept.spans.push({ name: span.name, attributes: span.attributes });
+      }
+    }
+  });
   instrument = (server) => Sentry.wrapMcpServerWithSentry(server);
   finish = () => Sentry.flush(10_000);
 }
@@ -143,7 +170,12 @@ serveStdio(
 const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
 await client.connect(clientSide);
 
-const { drive, sent } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
+const CAPS = 'io.modelcontextprotocol/clientCapabilities';
+const { drive, sent } = lanes(concurrency, () => {
+  if (junkIds === 0) return client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+  const junk = sent() % junkIds;
+  return client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { [CAPS]: { extensions: { [TASKS]: {}, [`com.junk${junk}/id-${junk}`]: { junk } } } } });
+});
 
 const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } =
   counted === undefined ? await measureOrServeWindows(drive, requests, Math.min(2000, requests)) : await countedWindow(drive, requests, Number(counted)).then(() => ({}));
@@ -164,6 +196,7 @@ process.stdout.write(
     spanSample: kept.spans,
     requestsSent,
     counted: counts?.counted,
+    streams: counts?.streams,
     metricSample: counts?.metricSample,
   })}\n`,
 );

@@ -5,8 +5,8 @@
 // Prints {rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted} as JSON on stdout.
 //   node agent-http-entry-worker.mjs <bare|metrics> <requests> <concurrency>
 // Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for.
-import { entryLanes, httpEchoWorker } from './http-echo-worker.mjs';
-import { measureOrServeWindows } from './timed-windows.mjs';
+import { entryLanes, httpEchoWorker } from '../lib/http-echo-worker.mjs';
+import { measureOrServeWindows } from '../lib/timed-windows.mjs';
 
 const { variant, requests, concurrency, readCounts, handler } = await httpEchoWorker();
 const { drive, sent, close } = entryLanes(handler, concurrency);

@@ -5,7 +5,7 @@
 // main thread's alone.
 //   node [--import @extscope/agent/register] agent-stdio-server.mjs
 import { createRequire } from 'node:module';
-import { mainThreadMicros } from './main-thread-cpu.mjs';
+import { mainThreadMicros } from '../lib/main-thread-cpu.mjs';
 
 process.on('SIGUSR2', () => {
   const { user, system } = process.cpuUsage();

@@ -4,8 +4,8 @@
 // Prints {rps, cpuMicrosPerRequest, mainMicrosPerRequest, requestsSent, counted} as JSON on stdout.
 //   node agent-http-worker.mjs <bare|metrics> <requests> <concurrency>
 // Forked with an IPC channel, it warms up with <requests> and then runs the windows its coordinator asks for.
-import { httpEchoWorker, loopbackLanes } from './http-echo-worker.mjs';
-import { measureOrServeWindows } from './timed-windows.mjs';
+import { httpEchoWorker, loopbackLanes } from '../lib/http-echo-worker.mjs';
+import { measureOrServeWindows } from '../lib/timed-windows.mjs';
 
 const { variant, requests, concurrency, readCounts, handler, require } = await httpEchoWorker();
 const { drive, sent, close } = await loopbackLanes(handler, require, concurrency);

@@ -24,7 +24,7 @@ export const HTTP_SETTINGS = {
 async function metricsOnlyVariant(variant) {
   if (variant !== 'metrics') return async () => undefined;
   const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-  const { OnDemandReader } = await import('../support/on-demand-reader.mjs');
+  const { OnDemandReader } = await import('../../support/on-demand-reader.mjs');
   const { ExtscopeInstrumentation } = await import('@extscope/agent');
   const reader = new OnDemandReader();
   new ExtscopeInstrumentation({ spans: false }).setMeterProvider(new MeterProvider({ readers: [reader] }));

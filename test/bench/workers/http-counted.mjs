@@ -4,8 +4,8 @@
 // coordinator switches callgrind's counting on around.
 //   node agent-instructions-worker.mjs <entry|loopback> <bare|metrics> <warm-up requests> <measured requests> <concurrency>
 // The window's protocol is counted-window.mjs's; after it, prints {variant, sent, counted} as JSON on stdout and exits.
-import { countedWindow } from './counted-window.mjs';
-import { entryLanes, httpEchoWorker, loopbackLanes } from './http-echo-worker.mjs';
+import { countedWindow } from '../lib/counted-window.mjs';
+import { entryLanes, httpEchoWorker, loopbackLanes } from '../lib/http-echo-worker.mjs';
 
 const [mode, variantArg, warmUpArg, measuredArg, concurrencyArg] = process.argv.slice(2);
 if (mode !== 'entry' && mode !== 'loopback') throw new Error(`mode ${mode}: entry or loopback`);

@@ -1,23 +1,38 @@
-// Ingest throughput: data points per second through POST /v1/metrics (protobuf, one export per instance and
-// minute, as the agent sends them, from many instances at once), measured side by side with a raw
-// better-sqlite3 upsert loop of the same rollup rows in the same run (the limit).
+// Ingest throughput: counter points per second through POST /v1/metrics (protobuf, one export per instance and
+// minute, as the agent sends them, from many instances at once) into a collector, measured side by side in one
+// run with raw loops writing the same rows (the limit): on SQLite, one collector next to plain better-sqlite3
+// upsert loops; on PostgreSQL, one collector and three replicas on one database (senders spread requests over them
+// round-robin, as a load balancer would) next to a raw `pg` loop (one transaction per export: the dedup keys, then
+// the five rollup levels as set-based upserts). Every variant, raw loops included, runs BENCH_REPEATS times, the
+// order rotating; the medians are reported.
 //
-//   npm run build && node test/bench/collector-ingest.mjs
-//   env: BENCH_PROFILE_DIR (CPU profile of the collector), BENCH_INSTANCES (500), BENCH_ROUNDS (12), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
+//   npm run build && node test/bench/ingest.mjs [--backend sqlite|postgres|both]
+//   env: BENCH_REPEATS (3), BENCH_PROFILE_DIR (CPU profile of the collector), BENCH_INSTANCES (500; 200 with
+//   PostgreSQL), BENCH_ROUNDS (12; 6 with PostgreSQL), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
 //   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards),
-//   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default)
+//   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default),
+//   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
-import { fleet, rng } from './fleet.mjs';
-import { startCollectorChild } from './collector-child.mjs';
+import { backendsFrom } from './lib/backends.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
+import { checkExact } from './lib/exactness.mjs';
+import { fleet, rng } from './lib/fleet.mjs';
+import { alternated } from './lib/interleaved.mjs';
+import { median } from './lib/paired-stats.mjs';
+import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
+import { size } from './lib/smoke.mjs';
 
-const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 500);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
+const backends = backendsFrom(process.argv.slice(2));
+const withPostgres = backends.includes('postgres');
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? size(withPostgres ? 200 : 500, 25));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? size(withPostgres ? 6 : 12, 2));
+const REPEATS = Number(process.env.BENCH_REPEATS ?? size(3, 1));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SYNC = process.env.BENCH_SYNC ?? 'normal';
 const BATCH = Number(process.env.BENCH_BATCH ?? 1);
@@ -188,44 +203,80 @@ function post(agent, url, body) {
   });
 }
 
-async function sendAll(agent, url, bodies) {
+/** Sends every body (retrying a 503, as an exporter would), spread round-robin over `urls`; other answers fail. */
+async function sendAll(agent, urls, bodies) {
   let next = 0;
+  let retries = 0;
   let failures = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < bodies.length) {
-        const status = await post(agent, url, bodies[next++]);
-        if (status !== 200) failures++;
+        const index = next++;
+        for (let attempt = 0; ; attempt++) {
+          const status = await post(agent, urls[(index + attempt) % urls.length], bodies[index]);
+          if (status === 200) break;
+          if (status !== 503 || attempt > 20) {
+            failures++;
+            break;
+          }
+          retries++;
+        }
       }
     }),
   );
-  return failures;
+  return { retries, failures };
 }
 
-async function throughCollector(data) {
-  const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-'));
-  const { child, url } = await startCollectorChild(join(dir, 'bench.db'), {
-    env: { EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
-    nodeArgs: process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`],
-  });
+/** Through `replicas` collectors on one database (`db`: a SQLite path or a PostgreSQL URL). */
+async function throughCollectors(data, db, replicas) {
+  const children = await Promise.all(
+    Array.from({ length: replicas }, () =>
+      startCollectorChild(db, {
+        env: { EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
+        nodeArgs: process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`],
+      }),
+    ),
+  );
+  const urls = children.map((child) => child.url);
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const visible = async () => (await (await fetch(`${url}/api/v1/matrix?from=-1d`)).json()).rows.reduce((sum, row) => sum + row.requests, 0);
+  const visible = async () => (await (await fetch(`${urls[0]}/api/v1/matrix?from=-1d`)).json()).rows.reduce((sum, row) => sum + row.requests, 0);
   try {
     let started = performance.now();
-    let failures = await sendAll(agent, url, data.warmup.bodies);
+    const warm = await sendAll(agent, urls, data.warmup.bodies);
     await visible();
     const warmupSeconds = (performance.now() - started) / 1000;
     started = performance.now();
-    failures += await sendAll(agent, url, data.bodies);
+    const steady = await sendAll(agent, urls, data.bodies);
     // Everything visible to queries (what is pending folded into the rollups) is part of the measured time.
     const counted = await visible();
     const seconds = (performance.now() - started) / 1000;
-    return { warmupSeconds, seconds, failures, counted };
+    return { warmupSeconds, seconds, failures: warm.failures + steady.failures, retries: warm.retries + steady.retries, counted };
   } finally {
     agent.destroy();
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await Promise.all(
+      children.map(({ child }) => {
+        child.kill('SIGTERM');
+        return new Promise((resolve) => child.once('exit', resolve));
+      }),
+    );
+  }
+}
+
+async function onSqlite(data) {
+  const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-'));
+  try {
+    return await throughCollectors(data, join(dir, 'bench.db'), 1);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function onPostgres(data, replicas) {
+  const database = await createBenchDatabase(`ingest${replicas}`);
+  try {
+    return await throughCollectors(data, database.url, replicas);
+  } finally {
+    await database.drop();
   }
 }
 
@@ -266,22 +317,108 @@ function rawLoop(data, kind) {
   }
 }
 
+/** The same rows, written by hand: one transaction per export on CONCURRENCY connections, as the collectors get. */
+async function rawPostgres(data) {
+  const database = await createBenchDatabase('raw');
+  const url = database.url;
+  const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY });
+  pool.on('error', (error) => console.error(`raw loop: idle connection failed: ${error.message}`));
+  try {
+    await pool.query(`
+      CREATE TABLE applied (end_ns bigint, stream_id bigint, start_ns bigint, PRIMARY KEY (end_ns, stream_id, start_ns));
+      ${['s_minute', 's_hour', 'c_minute', 'c_hour', 'c_day'].map((table) => `CREATE TABLE ${table} (owner bigint, bucket bigint, count bigint NOT NULL, PRIMARY KEY (owner, bucket));`).join('\n')}`);
+    const levels = [
+      ['s_minute', 1, false],
+      ['s_hour', 60, false],
+      ['c_minute', 1, true],
+      ['c_hour', 60, true],
+      ['c_day', 1440, true],
+    ];
+    const apply = async (rows) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('INSERT INTO applied SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING', [
+          rows.map((row) => String(row[4])),
+          rows.map((row) => row[0]),
+          rows.map((row) => String(row[5])),
+        ]);
+        for (const [table, minutes, cells] of levels) {
+          const sums = new Map();
+          const add = (owner, bucket, value) => sums.set(`${owner}:${bucket}`, [owner, bucket, (sums.get(`${owner}:${bucket}`)?.[2] ?? 0) + value]);
+          // A row: [stream, cell, minute, increment, end ns, start ns, all-services cell].
+          for (const row of rows) {
+            const bucket = Math.floor(row[2] / minutes);
+            if (cells) {
+              add(row[1], bucket, row[3]);
+              add(row[6], bucket, row[3]);
+            } else add(row[0], bucket, row[3]);
+          }
+          const list = [...sums.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+          await client.query(
+            `INSERT INTO ${table} SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) ORDER BY 1, 2 ON CONFLICT (owner, bucket) DO UPDATE SET count = ${table}.count + excluded.count`,
+            [list.map((entry) => entry[0]), list.map((entry) => entry[1]), list.map((entry) => entry[2])],
+          );
+        }
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    };
+    const run = async (batches) => {
+      let next = 0;
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (next < batches.length) await apply(batches[next++]);
+      }));
+    };
+    await run(data.warmup.rowBatches);
+    const started = performance.now();
+    await run(data.rowBatches);
+    return { seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await pool.end();
+    await database.drop();
+  }
+}
+
 const data = build();
 const bytes = data.bodies.reduce((sum, body) => sum + body.length, 0);
-const rate = (points, seconds) => Math.round(points / seconds).toLocaleString('en');
+const expected = data.warmup.requestsSent + data.requestsSent;
 console.log(
   `ingest: ${INSTANCES} instances, ${data.streams} streams; warm-up round (first export of every stream) + ${ROUNDS} one-minute rounds = ` +
     `${data.bodies.length} requests (${BATCH} resource(s) each), ${data.counterPoints} counter points + ${data.gaugePoints} gauge points, ` +
-    `${(bytes / 1e6).toFixed(1)} MB protobuf; ${CONCURRENCY} concurrent senders; synchronous=${SYNC}; ${TEMPORALITY}`,
+    `${(bytes / 1e6).toFixed(1)} MB protobuf; ${CONCURRENCY} concurrent senders; synchronous=${SYNC}; ${TEMPORALITY}; ${REPEATS} repeat(s) of every variant, the order rotating`,
 );
-const minimal = rawLoop(data, 'minimal');
-const equivalent = rawLoop(data, 'equivalent');
-const collector = await throughCollector(data);
-const collectorRate = data.counterPoints / collector.seconds;
-console.log(`collector   POST /v1/metrics → committed and queryable: ${collector.seconds.toFixed(2)} s, ${rate(data.counterPoints, collector.seconds)} counter points/s (${rate(data.counterPoints + data.gaugePoints, collector.seconds)} points/s with gauges), ${Math.round(data.bodies.length / collector.seconds)} requests/s`);
-console.log(`            warm-up round (creates ${data.streams} streams): ${rate(data.warmup.counterPoints, collector.warmupSeconds)} counter points/s`);
-console.log(`raw loop    minimal (one minute-rollup upsert per point):  ${minimal.seconds.toFixed(2)} s, ${rate(data.counterPoints, minimal.seconds)} rows/s`);
-console.log(`raw loop    equivalent (dedup key + 8 rollup upserts):     ${equivalent.seconds.toFixed(2)} s, ${rate(data.counterPoints, equivalent.seconds)} points/s`);
-console.log(`ratio       collector / minimal raw loop    = ${((100 * collectorRate * minimal.seconds) / data.counterPoints).toFixed(1)} % (target ≥ 50 %)`);
-console.log(`ratio       collector / equivalent raw loop = ${((100 * collectorRate * equivalent.seconds) / data.counterPoints).toFixed(1)} %`);
-console.log(`exactness   requests sent ${data.warmup.requestsSent + data.requestsSent}, in the matrix ${collector.counted}, failed requests ${collector.failures}: ${collector.counted === data.warmup.requestsSent + data.requestsSent && collector.failures === 0 ? 'exact' : 'MISMATCH'}`);
+console.log(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (2 vCPU, shared)`);
+const variants = {
+  ...(backends.includes('sqlite') && {
+    'raw SQLite, minimal': () => rawLoop(data, 'minimal'),
+    'raw SQLite, equivalent': () => rawLoop(data, 'equivalent'),
+    'SQLite, 1 collector': () => onSqlite(data),
+  }),
+  ...(withPostgres && {
+    'raw pg loop (same rows)': () => rawPostgres(data),
+    'PostgreSQL, 1 replica': () => onPostgres(data, 1),
+    'PostgreSQL, 3 replicas': () => onPostgres(data, 3),
+  }),
+};
+const results = await alternated(Object.keys(variants), REPEATS, (name) => variants[name]());
+const seconds = Object.fromEntries(Object.entries(results).map(([name, runs]) => [name, median(runs.map((run) => run.seconds))]));
+const rate = (points, time) => Math.round(points / time).toLocaleString('en');
+const share = (name, base) => (seconds[base] === undefined ? '' : `  ${((100 * seconds[base]) / seconds[name]).toFixed(1).padStart(5)} % of ${base}`);
+for (const name of Object.keys(variants)) {
+  const collector = results[name][0].counted !== undefined;
+  const baseline = name.includes('SQLite') ? 'raw SQLite, equivalent' : 'raw pg loop (same rows)';
+  const extra = !collector
+    ? ''
+    : `${name.startsWith('PostgreSQL') ? `${share(name, baseline)}${share(name, 'SQLite, 1 collector')}` : `${share(name, 'raw SQLite, minimal')}${share(name, baseline)}`}; warm-up ${rate(data.warmup.counterPoints, median(results[name].map((run) => run.warmupSeconds)))} points/s; 503 retries ${results[name].reduce((sum, run) => sum + run.retries, 0)}`;
+  console.log(`${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}`);
+}
+console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+for (const [name, runs] of Object.entries(results)) {
+  runs.forEach((run, index) => {
+    if (run.counted === undefined) return;
+    checkExact(`${name}, run ${index + 1}: requests in the matrix of those sent`, run.counted, expected);
+    checkExact(`${name}, run ${index + 1}: exports refused`, run.failures, 0);
+  });
+}

@@ -1,6 +1,8 @@
-// Runs variants of one worker window by window in turn, each in a process of its own kept warm between its
-// windows: whatever the machine's speed does over minutes, every variant's windows see the same stretches of it.
-// The worker must call windowsOnRequest (timed-windows.mjs) once warm, directly or through measureOrServeWindows.
+// The benchmarks' one way of comparing variants on a machine whose speed drifts: never a baseline timed once beside
+// a variant timed later, but every variant measured in turn, the order rotating, so each sees the same stretches of
+// the drift. `interleavedRound` does it window by window for variants each in a warm process of its own (the worker
+// calls windowsOnRequest from timed-windows.mjs once warm, directly or through measureOrServeWindows); `alternated`
+// for any measurement the caller runs itself (windows in one process, whole runs, live servers).
 import { fork } from 'node:child_process';
 
 /** A forked worker that answers one message at a time. */
@@ -67,4 +69,17 @@ export async function interleavedRound(script, variants, argsOf, windows, reques
   const result = {};
   for (const variant of variants) result[variant] = { ...sums[variant], report: await workers[variant].stop() };
   return result;
+}
+
+/**
+ * Runs `measure(variant, index)` `times` times for every variant, the order rotating each time, so that every
+ * variant (the baseline too) is measured as often as the others and at as many moments of the machine's drift;
+ * never a baseline timed once beside a variant timed later. Resolves to each variant's results, in order.
+ */
+export async function alternated(variants, times, measure) {
+  const results = Object.fromEntries(variants.map((variant) => [variant, []]));
+  for (let index = 0; index < times; index++) {
+    for (const variant of variants.map((_, offset) => variants[(offset + index) % variants.length])) results[variant].push(await measure(variant, index));
+  }
+  return results;
 }

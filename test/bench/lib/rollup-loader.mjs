@@ -1,11 +1,11 @@
 // Days of minute rollups for a synthetic fleet, loaded through the store's own write path below HTTP: increments
-// are written to `point_log` as an export would, and folded into the rollups by the collector's fold (a day at a
-// time). Shared by the benchmarks that query a large database.
+// are written to `point_log` as an export would, and folded into the rollups by the store's own Folder (foldStep, as
+// the store calls it, a day at a time). Shared by the benchmarks that query a large database.
 import Database from 'better-sqlite3';
-import { DEFAULT_RETENTION } from '../../dist/collector/config.js';
-import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
-import { Folder } from '../../dist/collector/store/sqlite/rollup.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../dist/collector/store/common/identity.js';
+import { DEFAULT_RETENTION } from '../../../dist/collector/store/store.js';
+import { SqliteStore } from '../../../dist/collector/store/sqlite/index.js';
+import { Folder } from '../../../dist/collector/store/sqlite/rollup.js';
+import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../../dist/collector/store/common/identity.js';
 import { rng } from './fleet.mjs';
 
 function seriesDims(client, outcome, extension) {
@@ -116,7 +116,12 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
     })();
     // The store folds in bounded steps (so that a long fold yields to other work); here, all of it at once.
     const target = folder.newest();
-    while (!folder.foldStep(target, 1_000_000).done);
+    for (let done = false; !done; ) {
+      const step = folder.foldStep(target, 1_000_000);
+      // A quarantined row is an increment the rollups do not hold: the data set would not be what it says.
+      if (step.quarantined > 0) throw new Error(`the fold quarantined ${step.quarantined} logged rows`);
+      done = step.done;
+    }
     clearLog.run();
   }
   const counts = Object.fromEntries(['series', 'cells', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day'].map((table) => [table, db.prepare(`SELECT count(*) FROM ${table}`).pluck().get()]));

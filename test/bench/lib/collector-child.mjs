@@ -1,0 +1,36 @@
+// The collector as a child process (the built CLI), for the collector benchmarks. Resolves with its URL once it
+// logs that it listens and its /readyz answers ready (database open, schema current), never after a fixed wait.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../../dist/bin/extscope.js', import.meta.url));
+
+export function startCollectorChild(dbPath, { env = {}, nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'collector', '--port', '0', '--db', dbPath], {
+    env: { ...process.env, EXTSCOPE_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      if (output === undefined) return;
+      output += chunk;
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) {
+        output = undefined;
+        ready(match[1]).then(() => resolve({ child, url: match[1] }), reject);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`collector exited ${code}: ${output ?? ''}`)));
+  });
+}
+
+/** Polls `GET /readyz` until it answers 200 (every 20 ms, for at most a minute). */
+export async function ready(url) {
+  for (const started = Date.now(); Date.now() - started < 60_000; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    const answer = await fetch(`${url}/readyz`).catch(() => undefined);
+    if (answer?.status === 200) return;
+    await answer?.body?.cancel();
+  }
+  throw new Error(`${url}/readyz did not answer ready within a minute`);
+}

@@ -1,0 +1,135 @@
+// Query latency: GET /api/v1/matrix (and the other reads) over 7 days of minute rollups for 500 instances × 50
+// client versions × 20 extension ids, through a collector (child process, HTTP) on SQLite, on PostgreSQL, or on
+// both side by side with their requests alternated: median and p95 per query.
+//
+//   npm run build && node test/bench/matrix.mjs [--backend sqlite|postgres|both]
+//   env: BENCH_STRIDE (5: each instance reports one of its client versions every 5 minutes), BENCH_RUNS (50),
+//   BENCH_CLIENTS_PER_SERVICE (10 of the 50 client versions use each service; 50 = every cell populated),
+//   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_KEEP (1: keep both databases and print where they
+//   are), BENCH_REUSE ("<file.db> <postgres url>", as printed by BENCH_KEEP: query those instead of loading anew)
+//
+// The data set is loaded into SQLite through the store's own write and fold path (lib/rollup-loader.mjs), then
+// moved with `extscope db copy`'s code: both collectors read the same rows.
+
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { copySqliteToPostgres } from '../../dist/collector/store/postgres/copy.js';
+import { backendsFrom } from './lib/backends.mjs';
+import { startCollectorChild } from './lib/collector-child.mjs';
+import { checkExact, checkSame } from './lib/exactness.mjs';
+import { fleet } from './lib/fleet.mjs';
+import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
+import { loadRollups } from './lib/rollup-loader.mjs';
+import { size } from './lib/smoke.mjs';
+
+const backends = backendsFrom(process.argv.slice(2));
+const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 240));
+const RUNS = Number(process.env.BENCH_RUNS ?? size(50, 3));
+const CLIENTS_PER_SERVICE = Number(process.env.BENCH_CLIENTS_PER_SERVICE ?? size(10, 3));
+const DAYS = size(7, 1);
+const names = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+function get(agent, url) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    request(url, { agent }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ ms: performance.now() - started, status: res.statusCode, body: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const stop = async (child) => {
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+};
+
+const reuse = process.env.BENCH_REUSE?.split(' ');
+const dir = reuse === undefined ? mkdtempSync(join(tmpdir(), 'extscope-bench-matrix-')) : undefined;
+const dbPath = reuse?.[0] ?? join(dir, 'matrix.db');
+const usesPostgres = backends.includes('postgres');
+const database = !usesPostgres ? undefined : reuse === undefined ? await createBenchDatabase('matrix') : { url: reuse[1], drop: async () => undefined };
+const { instances, clients } = fleet({ clientsPerService: CLIENTS_PER_SERVICE });
+try {
+  let loaded;
+  if (reuse === undefined) {
+    let started = performance.now();
+    loaded = await loadRollups(dbPath, { instances, days: DAYS, stride: STRIDE, seed: 1, errorRate: 0.3 });
+    console.log(
+      `matrix: ${loaded.instances} instances (20 services × 25), ${clients.length} client versions, 20 extension ids, ${DAYS} days; ${CLIENTS_PER_SERVICE} client versions per service, ` +
+        `each instance reports one of them every ${STRIDE} minutes → ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests`,
+    );
+    console.log(`        rows: ${Object.entries(loaded.counts).map(([table, count]) => `${table} ${count.toLocaleString('en')}`).join(', ')}; SQLite ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    if (usesPostgres) {
+      started = performance.now();
+      await copySqliteToPostgres(dbPath, database.url, 'refuse-non-empty', () => undefined);
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      await admin.query('VACUUM ANALYZE');
+      const { rows } = await admin.query('SELECT pg_database_size(current_database()) AS bytes');
+      await admin.end();
+      console.log(`        copied to PostgreSQL (db copy) and analysed in ${((performance.now() - started) / 1000).toFixed(0)} s; database ${(Number(rows[0].bytes) / 1e6).toFixed(0)} MB`);
+    }
+  } else console.log(`matrix: re-querying ${dbPath} and ${database?.url ?? '(no PostgreSQL)'}`);
+
+  const collectors = {};
+  for (const backend of backends) collectors[backend] = await startCollectorChild(backend === 'postgres' ? database.url : dbPath);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const instance = instances[7].instanceId;
+    const queries = [
+      ['matrix 7 d, by client (the target)', '/api/v1/matrix?from=-7d'],
+      ['matrix 7 d, by client@version', '/api/v1/matrix?from=-7d&group=client_version'],
+      ['matrix 7 d, one service', '/api/v1/matrix?from=-7d&service=service-3'],
+      ['matrix 7 d, one instance', `/api/v1/matrix?from=-7d&instance=${instance}`],
+      ['matrix 24 h (minute resolution)', '/api/v1/matrix?from=-24h&group=client_version'],
+      ['matrix 1 h', '/api/v1/matrix?from=-1h'],
+      ['matrix 7 d as CSV', '/api/v1/matrix?from=-7d&group=client_version&format=csv'],
+      ['timeseries 7 d, 1 h step', '/api/v1/timeseries?extension=io.modelcontextprotocol/tasks&from=-7d&step=1h'],
+      ['instances', '/api/v1/instances'],
+    ];
+    console.log(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (2 vCPU, shared)`);
+    console.log(`${''.padEnd(38)} ${backends.map((backend) => `${names[backend]} median / p95`.padStart(26)).join(' ')}`);
+    const checks = {};
+    for (const [name, path] of queries) {
+      const times = Object.fromEntries(backends.map((backend) => [backend, []]));
+      // Warm-up: the first answers after start-up also pay for caches filling.
+      for (const backend of backends) for (let i = 0; i < 5; i++) await get(agent, `${collectors[backend].url}${path}`);
+      // Alternated, so that every backend sees the same moments of the shared machine.
+      for (let i = 0; i < RUNS; i++) {
+        for (const backend of i % 2 === 0 ? backends : [...backends].reverse()) {
+          const answer = await get(agent, `${collectors[backend].url}${path}`);
+          if (answer.status !== 200) throw new Error(`${backend} ${path}: HTTP ${answer.status} ${answer.body}`);
+          times[backend].push(answer.ms);
+          if (name.includes('the target') && i === 0) checks[backend] = JSON.parse(answer.body.toString());
+        }
+      }
+      const cell = (list) => {
+        list.sort((a, b) => a - b);
+        return `${percentile(list, 50).toFixed(1)} / ${percentile(list, 95).toFixed(1)} ms`;
+      };
+      console.log(`${name.padEnd(38)} ${backends.map((backend) => cell(times[backend]).padStart(26)).join(' ')}`);
+    }
+    console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+    const total = (matrix) => matrix.rows.reduce((sum, row) => sum + row.requests, 0);
+    for (const backend of backends) {
+      if (loaded !== undefined) checkExact(`${names[backend]}: requests in the 7-day matrix of those loaded`, total(checks[backend]), loaded.requests);
+    }
+    if (backends.length === 2) checkSame('PostgreSQL and SQLite 7-day matrix rows', checks.postgres.rows, checks.sqlite.rows);
+  } finally {
+    agent.destroy();
+    for (const backend of backends) await stop(collectors[backend].child);
+  }
+} finally {
+  if (process.env.BENCH_KEEP === '1' || reuse !== undefined) console.log(`kept: ${dbPath}${database === undefined ? '' : ` and ${database.url}`}`);
+  else {
+    await database?.drop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
+}
