@@ -28,6 +28,8 @@ const LANES: [string, string[]][][] = [
     ['compare-sentry.mjs', []],
     ['wrap-proxy.mjs', []],
     ['alert-delivery.mjs', []],
+    // npm pack of agent/ installed into an empty project (the registry's packages, as a user gets them).
+    ['agent-install.mjs', []],
   ],
   [
     ['agent-path.mjs', []],

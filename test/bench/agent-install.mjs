@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { cleanEnv, pack } from '../support/pack.mjs';
+import { checkExact } from './lib/exactness.mjs';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
@@ -34,6 +35,12 @@ try {
   const { stdout: du } = await run('du', ['-sk', join(project, 'node_modules')]);
   const kib = Number(du.split('\t')[0]);
   console.log(JSON.stringify({ tarball: tarball.split('/').pop(), grpc, packages, nodeModulesMiB: Math.round((kib / 1024) * 10) / 10, installSeconds: seconds, engineWarnings: stderr.includes('EBADENGINE') }));
+  // What the agent's own install must not hold (the collector's stack), unless a given tarball is measured.
+  if (given === undefined) {
+    const heavy = listed.split('\n').filter((line) => /node_modules\/(fastify|pg|better-sqlite3|@grpc\/grpc-js)$/.test(line));
+    checkExact(`database, HTTP framework and gRPC packages in the agent's install${grpc ? ' (gRPC asked for)' : ''}`, heavy.filter((line) => !(grpc && line.endsWith('@grpc/grpc-js'))).length, 0);
+    checkExact('EBADENGINE warnings on this Node.js', stderr.split('EBADENGINE').length - 1, 0);
+  }
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -26,6 +26,7 @@ import { fleet, rng } from './lib/fleet.mjs';
 import { alternated } from './lib/interleaved.mjs';
 import { median } from './lib/paired-stats.mjs';
 import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
+import { cpuMeter } from './lib/proc-cpu.mjs';
 import { size } from './lib/smoke.mjs';
 
 const backends = backendsFrom(process.argv.slice(2));
@@ -246,11 +247,12 @@ async function throughCollectors(data, db, replicas) {
     await visible();
     const warmupSeconds = (performance.now() - started) / 1000;
     started = performance.now();
+    const spent = cpuMeter(children.map(({ child }) => child.pid), db.startsWith('postgres'));
     const steady = await sendAll(agent, urls, data.bodies);
     // Everything visible to queries (what is pending folded into the rollups) is part of the measured time.
     const counted = await visible();
     const seconds = (performance.now() - started) / 1000;
-    return { warmupSeconds, seconds, failures: warm.failures + steady.failures, retries: warm.retries + steady.retries, counted };
+    return { warmupSeconds, seconds, cpu: spent(), failures: warm.failures + steady.failures, retries: warm.retries + steady.retries, counted };
   } finally {
     agent.destroy();
     await Promise.all(
@@ -399,12 +401,15 @@ const variants = {
   ...(withPostgres && {
     'raw pg loop (same rows)': () => rawPostgres(data),
     'PostgreSQL, 1 replica': () => onPostgres(data, 1),
+    'PostgreSQL, 2 replicas': () => onPostgres(data, 2),
     'PostgreSQL, 3 replicas': () => onPostgres(data, 3),
   }),
 };
 const results = await alternated(Object.keys(variants), REPEATS, (name) => variants[name]());
 const seconds = Object.fromEntries(Object.entries(results).map(([name, runs]) => [name, median(runs.map((run) => run.seconds))]));
 const rate = (points, time) => Math.round(points / time).toLocaleString('en');
+/** The median CPU seconds a variant's collectors (or database server) spent per 1,000 exports. */
+const perThousand = (runs, part) => median(runs.map((run) => (1000 * run.cpu[part]) / data.bodies.length)).toFixed(2);
 const share = (name, base) => (seconds[base] === undefined ? '' : `  ${((100 * seconds[base]) / seconds[name]).toFixed(1).padStart(5)} % of ${base}`);
 for (const name of Object.keys(variants)) {
   const collector = results[name][0].counted !== undefined;
@@ -412,7 +417,8 @@ for (const name of Object.keys(variants)) {
   const extra = !collector
     ? ''
     : `${name.startsWith('PostgreSQL') ? `${share(name, baseline)}${share(name, 'SQLite, 1 collector')}` : `${share(name, 'raw SQLite, minimal')}${share(name, baseline)}`}; warm-up ${rate(data.warmup.counterPoints, median(results[name].map((run) => run.warmupSeconds)))} points/s; 503 retries ${results[name].reduce((sum, run) => sum + run.retries, 0)}`;
-  console.log(`${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}`);
+  const cpu = results[name][0].cpu === undefined ? '' : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s`;
+  console.log(`${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}`);
 }
 console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
 for (const [name, runs] of Object.entries(results)) {

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { copySqliteToPostgres } from '../../dist/collector/store/postgres/copy.js';
+import { copySqliteToPostgres } from '../../dist/collector/store/copy.js';
 import { backendsFrom } from './lib/backends.mjs';
 import { startCollectorChild } from './lib/collector-child.mjs';
 import { checkExact, checkSame } from './lib/exactness.mjs';

@@ -71,7 +71,7 @@ try {
   const unknownStatement = reader.unknownCells;
   const withUnknown = await time(() => reader.cellTotals(query));
   const params = { d0: 0, d1: 0, h0: 0, h1: 0, h2: 0, h3: 0, m0: MINUTE - 60, m1: MINUTE + 1, m2: 0, m3: 0, service: null, instance: null };
-  const unknownOnly = await time(() => unknownStatement.all(params));
+  const unknownOnly = await time(() => unknownStatement.for(params).all(params));
   const totals = await reader.cellTotals(query);
   const unknownRequests = (totals.serverUnknown ?? []).reduce((sum, cell) => sum + cell.count, 0);
   console.log(`${SERIES} series (${unknownRequests} requests in ${UNKNOWN} unknown-server series), ${RUNS} runs each:`);

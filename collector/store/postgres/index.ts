@@ -17,6 +17,7 @@ import { readExamples } from './readers/examples.js';
 import { readInstances } from './readers/instances.js';
 import { RollupsReader } from './readers/rollups.js';
 import { TrendsReader } from './readers/trends.js';
+import { PendingFold } from './fold.js';
 import { Retention } from './retention.js';
 import { ExamplesWriter } from './writer/examples.js';
 import { MetricsWriter } from './writer/index.js';
@@ -42,6 +43,8 @@ const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
 const DEFAULT_MAX_INSTANCES = 20_000;
 /** A matrix over more than two days is answered in whole hours (as the SQLite store). */
 const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
+/** How often each replica folds between reads. */
+const FOLD_INTERVAL_MS = 1000;
 
 /**
  * The store for several collector replicas on one PostgreSQL database. Every export is one transaction that
@@ -55,6 +58,8 @@ export class PostgresStore implements Store {
   private readonly rollups: RollupsReader;
   private readonly trendsReader: TrendsReader;
   private readonly retention: Retention;
+  private readonly fold: PendingFold;
+  private readonly foldTimer: NodeJS.Timeout;
   private readonly lead: AdvisoryLeadership;
   private readonly idLimits: ExtensionIdLimitTable;
   private readonly alertsTable: AlertsTable;
@@ -96,11 +101,17 @@ export class PostgresStore implements Store {
     this.trendsReader = new TrendsReader(this.pool);
     this.retention = new Retention(this.pool, options.clock, options.retention);
     this.lead = new AdvisoryLeadership(options.url, warn);
+    this.fold = new PendingFold(this.pool);
+    // Between reads too, so that the pending rows stay few (every replica tries; one folds at a time).
+    this.foldTimer = setInterval(() => {
+      this.fold.run().catch((error: unknown) => warn(`extscope: folding pending increments failed (reads answer from what is folded; retried): ${(asStoreError(error) as Error).message}`));
+    }, FOLD_INTERVAL_MS);
+    this.foldTimer.unref();
   }
 
-  /** Reads see every committed export: nothing accepted is ever waiting to become visible. */
+  /** True when accepted exports may not be visible to reads yet: the last fold failed (reads answer from what is folded). */
   behind(): boolean {
-    return false;
+    return this.fold.failed;
   }
 
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
@@ -154,35 +165,35 @@ export class PostgresStore implements Store {
   }
 
   cellTotals(query: CellQuery): Promise<CellTotals> {
-    return this.read(() => this.rollups.cellTotals(query));
+    return this.readFolded(() => this.rollups.cellTotals(query));
   }
 
   instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
-    return this.read(() => this.rollups.instanceCellTotals(query));
+    return this.readFolded(() => this.rollups.instanceCellTotals(query));
   }
 
   stepTotals(query: StepQuery): Promise<StepTotal[]> {
-    return this.read(() => this.rollups.stepTotals(query));
+    return this.readFolded(() => this.rollups.stepTotals(query));
   }
 
   serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
-    return this.read(() => this.rollups.serverUnknownStepTotals(query));
+    return this.readFolded(() => this.rollups.serverUnknownStepTotals(query));
   }
 
   declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
-    return this.read(() => this.trendsReader.declarations(query));
+    return this.readFolded(() => this.trendsReader.declarations(query));
   }
 
   clientTrend(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
-    return this.read(() => this.trendsReader.clients(query));
+    return this.readFolded(() => this.trendsReader.clients(query));
   }
 
   extensionTrend(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
-    return this.read(() => this.trendsReader.extensions(query));
+    return this.readFolded(() => this.trendsReader.extensions(query));
   }
 
   requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
-    return this.read(() => this.trendsReader.required(query));
+    return this.readFolded(() => this.trendsReader.required(query));
   }
 
   instances(query: InstancesQuery): Promise<InstanceRecord[]> {
@@ -221,12 +232,14 @@ export class PostgresStore implements Store {
         "SELECT (SELECT count(*) FROM cumulative_state)::bigint AS streams, (SELECT value FROM meta WHERE key = 'quarantined_points') AS quarantined",
       ),
     );
-    // Nothing is quarantined here (there is no fold); a count copied from an SQLite database is still reported.
-    return { cumulativeStreams: rows[0]?.streams ?? 0, quarantinedPoints: Number(rows[0]?.quarantined ?? 0), foldFailures: 0, overflowedValues: this.writer.overflowedValues, overflowedInstances: this.writer.overflowedInstances };
+    // Nothing is quarantined here (ingest lets in only what the fold can add); a count copied from an SQLite database is still reported.
+    return { cumulativeStreams: rows[0]?.streams ?? 0, quarantinedPoints: Number(rows[0]?.quarantined ?? 0), foldFailures: this.fold.failures, overflowedValues: this.writer.overflowedValues, overflowedInstances: this.writer.overflowedInstances };
   }
 
-  /** Nothing to do: every export is in the rollups when it commits. */
-  async flush(): Promise<void> {}
+  /** Everything acknowledged so far into the rollups. */
+  flush(): Promise<void> {
+    return this.read(() => this.fold.run());
+  }
 
   maintain(): Promise<void> {
     return this.retention.run();
@@ -238,11 +251,22 @@ export class PostgresStore implements Store {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.foldTimer);
+      await this.fold.run().catch(() => undefined);
       await this.retention.stop();
       await this.lead.close();
       await this.pool.end();
     })();
     return this.closing;
+  }
+
+  /**
+   * A read of the rollups: the increments acknowledged by any replica until now are folded first. A fold that
+   * fails does not fail the read: it answers from what is folded, and {@link behind} says so.
+   */
+  private async readFolded<T>(work: () => Promise<T>): Promise<T> {
+    await this.fold.run().catch(() => undefined);
+    return this.read(work);
   }
 
   private async read<T>(work: () => Promise<T>): Promise<T> {

@@ -12,7 +12,6 @@ import { applyAdvertised } from './advertised.js';
 import { CumulativeConversion } from './cumulative.js';
 import { DimensionLimit, lockIdentityCreation } from './dimension-limit.js';
 import { ResourceLimit } from './resource-limit.js';
-import { type Increment, addToRollups } from './rollups.js';
 
 /** The `streams.key_version` of keys this writer makes (as the SQLite store's). */
 const KEY_VERSION = 2;
@@ -57,11 +56,28 @@ const UPSERT_INSTANCE = `
 const SELECT_STREAMS = `
   SELECT encode(s.key_hash, 'hex') AS h, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, ${seriesDimsSql('r')}
   FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ANY($1::bytea[])`;
+/**
+ * The export's increments logged under their identities (a retry's are there already) and, those that are new,
+ * appended for the fold (fold.ts): one round trip, and no row another export writes.
+ */
 const INSERT_LOG = `
-  INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value)
-  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) ORDER BY 1, 2, 3
-  ON CONFLICT (end_ns, stream_id, start_ns) DO NOTHING
-  RETURNING minute, series_id, cell_id, all_cell_id, value`;
+  WITH logged AS (
+    INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value)
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) ORDER BY 1, 2, 3
+    ON CONFLICT (end_ns, stream_id, start_ns) DO NOTHING
+    RETURNING minute, series_id, cell_id, all_cell_id, value
+  ),
+  pending AS (INSERT INTO pending_increments (minute, series_id, cell_id, all_cell_id, value) SELECT * FROM logged)
+  SELECT * FROM logged`;
+
+/** An increment as the fold adds it to the rollups: its minute, series and both cells. */
+interface Increment {
+  minute: number;
+  seriesId: number;
+  cellId: number;
+  allCellId: number;
+  value: number;
+}
 
 /** One logged increment: its identity (end, stream, start) and where it adds. */
 interface LogRow extends Increment {
@@ -76,8 +92,10 @@ interface LogRow extends Increment {
  * process's memory (no id caches: another replica's retention may delete what a cache would still name).
  *
  * Locks are taken in one order by every export, each kind in key order: instance rows (the upsert), the
- * identity-creation lock (only for new streams), cumulative state rows, dedup keys in `point_log`, the rollup
- * rows level by level, then the advertisement rows of instances already locked.
+ * identity-creation lock (only for new streams), cumulative state rows, dedup keys in `point_log`, then the
+ * advertisement rows of instances already locked. The rollups are not written here: the export's new increments
+ * are appended to `pending_increments`, which the fold (fold.ts) adds to them, so exports do not queue on the
+ * rollup rows every export of a minute shares.
  */
 export class MetricsWriter {
   private readonly cumulative = new CumulativeConversion();
@@ -159,7 +177,6 @@ export class MetricsWriter {
     const deltaInserted = inserted.length - cumulativeRows;
     result.applied += deltaInserted;
     result.duplicates += deltaRows - deltaInserted;
-    await addToRollups(db, inserted);
     const counts = new AppliedCounts();
     for (const increment of inserted) {
       const series = logged.get(increment.seriesId) as { service: string | null; dims: Readonly<SeriesDims> };

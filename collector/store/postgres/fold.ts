@@ -1,0 +1,101 @@
+import type pg from 'pg';
+import { MAX_STORED_COUNT } from '../common/columns.js';
+
+/** Increments moved per fold transaction: a bounded statement, however much piled up. */
+const FOLD_BATCH = 50_000;
+
+/** One key for every extscope replica on this database: folds run one at a time, so their row locks never cross. */
+const FOLD_LOCK = "hashtextextended('extscope:fold', 0)";
+
+const sum = (expression: string): string => `LEAST(sum(${expression}), ${MAX_STORED_COUNT})::bigint`;
+const upsert = (table: string, owner: string, bucket: string, from: string, ownerColumn: string, bucketExpression: string): string => `
+  INSERT INTO ${table} (${owner}, ${bucket}, count)
+  SELECT ${ownerColumn}, ${bucketExpression}, ${sum('value')} FROM ${from} GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = LEAST(${table}.count + excluded.count, ${MAX_STORED_COUNT})`;
+
+/**
+ * Moves a batch of pending increments into every rollup level in one statement: the rows are deleted from
+ * `pending_increments` and their sums added, per (owner, bucket), to the series' minute and hour rollups and to both
+ * cells' minute, hour and day rollups. Data-modifying CTEs all run, once, in the statement's transaction: the move is
+ * atomic. Rows committed after the statement began stay for the next fold.
+ */
+const FOLD = `
+  WITH moved AS (
+    DELETE FROM pending_increments WHERE ctid = ANY (ARRAY(SELECT ctid FROM pending_increments LIMIT ${FOLD_BATCH}))
+    RETURNING minute, series_id, cell_id, all_cell_id, value
+  ),
+  cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
+  series_minutes AS (${upsert('series_minute', 'series_id', 'minute', 'moved', 'series_id', 'minute')}),
+  series_hours AS (${upsert('series_hour', 'series_id', 'hour', 'moved', 'series_id', 'minute / 60')}),
+  cell_minutes AS (${upsert('cell_minute', 'cell_id', 'minute', 'cells', 'owner', 'minute')}),
+  cell_hours AS (${upsert('cell_hour', 'cell_id', 'hour', 'cells', 'owner', 'minute / 60')}),
+  cell_days AS (${upsert('cell_day', 'cell_id', 'day', 'cells', 'owner', 'minute / 1440')})
+  SELECT count(*)::integer AS moved FROM moved`;
+
+/**
+ * The PostgreSQL store's fold: exports append their increments to `pending_increments` (no row shared between
+ * exports, so replicas do not queue on each other's locks), and this adds them to the rollups, as the SQLite store
+ * folds its point log. Reads fold first, so that every acknowledged export is in every read, on any replica.
+ */
+export class PendingFold {
+  private running: Promise<void> | undefined;
+  private again = false;
+  /** Folds that failed since start; the last one failed (reads answer from what is folded). */
+  failures = 0;
+  failed = false;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  /**
+   * Folds everything pending now. Concurrent callers share a fold under way, and one more runs after it when any
+   * caller arrived during it (what was committed just before that call must be in).
+   */
+  run(): Promise<void> {
+    if (this.running !== undefined) {
+      this.again = true;
+      return this.running;
+    }
+    const fold = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.foldAll();
+        } while (this.again);
+        this.failed = false;
+      } catch (error) {
+        this.failures++;
+        this.failed = true;
+        throw error;
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    this.running = fold;
+    return fold;
+  }
+
+  /** Whether anything waits: one cheap look, so that a read with nothing to fold costs one round trip. */
+  async pending(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending');
+    return rows[0]?.pending === true;
+  }
+
+  private async foldAll(): Promise<void> {
+    if (!(await this.pending())) return;
+    const client = await this.pool.connect();
+    try {
+      for (;;) {
+        await client.query('BEGIN');
+        await client.query(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`);
+        const { rows } = await client.query<{ moved: number }>(FOLD);
+        await client.query('COMMIT');
+        if ((rows[0]?.moved ?? 0) < FOLD_BATCH) break;
+      }
+      client.release();
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(error as Error);
+      throw error;
+    }
+  }
+}
