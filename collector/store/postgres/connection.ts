@@ -35,6 +35,11 @@ export function createPool(url: string, max: number, onError: (message: string) 
   const pool = new pg.Pool({ connectionString: url, max, types: TYPES, keepAlive: true, connectionTimeoutMillis: 10_000, application_name: 'extscope' });
   // An idle connection that breaks (the server restarted) must not crash the process; the pool replaces it.
   pool.on('error', (error) => onError(`postgres: an idle connection failed: ${describeError(error)}`));
+  // So must one that breaks while checked out between two queries (the pool listens only while a connection is
+  // idle): its next query fails, and the caller releases it as broken.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => onError(`postgres: a connection in use failed: ${describeError(error)}`));
+  });
   return pool;
 }
 
