@@ -110,6 +110,26 @@ export function planBuckets(fromMs: number, toMs: number, options: PlanOptions):
   return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, resolution: hourly ? 'hour' : 'minute', days: tidy(days), hours: [tidy(hours[0]), tidy(hours[1])], minutes: [tidy(minutes[0]), tidy(minutes[1])] };
 }
 
+/** One of a plan's ranges as a reader sums it: the rollup table, its bucket column, and the parameters bounding it. */
+export type PlanRange = readonly [table: string, bucket: string, from: string, to: string];
+
+/** A plan's ranges over the cell rollups (see {@link planParameters}). */
+export const CELL_RANGES: readonly PlanRange[] = [
+  ['cell_day', 'day', 'd0', 'd1'],
+  ['cell_hour', 'hour', 'h0', 'h1'],
+  ['cell_hour', 'hour', 'h2', 'h3'],
+  ['cell_minute', 'minute', 'm0', 'm1'],
+  ['cell_minute', 'minute', 'm2', 'm3'],
+];
+
+/** The same over the series rollups, which have no daily level. */
+export const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) => table !== 'cell_day').map(([table, ...rest]) => [table.replace('cell_', 'series_'), ...rest] as const);
+
+/** The ranges the plan's parameters leave non-empty: a statement leaves the others out (each would cost a seek per row). */
+export function presentRanges(ranges: readonly PlanRange[], parameters: Readonly<Record<string, unknown>>): PlanRange[] {
+  return ranges.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+}
+
 /** Named parameters for the statements built on a plan. */
 export function planParameters(plan: BucketPlan): Record<string, number> {
   return {

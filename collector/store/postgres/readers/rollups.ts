@@ -1,7 +1,7 @@
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellTotals } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
-import { type PlanOptions, planBuckets, planParameters } from '../../common/bucket-plan.js';
+import { CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
@@ -27,24 +27,6 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
   return rows as T[];
 }
 
-/** The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan. */
-/** A bucket range of a plan: the rollup it is read from, its bucket column and the parameters that bound it. */
-type Range = readonly [table: string, bucket: string, from: string, to: string];
-
-const CELL_RANGES: readonly Range[] = [
-  ['cell_day', 'day', 'd0', 'd1'],
-  ['cell_hour', 'hour', 'h0', 'h1'],
-  ['cell_hour', 'hour', 'h2', 'h3'],
-  ['cell_minute', 'minute', 'm0', 'm1'],
-  ['cell_minute', 'minute', 'm2', 'm3'],
-];
-const SERIES_RANGES: readonly Range[] = [
-  ['series_hour', 'hour', 'h0', 'h1'],
-  ['series_minute', 'minute', 'm0', 'm1'],
-  ['series_minute', 'minute', 'm2', 'm3'],
-];
-/** Series ranges of a plan without days (the all-services and one-service matrices have two hour ranges then). */
-const SERIES_PLAN_RANGES: readonly Range[] = [['series_hour', 'hour', 'h0', 'h1'], ['series_hour', 'hour', 'h2', 'h3'], ...SERIES_RANGES.slice(1)];
 const SERIES_LEVELS = [
   { table: 'series_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
   { table: 'series_minute', bucket: 'minute', minutes: 1 },
@@ -59,10 +41,10 @@ const UNKNOWN_SERIES = `series s JOIN instances i ON i.id = s.instance_ref`;
 const UNKNOWN_WHERE = `s.server_declaration = '${DECLARATION.unknown}'`;
 
 /**
- * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan.
- * Two differences, both for speed with the same result: a statement sums only the plan's non-empty ranges (one
- * statement per shape, at most 32), and its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from
- * inlining the subquery, which would evaluate every sum again for the `n > 0` filter).
+ * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan: a
+ * statement sums only the plan's non-empty ranges (one statement per shape), as there. One difference, for speed
+ * with the same result: its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from inlining the subquery,
+ * which would evaluate every sum again for the `n > 0` filter).
  */
 export class RollupsReader {
   private readonly byCell = new Map<string, NamedStatement>();
@@ -111,13 +93,13 @@ export class RollupsReader {
     const byInstance = query.instance !== undefined;
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
     const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
-    const ranges = (byInstance ? SERIES_RANGES : CELL_RANGES).filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const ranges = presentRanges(byInstance ? SERIES_RANGES : CELL_RANGES, parameters);
     const statement = byInstance ? this.seriesStatement(ranges) : this.cellStatement(ranges);
     const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
     // The same range from the series rollups (no daily level: the same buckets, split differently).
     const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
     const unknownParameters: Record<string, unknown> = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
-    const unknownRanges = SERIES_PLAN_RANGES.filter(([, , from, to]) => (unknownParameters[to] as number) > (unknownParameters[from] as number));
+    const unknownRanges = presentRanges(SERIES_RANGES, unknownParameters);
     const unknown = unknownRanges.length === 0 ? [] : await this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
   }
@@ -126,12 +108,12 @@ export class RollupsReader {
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
     const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
-    const ranges = SERIES_PLAN_RANGES.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const ranges = presentRanges(SERIES_RANGES, parameters);
     const rows = ranges.length === 0 ? [] : await this.perInstanceStatement(ranges).all<Record<string, unknown>>(this.db, parameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS) };
   }
 
-  private perInstanceStatement(ranges: readonly Range[]): NamedStatement {
+  private perInstanceStatement(ranges: readonly PlanRange[]): NamedStatement {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.perInstance.get(key);
     if (statement === undefined) {
@@ -150,7 +132,7 @@ export class RollupsReader {
     return statement;
   }
 
-  private unknownStatement(ranges: readonly Range[]): NamedStatement {
+  private unknownStatement(ranges: readonly PlanRange[]): NamedStatement {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.unknownCells.get(key);
     if (statement === undefined) {
@@ -172,7 +154,7 @@ export class RollupsReader {
     return this.stepRows(this.unknownSteps.get(level.table) as NamedStatement, level.minutes, query);
   }
 
-  private cellStatement(ranges: readonly Range[]): NamedStatement {
+  private cellStatement(ranges: readonly PlanRange[]): NamedStatement {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.byCell.get(key);
     if (statement === undefined) {
@@ -189,7 +171,7 @@ export class RollupsReader {
   }
 
   /** A series has every cell column (and more); an extension series' declaration state is left out, as its cell does. */
-  private seriesStatement(ranges: readonly Range[]): NamedStatement {
+  private seriesStatement(ranges: readonly PlanRange[]): NamedStatement {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.bySeries.get(key);
     if (statement === undefined) {

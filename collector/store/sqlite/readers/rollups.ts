@@ -3,25 +3,13 @@ import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
-import { type BucketPlan, type PlanOptions, planBuckets, planParameters } from '../../common/bucket-plan.js';
+import { type BucketPlan, CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
 import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../common/queries.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from} AND ${bucket} < @${to})`;
-
-/** One of a plan's ranges: the rollup table and bucket column it is read from, and its parameters. */
-type PlanRange = readonly [table: string, bucket: string, from: string, to: string];
-const CELL_RANGES: readonly PlanRange[] = [
-  ['cell_day', 'day', 'd0', 'd1'],
-  ['cell_hour', 'hour', 'h0', 'h1'],
-  ['cell_hour', 'hour', 'h2', 'h3'],
-  ['cell_minute', 'minute', 'm0', 'm1'],
-  ['cell_minute', 'minute', 'm2', 'm3'],
-];
-/** The series rollups have no daily level. */
-const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) => table !== 'cell_day').map(([table, ...rest]) => [table.replace('cell_', 'series_'), ...rest] as const);
 
 /**
  * A statement summing each row's counts over a plan's ranges, prepared once per combination of non-empty ranges: an
@@ -38,7 +26,7 @@ class RangeSums {
   ) {}
 
   for(parameters: Record<string, unknown>): Database.Statement {
-    const present = this.ranges.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));
+    const present = presentRanges(this.ranges, parameters);
     const key = present.map(([, , from]) => from).join();
     let statement = this.prepared.get(key);
     if (statement === undefined) {
