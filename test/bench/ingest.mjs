@@ -11,7 +11,8 @@
 //   PostgreSQL), BENCH_ROUNDS (12; 6 with PostgreSQL), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
 //   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards),
 //   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default),
-//   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs)
+//   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
+//   lib/pinning.mjs). On PostgreSQL it also samples what the backends wait on (lib/pg-waits.mjs).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -25,6 +26,8 @@ import { checkExact } from './lib/exactness.mjs';
 import { fleet, rng } from './lib/fleet.mjs';
 import { alternated } from './lib/interleaved.mjs';
 import { median } from './lib/paired-stats.mjs';
+import { sampleWaits } from './lib/pg-waits.mjs';
+import { PINNED, pinApart } from './lib/pinning.mjs';
 import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
 import { cpuMeter } from './lib/proc-cpu.mjs';
 import { size } from './lib/smoke.mjs';
@@ -229,7 +232,7 @@ async function sendAll(agent, urls, bodies) {
 }
 
 /** Through `replicas` collectors on one database (`db`: a SQLite path or a PostgreSQL URL). */
-async function throughCollectors(data, db, replicas) {
+async function throughCollectors(data, db, replicas, database = undefined) {
   const children = await Promise.all(
     Array.from({ length: replicas }, () =>
       startCollectorChild(db, {
@@ -248,11 +251,13 @@ async function throughCollectors(data, db, replicas) {
     const warmupSeconds = (performance.now() - started) / 1000;
     started = performance.now();
     const spent = cpuMeter(children.map(({ child }) => child.pid), db.startsWith('postgres'));
+    const waits = database === undefined ? undefined : sampleWaits(db, database);
     const steady = await sendAll(agent, urls, data.bodies);
     // Everything visible to queries (what is pending folded into the rollups) is part of the measured time.
     const counted = await visible();
     const seconds = (performance.now() - started) / 1000;
-    return { warmupSeconds, seconds, cpu: spent(), failures: warm.failures + steady.failures, retries: warm.retries + steady.retries, counted };
+    const cpu = spent();
+    return { warmupSeconds, seconds, cpu, waits: await waits?.(), failures: warm.failures + steady.failures, retries: warm.retries + steady.retries, counted };
   } finally {
     agent.destroy();
     await Promise.all(
@@ -276,7 +281,7 @@ async function onSqlite(data) {
 async function onPostgres(data, replicas) {
   const database = await createBenchDatabase(`ingest${replicas}`);
   try {
-    return await throughCollectors(data, database.url, replicas);
+    return await throughCollectors(data, database.url, replicas, database.name);
   } finally {
     await database.drop();
   }
@@ -405,11 +410,20 @@ const variants = {
     'PostgreSQL, 3 replicas': () => onPostgres(data, 3),
   }),
 };
-const results = await alternated(Object.keys(variants), REPEATS, (name) => variants[name]());
+const unpin = PINNED ? pinApart() : undefined;
+if (PINNED) console.log('pinned: PostgreSQL on CPU 0; the collectors, the raw loops and the senders on CPU 1');
+let results;
+try {
+  results = await alternated(Object.keys(variants), REPEATS, (name) => variants[name]());
+} finally {
+  unpin?.();
+}
 const seconds = Object.fromEntries(Object.entries(results).map(([name, runs]) => [name, median(runs.map((run) => run.seconds))]));
 const rate = (points, time) => Math.round(points / time).toLocaleString('en');
 /** The median CPU seconds a variant's collectors (or database server) spent per 1,000 exports. */
 const perThousand = (runs, part) => median(runs.map((run) => (1000 * run.cpu[part]) / data.bodies.length)).toFixed(2);
+/** The median cores a variant's collectors (or database server) kept busy: CPU seconds over wall seconds. */
+const coresUsed = (runs, part) => median(runs.map((run) => run.cpu[part] / run.seconds)).toFixed(2);
 const share = (name, base) => (seconds[base] === undefined ? '' : `  ${((100 * seconds[base]) / seconds[name]).toFixed(1).padStart(5)} % of ${base}`);
 for (const name of Object.keys(variants)) {
   const collector = results[name][0].counted !== undefined;
@@ -417,8 +431,17 @@ for (const name of Object.keys(variants)) {
   const extra = !collector
     ? ''
     : `${name.startsWith('PostgreSQL') ? `${share(name, baseline)}${share(name, 'SQLite, 1 collector')}` : `${share(name, 'raw SQLite, minimal')}${share(name, baseline)}`}; warm-up ${rate(data.warmup.counterPoints, median(results[name].map((run) => run.warmupSeconds)))} points/s; 503 retries ${results[name].reduce((sum, run) => sum + run.retries, 0)}`;
-  const cpu = results[name][0].cpu === undefined ? '' : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s`;
+  const cpu = results[name][0].cpu === undefined ? '' : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s; cores in use over the timed rounds: collectors ${coresUsed(results[name], 'collectors')}, PostgreSQL ${coresUsed(results[name], 'database')}`;
   console.log(`${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}`);
+  if (results[name][0].waits !== undefined) console.log(`${''.padEnd(26)} ${waitsLine(results[name])}`);
+}
+/** Sampled backend time per 1,000 exports (medians): waiting on heavyweight locks, on lightweight ones, active. */
+function waitsLine(runs) {
+  const per = (part) => median(runs.map((run) => (1000 * run.waits.seconds[part]) / data.bodies.length));
+  const events = {};
+  for (const run of runs) for (const [event, value] of Object.entries(run.waits.byEvent)) events[event] = (events[event] ?? 0) + (1000 * value) / data.bodies.length / runs.length;
+  const top = Object.entries(events).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([event, value]) => `${event} ${(value * 1000).toFixed(1)} ms`).join(', ');
+  return `PostgreSQL backends per 1,000 exports (sampled every 20 ms): waiting on locks ${(per('lock') * 1000).toFixed(0)} ms, on lightweight locks ${(per('lwlock') * 1000).toFixed(0)} ms, active ${per('active').toFixed(2)} s${top === '' ? '' : ` (mean of runs, most: ${top})`}`;
 }
 console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
 for (const [name, runs] of Object.entries(results)) {
