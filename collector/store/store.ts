@@ -2,7 +2,7 @@ import type { Alert, AlertState, AlertTransition } from '../model/alerts.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError } from '../model/errors.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../model/records.js';
-import type { CellQuery, InstanceCellQuery, StepQuery } from './common/queries.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from './common/queries.js';
 import type { TrendReader } from './common/trends.js';
 
 /**
@@ -45,6 +45,11 @@ export interface RollupReader extends TrendReader {
    */
   serverUnknownStepTotals?(query: StepQuery): Promise<StepTotal[]>;
   instances(query: InstancesQuery): Promise<InstanceRecord[]>;
+  /**
+   * Where the history held begins: the start of the oldest minute in the matrix rollups (all services, or one
+   * service's), whenever its points were sent (a backfill counts from its own timestamps); null when none.
+   */
+  historyStart(query: HistoryQuery): Promise<number | null>;
   /** Newest first. */
   examples(query: ExamplesQuery): Promise<ExampleRecord[]>;
 }

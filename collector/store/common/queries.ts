@@ -37,3 +37,19 @@ export function stepParameters(query: StepQuery, minutes: number): Record<string
     client: query.clientName ?? null,
   };
 }
+
+/** Where the history held begins: over all services, or one service's. */
+export interface HistoryQuery {
+  service?: string | undefined;
+}
+
+/**
+ * The start of the oldest minute held, from the oldest minute and oldest hour in the matrix rollups (each as
+ * minutes or hours since the epoch): minute rollups go after a week, hourly ones are kept longer, so the minute is
+ * exact only when it lies in that oldest hour; otherwise the hour's start is. Null when nothing is held.
+ */
+export function historyStartMs(oldestMinute: number | null, oldestHour: number | null): number | null {
+  if (oldestHour === null) return oldestMinute === null ? null : oldestMinute * MS_PER_MINUTE;
+  if (oldestMinute !== null && Math.floor(oldestMinute / 60) <= oldestHour) return oldestMinute * MS_PER_MINUTE;
+  return oldestHour * 60 * MS_PER_MINUTE;
+}

@@ -4,7 +4,7 @@ import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, Instan
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import type { Alert } from '../../model/alerts.js';
 import type { AlertChanges, AlertPage, AlertQuery, DeliveryEntry, DeliveryQuery, DeliveryRecord, ExamplesQuery, InstanceHour, InstanceHourIds, InstancesQuery, Leadership, RetentionConfig, Store, StoreHealth, StoreStats, UnfinishedDelivery } from '../store.js';
-import type { CellQuery, InstanceCellQuery, StepQuery } from '../common/queries.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../common/queries.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../common/trends.js';
 import { AlertsTable } from './alerts.js';
 import { asStoreError, createClient, createPool, inTransaction, redactUrl } from './connection.js';
@@ -194,6 +194,10 @@ export class PostgresStore implements Store {
 
   requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
     return this.readFolded(() => this.trendsReader.required(query));
+  }
+
+  historyStart(query: HistoryQuery): Promise<number | null> {
+    return this.readFolded(() => this.rollups.historyStart(query));
   }
 
   instances(query: InstancesQuery): Promise<InstanceRecord[]> {

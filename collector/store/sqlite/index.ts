@@ -7,7 +7,7 @@ import type { MetricsBatch, SpanBatch, SpanExample } from '../../model/batches.j
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR } from '../../model/time.js';
 import { type AlertChanges, type AlertPage, type AlertQuery, type BackupResult, type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, type UnfinishedDelivery, type ExamplesQuery, type InstanceHour, type InstanceHourIds, type InstancesQuery, type Leadership, type RetentionConfig, SOLE_LEADER, type Store, type StoreBackup, type StoreHealth, type StoreStats, StoreUnavailableError } from '../store.js';
-import { type CellQuery, type InstanceCellQuery, type StepQuery } from '../common/queries.js';
+import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery } from '../common/queries.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendResult } from '../common/trends.js';
 import { DeliveryLog } from './deliveries.js';
 import { AlertsTable } from './alerts.js';
@@ -256,6 +256,11 @@ export class SqliteStore implements Store, StoreBackup {
   async requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
     await this.foldBeforeRead();
     return this.trendsReader.required(query);
+  }
+
+  async historyStart(query: HistoryQuery): Promise<number | null> {
+    await this.foldBeforeRead();
+    return this.rollups.historyStart(query);
   }
 
   async instances(query: InstancesQuery): Promise<InstanceRecord[]> {

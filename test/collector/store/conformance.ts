@@ -197,6 +197,19 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 14', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3']);
     });
 
+    it("says where the history held begins by the points' own timestamps: a backfill of older points moves it back, per service; null when nothing is held", async () => {
+      expect(await store.historyStart({})).toBeNull();
+      await store.applyMetrics(batch([{ start: 0, time: 1, value: 1 }]));
+      const first = await store.historyStart({});
+      expect(first === T0 || first === T0 + MS_PER_MINUTE).toBe(true);
+      // Sent now, dated three hours earlier, for another service (another stream: the test streams are named by their dimensions).
+      await store.applyMetrics(batch([{ client: 'restored', start: -180, time: -179, value: 2 }], 'i-2', 'backfilled'));
+      expect(await store.historyStart({})).toBe((first ?? 0) - 180 * MS_PER_MINUTE);
+      expect(await store.historyStart({ service: 'backfilled' })).toBe((first ?? 0) - 180 * MS_PER_MINUTE);
+      expect(await store.historyStart({ service: 'svc' })).toBe(first);
+      expect(await store.historyStart({ service: 'none' })).toBeNull();
+    });
+
     it('a sender-controlled dimension past its limit is stored as _OTHER, the same decision after reopening; nothing is lost', async () => {
       await reopen({ maxValuesPerDimension: 2 });
       await store.applyMetrics(batch(['a', 'b', 'c'].map((client, index) => ({ client, start: index, time: index + 1, value: 1 }))));

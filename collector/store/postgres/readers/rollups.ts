@@ -3,7 +3,7 @@ import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellT
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
-import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../common/queries.js';
+import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
@@ -39,6 +39,13 @@ const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'client
  */
 const UNKNOWN_SERIES = `series s JOIN instances i ON i.id = s.instance_ref`;
 const UNKNOWN_WHERE = `s.server_declaration = '${DECLARATION.unknown}'`;
+
+/** One seek per cell into each rollup's primary key (cell, bucket): no index orders the buckets alone. */
+const OLDEST = new NamedStatement(`
+  SELECT min((SELECT min(minute) FROM cell_minute WHERE cell_id = c.id))::float8 AS minute,
+         min((SELECT min(hour) FROM cell_hour WHERE cell_id = c.id))::float8 AS hour
+  FROM cells c
+  WHERE (@service::text IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service::text)`);
 
 /**
  * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan: a
@@ -102,6 +109,12 @@ export class RollupsReader {
     const unknownRanges = presentRanges(SERIES_RANGES, unknownParameters);
     const unknown = unknownRanges.length === 0 ? [] : await this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
+  }
+
+  /** The start of the oldest minute the matrix rollups hold (all services, or one service's), as the SQLite store finds it. */
+  async historyStart(query: HistoryQuery): Promise<number | null> {
+    const [row] = await OLDEST.all<{ minute: number | null; hour: number | null }>(this.db, { service: query.service ?? null });
+    return historyStartMs(row?.minute ?? null, row?.hour ?? null);
   }
 
   /** Per instance, from the series rollups (no daily level), as the SQLite store reads them. */

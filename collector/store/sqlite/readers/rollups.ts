@@ -4,7 +4,7 @@ import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
 import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
 import { type BucketPlan, CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
-import { type CellQuery, type InstanceCellQuery, type StepQuery, stepParameters } from '../../common/queries.js';
+import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
 
@@ -105,6 +105,7 @@ export class RollupsReader {
   private readonly unknownCells: RangeSums;
   private readonly unknownSteps: Map<string, Database.Statement>;
   private readonly latestPointEnd: Database.Statement;
+  private readonly oldest: { minute: Database.Statement; hour: Database.Statement };
 
   constructor(
     db: Database.Database,
@@ -195,6 +196,12 @@ export class RollupsReader {
     // From the log's identity index: one seek. Increments written to the rollups another way (the benchmarks' loader)
     // are not in the log, and are not ahead of their writer's clock.
     this.latestPointEnd = db.prepare('SELECT max(end_ns) FROM point_log').pluck().safeIntegers(true);
+    // One seek per cell into each rollup's primary key (cell, bucket): no index orders the buckets alone.
+    const oldestOf = (table: string, bucket: string): Database.Statement =>
+      db.prepare(`
+        SELECT min(b) FROM (SELECT (SELECT min(${bucket}) FROM ${table} WHERE cell_id = c.id) AS b FROM cells c
+        WHERE (@service IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service))`).pluck();
+    this.oldest = { minute: oldestOf('cell_minute', 'minute'), hour: oldestOf('cell_hour', 'hour') };
     this.cellChunkEnd = db.prepare(`SELECT max(id) FROM (SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
@@ -243,6 +250,12 @@ export class RollupsReader {
     const latest = this.latestPointEnd.get() as bigint | null;
     const aheadOfNow = nowMs === undefined || (latest !== null && Number(latest / NANOS_PER_MINUTE) > Math.floor(nowMs / MS_PER_MINUTE));
     return planBuckets(range.fromMs, range.toMs, { ...options, useDays, nowMs: aheadOfNow ? undefined : nowMs });
+  }
+
+  /** The start of the oldest minute the matrix rollups hold (all services, or one service's); null when none. */
+  historyStart(query: HistoryQuery): number | null {
+    const parameters = { service: query.service ?? null };
+    return historyStartMs(this.oldest.minute.get(parameters) as number | null, this.oldest.hour.get(parameters) as number | null);
   }
 
   /** Per instance, from the series rollups (no daily level), in chunks of series as {@link cellTotals}. */

@@ -42,18 +42,18 @@ export const changesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiConte
       if (earlier.toMs > end - length) throw badRequest('beforeTo: the earlier period must end before the later one begins');
     }
     const later = { fromMs: end - length, toMs: end };
-    const [a, b, records] = await Promise.all([
+    const [a, b, records, first] = await Promise.all([
       readMatrix(reader, { ...earlier, service, instance }, 'client_version'),
       readMatrix(reader, { ...later, service, instance }, 'client_version'),
       reader.instances({ service }),
+      reader.historyStart({ service }),
     ]);
     const total = (view: typeof a.view): number => view.rows.reduce((sum, row) => sum + row.requests, 0);
-    const first = records.reduce((min, record) => Math.min(min, record.firstSeenMs), Number.POSITIVE_INFINITY);
     const own = instance === undefined ? records : records.filter((record) => record.instanceId === instance);
     return {
       before: { from: iso(a.fromMs), to: iso(a.toMs), requests: total(a.view) },
       after: { from: iso(b.fromMs), to: iso(Math.min(b.toMs, now)), requests: total(b.view) },
-      historyFrom: Number.isFinite(first) ? iso(first) : null,
+      historyFrom: first === null ? null : iso(first),
       changes: compareMatrices(a.view, b.view, threshold).slice(0, 200).map(served),
       instances: advertisingChanges(own, earlier.fromMs, end).slice(0, 200).map(served),
     };
