@@ -104,6 +104,23 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
     expect(overflow).toBe(0);
   });
 
+  it('rows by client on screen, the page reads the rows by instance in the background: regrouping by instance then asks the API for nothing', async () => {
+    const background = page.waitForResponse((response) => response.url().includes('/api/v1/matrix?') && response.url().includes('group=instance'));
+    await page.goto(`${fixtureSet.collector.url}/?group=client`);
+    await ready(page);
+    await (await background).finished();
+    const asked: string[] = [];
+    const listener = (request: { url(): string }): void => void (request.url().includes('/api/v1/matrix?') && asked.push(request.url()));
+    page.on('request', listener);
+    try {
+      await andRender(() => page.selectOption('#filter-group', 'instance'));
+      await expect(page.locator('tbody tr[data-client] th.client a').allInnerTexts()).resolves.toEqual([ROW_B, ROW_A]);
+      expect(asked).toEqual([]);
+    } finally {
+      page.off('request', listener);
+    }
+  });
+
   it('"Rows by" offers service and instance; by service the two instances are summed', async () => {
     await expect(page.locator('#filter-group option').allInnerTexts()).resolves.toEqual(['client name', 'name@version', 'service', 'instance']);
     await andRender(() => page.selectOption('#filter-group', 'service'));

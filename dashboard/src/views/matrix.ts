@@ -34,6 +34,22 @@ const ROWS: Record<Group, { heading: string; one: string; many: string }> = {
 const ROW_PX = 46;
 const OVERSCAN_ROWS = 8;
 
+/**
+ * Rows by instance are summed from every instance's series, a read several times longer than the client rows' on a
+ * large fleet. Once the matrix is on screen, the page asks for them while it is idle, into the same cache the
+ * grouping select reads (emptied at each refresh), so that regrouping renders at once. Rows by client, the way
+ * back, are loaded anyway for the client filter.
+ */
+function prefetchByInstance(context: Context, state: State, instances: InstancesResponse): void {
+  if (byInstance(state.group) || instances.instances.length < 2) return;
+  const idle = (work: () => void): void => void ('requestIdleCallback' in window ? window.requestIdleCallback(work, { timeout: 2000 }) : setTimeout(work, 200));
+  idle(() => {
+    if (!context.isCurrent()) return;
+    // Nothing is shown from it until the grouping changes: a failure there is the regrouped view's to report.
+    context.load<MatrixResponse>('matrix', matrixParams({ ...state, group: 'instance' })).catch(() => undefined);
+  });
+}
+
 function spacer(rows: number, columns: number): HTMLTableRowElement {
   const tr = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: columns }));
   tr.style.height = `${rows * ROW_PX}px`;
@@ -180,6 +196,7 @@ class MatrixView implements ViewModule {
     if (empty !== null) replace(this.grid, empty);
     else await this.renderGrid(slice, state);
     if (!context.isCurrent()) return;
+    if (empty === null) prefetchByInstance(context, state, instances);
     await this.renderDrill(state, matrix);
     if (this.focusDrill && context.isCurrent()) {
       this.focusDrill = false;
