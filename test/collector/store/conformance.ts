@@ -415,6 +415,26 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(trend.rows.reduce((sum, row) => sum + (row.serverUnknown ?? 0), 0)).toBe(6);
     });
 
+    it('trends over more cells than one read chunk add up to the matrix, over all services and per service', async () => {
+      // 700 clients in each of two services: 2,800 request cells, the two scopes' ids interleaved.
+      const clients = Array.from({ length: 700 }, (_, index) => `client-${index}`);
+      // Another version per service: the test's streams are named by their dimensions.
+      const points = (value: number, version: string): PointSpec[] => clients.map((client) => ({ client, version, start: 0, time: 1, value }));
+      await store.applyMetrics(batch(points(1, '1.0'), 'i-1', 'svc'));
+      await store.applyMetrics(batch([...points(2, '2.0'), { client: 'client-0', start: 0, time: 1, value: 1, extension: { id: TASKS, client: true, server: true } }], 'i-2', 'other'));
+      const hour = { fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 };
+      const requests = (rows: readonly { requests: number }[]): number => rows.reduce((sum, row) => sum + row.requests, 0);
+      for (const [service, expected] of [[undefined, 2100], ['svc', 700], ['other', 1400]] as const) {
+        const matrix = await store.cellTotals({ ...day, service });
+        expect(matrix.cells.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0)).toBe(expected);
+        expect(requests((await store.clientTrend({ ...hour, service })).rows)).toBe(expected);
+        expect(requests((await store.declarationTrend({ ...hour, service })).rows)).toBe(expected);
+        expect(new Set((await store.clientTrend({ ...hour, service })).rows.map((row) => row.name)).size).toBe(700);
+        const negotiated = (await store.extensionTrend({ ...hour, service })).rows.filter((row) => row.id === TASKS).reduce((sum, row) => sum + row.negotiated, 0);
+        expect(negotiated).toBe(service === 'svc' ? 0 : 1);
+      }
+    });
+
     it('step totals: requests and one extension by flags, per step, within the filters', async () => {
       await store.applyMetrics(
         batch([

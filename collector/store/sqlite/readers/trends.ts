@@ -13,20 +13,34 @@ import {
 import { safeSum } from '../sql.js';
 import { READ_CHUNK } from './rollups.js';
 
+/** Which cells or series a trend reads: one scope of the cells, or the series (of one instance, or every one). */
+type Owners = 'allCells' | 'serviceCells' | 'series';
+
+/**
+ * Each owner set's condition, written so that SQLite seeks a range of ids within it (the chunk `@after` < id ≤
+ * `@upto`): the cells by `cells_by_service` (scope, service, then id), one scope per statement. One statement for
+ * both scopes would scan every cell of the scope for each chunk.
+ */
+const OWNERS: Record<Owners, string> = {
+  allCells: 'c.scope = 1 AND c.service IS NULL',
+  serviceCells: 'c.scope = 0 AND c.service = @service',
+  series: '(@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)',
+};
+
 /**
  * Without an instance filter the cell rollups (no instance dimension) are read; with one, that instance's
  * series. The `-32021` figures need `required` and `status_code`, which only the series keep.
  */
-function source(bySeries: boolean, level: TrendLevel): string {
+function source(owners: Owners, level: TrendLevel): string {
   // Parameters are bound as REAL: the division would give fractions without the cast.
   const slot = `CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot`;
   const range = `b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1`;
-  if (!bySeries) {
+  if (owners !== 'series') {
     return `SELECT ${slot}, c.* FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND ${range}
-      WHERE c.id > @after AND c.id <= @upto AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))`;
+      WHERE ${OWNERS[owners]} AND c.id > @after AND c.id <= @upto`;
   }
   return `SELECT ${slot}, c.* FROM series c JOIN instances i ON i.id = c.instance_ref JOIN ${level.table} b ON b.series_id = c.id AND ${range}
-      WHERE c.id > @after AND c.id <= @upto AND (@service IS NULL OR i.service = @service) AND (@instance IS NULL OR i.instance_id = @instance)`;
+      WHERE c.id > @after AND c.id <= @upto AND ${OWNERS.series}`;
 }
 
 /** The series a `-32021` figure can come from: refused requests, and the ids a refused method required. */
@@ -87,12 +101,17 @@ const MEASURES = {
  */
 export class TrendsReader extends TrendMeasures {
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly chunkEnd: Record<'cells' | 'series', Database.Statement>;
+  private readonly chunkEnd: Record<Owners, Database.Statement>;
 
   constructor(private readonly db: Database.Database) {
     super();
-    const end = (table: string): Database.Statement => db.prepare(`SELECT max(id) FROM (SELECT id FROM ${table} WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
-    this.chunkEnd = { cells: end('cells'), series: end('series') };
+    // Each chunk's end from the index alone, over the owners read (cells_by_service keeps equal keys in id order).
+    const end = (where: string): Database.Statement => db.prepare(`SELECT max(id) FROM (SELECT c.id FROM cells c WHERE ${where} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`).pluck();
+    this.chunkEnd = {
+      allCells: end(OWNERS.allCells),
+      serviceCells: end(OWNERS.serviceCells),
+      series: db.prepare(`SELECT max(id) FROM (SELECT id FROM series WHERE id > @after ORDER BY id LIMIT ${READ_CHUNK})`).pluck(),
+    };
     // The ids of the series the `required` measure reads, in a table of this connection's own (TEMP: not part of the
     // schema, gone with the connection), filled once now and kept current by triggers as series come and go.
     db.exec(`
@@ -110,11 +129,12 @@ export class TrendsReader extends TrendMeasures {
     const plan = planTrend(query, bySeries);
     const { level, m0, m1 } = plan;
     const narrowed = measure === 'required';
-    const key = `${measure}:${bySeries}:${level.table}`;
+    const owners: Owners = bySeries ? 'series' : query.service === undefined ? 'allCells' : 'serviceCells';
+    const key = `${measure}:${owners}:${level.table}`;
     let statement = this.statements.get(key);
     if (statement === undefined) {
       // `b.count` is renamed so that `c.*` (which has no `count`) and the rollup's count cannot clash.
-      const from = (narrowed ? requiredSource(level) : source(bySeries, level)).replace('c.*', 'c.*, b.count AS b_count');
+      const from = (narrowed ? requiredSource(level) : source(owners, level)).replace('c.*', 'c.*, b.count AS b_count');
       statement = this.db.prepare(MEASURES[measure].sql(from));
       this.statements.set(key, statement);
     }
@@ -130,9 +150,9 @@ export class TrendsReader extends TrendMeasures {
     };
     const rows: Slot[] = [];
     if (narrowed) return trendResult(query, plan, statement.all(parameters) as Slot[]);
-    const chunkEnd = this.chunkEnd[bySeries ? 'series' : 'cells'];
+    const chunkEnd = this.chunkEnd[owners];
     for (let after = 0; ; ) {
-      const upto = chunkEnd.get(after) as number | null;
+      const upto = chunkEnd.get({ after, ...(owners === 'serviceCells' ? { service: parameters.service } : {}) }) as number | null;
       if (upto === null) break;
       for (const row of statement.all({ ...parameters, after, upto }) as Slot[]) rows.push(row);
       after = upto;
