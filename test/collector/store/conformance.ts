@@ -415,7 +415,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(trend.rows.reduce((sum, row) => sum + (row.serverUnknown ?? 0), 0)).toBe(6);
     });
 
-    it('trends over more cells than one read chunk add up to the matrix, over all services and per service', async () => {
+    it('trends and step totals over more cells than one read chunk add up to the matrix, over all services and per service', async () => {
       // 700 clients in each of two services: 2,800 request cells, the two scopes' ids interleaved.
       const clients = Array.from({ length: 700 }, (_, index) => `client-${index}`);
       // Another version per service: the test's streams are named by their dimensions.
@@ -432,6 +432,9 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         expect(new Set((await store.clientTrend({ ...hour, service })).rows.map((row) => row.name)).size).toBe(700);
         const negotiated = (await store.extensionTrend({ ...hour, service })).rows.filter((row) => row.id === TASKS).reduce((sum, row) => sum + row.negotiated, 0);
         expect(negotiated).toBe(service === 'svc' ? 0 : 1);
+        const steps = await store.stepTotals({ ...hour, service, extensionId: TASKS });
+        expect(steps.filter((step) => step.kind === SeriesKind.Requests).reduce((sum, step) => sum + step.count, 0)).toBe(expected);
+        expect(steps.filter((step) => step.kind === SeriesKind.Extension && step.negotiated === true).reduce((sum, step) => sum + step.count, 0)).toBe(service === 'svc' ? 0 : 1);
       }
     });
 

@@ -100,8 +100,7 @@ export class RollupsReader {
   private readonly instanceRefs: Database.Statement;
   private readonly instanceSeries: ChunkedRead;
   private readonly perInstance: ChunkedRead;
-  private readonly steps: Map<string, Database.Statement>;
-  private readonly cellChunkEnd: Database.Statement;
+  private readonly steps: { all: Map<string, Database.Statement>; service: Map<string, Database.Statement> };
   private readonly unknownCells: RangeSums;
   private readonly unknownSteps: Map<string, Database.Statement>;
   private readonly latestPointEnd: Database.Statement;
@@ -202,21 +201,23 @@ export class RollupsReader {
         SELECT min(b) FROM (SELECT (SELECT min(${bucket}) FROM ${table} WHERE cell_id = c.id) AS b FROM cells c
         WHERE (@service IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service))`).pluck();
     this.oldest = { minute: oldestOf('cell_minute', 'minute'), hour: oldestOf('cell_hour', 'hour') };
-    this.cellChunkEnd = db.prepare(`SELECT max(id) FROM (SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ${READ_CHUNK})`).pluck();
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
-    this.steps = new Map(
-      LEVELS.map((level) => [
-        level.table,
-        db.prepare(`
+    // One statement per scope, so that each chunk seeks its range of ids in cells_by_service (one for both scopes
+    // would scan every cell of the scope for each chunk).
+    const stepsOf = (where: string): Map<string, Database.Statement> =>
+      new Map(
+        LEVELS.map((level) => [
+          level.table,
+          db.prepare(`
           SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
                  c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, ${safeSum('b.count')} AS count
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1
-          WHERE c.id > @after AND c.id <= @upto AND (c.kind = 0 OR c.extension_id = @extension)
-            AND ((@service IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service))
+          WHERE ${where} AND c.id > @after AND c.id <= @upto AND (c.kind = 0 OR c.extension_id = @extension)
             AND (@client IS NULL OR c.client_name = @client)
           GROUP BY tMs, c.kind, ${flags}`),
-      ]),
-    );
+        ]),
+      );
+    this.steps = { all: stepsOf(ALL), service: stepsOf(ONE) };
   }
 
   /**
@@ -279,11 +280,12 @@ export class RollupsReader {
    */
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
     const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
+    const cells = query.service === undefined ? { read: this.allCells, steps: this.steps.all } : { read: this.serviceCells, steps: this.steps.service };
     const totals: StepTotal[] = [];
     for (let after = 0; ; ) {
-      const upto = this.cellChunkEnd.get(after) as number | null;
+      const upto = cells.read.end.get({ after, service: query.service ?? null }) as number | null;
       if (upto === null) return totals;
-      for (const total of this.stepRows(this.steps.get(level.table), level.minutes, query, { after, upto })) totals.push(total);
+      for (const total of this.stepRows(cells.steps.get(level.table), level.minutes, query, { after, upto })) totals.push(total);
       after = upto;
       await yieldToEventLoop();
     }
