@@ -24,7 +24,7 @@ export async function readMatrix(source: MatrixSource, query: CellQuery, group: 
   const totals = await source.cellTotals(query);
   // The cells' range is whole hours or whole minutes: steps of that size cover it exactly.
   const stepMinutes = totals.resolution === 'hour' ? 60 : 1;
-  const required = await source.requiredTrend({ fromMs: totals.fromMs, toMs: totals.toMs, stepMinutes, service: query.service, instance: query.instance });
+  const required = await source.requiredTrend({ fromMs: totals.fromMs, toMs: totals.toMs, stepMinutes, service: query.service, instance: query.instance, signal: query.signal });
   const view = buildMatrix(totals.cells, group, limits, totals.serverUnknown, required.rows);
   return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
 }

@@ -51,13 +51,13 @@ function apiUrl(path: string, params: Params = {}): string {
   return `/api/v1/${path}${text === '' ? '' : `?${text}`}`;
 }
 
-async function request(path: string, params: Params, accept: string): Promise<Response> {
+async function request(path: string, params: Params, accept: string, signal?: AbortSignal): Promise<Response> {
   const token = storedToken() ?? memoryToken;
   const headers: Record<string, string> = { accept };
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
   let response: Response;
   try {
-    response = await fetch(apiUrl(path, params), { headers, credentials: 'omit', cache: 'no-store' });
+    response = await fetch(apiUrl(path, params), { headers, credentials: 'omit', cache: 'no-store', ...(signal === undefined ? {} : { signal }) });
   } catch (error) {
     throw new ApiError(0, `the collector did not answer (${(error as Error).message})`);
   }
@@ -75,8 +75,9 @@ async function request(path: string, params: Params, accept: string): Promise<Re
   return response;
 }
 
-export async function getJson<T>(path: string, params: Params = {}): Promise<T> {
-  return (await (await request(path, params, 'application/json')).json()) as T;
+/** `signal` aborts the request (the collector then stops its read). */
+export async function getJson<T>(path: string, params: Params = {}, signal?: AbortSignal): Promise<T> {
+  return (await (await request(path, params, 'application/json', signal)).json()) as T;
 }
 
 export async function getText(path: string, params: Params = {}): Promise<string> {

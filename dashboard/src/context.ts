@@ -8,6 +8,11 @@ export interface Context {
   navigate(changes: Partial<State>, mode?: 'push' | 'replace'): void;
   /** A cached GET of `/api/v1/<path>` (the cache is emptied at each refresh). */
   load<T>(path: string, params?: Params): Promise<T>;
+  /**
+   * Starts a GET into the cache that nothing waits for yet; a `load` of it later takes it over. It is aborted at the
+   * next refresh, or at the next state change after which `keep` says it is no longer wanted.
+   */
+  prefetch(path: string, params: Params, keep: (next: State) => boolean): void;
   /** False once a newer render has started: a slow answer must not overwrite a newer view. */
   isCurrent(): boolean;
   /** Data arrived: updates the "last updated" time. */
@@ -32,9 +37,13 @@ export const namesOf = (rows: readonly { name: string | null }[]): string[] => [
 
 export class Loader {
   private cache = new Map<string, Promise<unknown>>();
+  /** Prefetched entries no `load` has taken over yet: what aborts them, and whether a state still wants them. */
+  private prefetches = new Map<string, { controller: AbortController; keep: (next: State) => boolean }>();
 
   load<T>(path: string, params: Params = {}): Promise<T> {
     const key = `${path}?${JSON.stringify(params)}`;
+    // Taken over: awaited by a view from now on, so never aborted.
+    this.prefetches.delete(key);
     let entry = this.cache.get(key);
     if (entry === undefined) {
       entry = getJson<T>(path, params);
@@ -45,7 +54,32 @@ export class Loader {
     return entry as Promise<T>;
   }
 
+  prefetch(path: string, params: Params, keep: (next: State) => boolean): void {
+    const key = `${path}?${JSON.stringify(params)}`;
+    if (this.cache.has(key)) return;
+    const controller = new AbortController();
+    const entry = getJson(path, params, controller.signal);
+    entry.catch(() => {
+      if (this.cache.get(key) === entry) this.cache.delete(key);
+      this.prefetches.delete(key);
+    });
+    this.cache.set(key, entry);
+    this.prefetches.set(key, { controller, keep });
+  }
+
+  /** Aborts the prefetches the new state does not want (the collector stops reading them). */
+  dropPrefetches(next: State): void {
+    for (const [key, { controller, keep }] of this.prefetches) {
+      if (keep(next)) continue;
+      controller.abort();
+      this.prefetches.delete(key);
+      this.cache.delete(key);
+    }
+  }
+
   clear(): void {
+    for (const { controller } of this.prefetches.values()) controller.abort();
+    this.prefetches = new Map();
     this.cache = new Map();
   }
 }

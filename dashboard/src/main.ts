@@ -37,6 +37,7 @@ function navigate(changes: Partial<State>, mode: 'push' | 'replace' = 'push'): v
   if (mode === 'push') history.pushState(null, '', url);
   else history.replaceState(null, '', url);
   state = next;
+  loader.dropPrefetches(next);
   void render();
 }
 
@@ -78,6 +79,7 @@ function context(current: number): Context {
     state,
     navigate,
     load: (path, params) => loader.load(path, params),
+    prefetch: (path, params, keep) => loader.prefetch(path, params, keep),
     isCurrent: () => current === generation,
     loaded: () => {
       const now = new Date();
@@ -177,6 +179,7 @@ forget.addEventListener('click', () => {
 });
 window.addEventListener('popstate', () => {
   state = parseState(location.search);
+  loader.dropPrefetches(state);
   void render();
 });
 

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, agentEnv, fixture, nodeArgs } from '../support/processes.js';
 import { type CollectorPage, collectorPage } from './helpers/collector-page.js';
@@ -118,6 +118,37 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
       expect(asked).toEqual([]);
     } finally {
       page.off('request', listener);
+    }
+  });
+
+  it('a change of range while the rows by instance are still being read in the background aborts that read', async () => {
+    const held: Route[] = [];
+    const pattern = (url: URL): boolean => url.pathname === '/api/v1/matrix' && url.searchParams.get('group') === 'instance';
+    // The background read is held unanswered, as a long one on a large fleet would be.
+    await page.route(pattern, (route) => void held.push(route));
+    // The page's fetches, as they are aborted (an aborted request the test holds is not reported as failed).
+    await page.addInitScript(() => {
+      type Fetch = (input: unknown, init?: { signal?: { addEventListener(type: 'abort', listener: () => void): void } }) => unknown;
+      const scope = globalThis as unknown as { fetch: Fetch; abortedFetches: string[] };
+      const aborted: string[] = [];
+      scope.abortedFetches = aborted;
+      const original = scope.fetch.bind(scope);
+      scope.fetch = (input, init) => {
+        init?.signal?.addEventListener('abort', () => aborted.push(String(input)));
+        return original(input, init);
+      };
+    });
+    try {
+      await page.goto(`${fixtureSet.collector.url}/?group=client`);
+      await ready(page);
+      await expect.poll(() => held.length).toBe(1);
+      const range = await page.locator('#filter-range').inputValue();
+      await andRender(() => page.selectOption('#filter-range', range === '7d' ? '24h' : '7d'));
+      const aborted = await page.evaluate(() => (globalThis as unknown as { abortedFetches: string[] }).abortedFetches);
+      expect(aborted).toHaveLength(1);
+      expect(pattern(new URL(aborted[0] ?? '', fixtureSet.collector.url))).toBe(true);
+    } finally {
+      await page.unroute(pattern);
     }
   });
 

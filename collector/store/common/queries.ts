@@ -5,6 +5,11 @@ export interface FilterQuery {
   fromMs: number;
   toMs: number;
   service?: string | undefined;
+  /**
+   * Aborted when whoever asked has gone (the connection closed before the answer): a read in chunks (SQLite) stops
+   * at its next chunk with the signal's reason, instead of finishing work nobody will receive.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export interface CellQuery extends FilterQuery {

@@ -438,6 +438,25 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       }
     });
 
+    it('a read whose asker has gone rejects with the reason its signal was aborted with, over more cells than one read chunk', async () => {
+      const clients = Array.from({ length: 1100 }, (_, index) => `client-${index}`);
+      await store.applyMetrics(batch(clients.map((client) => ({ client, start: 0, time: 1, value: 1 }))));
+      const gone = new AbortController();
+      const reason = new Error('the connection closed');
+      gone.abort(reason);
+      const signal = gone.signal;
+      const hour = { fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 };
+      await expect(store.cellTotals({ ...day, signal })).rejects.toBe(reason);
+      await expect(store.cellTotals({ ...day, instance: 'i-1', signal })).rejects.toBe(reason);
+      await expect(store.instanceCellTotals({ ...day, signal })).rejects.toBe(reason);
+      await expect(store.stepTotals({ ...hour, extensionId: TASKS, signal })).rejects.toBe(reason);
+      await expect(store.clientTrend({ ...hour, signal })).rejects.toBe(reason);
+      await expect(store.extensionTrend({ ...hour, signal })).rejects.toBe(reason);
+      // Without a signal (or with one not aborted) the same reads answer in full.
+      expect((await store.cellTotals({ ...day, signal: new AbortController().signal })).cells).toHaveLength(1100);
+      expect((await store.clientTrend(hour)).rows.reduce((sum, row) => sum + row.requests, 0)).toBe(1100);
+    });
+
     it('step totals: requests and one extension by flags, per step, within the filters', async () => {
       await store.applyMetrics(
         batch([

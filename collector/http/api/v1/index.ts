@@ -10,6 +10,7 @@ import { matrixCellRoutes } from './matrix-cell/route.js';
 import { rejectionsRoutes } from './rejections/route.js';
 import { timeseriesRoutes } from './timeseries/route.js';
 import { trendsRoutes } from './trends/route.js';
+import { watchAbandonment } from '../../read-signal.js';
 
 export type { ApiContext } from './context.js';
 
@@ -20,6 +21,7 @@ export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
 export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
   const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections };
+  app.addHook('onRequest', watchAbandonment);
   // While the store cannot write, reads answer from what is stored and say that it may be behind.
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reader.behind()) reply.header(DATA_BEHIND_HEADER, 'true');

@@ -97,6 +97,8 @@ export class RollupsReader {
   }
 
   async cellTotals(query: CellQuery): Promise<CellTotals> {
+    // One statement each, run to its end: a read whose asker has gone is not started.
+    query.signal?.throwIfAborted();
     const byInstance = query.instance !== undefined;
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
     const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
@@ -119,6 +121,7 @@ export class RollupsReader {
 
   /** Per instance, from the series rollups (no daily level), as the SQLite store reads them. */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
+    query.signal?.throwIfAborted();
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
     const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
     const ranges = presentRanges(SERIES_RANGES, parameters);
@@ -163,6 +166,7 @@ export class RollupsReader {
 
   /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
   async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    query.signal?.throwIfAborted();
     const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
     return this.stepRows(this.unknownSteps.get(level.table) as NamedStatement, level.minutes, query);
   }
@@ -201,6 +205,7 @@ export class RollupsReader {
   }
 
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
+    query.signal?.throwIfAborted();
     const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
     return this.stepRows(this.steps.get(level.table) as NamedStatement, level.minutes, query);
   }

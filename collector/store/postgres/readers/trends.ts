@@ -66,6 +66,8 @@ export class TrendsReader extends TrendMeasures {
   }
 
   protected async read<Slot>(measure: TrendMeasure, query: TrendQuery): Promise<TrendResult<Slot>> {
+    // One statement, run to its end: a read whose asker has gone is not started.
+    query.signal?.throwIfAborted();
     const bySeries = MEASURES[measure].series || query.instance !== undefined;
     const plan = planTrend(query, bySeries);
     const { level, m0, m1 } = plan;

@@ -77,7 +77,7 @@ interface ChunkedRead {
   end: Database.Statement;
 }
 
-async function chunked<T extends CellTotal>(read: ChunkedRead, parameters: Record<string, unknown>, into: T[], flags: readonly DimColumn[] = FLAG_COLUMNS): Promise<void> {
+async function chunked<T extends CellTotal>(read: ChunkedRead, parameters: Record<string, unknown>, into: T[], signal: AbortSignal | undefined, flags: readonly DimColumn[] = FLAG_COLUMNS): Promise<void> {
   let after = 0;
   for (;;) {
     const upto = read.end.get({ ...parameters, after }) as number | null;
@@ -85,6 +85,7 @@ async function chunked<T extends CellTotal>(read: ChunkedRead, parameters: Recor
     for (const cell of records<T>(read.rows.for(parameters).all({ ...parameters, after, upto }) as Record<string, unknown>[], flags)) into.push(cell);
     after = upto;
     await yieldToEventLoop();
+    signal?.throwIfAborted();
   }
 }
 
@@ -230,9 +231,9 @@ export class RollupsReader {
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
     const cells: CellTotal[] = [];
     if (byInstance) {
-      for (const ref of this.instanceRefs.all(parameters) as number[]) await chunked(this.instanceSeries, { ...parameters, ref }, cells);
+      for (const ref of this.instanceRefs.all(parameters) as number[]) await chunked(this.instanceSeries, { ...parameters, ref }, cells, query.signal);
     } else {
-      await chunked(query.service === undefined ? this.allCells : this.serviceCells, parameters, cells);
+      await chunked(query.service === undefined ? this.allCells : this.serviceCells, parameters, cells, query.signal);
     }
     // The same range from the series rollups (no daily level: the same buckets, split differently).
     const seriesPlan = byInstance ? plan : this.plan(query, false);
@@ -264,7 +265,7 @@ export class RollupsReader {
     const plan = this.plan(query, false);
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
     const cells: InstanceCellTotal[] = [];
-    await chunked(this.perInstance, parameters, cells, INSTANCE_FLAG_COLUMNS);
+    await chunked(this.perInstance, parameters, cells, query.signal, INSTANCE_FLAG_COLUMNS);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
   }
 
@@ -288,6 +289,7 @@ export class RollupsReader {
       for (const total of this.stepRows(cells.steps.get(level.table), level.minutes, query, { after, upto })) totals.push(total);
       after = upto;
       await yieldToEventLoop();
+      query.signal?.throwIfAborted();
     }
   }
 

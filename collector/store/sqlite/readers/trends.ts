@@ -157,6 +157,7 @@ export class TrendsReader extends TrendMeasures {
       for (const row of statement.all({ ...parameters, after, upto }) as Slot[]) rows.push(row);
       after = upto;
       await yieldToEventLoop();
+      query.signal?.throwIfAborted();
     }
     return trendResult(query, plan, rows);
   }

@@ -3,6 +3,7 @@ import { type Change, advertisingChanges, compareMatrices } from '../../../../an
 import { readMatrix } from '../../../../analysis/read-matrix.js';
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../../../model/time.js';
 import { badRequest, iso, parseRange, parseTime } from '../../../params.js';
+import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
 import { changesSchema } from './schema.js';
 
@@ -43,8 +44,8 @@ export const changesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiConte
     }
     const later = { fromMs: end - length, toMs: end };
     const [a, b, records, first] = await Promise.all([
-      readMatrix(reader, { ...earlier, service, instance }, 'client_version'),
-      readMatrix(reader, { ...later, service, instance }, 'client_version'),
+      readMatrix(reader, { ...earlier, service, instance, signal: readSignal(request) }, 'client_version'),
+      readMatrix(reader, { ...later, service, instance, signal: readSignal(request) }, 'client_version'),
       reader.instances({ service }),
       reader.historyStart({ service }),
     ]);

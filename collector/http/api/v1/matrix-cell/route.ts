@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { instanceSplit } from '../../../../analysis/instance-split.js';
 import { badRequest, iso, parseRange } from '../../../params.js';
+import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
 import { matrixCellSchema } from './schema.js';
 
@@ -16,7 +17,7 @@ export const matrixCellRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
     if (unnamed && (client !== undefined || version !== undefined)) throw badRequest('unnamed: the requests that named no client have no client or version to narrow them by');
     if (unversioned && (client === undefined || version !== undefined)) throw badRequest('unversioned: needs a client, and no version');
     const now = clock();
-    const totals = await reader.instanceCellTotals({ ...parseRange(request.query, now), service, instance, clientName: client });
+    const totals = await reader.instanceCellTotals({ ...parseRange(request.query, now), service, instance, clientName: client, signal: readSignal(request) });
     const cells = totals.cells.filter(
       (cell) => (!unnamed || cell.clientName === null) && (!unversioned || cell.clientVersion === null) && (version === undefined || cell.clientVersion === version),
     );

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import { extensionTotals, filterMatrix, isInstanceGrouping } from '../../../../analysis/matrix.js';
 import { readInstanceMatrix, readMatrix } from '../../../../analysis/read-matrix.js';
 import { iso, parseRange } from '../../../params.js';
+import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
 import { matrixCsv } from './csv.js';
 import { matrixSchema } from './schema.js';
@@ -19,7 +20,7 @@ export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContex
   app.get('/matrix', { schema: matrixSchema }, async (request, reply) => {
     const { group, format, service, instance, limit, extensionLimit, rows, cols, client } = request.query;
     const now = clock();
-    const range = parseRange(request.query, now);
+    const range = { ...parseRange(request.query, now), signal: readSignal(request) };
     const limits = { rows: limit, extensions: extensionLimit };
     const read = isInstanceGrouping(group)
       ? await readInstanceMatrix(reader, { ...range, service, instance, clientName: client }, group, limits)

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { MAX_POINTS, alignToSteps, autoStep, buildTimeseries, pointCount } from '../../../../analysis/timeseries.js';
 import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
+import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
 import { timeseriesSchema } from './schema.js';
 
@@ -21,7 +22,7 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
       throw badRequest(`step: ${step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
     }
     const aligned = alignToSteps(range.fromMs, range.toMs, stepMinutes);
-    const query = { ...aligned, extensionId: extension, stepMinutes, service, clientName: client };
+    const query = { ...aligned, extensionId: extension, stepMinutes, service, clientName: client, signal: readSignal(request) };
     const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals?.(query) ?? []]);
     const series = buildTimeseries(aligned, stepMinutes, totals, serverUnknown);
     return {

@@ -4,6 +4,7 @@ import { clientSeries, declarationSeries, extensionSeries, requiredSeries } from
 import { MS_PER_MINUTE } from '../../../../model/time.js';
 import type { TrendQuery, TrendResult } from '../../../../store/common/trends.js';
 import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
+import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
 import { clientsSchema, declarationsSchema, extensionsSchema, requiredSchema } from './schema.js';
 /**
@@ -28,14 +29,14 @@ function autoStep(spanMinutes: number): number {
   return spanMinutes <= 60 * 1440 ? 1440 : 10_080;
 }
 
-function trendQuery(query: TrendQuerystring, context: ApiContext): TrendQuery {
+function trendQuery(query: TrendQuerystring, context: ApiContext, signal: AbortSignal | undefined): TrendQuery {
   const range = parseRange(query, context.clock());
   const spanMinutes = (range.toMs - range.fromMs) / MS_PER_MINUTE;
   const stepMinutes = query.step === undefined ? autoStep(spanMinutes) : parseStep(query.step);
   if (spanMinutes / stepMinutes > MAX_POINTS) throw badRequest(`step: ${query.step ?? stepMinutes} gives more than ${MAX_POINTS} points over this range`);
   if (stepMinutes % 60 !== 0 && spanMinutes > 2 * 1440) throw badRequest('step: steps shorter than whole hours need a range of at most 2 days');
   if (stepMinutes % 1440 !== 0 && spanMinutes > 14 * 1440) throw badRequest('step: steps shorter than whole days need a range of at most 14 days');
-  return { ...range, stepMinutes, service: query.service, instance: query.instance, clientName: query.client, extensionId: query.extension };
+  return { ...range, stepMinutes, service: query.service, instance: query.instance, clientName: query.client, extensionId: query.extension, signal };
 }
 
 /** The range ends at now at the latest: the last step is the one under way, and holds nothing from after now. */
@@ -47,22 +48,22 @@ function frameOf(result: TrendResult<unknown>, now: number): { from: string; to:
 export const trendsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, context) => {
   const { reader } = context;
   app.get('/trends/declarations', { schema: declarationsSchema }, async (request) => {
-    const result = await reader.declarationTrend(trendQuery(request.query, context));
+    const result = await reader.declarationTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...declarationSeries(result) };
   });
 
   app.get('/trends/clients', { schema: clientsSchema }, async (request) => {
-    const result = await reader.clientTrend(trendQuery(request.query, context));
+    const result = await reader.clientTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...clientSeries(result, request.query.group ?? 'client', request.query.limit ?? 10) };
   });
 
   app.get('/trends/extensions', { schema: extensionsSchema }, async (request) => {
-    const result = await reader.extensionTrend(trendQuery(request.query, context));
+    const result = await reader.extensionTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...extensionSeries(result) };
   });
 
   app.get('/trends/required', { schema: requiredSchema }, async (request) => {
-    const result = await reader.requiredTrend(trendQuery(request.query, context));
+    const result = await reader.requiredTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...requiredSeries(result) };
   });
 };
