@@ -177,6 +177,9 @@ forget.addEventListener('click', () => {
   loader.clear();
   void render();
 });
+// Leaving the page: what is prefetched is aborted now, so that the collector stops reading it (the browser may
+// otherwise let the request run on while the next page asks for its own).
+window.addEventListener('pagehide', () => loader.clear());
 window.addEventListener('popstate', () => {
   state = parseState(location.search);
   loader.dropPrefetches(state);
