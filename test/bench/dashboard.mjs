@@ -59,7 +59,12 @@ function load(dbPath) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const max = (values) => Math.max(...values);
-const fmt = (values) => `median ${median(values).toFixed(0).padStart(4)} ms, max ${max(values).toFixed(0).padStart(4)} ms`;
+/** Median and max; a run whose mark was not set (a render that added no rows) is counted apart, not as NaN. */
+const fmt = (values) => {
+  const timed = values.filter((value) => Number.isFinite(value));
+  const missing = values.length - timed.length;
+  return `median ${median(timed).toFixed(0).padStart(4)} ms, max ${max(timed).toFixed(0).padStart(4)} ms${missing === 0 ? '' : ` (${missing} of ${values.length} without the mark)`}`;
+};
 
 if (!existsSync('/usr/bin/chromium')) throw new Error('/usr/bin/chromium is missing (apt-get install -y --no-install-recommends chromium)');
 const sizes = JSON.parse(readFileSync(join(ROOT, 'dashboard', 'dist', 'sizes.json'), 'utf8'));
