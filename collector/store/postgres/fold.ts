@@ -40,6 +40,8 @@ const FOLD = `
 export class PendingFold {
   private running: Promise<void> | undefined;
   private again = false;
+  /** The next pass must fold even if another replica is folding (a read joined): it waits for that one's lock. */
+  private mustFold = false;
   /** Folds that failed since start; the last one failed (reads answer from what is folded). */
   failures = 0;
   failed = false;
@@ -47,19 +49,35 @@ export class PendingFold {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Folds everything pending now. Concurrent callers share a fold under way, and one more runs after it when any
-   * caller arrived during it (what was committed just before that call must be in).
+   * Folds everything pending now, waiting for another replica's fold to finish first: for reads, which must see
+   * every acknowledged export. Concurrent callers share a fold under way, and one more runs after it when any caller
+   * arrived during it (what was committed just before that call must be in).
    */
   run(): Promise<void> {
+    this.mustFold = true;
     if (this.running !== undefined) {
       this.again = true;
       return this.running;
     }
+    return this.start();
+  }
+
+  /**
+   * Folds what is pending unless another replica is folding right now (it takes the rows pending, and this one's
+   * next turn the rest): for the timer between reads, so that replicas do not queue behind each other's folds.
+   */
+  background(): Promise<void> {
+    return this.running ?? this.start();
+  }
+
+  private start(): Promise<void> {
     const fold = (async () => {
       try {
         do {
+          const wait = this.mustFold;
           this.again = false;
-          await this.foldAll();
+          this.mustFold = false;
+          await this.foldAll(wait);
         } while (this.again);
         this.failed = false;
       } catch (error) {
@@ -80,13 +98,21 @@ export class PendingFold {
     return rows[0]?.pending === true;
   }
 
-  private async foldAll(): Promise<void> {
+  /** `wait`: take the fold lock when another replica holds it; otherwise leave the fold to that one. */
+  private async foldAll(wait: boolean): Promise<void> {
     if (!(await this.pending())) return;
     const client = await this.pool.connect();
     try {
       for (;;) {
         await client.query('BEGIN');
-        await client.query(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`);
+        if (wait) await client.query(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`);
+        else {
+          const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${FOLD_LOCK}) AS locked`);
+          if (rows[0]?.locked !== true) {
+            await client.query('COMMIT');
+            break;
+          }
+        }
         const { rows } = await client.query<{ moved: number }>(FOLD);
         await client.query('COMMIT');
         if ((rows[0]?.moved ?? 0) < FOLD_BATCH) break;

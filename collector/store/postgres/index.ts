@@ -102,9 +102,10 @@ export class PostgresStore implements Store {
     this.retention = new Retention(this.pool, options.clock, options.retention);
     this.lead = new AdvisoryLeadership(options.url, warn);
     this.fold = new PendingFold(this.pool);
-    // Between reads too, so that the pending rows stay few (every replica tries; one folds at a time).
+    // Between reads too, so that the pending rows stay few: every replica tries, and skips its turn while another
+    // one folds (reads wait for it instead).
     this.foldTimer = setInterval(() => {
-      this.fold.run().catch((error: unknown) => warn(`extscope: folding pending increments failed (reads answer from what is folded; retried): ${(asStoreError(error) as Error).message}`));
+      this.fold.background().catch((error: unknown) => warn(`extscope: folding pending increments failed (reads answer from what is folded; retried): ${(asStoreError(error) as Error).message}`));
     }, FOLD_INTERVAL_MS);
     this.foldTimer.unref();
   }
