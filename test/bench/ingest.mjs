@@ -441,7 +441,7 @@ function waitsLine(runs) {
   const events = {};
   for (const run of runs) for (const [event, value] of Object.entries(run.waits.byEvent)) events[event] = (events[event] ?? 0) + (1000 * value) / data.bodies.length / runs.length;
   const top = Object.entries(events).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([event, value]) => `${event} ${(value * 1000).toFixed(1)} ms`).join(', ');
-  return `PostgreSQL backends per 1,000 exports (sampled every 20 ms): waiting on locks ${(per('lock') * 1000).toFixed(0)} ms, on lightweight locks ${(per('lwlock') * 1000).toFixed(0)} ms, active ${per('active').toFixed(2)} s${top === '' ? '' : ` (mean of runs, most: ${top})`}`;
+  return `PostgreSQL backends per 1,000 exports (sampled every 20 ms): waiting on row, transaction or other locks ${(per('lock') * 1000).toFixed(0)} ms, on lightweight locks ${(per('lwlock') * 1000).toFixed(0)} ms; a fold (or the read that needs it) waiting for another replica's fold ${(per('foldLock') * 1000).toFixed(0)} ms; active ${per('active').toFixed(2)} s${top === '' ? '' : ` (mean of runs, most: ${top})`}`;
 }
 console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
 for (const [name, runs] of Object.entries(results)) {
