@@ -31,7 +31,7 @@ import { DecodePool } from './receiver/otlp/decode-pool.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
 import { OtlpGrpcReceiver } from './receiver/otlp-grpc/receiver.js';
 import { openStore } from './store/open.js';
-import { type IngestStore, type Store, backupOf } from './store/store.js';
+import type { IngestStore, StoreRoles } from './store/store.js';
 
 export interface RunningCollector {
   /** e.g. `http://127.0.0.1:4318` (the port actually bound, also when asked for port 0). */
@@ -39,7 +39,8 @@ export interface RunningCollector {
   /** e.g. `127.0.0.1:4317`, the OTLP/gRPC receiver's address (the port actually bound); undefined when it is off. */
   grpcAddress: string | undefined;
   app: FastifyInstance;
-  store: Store;
+  /** The store's roles (ingest, reader, id limits, alerts, deliveries, lifecycle, backup). */
+  store: StoreRoles;
   config: ResolvedConfig;
   /** Alert delivery (webhooks, Alertmanager): the rule engine hands it each evaluation cycle. */
   notifier: Notifier;
@@ -128,15 +129,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     warn: (message) => warn(message),
   });
 
-  const end = storeConsumer(store);
-  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end, store);
+  const end = storeConsumer(store.ingest);
+  const idLimit = new ExtensionIdLimit({ maxIdsPerInstanceHour: limits.maxExtensionIdsPerInstanceHour }, end, store.idLimits);
   const metrics = new NormaliseMetrics(
     { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
     idLimit,
   );
   const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
   const admission = new Admission(limits.maxInFlightExports);
-  const selfMetrics = new SelfMetrics({ store, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, staleAfterMs: config.staleAfterMs });
+  const selfMetrics = new SelfMetrics({ reader: store.reader, lifecycle: store.lifecycle, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, staleAfterMs: config.staleAfterMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
   const adminToken = config.adminToken === undefined ? undefined : new BearerToken(config.adminToken);
@@ -144,7 +145,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const decoder = new DecodePool();
   // Known once the server listens; links in notifications use it unless a public URL is configured.
   let ownUrl = '';
-  const notifier = buildNotifiers(config.delivery, { log: store, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
+  const notifier = buildNotifiers(config.delivery, { log: store.deliveries, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
   const heavyReads = new HeavyReads(limits.maxHeavyReads);
 
@@ -169,8 +170,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const alerting = new AlertEngine({
     rules,
     rulesPath: config.rulesPath,
-    source: store,
-    states: store,
+    source: store.reader,
+    states: store.alerts,
     clock,
     staleAfterMs: config.staleAfterMs,
     instanceTtlMs: config.instanceTtlMs,
@@ -179,29 +180,29 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     log,
     intervalMs: config.alertIntervalMs,
     // With several replicas on one database, one of them evaluates and notifies; another takes over when it stops.
-    exclusive: (work) => store.leadership().runExclusive('alerts', work),
+    exclusive: (work) => store.lifecycle.leadership().runExclusive('alerts', work),
   });
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
-    { start: async () => undefined, shutdown: () => store.close() },
+    { start: async () => undefined, shutdown: () => store.lifecycle.close() },
     { start: async () => undefined, shutdown: () => decoder.close() },
     { start: async () => undefined, shutdown: () => notifier.close() },
     // With several replicas on one database, each job runs on whichever one holds it (see StoreLifecycle.leadership).
-    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.leadership().runExclusive('fold', () => store.flush()).then(() => undefined), log),
-    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.leadership().runExclusive('retention', () => store.maintain()).then(() => undefined), log),
+    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.lifecycle.leadership().runExclusive('fold', () => store.lifecycle.flush()).then(() => undefined), log),
+    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.lifecycle.leadership().runExclusive('retention', () => store.lifecycle.maintain()).then(() => undefined), log),
     alerting,
     {
       async start() {
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
-        await app.register(healthRoutes, { store, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
+        await app.register(healthRoutes, { store: store.lifecycle, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
         await app.register(dashboardRoutes, {});
-        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: backupOf(store) });
+        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store.backup });
         await app.register(
           readScope(readToken, async (scope) => {
             scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
             scope.addHook('preSerialization', chunkedAnswer);
-            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store, status: () => alerting.status() }, rejections: selfMetrics.rejections });
-            await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store.reader, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store.alerts, status: () => alerting.status() }, rejections: selfMetrics.rejections });
+            await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store.deliveries });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),
         );

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PermanentError } from '../model/errors.js';
 
 /** Why a read stopped: whoever asked went away before its answer (the page navigated, the fetch was aborted). */
-export class ReadAbandonedError extends PermanentError {
+class ReadAbandonedError extends PermanentError {
   override readonly name = 'ReadAbandonedError';
 
   constructor() {

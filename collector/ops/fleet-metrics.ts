@@ -4,7 +4,7 @@ import type { RollupReader } from '../store/store.js';
 import { MAX_COUNTER_SERIES } from './request-counters.js';
 
 export interface FleetMetricsSources {
-  store: Pick<RollupReader, 'instances'>;
+  reader: Pick<RollupReader, 'instances'>;
   clock: () => number;
   /** Instances not heard from for this long are stale: left out, as the fleet view leaves them out of drift. */
   staleAfterMs: number;
@@ -35,9 +35,9 @@ export class FleetMetrics {
 
   /** Recomputes the gauge from the instances' latest advertisements (before each scrape). */
   async refresh(): Promise<void> {
-    const { store, clock, staleAfterMs } = this.sources;
+    const { reader, clock, staleAfterMs } = this.sources;
     const now = clock();
-    const live = buildFleet(await store.instances({ seenSinceMs: now - staleAfterMs }), now, staleAfterMs).filter((instance) => !instance.stale && instance.advertisedMs !== null);
+    const live = buildFleet(await reader.instances({ seenSinceMs: now - staleAfterMs }), now, staleAfterMs).filter((instance) => !instance.stale && instance.advertisedMs !== null);
     const idsByService = new Map<string | null, Set<string>>();
     for (const instance of live) {
       let ids = idsByService.get(instance.service);

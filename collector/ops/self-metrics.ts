@@ -9,7 +9,8 @@ import type { RollupReader, StoreLifecycle } from '../store/store.js';
 import { COLLECTOR_VERSION } from '../version.js';
 
 export interface SelfMetricsSources {
-  store: Pick<RollupReader, 'instances'> & Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
+  reader: Pick<RollupReader, 'instances'>;
+  lifecycle: Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
   /** Exports being received or processed now. */
   inFlight: () => number;
   /** Extension-id points counted under `_OTHER` (over the per-instance-hour limit) since start. */
@@ -39,7 +40,7 @@ export class SelfMetrics {
   private readonly deliveries: Counter<'receiver' | 'result'>;
 
   constructor(private readonly sources: SelfMetricsSources) {
-    const { store, inFlight, idOverflow, clock, staleAfterMs } = sources;
+    const { reader, lifecycle, inFlight, idOverflow, clock, staleAfterMs } = sources;
     const registers = [this.registry];
     this.rejections = new RejectionTally(this.registry, sources.clock);
     // The process and Node.js runtime series every Node.js service exposes (process_*, nodejs_*), read when scraped.
@@ -75,7 +76,7 @@ export class SelfMetrics {
       help: 'Size of the database file and its write-ahead log',
       registers,
       async collect() {
-        this.set(await store.sizeBytes());
+        this.set(await lifecycle.sizeBytes());
       },
     });
     new Gauge({
@@ -83,7 +84,7 @@ export class SelfMetrics {
       help: 'Cumulative streams (per sender start time) whose last total is kept to turn the next one into an increment',
       registers,
       async collect() {
-        this.set((await store.stats()).cumulativeStreams);
+        this.set((await lifecycle.stats()).cumulativeStreams);
       },
     });
     new Gauge({
@@ -91,7 +92,7 @@ export class SelfMetrics {
       help: 'Logged increments left out of the rollups because they are not counts ingest accepts (see the log)',
       registers,
       async collect() {
-        this.set((await store.stats()).quarantinedPoints);
+        this.set((await lifecycle.stats()).quarantinedPoints);
       },
     });
     new Gauge({
@@ -99,7 +100,7 @@ export class SelfMetrics {
       help: 'Folds of pending increments that failed since start (reads then answer from what is stored)',
       registers,
       async collect() {
-        this.set((await store.stats()).foldFailures);
+        this.set((await lifecycle.stats()).foldFailures);
       },
     });
     new Gauge({
@@ -115,7 +116,7 @@ export class SelfMetrics {
       help: 'New values of sender-controlled dimensions (client names, versions, methods, …) stored as _OTHER since start, over the per-dimension limit',
       registers,
       async collect() {
-        this.set((await store.stats()).overflowedValues);
+        this.set((await lifecycle.stats()).overflowedValues);
       },
     });
     new Gauge({
@@ -123,12 +124,12 @@ export class SelfMetrics {
       help: 'New instances stored under _OTHER since start: over the limit of service names or of instances kept',
       registers,
       async collect() {
-        this.set((await store.stats()).overflowedInstances);
+        this.set((await lifecycle.stats()).overflowedInstances);
       },
     });
 
     this.requests = new RequestCounters(this.registry);
-    this.fleet = new FleetMetrics(this.registry, { store, clock, staleAfterMs });
+    this.fleet = new FleetMetrics(this.registry, { reader, clock, staleAfterMs });
     this.deliveries = new Counter({
       name: 'extscope_alert_deliveries_total',
       help: 'Alert notifications by receiver and result: sent, failed (given up), retried (per retry), dropped (queue full)',

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SqliteStore } from './sqlite/index.js';
+import { openSqliteStore } from './sqlite/index.js';
 import { DEFAULT_RETENTION } from './store.js';
 import { createClient, redactUrl } from './postgres/connection.js';
-import { PostgresStore } from './postgres/index.js';
+import { openPostgresStore } from './postgres/index.js';
 
 /**
  * The tables moved, in an order that keeps every reference valid. `point_log` is copied as the dedup log (the
@@ -89,11 +89,11 @@ export class TargetNotEmptyError extends Error {
  */
 export async function copySqliteToPostgres(from: string, to: string, mode: CopyMode, log: (line: string) => void): Promise<CopyReport[]> {
   checkSource(from);
-  const sqlite = new SqliteStore({ path: from, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'full', examplesPerCell: 5 });
+  const { lifecycle: sqlite } = openSqliteStore({ path: from, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'full', examplesPerCell: 5 });
   await sqlite.flush();
   await sqlite.close();
   // Migrates the target (under the replicas' lock) and refuses one of a newer schema.
-  await (await PostgresStore.open({ url: to, clock: Date.now, retention: DEFAULT_RETENTION, examplesPerCell: 5 })).close();
+  await (await openPostgresStore({ url: to, clock: Date.now, retention: DEFAULT_RETENTION, examplesPerCell: 5 })).lifecycle.close();
 
   const source = new Database(from, { readonly: true, fileMustExist: true });
   const target = createClient(to);

@@ -1,7 +1,7 @@
-import { PostgresStore } from './postgres/index.js';
+import { openPostgresStore } from './postgres/index.js';
 import { isPostgresUrl, redactUrl } from './postgres/connection.js';
-import { type Synchronous, SqliteStore } from './sqlite/index.js';
-import type { RetentionConfig, Store } from './store.js';
+import { type Synchronous, openSqliteStore } from './sqlite/index.js';
+import type { RetentionConfig, StoreRoles } from './store.js';
 
 export interface OpenStoreOptions {
   /** An SQLite file path, or a `postgres://` / `postgresql://` URL. */
@@ -17,10 +17,10 @@ export interface OpenStoreOptions {
 }
 
 /** The one place that picks a backend: a PostgreSQL URL opens the PostgreSQL store, anything else is an SQLite file. */
-export async function openStore(options: OpenStoreOptions): Promise<Store> {
+export async function openStore(options: OpenStoreOptions): Promise<StoreRoles> {
   const { db, synchronous, minFreeBytes, ...common } = options;
-  if (isPostgresUrl(db)) return PostgresStore.open({ url: db, ...common });
-  return new SqliteStore({ path: db, synchronous, minFreeBytes, ...common });
+  if (isPostgresUrl(db)) return openPostgresStore({ url: db, ...common });
+  return openSqliteStore({ path: db, synchronous, minFreeBytes, ...common });
 }
 
 /** `--db` as it may be logged: a PostgreSQL URL without its password. */

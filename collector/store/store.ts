@@ -58,7 +58,7 @@ export interface RollupReader extends TrendReader {
  * What the distinct-extension-id limit has admitted, per instance and UTC hour, kept by the store so that a
  * restart (or another replica) decides a retried export as the first attempt was decided.
  */
-interface ExtensionIdLimitStore {
+export interface ExtensionIdLimitStore {
   /** The ids admitted so far for each (instance, hour) asked for; a pair with none is left out. */
   admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]>;
   /** Adds ids to their (instance, hour) sets, atomically; durable once it resolves. */
@@ -160,7 +160,21 @@ export const SOLE_LEADER: Leadership = {
   },
 };
 
-export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLifecycle & AlertStateStore & DeliveryLogStore;
+/**
+ * An opened store, as its roles: each part of the collector gets the one it needs (ingest writes, the API and the
+ * rules read, the extension-id limit keeps its sets, the alert engine its states, delivery its log, the service
+ * runs the lifecycle). Each backend builds them over what they share (its connection, its write queue, its fold).
+ */
+export interface StoreRoles {
+  ingest: IngestStore;
+  reader: RollupReader;
+  idLimits: ExtensionIdLimitStore;
+  alerts: AlertStateStore;
+  deliveries: DeliveryLogStore;
+  lifecycle: StoreLifecycle;
+  /** The store's own online backup, when it has one (SQLite; PostgreSQL has pg_dump and its replication). */
+  backup?: StoreBackup | undefined;
+}
 
 /**
  * A consistent copy of the database while the store is in use (ingest goes on meanwhile). Optional: a backend
@@ -169,11 +183,6 @@ export type Store = IngestStore & ExtensionIdLimitStore & RollupReader & StoreLi
 export interface StoreBackup {
   /** Writes a self-contained copy to `destination` (which must not exist) and resolves once it is complete. */
   backup(destination: string): Promise<BackupResult>;
-}
-
-/** The store's own online backup, when it has one (SQLite; PostgreSQL has pg_dump and its replication). */
-export function backupOf(store: object): StoreBackup | undefined {
-  return typeof (store as Partial<StoreBackup>).backup === 'function' ? (store as StoreBackup) : undefined;
 }
 
 export interface BackupResult {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Snapshot, evaluateCondition } from '../../dist/collector/alerting/conditions/index.js';
 import { AlertEngine, defaultRules } from '../../dist/collector/alerting/engine.js';
 import { DEFAULT_RETENTION } from '../../dist/collector/store/store.js';
-import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../dist/collector/store/sqlite/index.js';
 import { fleet } from './lib/fleet.mjs';
 import { loadRollups } from './lib/rollup-loader.mjs';
 import { size } from './lib/smoke.mjs';
@@ -37,20 +37,20 @@ try {
     `alerts: ${loaded.instances} instances (20 services × 25), ${clients.length} client versions, 20 extension ids, ${DAYS} days: ` +
       `${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
-  const store = new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', examplesPerCell: 5 });
+  const store = openSqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', examplesPerCell: 5 });
   const rules = defaultRules(undefined);
   // The store's reads, timed one by one (each runs synchronously inside: the longest is the longest block).
   const reads = new Map();
   const timed = (name) => async (query) => {
     const t0 = performance.now();
-    const result = await store[name](query);
+    const result = await store.reader[name](query);
     const ms = performance.now() - t0;
     const label = `${name}${query.toMs - query.fromMs > 2 * 86_400_000 ? ' (hours)' : ''}`;
     reads.set(label, Math.max(reads.get(label) ?? 0, ms));
     return result;
   };
   const source = { instances: timed('instances'), cellTotals: timed('cellTotals'), requiredTrend: timed('requiredTrend') };
-  const engine = new AlertEngine({ rules, source, states: store, clock: Date.now, staleAfterMs: 5 * 60_000, instanceTtlMs: 7 * 86_400_000, log: silent, intervalMs: 3_600_000 });
+  const engine = new AlertEngine({ rules, source, states: store.alerts, clock: Date.now, staleAfterMs: 5 * 60_000, instanceTtlMs: 7 * 86_400_000, log: silent, intervalMs: 3_600_000 });
   await engine.start();
   let cycle;
   for (let run = 0; run < 3; run++) cycle = await engine.evaluate();
@@ -65,7 +65,7 @@ try {
   }
   delay.disable();
   times.sort((a, b) => a - b);
-  const active = await store.activeAlerts();
+  const active = await store.alerts.activeAlerts();
   const perRule = new Map();
   for (const alert of active) perRule.set(alert.rule, (perRule.get(alert.rule) ?? 0) + 1);
   const byRule = [...perRule].map(([rule, count]) => `${rule} ${count}`);
@@ -86,7 +86,7 @@ try {
   }
   console.log(`        per rule alone, median ms: ${perRuleTimes.join(', ')}`);
   await engine.shutdown();
-  await store.close();
+  await store.lifecycle.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../../dist/collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../dist/collector/store/sqlite/index.js';
 import { RollupsReader } from '../../dist/collector/store/sqlite/readers/rollups.js';
 import { checkExact } from './lib/exactness.mjs';
 import { size } from './lib/smoke.mjs';
@@ -24,8 +24,8 @@ const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-unknown-'));
 const path = join(dir, 'extscope.db');
 try {
   // The schema, as the collector creates it.
-  const store = new SqliteStore({ path, clock: Date.now, retention: { minuteDays: 7, hourDays: 400, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 5, warn: () => undefined });
-  await store.close();
+  const store = openSqliteStore({ path, clock: Date.now, retention: { minuteDays: 7, hourDays: 400, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 5, warn: () => undefined });
+  await store.lifecycle.close();
 
   const db = new Database(path);
   let unknownSeries = 0;

@@ -57,7 +57,7 @@ describe('cumulative streams over days, restarts and disorder', () => {
     await send(cumulative([{ total: 5, startMs, timeMs: T0 }]));
     for (const [day, total] of [[1, 9], [2, 20], [3, 26]] as const) {
       now = T0 + day * DAY;
-      await collector.store.maintain();
+      await collector.store.lifecycle.maintain();
       await send(cumulative([{ total, startMs, timeMs: now }]));
     }
     expect(await requests()).toBe(26);
@@ -87,7 +87,7 @@ describe('cumulative streams over days, restarts and disorder', () => {
     // Once the restart is older than the dedup window, the old baseline can no longer be needed.
     now = T0 + 7 * HOUR;
     await send(cumulative([{ total: 8, startMs: second, timeMs: now }]));
-    await collector.store.maintain();
+    await collector.store.lifecycle.maintain();
     expect(await gauge()).toBe(1);
     expect(await requests()).toBe(10 + 3 + 2 + 5);
   });

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMetricsRequest } from '../../collector/otlp/codec.js';
 import { ExtensionIdLimit } from '../../collector/processor/extension-id-limit/index.js';
 import { NORMALISE_STEP_POINTS, NormaliseMetrics } from '../../collector/processor/normalise-metrics/index.js';
-import { SqliteStore } from '../../collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../collector/store/sqlite/index.js';
+import type { StoreRoles } from '../../collector/store/store.js';
 import { APPLY_STEP_POINTS } from '../../collector/store/sqlite/writer/index.js';
 import { type ChildCollector, matrix, spawnCollector, tempDir } from '../collector/helpers/collector.js';
 import { bigExport, wideExport } from './big-export.js';
@@ -144,14 +145,14 @@ describe('a large export is normalised, stored and folded in steps', () => {
   it('the event loop turns many times while one export of 20,000 counted points goes through normalisation and the store, and once more for its fold; counted exactly', async () => {
     const temp = await tempDir();
     const clock = (): number => Date.now();
-    const store = new SqliteStore({ path: join(temp.dir, 'steps.db'), clock, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
+    const store = openSqliteStore({ path: join(temp.dir, 'steps.db'), clock, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
     const end = {
-      async consumeMetrics(batch: Parameters<SqliteStore['applyMetrics']>[0]) {
-        const { applied, duplicates, counts } = await store.applyMetrics(batch);
+      async consumeMetrics(batch: Parameters<StoreRoles['ingest']['applyMetrics']>[0]) {
+        const { applied, duplicates, counts } = await store.ingest.applyMetrics(batch);
         return { applied, duplicates, ignored: new Map(), rejections: [], rejectedReason: undefined, counts };
       },
     };
-    const pipeline = new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock }, new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store));
+    const pipeline = new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock }, new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store.idLimits));
     const big = wideExport(POINTS, { instance: 'steps-1', count: 2 });
     const request = decodeMetricsRequest(big.body, 'protobuf');
     // Counts the turns of the event loop (other requests would be served in each) while `work` runs.
@@ -174,14 +175,14 @@ describe('a large export is normalised, stored and folded in steps', () => {
       expect((await outcome).applied).toBe(POINTS);
       // Done in one go, the count is 0: nothing else runs until the export is stored. In steps, about one turn a step.
       expect(ingestTurns).toBeGreaterThanOrEqual((POINTS / NORMALISE_STEP_POINTS + POINTS / APPLY_STEP_POINTS) / 2);
-      const foldTurns = await turnsDuring(store.flush());
+      const foldTurns = await turnsDuring(store.lifecycle.flush());
       // 2,000 increments a fold step.
       expect(foldTurns).toBeGreaterThanOrEqual(POINTS / 2000 / 2);
-      const totals = await store.cellTotals({ fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000 });
+      const totals = await store.reader.cellTotals({ fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000 });
       expect(totals.cells.filter((cell) => cell.kind === 0).reduce((sum, cell) => sum + cell.count, 0)).toBe(big.requests);
       console.log(`[faults] one export of ${POINTS} points: ${ingestTurns} turns of the event loop while normalised and stored, ${foldTurns} while folded`);
     } finally {
-      await store.close();
+      await store.lifecycle.close();
       await temp.cleanup();
     }
   });

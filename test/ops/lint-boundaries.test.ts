@@ -17,9 +17,9 @@ async function importErrors(path: string, source: string): Promise<string[]> {
 
 describe('lint: the import boundaries, each checked by a planted import', () => {
   const cases: [string, string, RegExp][] = [
-    ['collector/store/postgres/planted.mjs', "import { SqliteStore } from '../sqlite/index.js';", /only collector\/store\/common/],
+    ['collector/store/postgres/planted.mjs', "import { openSqliteStore } from '../sqlite/index.js';", /only collector\/store\/common/],
     ['collector/store/postgres/writer/planted.mjs', "import { safeSum } from '../../sqlite/sql.js';", /only collector\/store\/common/],
-    ['collector/store/sqlite/planted.mjs', "import { PostgresStore } from '../postgres/index.js';", /only collector\/store\/common/],
+    ['collector/store/sqlite/planted.mjs', "import { openPostgresStore } from '../postgres/index.js';", /only collector\/store\/common/],
     ['collector/store/common/planted.mjs', "import { safeSum } from '../sqlite/sql.js';", /imports neither/],
     ['collector/store/planted.mjs', "import { AlertEngine } from '../alerting/engine.js';", /knows nothing of alerts/],
     ['collector/store/sqlite/planted.mjs', "import { ENVIRONMENT } from '../../config.js';", /knows nothing of alerts or the configuration/],

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { Alert } from '../../model/alerts.js';
 import { type AlertRow, type TransitionRow, alertRecord } from '../common/rows.js';
-import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.js';
-import { inTransaction } from './connection.js';
+import type { AlertChanges, AlertPage, AlertQuery, AlertRecord, AlertStateStore } from '../store.js';
+import { inTransaction, storeRead } from './connection.js';
 
 
 
@@ -22,16 +22,15 @@ const INSERT_TRANSITIONS = `
 
 
 /** The `alerts` and `alert_transitions` tables (migration 005); written by the one replica that evaluates. */
-export class AlertsTable {
+export class AlertsTable implements AlertStateStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async activeAlerts(): Promise<Alert[]> {
-    const { rows } = await this.pool.query<AlertRow>(`SELECT * FROM alerts WHERE state <> 'resolved' ORDER BY ${ORDER}`);
-    return rows.map(alertRecord);
+  activeAlerts(): Promise<Alert[]> {
+    return storeRead(async () => (await this.pool.query<AlertRow>(`SELECT * FROM alerts WHERE state <> 'resolved' ORDER BY ${ORDER}`)).rows.map(alertRecord));
   }
 
   /** One transaction; alerts are upserted in key order, so that two writers (a replica taking over) cannot deadlock. */
-  record(changes: AlertChanges): Promise<void> {
+  recordAlerts(changes: AlertChanges): Promise<void> {
     if (changes.alerts.length === 0 && changes.transitions.length === 0) return Promise.resolve();
     // One row per activation (the last given wins): an upsert statement may not touch a row twice.
     const latest = new Map(changes.alerts.map((alert) => [`${alert.fingerprint}\u0000${alert.activeSinceMs}`, alert]));
@@ -68,7 +67,11 @@ export class AlertsTable {
   }
 
   /** One snapshot, so that the total and the page agree. */
-  async page(query: AlertQuery): Promise<AlertPage> {
+  alerts(query: AlertQuery): Promise<AlertPage> {
+    return storeRead(() => this.page(query));
+  }
+
+  private async page(query: AlertQuery): Promise<AlertPage> {
     const conditions: string[] = [];
     const parameters: unknown[] = [];
     if (query.states !== undefined && query.states.length > 0) {
@@ -114,7 +117,7 @@ export class AlertsTable {
     }
   }
 
-  prune(resolvedBeforeMs: number): Promise<number> {
+  pruneAlerts(resolvedBeforeMs: number): Promise<number> {
     return inTransaction(this.pool, async (db) => {
       await db.query(
         'DELETE FROM alert_transitions WHERE (fingerprint, active_since_ms) IN (SELECT fingerprint, active_since_ms FROM alerts WHERE resolved_at_ms < $1)',

@@ -81,6 +81,15 @@ export function asStoreError(error: unknown): unknown {
   return error;
 }
 
+/** Runs a read; its failure as the store reports it ({@link asStoreError}). */
+export async function storeRead<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asStoreError(error);
+  }
+}
+
 export type Queryable = Pick<pg.ClientBase, 'query'>;
 
 /**

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../common/rows.js';
-import { type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
-import { inTransaction } from './connection.js';
+import { type DeliveryEntry, type DeliveryLogStore, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
+import { inTransaction, storeRead } from './connection.js';
 
 /** The states whose rows keep their body, as an SQL list. */
 const UNFINISHED = UNFINISHED_DELIVERY_STATES.map((state) => `'${state}'`).join(', ');
@@ -22,11 +22,11 @@ const UPSERT = `
     body = CASE WHEN excluded.state IN (${UNFINISHED}) THEN COALESCE(excluded.body, alert_deliveries.body) END`;
 
 /** The delivery log (migration 006): one row per receiver and transition, replaced at each attempt. */
-export class DeliveryLog {
+export class DeliveryLog implements DeliveryLogStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /** One transaction; entries in order, so that the last state of a notification given twice wins. */
-  record(entries: readonly DeliveryEntry[]): Promise<void> {
+  recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     return inTransaction(this.pool, async (db) => {
       for (const entry of entries) {
@@ -50,7 +50,11 @@ export class DeliveryLog {
     });
   }
 
-  async read(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+  deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+    return storeRead(() => this.read(query));
+  }
+
+  private async read(query: DeliveryQuery): Promise<DeliveryRecord[]> {
     const { rows } = await this.pool.query<DeliveryRow>(
       `SELECT * FROM alert_deliveries
        WHERE ($1::text IS NULL OR receiver = $1) AND ($2::text IS NULL OR state = $2)
@@ -61,7 +65,11 @@ export class DeliveryLog {
     return rows.map(deliveryRecord);
   }
 
-  async readUnfinished(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
+  unfinishedDeliveries(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
+    return storeRead(() => this.readUnfinished(receiver, limit));
+  }
+
+  private async readUnfinished(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
     const { rows } = await this.pool.query<DeliveryRow>(
       `SELECT * FROM alert_deliveries WHERE receiver = $1 AND state IN (${UNFINISHED}) AND body IS NOT NULL ORDER BY created_at_ms, id LIMIT $2`,
       [receiver, limit],

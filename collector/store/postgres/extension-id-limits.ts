@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { InstanceHour, InstanceHourIds } from '../store.js';
-import { inTransaction } from './connection.js';
+import type { ExtensionIdLimitStore, InstanceHour, InstanceHourIds } from '../store.js';
+import { inTransaction, storeRead } from './connection.js';
 
 const byKey = (a: InstanceHour, b: InstanceHour): number => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : a.hour - b.hour);
 
@@ -10,10 +10,14 @@ const byKey = (a: InstanceHour, b: InstanceHour): number => (a.instance < b.inst
  * transaction-scoped advisory lock per (instance, hour), in key order (so two exports never wait on each other
  * in opposite orders), reads the set and adds what fits, so that two replicas cannot both take the last places.
  */
-export class ExtensionIdLimitTable {
+export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async read(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
+  admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
+    return storeRead(() => this.read(keys));
+  }
+
+  private async read(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
     if (keys.length === 0) return [];
     const { rows } = await this.pool.query<{ instance: string; hour: number; ids: string[] }>(
       `SELECT l.instance, l.hour, array_agg(l.extension_id) AS ids
@@ -24,7 +28,7 @@ export class ExtensionIdLimitTable {
     return rows;
   }
 
-  write(entries: readonly InstanceHourIds[]): Promise<void> {
+  admitIds(entries: readonly InstanceHourIds[]): Promise<void> {
     const rows = entries.flatMap(({ instance, hour, ids }) => ids.map((id) => [instance, hour, id] as const));
     if (rows.length === 0) return Promise.resolve();
     return inTransaction(this.pool, async (db) => {
@@ -36,7 +40,8 @@ export class ExtensionIdLimitTable {
     });
   }
 
-  admitWithin(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]> {
+  /** Every replica asks the database: the room left in a set is shared. */
+  admitIdsWithin(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]> {
     const sorted = [...entries].sort(byKey);
     return inTransaction(this.pool, async (db) => {
       const decided: InstanceHourIds[] = [];

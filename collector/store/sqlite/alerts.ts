@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { Alert } from '../../model/alerts.js';
 import { type AlertRow, type TransitionRow, alertRecord } from '../common/rows.js';
-import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.js';
+import type { AlertChanges, AlertPage, AlertQuery, AlertRecord, AlertStateStore } from '../store.js';
+import type { SqliteCore } from './core.js';
 
 
 
@@ -9,17 +10,20 @@ import type { AlertChanges, AlertPage, AlertQuery, AlertRecord } from '../store.
 const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule, service, labels, fingerprint`;
 
 
-/** The `alerts` and `alert_transitions` tables (migration 005). */
-export class AlertsTable {
+/** The `alerts` and `alert_transitions` tables (migration 005); written through the store's one write queue. */
+export class AlertsTable implements AlertStateStore {
+  private readonly db: Database.Database;
   private readonly upsert: Database.Statement;
   private readonly insertTransition: Database.Statement;
   private readonly active: Database.Statement;
   private readonly transitionsOf: Database.Statement;
   private readonly pruneTransitions: Database.Statement;
-  private readonly pruneAlerts: Database.Statement;
+  private readonly pruneResolved: Database.Statement;
   private readonly recordTransaction: (changes: AlertChanges) => void;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(private readonly core: SqliteCore) {
+    const db = core.db;
+    this.db = db;
     this.upsert = db.prepare(`
       INSERT INTO alerts (fingerprint, active_since_ms, rule, kind, severity, state, service, labels, annotations, firing_since_ms, resolved_at_ms, dashboard_path)
       VALUES (@fingerprint, @activeSinceMs, @rule, @kind, @severity, @state, @service, @labels, @annotations, @firingSinceMs, @resolvedAtMs, @dashboardPath)
@@ -33,7 +37,7 @@ export class AlertsTable {
     this.transitionsOf = db.prepare(`SELECT * FROM alert_transitions WHERE fingerprint = ? AND active_since_ms = ? ORDER BY at_ms, CASE to_state WHEN 'pending' THEN 0 WHEN 'firing' THEN 1 ELSE 2 END`);
     this.pruneTransitions = db.prepare(`
       DELETE FROM alert_transitions WHERE (fingerprint, active_since_ms) IN (SELECT fingerprint, active_since_ms FROM alerts WHERE resolved_at_ms < ?)`);
-    this.pruneAlerts = db.prepare('DELETE FROM alerts WHERE resolved_at_ms < ?');
+    this.pruneResolved = db.prepare('DELETE FROM alerts WHERE resolved_at_ms < ?');
     this.recordTransaction = db.transaction((changes: AlertChanges) => {
       for (const alert of changes.alerts) {
         this.upsert.run({
@@ -57,15 +61,16 @@ export class AlertsTable {
     });
   }
 
-  activeAlerts(): Alert[] {
+  async activeAlerts(): Promise<Alert[]> {
     return (this.active.all() as AlertRow[]).map(alertRecord);
   }
 
-  record(changes: AlertChanges): void {
-    this.recordTransaction(changes);
+  recordAlerts(changes: AlertChanges): Promise<void> {
+    // Between the store's other writes: an export applied in steps holds one transaction open across turns.
+    return this.core.write(() => this.recordTransaction(changes));
   }
 
-  page(query: AlertQuery): AlertPage {
+  async alerts(query: AlertQuery): Promise<AlertPage> {
     const conditions: string[] = [];
     const parameters: unknown[] = [];
     if (query.states !== undefined && query.states.length > 0) {
@@ -90,10 +95,12 @@ export class AlertsTable {
     return { total, alerts };
   }
 
-  prune(resolvedBeforeMs: number): number {
-    return this.db.transaction(() => {
-      this.pruneTransitions.run(resolvedBeforeMs);
-      return this.pruneAlerts.run(resolvedBeforeMs).changes;
-    })();
+  pruneAlerts(resolvedBeforeMs: number): Promise<number> {
+    return this.core.exclusive(() =>
+      this.db.transaction(() => {
+        this.pruneTransitions.run(resolvedBeforeMs);
+        return this.pruneResolved.run(resolvedBeforeMs).changes;
+      })(),
+    );
   }
 }

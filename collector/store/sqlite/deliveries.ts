@@ -1,18 +1,22 @@
 import type Database from 'better-sqlite3';
 import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../common/rows.js';
-import { type DeliveryEntry, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
+import { type DeliveryEntry, type DeliveryLogStore, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
+import type { SqliteCore } from './core.js';
 
 /** The states whose rows keep their body, as an SQL list. */
 const UNFINISHED = UNFINISHED_DELIVERY_STATES.map((state) => `'${state}'`).join(', ');
 
 /** The delivery log (migrations 006 and 007): one row per receiver and transition, replaced at each attempt. */
-export class DeliveryLog {
+export class DeliveryLog implements DeliveryLogStore {
   private readonly upsert: Database.Statement;
   private readonly select: Database.Statement;
   private readonly prune: Database.Statement;
   private readonly unfinished: Database.Statement;
 
-  constructor(db: Database.Database) {
+  private readonly recordAll: (entries: readonly DeliveryEntry[]) => void;
+
+  constructor(private readonly core: SqliteCore) {
+    const db = core.db;
     this.upsert = db.prepare(`
       INSERT INTO alert_deliveries (receiver, transition_id, fingerprint, rule, from_state, to_state, state, attempts,
                                     last_status, last_error, created_at_ms, updated_at_ms, next_attempt_at_ms, delivered_at_ms, body)
@@ -40,9 +44,18 @@ export class DeliveryLog {
         AND (@transitionId IS NULL OR transition_id = @transitionId)
       ORDER BY updated_at_ms DESC, id DESC LIMIT @limit`);
     this.prune = db.prepare('DELETE FROM alert_deliveries WHERE updated_at_ms < ?');
+    this.recordAll = db.transaction((entries: readonly DeliveryEntry[]) => {
+      for (const entry of entries) this.record(entry);
+    });
   }
 
-  record(entry: DeliveryEntry): void {
+  recordDeliveries(entries: readonly DeliveryEntry[]): Promise<void> {
+    if (this.core.closed || entries.length === 0) return Promise.resolve();
+    // Between the store's other writes: an export applied in steps holds one transaction open across turns.
+    return this.core.exclusive(() => this.recordAll(entries));
+  }
+
+  private record(entry: DeliveryEntry): void {
     this.upsert.run({
       receiver: entry.receiver,
       transitionId: entry.transitionId,
@@ -61,7 +74,7 @@ export class DeliveryLog {
     });
   }
 
-  read(query: DeliveryQuery): DeliveryRecord[] {
+  async deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
     const rows = this.select.all({
       receiver: query.receiver ?? null,
       state: query.state ?? null,
@@ -72,7 +85,7 @@ export class DeliveryLog {
     return rows.map(deliveryRecord);
   }
 
-  readUnfinished(receiver: string, limit: number): UnfinishedDelivery[] {
+  async unfinishedDeliveries(receiver: string, limit: number): Promise<UnfinishedDelivery[]> {
     return (this.unfinished.all(receiver, limit) as DeliveryRow[]).map((row) => ({ record: deliveryRecord(row), body: row.body ?? '' }));
   }
 

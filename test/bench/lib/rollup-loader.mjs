@@ -3,7 +3,7 @@
 // the store calls it, a day at a time). Shared by the benchmarks that query a large database.
 import Database from 'better-sqlite3';
 import { DEFAULT_RETENTION } from '../../../dist/collector/store/store.js';
-import { SqliteStore } from '../../../dist/collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../../dist/collector/store/sqlite/index.js';
 import { Folder } from '../../../dist/collector/store/sqlite/rollup.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../../dist/collector/store/common/identity.js';
 import { rng } from './fleet.mjs';
@@ -36,7 +36,7 @@ function seriesDims(client, outcome, extension) {
  * `errorRate`, that share of reports also carries one `tool_error` answer. Returns the points and requests written.
  */
 export async function loadRollups(dbPath, { instances, days = 7, stride, seed, errorRate = 0 }) {
-  await new SqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', examplesPerCell: 5 }).close();
+  await openSqliteStore({ path: dbPath, clock: Date.now, retention: DEFAULT_RETENTION, synchronous: 'normal', examplesPerCell: 5 }).lifecycle.close();
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');

@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AlertDataSource } from '../../../collector/alerting/conditions/index.js';
 import { AlertEngine, type AlertLog } from '../../../collector/alerting/engine.js';
 import type { EvaluationCycle, Notifier } from '../../../collector/model/alerts.js';
 import { loadRulesFile } from '../../../collector/alerting/rules/load.js';
@@ -65,8 +66,8 @@ describe('alert engine', () => {
     await temp.cleanup();
   });
 
-  const engine = (notifiers: Notifier[], lines = log(), source = collector.store): AlertEngine =>
-    new AlertEngine({ rules: initial, rulesPath, source, states: collector.store, clock: () => clock.now, staleAfterMs: 5 * MINUTE, instanceTtlMs: 7 * 24 * 60 * MINUTE, notifiers, log: lines, intervalMs: 3_600_000 });
+  const engine = (notifiers: Notifier[], lines = log(), source: AlertDataSource = collector.store.reader): AlertEngine =>
+    new AlertEngine({ rules: initial, rulesPath, source, states: collector.store.alerts, clock: () => clock.now, staleAfterMs: 5 * MINUTE, instanceTtlMs: 7 * 24 * 60 * MINUTE, notifiers, log: lines, intervalMs: 3_600_000 });
 
   it('pending until `for` has passed, then firing; every cycle to every notifier, firing alerts re-sent; a broken notifier stops nothing', async () => {
     await send(collector.url, { service: 'shop', instance: 'shop-1', atMs: NOW, requests: [{ count: 1 }] });
@@ -111,12 +112,13 @@ describe('alert engine', () => {
     await second.shutdown();
 
     const lines = log();
-    const failing = engine([], lines, { ...collector.store, instances: () => Promise.reject(new Error('the database is away')), cellTotals: collector.store.cellTotals.bind(collector.store), requiredTrend: collector.store.requiredTrend.bind(collector.store) } as typeof collector.store);
+    const { reader } = collector.store;
+    const failing = engine([], lines, { instances: () => Promise.reject(new Error('the database is away')), cellTotals: reader.cellTotals.bind(reader), requiredTrend: reader.requiredTrend.bind(reader) });
     await failing.start();
     clock.now = NOW + 14 * MINUTE;
     expect(moves(await failing.evaluate())).toEqual([]);
     expect(lines.lines.some((line) => line.includes('alert rule stale could not be evaluated'))).toBe(true);
-    expect((await collector.store.activeAlerts()).map((alert) => `${alert.rule} ${alert.state}`).sort()).toEqual(['stale firing', 'stale-copy firing']);
+    expect((await collector.store.alerts.activeAlerts()).map((alert) => `${alert.rule} ${alert.state}`).sort()).toEqual(['stale firing', 'stale-copy firing']);
 
     await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n');
     expect(await failing.reload()).toMatchObject({ ok: true });

@@ -7,7 +7,8 @@ import type { MetricsConsumer, MetricsOutcome } from '../../../collector/model/c
 import { OVERFLOW_VALUE } from '../../../contract/index.js';
 import { NANOS_PER_HOUR } from '../../../collector/model/time.js';
 import { type AdmittedIdsState, ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
-import { SqliteStore } from '../../../collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../../collector/store/sqlite/index.js';
+import type { StoreRoles } from '../../../collector/store/store.js';
 
 const HOUR = 500_000n;
 
@@ -75,23 +76,23 @@ describe('extension-id limit', () => {
 describe('extension-id limit with its state in a store', () => {
   it('a new processor on the same database (a restart) decides as the first did: ids that overflowed overflow again, admitted ones still count as themselves', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'extscope-id-limit-'));
-    const open = (): SqliteStore =>
-      new SqliteStore({ path: join(dir, 'ids.db'), clock: () => Number(HOUR) * 3_600_000, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
+    const open = (): StoreRoles =>
+      openSqliteStore({ path: join(dir, 'ids.db'), clock: () => Number(HOUR) * 3_600_000, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
     try {
       let store = open();
-      const before = limit(3, undefined, store);
+      const before = limit(3, undefined, store.idLimits);
       await before.limit.consumeMetrics(batch('i-1', ids('a', 3)));
       await before.limit.consumeMetrics(batch('i-1', ids('b', 2)));
       expect(idsOf(before.passed[1])).toEqual([OVERFLOW_VALUE, OVERFLOW_VALUE]);
-      await store.close();
+      await store.lifecycle.close();
 
       store = open();
-      const after = limit(3, undefined, store);
+      const after = limit(3, undefined, store.idLimits);
       await after.limit.consumeMetrics(batch('i-1', ids('b', 2)));
       await after.limit.consumeMetrics(batch('i-1', ids('a', 3)));
       expect(idsOf(after.passed[0])).toEqual([OVERFLOW_VALUE, OVERFLOW_VALUE]);
       expect(idsOf(after.passed[1])).toEqual(ids('a', 3));
-      await store.close();
+      await store.lifecycle.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

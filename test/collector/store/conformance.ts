@@ -8,7 +8,7 @@ import { type CounterPoint, type MetricsBatch, type ResourceBatch, type SeriesDi
 import type { Alert, AlertTransition } from '../../../collector/model/alerts.js';
 import type { CellTotal } from '../../../collector/model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
-import type { RetentionConfig, Store } from '../../../collector/store/store.js';
+import type { RetentionConfig, StoreRoles } from '../../../collector/store/store.js';
 
 export interface StoreOpenOptions {
   clock: () => number;
@@ -24,7 +24,7 @@ export interface StoreBackend {
   /** A new, empty place for one test's data (a file, a schema…). */
   place(): Promise<string>;
   /** Opens the store kept at `place`; opening it again after `close` gives the same data. */
-  open(place: string, options: StoreOpenOptions): Promise<Store>;
+  open(place: string, options: StoreOpenOptions): Promise<StoreRoles>;
   /** Removes every place made. */
   cleanup(): Promise<void>;
 }
@@ -149,11 +149,11 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     let factory: StoreBackend;
     let place: string;
     let now: number;
-    let store: Store;
-    const open = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> =>
+    let store: StoreRoles;
+    const open = async (options: Partial<StoreOpenOptions> = {}): Promise<StoreRoles> =>
       (store = await factory.open(place, { clock: () => now, retention: RETENTION, examplesPerCell: 2, ...options }));
-    const reopen = async (options: Partial<StoreOpenOptions> = {}): Promise<Store> => {
-      await store.close();
+    const reopen = async (options: Partial<StoreOpenOptions> = {}): Promise<StoreRoles> => {
+      await store.lifecycle.close();
       return open(options);
     };
 
@@ -164,7 +164,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await open();
     });
     afterEach(async () => {
-      await store.close();
+      await store.lifecycle.close();
       await factory.cleanup();
     });
 
@@ -177,47 +177,47 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         { client: 'b', start: 0, time: 1, value: 1, extension: tasks },
         { client: 'b', start: 0, time: 1, value: 0 },
       ]);
-      expect(applied(await store.applyMetrics(first))).toEqual(['svc a@1.0 declared: 5', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 1']);
+      expect(applied(await store.ingest.applyMetrics(first))).toEqual(['svc a@1.0 declared: 5', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 1']);
       // The same export again (a retry): nothing is new, so nothing is reported.
-      expect(await store.applyMetrics(first)).toMatchObject({ applied: 0, duplicates: 3, counts: [] });
+      expect(await store.ingest.applyMetrics(first)).toMatchObject({ applied: 0, duplicates: 3, counts: [] });
       // A retried point beside new ones in one export: only the new ones are reported.
-      const mixed = await store.applyMetrics(batch([{ client: 'a', start: 1, time: 2, value: 3 }, { client: 'a', start: 2, time: 3, value: 8 }, { client: 'b', start: 1, time: 2, value: 2, extension: tasks }]));
+      const mixed = await store.ingest.applyMetrics(batch([{ client: 'a', start: 1, time: 2, value: 3 }, { client: 'a', start: 2, time: 3, value: 8 }, { client: 'b', start: 1, time: 2, value: 2, extension: tasks }]));
       expect(mixed).toMatchObject({ applied: 2, duplicates: 1 });
       expect(applied(mixed)).toEqual(['svc a@1.0 declared: 8', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 2']);
       // Cumulative totals 4 then 10 of one stream: increments 4 and 6; the repeated total adds nothing.
       const cumulative = (time: number, value: number): PointSpec => ({ client: 'b', temporality: Temporality.Cumulative, start: 0, time, value });
-      expect(applied(await store.applyMetrics(batch([cumulative(3, 4)])))).toEqual(['svc b@1.0 declared: 4']);
+      expect(applied(await store.ingest.applyMetrics(batch([cumulative(3, 4)])))).toEqual(['svc b@1.0 declared: 4']);
       await reopen({ maxValuesPerDimension: 2 });
-      expect(applied(await store.applyMetrics(batch([cumulative(4, 10), cumulative(4, 10)])))).toEqual(['svc b@1.0 declared: 6']);
+      expect(applied(await store.ingest.applyMetrics(batch([cumulative(4, 10), cumulative(4, 10)])))).toEqual(['svc b@1.0 declared: 6']);
       // A third client name is past the limit of two: counted under _OTHER, as stored; a known one keeps its name.
-      expect(applied(await store.applyMetrics(batch([{ client: 'c', start: 5, time: 6, value: 7 }, { client: 'a', start: 5, time: 6, value: 1 }])))).toEqual([
+      expect(applied(await store.ingest.applyMetrics(batch([{ client: 'c', start: 5, time: 6, value: 7 }, { client: 'a', start: 5, time: 6, value: 1 }])))).toEqual([
         'svc _OTHER@1.0 declared: 7',
         'svc a@1.0 declared: 1',
       ]);
-      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 14', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3']);
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 14', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3']);
     });
 
     it("says where the history held begins by the points' own timestamps: a backfill of older points moves it back, per service; null when nothing is held", async () => {
-      expect(await store.historyStart({})).toBeNull();
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 1 }]));
-      const first = await store.historyStart({});
+      expect(await store.reader.historyStart({})).toBeNull();
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 1 }]));
+      const first = await store.reader.historyStart({});
       expect(first === T0 || first === T0 + MS_PER_MINUTE).toBe(true);
       // Sent now, dated three hours earlier, for another service (another stream: the test streams are named by their dimensions).
-      await store.applyMetrics(batch([{ client: 'restored', start: -180, time: -179, value: 2 }], 'i-2', 'backfilled'));
-      expect(await store.historyStart({})).toBe((first ?? 0) - 180 * MS_PER_MINUTE);
-      expect(await store.historyStart({ service: 'backfilled' })).toBe((first ?? 0) - 180 * MS_PER_MINUTE);
-      expect(await store.historyStart({ service: 'svc' })).toBe(first);
-      expect(await store.historyStart({ service: 'none' })).toBeNull();
+      await store.ingest.applyMetrics(batch([{ client: 'restored', start: -180, time: -179, value: 2 }], 'i-2', 'backfilled'));
+      expect(await store.reader.historyStart({})).toBe((first ?? 0) - 180 * MS_PER_MINUTE);
+      expect(await store.reader.historyStart({ service: 'backfilled' })).toBe((first ?? 0) - 180 * MS_PER_MINUTE);
+      expect(await store.reader.historyStart({ service: 'svc' })).toBe(first);
+      expect(await store.reader.historyStart({ service: 'none' })).toBeNull();
     });
 
     it('a sender-controlled dimension past its limit is stored as _OTHER, the same decision after reopening; nothing is lost', async () => {
       await reopen({ maxValuesPerDimension: 2 });
-      await store.applyMetrics(batch(['a', 'b', 'c'].map((client, index) => ({ client, start: index, time: index + 1, value: 1 }))));
+      await store.ingest.applyMetrics(batch(['a', 'b', 'c'].map((client, index) => ({ client, start: index, time: index + 1, value: 1 }))));
       await reopen({ maxValuesPerDimension: 2 });
-      await store.applyMetrics(batch([{ client: 'd', start: 5, time: 6, value: 2 }, { client: 'a', start: 5, time: 6, value: 3 }]));
-      expect(cells((await store.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 3', 'a@1.0 declared: 4', 'b@1.0 declared: 1']);
-      expect((await store.stats()).overflowedValues).toBe(1);
-      expect(store.behind()).toBe(false);
+      await store.ingest.applyMetrics(batch([{ client: 'd', start: 5, time: 6, value: 2 }, { client: 'a', start: 5, time: 6, value: 3 }]));
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 3', 'a@1.0 declared: 4', 'b@1.0 declared: 1']);
+      expect((await store.lifecycle.stats()).overflowedValues).toBe(1);
+      expect(store.reader.behind()).toBe(false);
     });
 
     it('service names and instance ids past their limits are stored as _OTHER, the same after reopening; a retry of an overflowed instance counts once', async () => {
@@ -229,31 +229,31 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         return out;
       };
       await reopen(limits);
-      await store.applyMetrics(from('i-1', 'svc-a', [{ start: 0, time: 1, value: 1 }]));
-      await store.applyMetrics(from('i-2', 'svc-b', [{ start: 0, time: 1, value: 1 }]));
-      await store.applyMetrics(from('i-3', 'svc-c', [{ start: 0, time: 1, value: 1 }]));
+      await store.ingest.applyMetrics(from('i-1', 'svc-a', [{ start: 0, time: 1, value: 1 }]));
+      await store.ingest.applyMetrics(from('i-2', 'svc-b', [{ start: 0, time: 1, value: 1 }]));
+      await store.ingest.applyMetrics(from('i-3', 'svc-c', [{ start: 0, time: 1, value: 1 }]));
       await reopen(limits);
-      expect(await store.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 1, duplicates: 0 });
-      expect(await store.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 0, duplicates: 1 });
-      await store.applyMetrics(from('i-5', 'svc-a', [{ start: 0, time: 1, value: 4 }]));
-      await store.applyMetrics(from('i-1', 'svc-a', [{ start: 1, time: 2, value: 8 }]));
-      expect((await store.instances({})).map((instance) => `${instance.service}/${instance.instanceId}`).sort()).toEqual(['_OTHER/i-3', 'svc-a/_OTHER', 'svc-a/i-1', 'svc-b/i-2']);
-      const total = (await store.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0);
+      expect(await store.ingest.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 1, duplicates: 0 });
+      expect(await store.ingest.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 0, duplicates: 1 });
+      await store.ingest.applyMetrics(from('i-5', 'svc-a', [{ start: 0, time: 1, value: 4 }]));
+      await store.ingest.applyMetrics(from('i-1', 'svc-a', [{ start: 1, time: 2, value: 8 }]));
+      expect((await store.reader.instances({})).map((instance) => `${instance.service}/${instance.instanceId}`).sort()).toEqual(['_OTHER/i-3', 'svc-a/_OTHER', 'svc-a/i-1', 'svc-b/i-2']);
+      const total = (await store.reader.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0);
       expect(total).toBe(1 + 1 + 1 + 2 + 4 + 8);
-      expect(cells((await store.cellTotals({ ...day, service: '_OTHER' })).cells)).toEqual(['alpha@1.0 declared: 1']);
-      expect(cells((await store.cellTotals({ ...day, service: 'svc-a' })).cells)).toEqual(['alpha@1.0 declared: 15']);
-      expect((await store.stats()).overflowedInstances).toBe(2);
+      expect(cells((await store.reader.cellTotals({ ...day, service: '_OTHER' })).cells)).toEqual(['alpha@1.0 declared: 1']);
+      expect(cells((await store.reader.cellTotals({ ...day, service: 'svc-a' })).cells)).toEqual(['alpha@1.0 declared: 15']);
+      expect((await store.lifecycle.stats()).overflowedInstances).toBe(2);
     });
 
     it('keeps the extension ids admitted per instance and hour across reopening, each once, until their hour leaves the dedup window', async () => {
       const hour = Math.floor(now / MS_PER_HOUR);
-      await store.admitIds([
+      await store.idLimits.admitIds([
         { instance: '["svc","i-1"]', hour, ids: ['a', 'b'] },
         { instance: '["svc","i-2"]', hour, ids: ['c'] },
       ]);
-      await store.admitIds([{ instance: '["svc","i-1"]', hour, ids: ['b', 'd'] }]);
+      await store.idLimits.admitIds([{ instance: '["svc","i-1"]', hour, ids: ['b', 'd'] }]);
       await reopen();
-      const read = await store.admittedIds([
+      const read = await store.idLimits.admittedIds([
         { instance: '["svc","i-1"]', hour },
         { instance: '["svc","i-1"]', hour: hour + 1 },
         { instance: '["svc","i-2"]', hour },
@@ -263,22 +263,22 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         { instance: '["svc","i-2"]', at: 0, ids: ['c'] },
       ]);
       now += (RETENTION.dedupHours + 2) * MS_PER_HOUR;
-      await store.maintain();
-      expect(await store.admittedIds([{ instance: '["svc","i-1"]', hour }])).toEqual([]);
+      await store.lifecycle.maintain();
+      expect(await store.idLimits.admittedIds([{ instance: '["svc","i-1"]', hour }])).toEqual([]);
     });
 
     it('a value whose series retention dropped frees its place under the dimension limit', async () => {
       await reopen({ maxValuesPerDimension: 1 });
-      await store.applyMetrics(batch([{ client: 'old', start: 0, time: 1, value: 1 }], 'i-old'));
+      await store.ingest.applyMetrics(batch([{ client: 'old', start: 0, time: 1, value: 1 }], 'i-old'));
       now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
-      await store.maintain();
+      await store.lifecycle.maintain();
       const t = (now - T0) / MS_PER_MINUTE;
-      await store.applyMetrics(batch([{ client: 'new', start: t - 2, time: t - 1, value: 2 }], 'i-new'));
-      expect(cells((await store.cellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['new@1.0 declared: 2']);
+      await store.ingest.applyMetrics(batch([{ client: 'new', start: t - 2, time: t - 1, value: 2 }], 'i-new'));
+      expect(cells((await store.reader.cellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['new@1.0 declared: 2']);
     });
 
     it('applies delta points: totals per matrix cell, per service, per instance', async () => {
-      const result = await store.applyMetrics(
+      const result = await store.ingest.applyMetrics(
         batch([
           { start: 0, time: 1, value: 3 },
           { start: 1, time: 2, value: 4 },
@@ -288,8 +288,8 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         ]),
       );
       expect(result).toMatchObject({ applied: 5, duplicates: 0 });
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
-      const all = await store.cellTotals(day);
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
+      const all = await store.reader.cellTotals(day);
       expect(cells(all.cells)).toEqual([
         'alpha@1.0 declared: 7',
         `alpha@1.0 ${TASKS} c=true s=true n=true: 3`,
@@ -297,18 +297,18 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         'beta@null none: 2',
         'gamma@1.0 declared: 10',
       ]);
-      expect(cells((await store.cellTotals({ ...day, service: 'other' })).cells)).toEqual(['gamma@1.0 declared: 10']);
-      expect(cells((await store.cellTotals({ ...day, instance: 'i-1' })).cells)).toEqual([
+      expect(cells((await store.reader.cellTotals({ ...day, service: 'other' })).cells)).toEqual(['gamma@1.0 declared: 10']);
+      expect(cells((await store.reader.cellTotals({ ...day, instance: 'i-1' })).cells)).toEqual([
         'alpha@1.0 declared: 7',
         `alpha@1.0 ${TASKS} c=true s=true n=true: 3`,
         `alpha@1.0 ${UI} c=true s=false n=false: 3`,
         'beta@null none: 2',
       ]);
-      expect(cells((await store.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
+      expect(cells((await store.reader.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
     it('instance cell totals: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {
-      await store.applyMetrics(
+      await store.ingest.applyMetrics(
         batch([
           { start: 0, time: 1, value: 3 },
           { start: 0, time: 1, value: 2, serverDeclaration: 'unknown' },
@@ -317,12 +317,12 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         ]),
       );
       // Another outcome: this suite's stream identities leave the resource out (the processors' do not).
-      await store.applyMetrics(batch([{ start: 1, time: 2, value: 4, outcome: 'tool_error' }], 'i-2'));
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
-      const text = (list: Awaited<ReturnType<Store['instanceCellTotals']>>['cells']): string[] =>
+      await store.ingest.applyMetrics(batch([{ start: 1, time: 2, value: 4, outcome: 'tool_error' }], 'i-2'));
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
+      const text = (list: Awaited<ReturnType<StoreRoles['reader']['instanceCellTotals']>>['cells']): string[] =>
         list.map((cell) => `${cell.service}/${cell.instanceId} sd=${cell.serverDeclaration} ${cells([cell])[0]}`).sort();
-      const all = await store.instanceCellTotals(day);
-      expect(all.resolution).toBe((await store.cellTotals(day)).resolution);
+      const all = await store.reader.instanceCellTotals(day);
+      expect(all.resolution).toBe((await store.reader.cellTotals(day)).resolution);
       expect(text(all.cells)).toEqual([
         'other/j-1 sd=declared gamma@1.0 declared: 10',
         'svc/i-1 sd=declared alpha@1.0 declared: 3',
@@ -332,39 +332,39 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         'svc/i-2 sd=declared alpha@1.0 declared: 4',
       ]);
       expect(all.cells.find((cell) => cell.extensionId === TASKS)?.required).toBe(false);
-      expect(text((await store.instanceCellTotals({ ...day, service: 'other' })).cells)).toEqual(['other/j-1 sd=declared gamma@1.0 declared: 10']);
-      expect(text((await store.instanceCellTotals({ ...day, instance: 'i-2' })).cells)).toEqual(['svc/i-2 sd=declared alpha@1.0 declared: 4']);
-      expect(text((await store.instanceCellTotals({ ...day, clientName: 'beta' })).cells)).toEqual(['svc/i-1 sd=declared beta@null declared: 1']);
+      expect(text((await store.reader.instanceCellTotals({ ...day, service: 'other' })).cells)).toEqual(['other/j-1 sd=declared gamma@1.0 declared: 10']);
+      expect(text((await store.reader.instanceCellTotals({ ...day, instance: 'i-2' })).cells)).toEqual(['svc/i-2 sd=declared alpha@1.0 declared: 4']);
+      expect(text((await store.reader.instanceCellTotals({ ...day, clientName: 'beta' })).cells)).toEqual(['svc/i-1 sd=declared beta@null declared: 1']);
       // Minute resolution over a short range, and only what lies in it.
-      const recent = await store.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE });
+      const recent = await store.reader.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE });
       expect([recent.resolution, text(recent.cells)]).toEqual(['minute', ['svc/i-2 sd=declared alpha@1.0 declared: 4']]);
     });
 
     it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {
       const points = [{ start: 0, time: 1, value: 5 }];
-      expect(await store.applyMetrics(batch([...points, ...points]))).toMatchObject({ applied: 1, duplicates: 1 });
-      expect(await store.applyMetrics(batch(points))).toMatchObject({ applied: 0, duplicates: 1 });
+      expect(await store.ingest.applyMetrics(batch([...points, ...points]))).toMatchObject({ applied: 1, duplicates: 1 });
+      expect(await store.ingest.applyMetrics(batch(points))).toMatchObject({ applied: 0, duplicates: 1 });
       await reopen();
-      expect(await store.applyMetrics(batch([...points, { start: 1, time: 2, value: 1 }]))).toMatchObject({ applied: 1, duplicates: 1 });
-      expect(cells((await store.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 6']);
+      expect(await store.ingest.applyMetrics(batch([...points, { start: 1, time: 2, value: 1 }]))).toMatchObject({ applied: 1, duplicates: 1 });
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 6']);
     });
 
     it('cumulative points become increments: resets, a new start time, out of order and repeated points, across reopening', async () => {
       const cumulative = (start: number, time: number, value: number): PointSpec => ({ temporality: Temporality.Cumulative, start, time, value });
-      const apply = async (...points: PointSpec[]) => store.applyMetrics(batch(points));
+      const apply = async (...points: PointSpec[]) => store.ingest.applyMetrics(batch(points));
       expect(await apply(cumulative(0, 1, 5))).toMatchObject({ applied: 1, duplicates: 0 }); // +5
       expect(await apply(cumulative(0, 3, 9))).toMatchObject({ applied: 1, duplicates: 0 }); // +4
       expect(await apply(cumulative(0, 2, 7))).toMatchObject({ applied: 0, duplicates: 1 }); // older than the state: nothing
       expect(await apply(cumulative(0, 3, 9))).toMatchObject({ applied: 0, duplicates: 1 }); // the same again: nothing
-      expect((await store.stats()).cumulativeStreams).toBe(1);
+      expect((await store.lifecycle.stats()).cumulativeStreams).toBe(1);
       await reopen();
       expect(await apply(cumulative(0, 4, 12))).toMatchObject({ applied: 1, duplicates: 0 }); // +3 against the kept state
       expect(await apply(cumulative(0, 5, 2))).toMatchObject({ applied: 1, duplicates: 0 }); // lower: a reset, +2
       expect(await apply(cumulative(6, 7, 4))).toMatchObject({ applied: 1, duplicates: 0 }); // new start: a restart, +4
       expect(await apply(cumulative(0, 6, 3))).toMatchObject({ applied: 1, duplicates: 0 }); // the old incarnation, late: +1 against its own 2
-      expect((await store.stats()).cumulativeStreams).toBe(2);
-      expect(cells((await store.cellTotals(day)).cells)).toEqual([`alpha@1.0 declared: ${5 + 4 + 3 + 2 + 4 + 1}`]);
-      const steps = await store.stepTotals({ fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE, stepMinutes: 5, extensionId: TASKS });
+      expect((await store.lifecycle.stats()).cumulativeStreams).toBe(2);
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual([`alpha@1.0 declared: ${5 + 4 + 3 + 2 + 4 + 1}`]);
+      const steps = await store.reader.stepTotals({ fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE, stepMinutes: 5, extensionId: TASKS });
       expect(steps.map((step) => [step.tMs - T0, step.kind, step.count]).sort()).toEqual([
         [0, SeriesKind.Requests, 5 + 4 + 3],
         [5 * MS_PER_MINUTE, SeriesKind.Requests, 2 + 4 + 1],
@@ -372,46 +372,46 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
     });
 
     it('retention: minute totals go after their window, hour totals stay; silent instances go after the hourly window', async () => {
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 6 }]));
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 2, client: 'late' }], 'i-2'));
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 6 }]));
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 2, client: 'late' }], 'i-2'));
       now = T0 + (RETENTION.minuteDays + 1) * MS_PER_DAY;
-      await store.applyMetrics(batch([], 'i-2'));
-      await store.maintain();
+      await store.ingest.applyMetrics(batch([], 'i-2'));
+      await store.lifecycle.maintain();
       const range = { fromMs: T0, toMs: T0 + 10 * MS_PER_MINUTE };
-      const afterMinutes = await store.cellTotals(range);
+      const afterMinutes = await store.reader.cellTotals(range);
       expect(afterMinutes.resolution).toBe('hour');
       expect(afterMinutes.fromMs).toBe(T0);
       expect(afterMinutes.toMs).toBe(T0 + MS_PER_HOUR);
       expect(cells(afterMinutes.cells)).toEqual(['alpha@1.0 declared: 6', 'late@1.0 declared: 2']);
-      expect((await store.instances({})).map((instance) => instance.instanceId)).toEqual(['i-1', 'i-2']);
+      expect((await store.reader.instances({})).map((instance) => instance.instanceId)).toEqual(['i-1', 'i-2']);
 
       now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
-      await store.applyMetrics(batch([], 'i-2'));
-      await store.maintain();
-      expect((await store.cellTotals({ fromMs: T0 - MS_PER_DAY, toMs: now })).cells).toEqual([]);
+      await store.ingest.applyMetrics(batch([], 'i-2'));
+      await store.lifecycle.maintain();
+      expect((await store.reader.cellTotals({ fromMs: T0 - MS_PER_DAY, toMs: now })).cells).toEqual([]);
       // i-1 was silent for the whole hourly window; i-2 reported (an export without points) and stays.
-      expect((await store.instances({})).map((instance) => instance.instanceId)).toEqual(['i-2']);
+      expect((await store.reader.instances({})).map((instance) => instance.instanceId)).toEqual(['i-2']);
     });
 
     it('answers given before any server instance existed are summed apart too: per cell, per service, per instance, per step', async () => {
       const unknown = 'unknown';
-      await store.applyMetrics(
+      await store.ingest.applyMetrics(
         batch([
           { client: 'a', start: 0, time: 1, value: 3 },
           { client: 'a', serverDeclaration: unknown, start: 0, time: 1, value: 2 },
           { client: 'a', serverDeclaration: unknown, extension: { id: TASKS, client: true, server: false }, start: 0, time: 1, value: 2 },
         ]),
       );
-      await store.applyMetrics(batch([{ client: 'b', serverDeclaration: unknown, start: 0, time: 2, value: 4 }], 'i-2', 'other'));
-      const all = await store.cellTotals(day);
+      await store.ingest.applyMetrics(batch([{ client: 'b', serverDeclaration: unknown, start: 0, time: 2, value: 4 }], 'i-2', 'other'));
+      const all = await store.reader.cellTotals(day);
       expect(cells(all.cells)).toEqual(['a@1.0 declared: 5', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
       expect(cells(all.serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
-      expect(cells((await store.cellTotals({ ...day, service: 'other' })).serverUnknown ?? [])).toEqual(['b@1.0 declared: 4']);
-      expect(cells((await store.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`]);
-      const steps = (await store.serverUnknownStepTotals?.({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS })) ?? [];
+      expect(cells((await store.reader.cellTotals({ ...day, service: 'other' })).serverUnknown ?? [])).toEqual(['b@1.0 declared: 4']);
+      expect(cells((await store.reader.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`]);
+      const steps = (await store.reader.serverUnknownStepTotals?.({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS })) ?? [];
       expect(steps.map((row) => `${row.kind} ${row.count}`).sort()).toEqual(['0 6', '1 2']);
       // The trend's shares leave them out too: it carries their count per step.
-      const trend = await store.extensionTrend({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 });
+      const trend = await store.reader.extensionTrend({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 });
       expect(trend.rows.reduce((sum, row) => sum + (row.serverUnknown ?? 0), 0)).toBe(6);
     });
 
@@ -420,19 +420,19 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       const clients = Array.from({ length: 700 }, (_, index) => `client-${index}`);
       // Another version per service: the test's streams are named by their dimensions.
       const points = (value: number, version: string): PointSpec[] => clients.map((client) => ({ client, version, start: 0, time: 1, value }));
-      await store.applyMetrics(batch(points(1, '1.0'), 'i-1', 'svc'));
-      await store.applyMetrics(batch([...points(2, '2.0'), { client: 'client-0', start: 0, time: 1, value: 1, extension: { id: TASKS, client: true, server: true } }], 'i-2', 'other'));
+      await store.ingest.applyMetrics(batch(points(1, '1.0'), 'i-1', 'svc'));
+      await store.ingest.applyMetrics(batch([...points(2, '2.0'), { client: 'client-0', start: 0, time: 1, value: 1, extension: { id: TASKS, client: true, server: true } }], 'i-2', 'other'));
       const hour = { fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 };
       const requests = (rows: readonly { requests: number }[]): number => rows.reduce((sum, row) => sum + row.requests, 0);
       for (const [service, expected] of [[undefined, 2100], ['svc', 700], ['other', 1400]] as const) {
-        const matrix = await store.cellTotals({ ...day, service });
+        const matrix = await store.reader.cellTotals({ ...day, service });
         expect(matrix.cells.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0)).toBe(expected);
-        expect(requests((await store.clientTrend({ ...hour, service })).rows)).toBe(expected);
-        expect(requests((await store.declarationTrend({ ...hour, service })).rows)).toBe(expected);
-        expect(new Set((await store.clientTrend({ ...hour, service })).rows.map((row) => row.name)).size).toBe(700);
-        const negotiated = (await store.extensionTrend({ ...hour, service })).rows.filter((row) => row.id === TASKS).reduce((sum, row) => sum + row.negotiated, 0);
+        expect(requests((await store.reader.clientTrend({ ...hour, service })).rows)).toBe(expected);
+        expect(requests((await store.reader.declarationTrend({ ...hour, service })).rows)).toBe(expected);
+        expect(new Set((await store.reader.clientTrend({ ...hour, service })).rows.map((row) => row.name)).size).toBe(700);
+        const negotiated = (await store.reader.extensionTrend({ ...hour, service })).rows.filter((row) => row.id === TASKS).reduce((sum, row) => sum + row.negotiated, 0);
         expect(negotiated).toBe(service === 'svc' ? 0 : 1);
-        const steps = await store.stepTotals({ ...hour, service, extensionId: TASKS });
+        const steps = await store.reader.stepTotals({ ...hour, service, extensionId: TASKS });
         expect(steps.filter((step) => step.kind === SeriesKind.Requests).reduce((sum, step) => sum + step.count, 0)).toBe(expected);
         expect(steps.filter((step) => step.kind === SeriesKind.Extension && step.negotiated === true).reduce((sum, step) => sum + step.count, 0)).toBe(service === 'svc' ? 0 : 1);
       }
@@ -440,25 +440,25 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
 
     it('a read whose asker has gone rejects with the reason its signal was aborted with, over more cells than one read chunk', async () => {
       const clients = Array.from({ length: 1100 }, (_, index) => `client-${index}`);
-      await store.applyMetrics(batch(clients.map((client) => ({ client, start: 0, time: 1, value: 1 }))));
+      await store.ingest.applyMetrics(batch(clients.map((client) => ({ client, start: 0, time: 1, value: 1 }))));
       const gone = new AbortController();
       const reason = new Error('the connection closed');
       gone.abort(reason);
       const signal = gone.signal;
       const hour = { fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 };
-      await expect(store.cellTotals({ ...day, signal })).rejects.toBe(reason);
-      await expect(store.cellTotals({ ...day, instance: 'i-1', signal })).rejects.toBe(reason);
-      await expect(store.instanceCellTotals({ ...day, signal })).rejects.toBe(reason);
-      await expect(store.stepTotals({ ...hour, extensionId: TASKS, signal })).rejects.toBe(reason);
-      await expect(store.clientTrend({ ...hour, signal })).rejects.toBe(reason);
-      await expect(store.extensionTrend({ ...hour, signal })).rejects.toBe(reason);
+      await expect(store.reader.cellTotals({ ...day, signal })).rejects.toBe(reason);
+      await expect(store.reader.cellTotals({ ...day, instance: 'i-1', signal })).rejects.toBe(reason);
+      await expect(store.reader.instanceCellTotals({ ...day, signal })).rejects.toBe(reason);
+      await expect(store.reader.stepTotals({ ...hour, extensionId: TASKS, signal })).rejects.toBe(reason);
+      await expect(store.reader.clientTrend({ ...hour, signal })).rejects.toBe(reason);
+      await expect(store.reader.extensionTrend({ ...hour, signal })).rejects.toBe(reason);
       // Without a signal (or with one not aborted) the same reads answer in full.
-      expect((await store.cellTotals({ ...day, signal: new AbortController().signal })).cells).toHaveLength(1100);
-      expect((await store.clientTrend(hour)).rows.reduce((sum, row) => sum + row.requests, 0)).toBe(1100);
+      expect((await store.reader.cellTotals({ ...day, signal: new AbortController().signal })).cells).toHaveLength(1100);
+      expect((await store.reader.clientTrend(hour)).rows.reduce((sum, row) => sum + row.requests, 0)).toBe(1100);
     });
 
     it('step totals: requests and one extension by flags, per step, within the filters', async () => {
-      await store.applyMetrics(
+      await store.ingest.applyMetrics(
         batch([
           { start: 0, time: 1, value: 4 },
           { start: 0, time: 1, value: 3, extension: { id: TASKS, client: true, server: true } },
@@ -467,11 +467,11 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
           { start: 60, time: 61, value: 2 },
         ]),
       );
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 7, client: 'beta' }], 'j-1', 'other'));
-      const steps = await store.stepTotals({ fromMs: T0, toMs: T0 + 2 * MS_PER_HOUR, stepMinutes: 60, extensionId: TASKS, service: 'svc' });
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 7, client: 'beta' }], 'j-1', 'other'));
+      const steps = await store.reader.stepTotals({ fromMs: T0, toMs: T0 + 2 * MS_PER_HOUR, stepMinutes: 60, extensionId: TASKS, service: 'svc' });
       const text = steps.map((step) => `${(step.tMs - T0) / MS_PER_MINUTE} ${step.kind} ${step.clientDeclared} ${step.serverDeclared} ${step.negotiated}: ${step.count}`).sort();
       expect(text).toEqual(['0 0 null null null: 4', '0 1 false true false: 1', '0 1 true true true: 3', '60 0 null null null: 2']);
-      const byClient = await store.stepTotals({ fromMs: T0, toMs: T0 + MS_PER_HOUR, stepMinutes: 1, extensionId: TASKS, clientName: 'beta' });
+      const byClient = await store.reader.stepTotals({ fromMs: T0, toMs: T0 + MS_PER_HOUR, stepMinutes: 1, extensionId: TASKS, clientName: 'beta' });
       expect(byClient.map((step) => [(step.tMs - T0) / MS_PER_MINUTE, step.count])).toEqual([[1, 7]]);
     });
 
@@ -480,13 +480,13 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         advertised: ids.map(([extensionId, fingerprint]) => ({ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint, timeMs: T0 + minutes * MS_PER_MINUTE })),
         advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count, timeMs: T0 + minutes * MS_PER_MINUTE }],
       });
-      await store.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1'], [UI, 'f2']], 1, 2)));
+      await store.ingest.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1'], [UI, 'f2']], 1, 2)));
       now += MS_PER_MINUTE;
-      await store.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1']], 5, 1)));
+      await store.ingest.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1']], 5, 1)));
       // An older collection arriving late only widens first/last seen.
-      await store.applyMetrics(batch([], 'i-1', 'svc', advertise([[UI, 'f2']], 3, 1)));
-      await store.applyMetrics(batch([], 'k-1', 'billing'));
-      const instances = await store.instances({});
+      await store.ingest.applyMetrics(batch([], 'i-1', 'svc', advertise([[UI, 'f2']], 3, 1)));
+      await store.ingest.applyMetrics(batch([], 'k-1', 'billing'));
+      const instances = await store.reader.instances({});
       expect(instances.map((instance) => [instance.service, instance.instanceId])).toEqual([
         ['billing', 'k-1'],
         ['svc', 'i-1'],
@@ -499,7 +499,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       ]);
       expect(i1?.counts).toEqual([{ serverName: 'server', serverVersion: '1.0', count: 1, current: true }]);
       expect(instances[0]).toMatchObject({ advertisedMs: null, advertised: [], counts: [] });
-      expect((await store.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
+      expect((await store.reader.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
     });
 
     it('an instance past the instance cap is stored under _OTHER with its counts, and what it advertises is not recorded', async () => {
@@ -508,14 +508,14 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count: 1, timeMs: T0 + MS_PER_MINUTE }],
       });
       await reopen({ maxInstances: 1 });
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 1 }], 'i-1', 'svc', advertise(TASKS)));
-      await store.applyMetrics(batch([{ start: 1, time: 2, value: 2 }], 'i-2', 'svc', advertise(UI)));
-      const instances = await store.instances({});
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 1 }], 'i-1', 'svc', advertise(TASKS)));
+      await store.ingest.applyMetrics(batch([{ start: 1, time: 2, value: 2 }], 'i-2', 'svc', advertise(UI)));
+      const instances = await store.reader.instances({});
       expect(instances.map((instance) => [`${instance.service}/${instance.instanceId}`, instance.advertised.map((row) => row.extensionId), instance.counts.length])).toEqual([
         ['svc/_OTHER', [], 0],
         ['svc/i-1', [TASKS], 1],
       ]);
-      expect((await store.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0)).toBe(3);
+      expect((await store.reader.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0)).toBe(3);
     });
 
     it('examples: the newest few per row and per cell, newest first, bounded per cell, retries stored once', async () => {
@@ -539,67 +539,67 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         required: [],
       });
       const spans = [example(1, [TASKS]), example(2, [UI]), example(3, [TASKS]), example(4, [])];
-      const stored = await store.applySpans({ examples: spans, ignored: 0, rejected: 0, rejectedReason: undefined });
+      const stored = await store.ingest.applySpans({ examples: spans, ignored: 0, rejected: 0, rejectedReason: undefined });
       expect(stored).toBeGreaterThan(0);
-      await store.applySpans({ examples: spans, ignored: 0, rejected: 0, rejectedReason: undefined });
-      const row = await store.examples({ clientName: 'alpha', clientVersion: '1.0', limit: 10 });
+      await store.ingest.applySpans({ examples: spans, ignored: 0, rejected: 0, rejectedReason: undefined });
+      const row = await store.reader.examples({ clientName: 'alpha', clientVersion: '1.0', limit: 10 });
       expect(row.map((e) => e.spanId)).toEqual([example(4, []).spanId, example(3, []).spanId]);
       expect(row[0]).toEqual(example(4, []));
-      const ui = await store.examples({ clientName: 'alpha', extensionId: UI, limit: 10 });
+      const ui = await store.reader.examples({ clientName: 'alpha', extensionId: UI, limit: 10 });
       expect(ui.map((e) => e.startMs - T0)).toEqual([2000]);
       // TASKS: every span involves it on the server side; the newest two are kept.
-      const tasks = await store.examples({ service: 'svc', extensionId: TASKS, limit: 1 });
+      const tasks = await store.reader.examples({ service: 'svc', extensionId: TASKS, limit: 1 });
       expect(tasks.map((e) => e.startMs - T0)).toEqual([4000]);
-      expect(await store.examples({ service: 'other', limit: 10 })).toEqual([]);
+      expect(await store.reader.examples({ service: 'other', limit: 10 })).toEqual([]);
     });
 
     it('alert states: each activation stored with its transitions once, active ones listed first, filtered, paged, kept across reopening', async () => {
       const a = alert('fp-a', 'shop', T0);
       const b = alert('fp-b', 'cart', T0 + MS_PER_MINUTE);
-      await store.recordAlerts({ alerts: [a, b], transitions: [moved(a, 'inactive', T0), moved(b, 'inactive', T0 + MS_PER_MINUTE)] });
+      await store.alerts.recordAlerts({ alerts: [a, b], transitions: [moved(a, 'inactive', T0), moved(b, 'inactive', T0 + MS_PER_MINUTE)] });
       const aFiring = { ...a, state: 'firing' as const, firingSinceMs: T0 + 10 * MS_PER_MINUTE };
       // The same transition twice (a retried write) is stored once.
-      await store.recordAlerts({ alerts: [aFiring], transitions: [moved(aFiring, 'pending', T0 + 10 * MS_PER_MINUTE)] });
-      await store.recordAlerts({ alerts: [aFiring], transitions: [moved(aFiring, 'pending', T0 + 10 * MS_PER_MINUTE)] });
+      await store.alerts.recordAlerts({ alerts: [aFiring], transitions: [moved(aFiring, 'pending', T0 + 10 * MS_PER_MINUTE)] });
+      await store.alerts.recordAlerts({ alerts: [aFiring], transitions: [moved(aFiring, 'pending', T0 + 10 * MS_PER_MINUTE)] });
       const bResolved = { ...b, state: 'resolved' as const, resolvedAtMs: T0 + 2 * MS_PER_MINUTE };
-      await store.recordAlerts({ alerts: [bResolved], transitions: [moved(bResolved, 'pending', T0 + 2 * MS_PER_MINUTE)] });
+      await store.alerts.recordAlerts({ alerts: [bResolved], transitions: [moved(bResolved, 'pending', T0 + 2 * MS_PER_MINUTE)] });
       // b's condition holds again later: a new activation of the same fingerprint.
       const bAgain = alert('fp-b', 'cart', T0 + 20 * MS_PER_MINUTE);
-      await store.recordAlerts({ alerts: [bAgain], transitions: [moved(bAgain, 'inactive', T0 + 20 * MS_PER_MINUTE)] });
+      await store.alerts.recordAlerts({ alerts: [bAgain], transitions: [moved(bAgain, 'inactive', T0 + 20 * MS_PER_MINUTE)] });
       await reopen();
 
-      expect((await store.activeAlerts()).map((x) => [x.fingerprint, x.state, x.activeSinceMs - T0])).toEqual([
+      expect((await store.alerts.activeAlerts()).map((x) => [x.fingerprint, x.state, x.activeSinceMs - T0])).toEqual([
         ['fp-a', 'firing', 0],
         ['fp-b', 'pending', 20 * MS_PER_MINUTE],
       ]);
-      const all = await store.alerts({ limit: 10, offset: 0 });
+      const all = await store.alerts.alerts({ limit: 10, offset: 0 });
       expect(all.total).toBe(3);
       expect(all.alerts.map((x) => `${x.fingerprint} ${x.state}`)).toEqual(['fp-a firing', 'fp-b pending', 'fp-b resolved']);
       expect(all.alerts[0]).toEqual({ ...aFiring, transitions: [{ from: 'inactive', to: 'pending', atMs: T0 }, { from: 'pending', to: 'firing', atMs: T0 + 10 * MS_PER_MINUTE }] });
       expect(all.alerts[2]?.transitions.map((t) => `${t.from}>${t.to}`)).toEqual(['inactive>pending', 'pending>resolved']);
 
-      expect((await store.alerts({ states: ['resolved'], limit: 10, offset: 0 })).alerts.map((x) => x.resolvedAtMs)).toEqual([T0 + 2 * MS_PER_MINUTE]);
-      expect((await store.alerts({ states: ['pending', 'firing'], service: 'cart', limit: 10, offset: 0 })).alerts.map((x) => x.fingerprint)).toEqual(['fp-b']);
-      expect((await store.alerts({ rule: 'other', limit: 10, offset: 0 })).total).toBe(0);
-      const second = await store.alerts({ limit: 1, offset: 1 });
+      expect((await store.alerts.alerts({ states: ['resolved'], limit: 10, offset: 0 })).alerts.map((x) => x.resolvedAtMs)).toEqual([T0 + 2 * MS_PER_MINUTE]);
+      expect((await store.alerts.alerts({ states: ['pending', 'firing'], service: 'cart', limit: 10, offset: 0 })).alerts.map((x) => x.fingerprint)).toEqual(['fp-b']);
+      expect((await store.alerts.alerts({ rule: 'other', limit: 10, offset: 0 })).total).toBe(0);
+      const second = await store.alerts.alerts({ limit: 1, offset: 1 });
       expect([second.total, second.alerts.map((x) => x.state)]).toEqual([3, ['pending']]);
 
-      expect(await store.pruneAlerts(T0 + 2 * MS_PER_MINUTE)).toBe(0);
-      expect(await store.pruneAlerts(T0 + 3 * MS_PER_MINUTE)).toBe(1);
-      expect((await store.alerts({ limit: 10, offset: 0 })).alerts.map((x) => `${x.fingerprint} ${x.state}`)).toEqual(['fp-a firing', 'fp-b pending']);
+      expect(await store.alerts.pruneAlerts(T0 + 2 * MS_PER_MINUTE)).toBe(0);
+      expect(await store.alerts.pruneAlerts(T0 + 3 * MS_PER_MINUTE)).toBe(1);
+      expect((await store.alerts.alerts({ limit: 10, offset: 0 })).alerts.map((x) => `${x.fingerprint} ${x.state}`)).toEqual(['fp-a firing', 'fp-b pending']);
     });
 
     it('health, size and close', async () => {
-      await store.applyMetrics(batch([{ start: 0, time: 1, value: 1 }]));
-      const health = await store.health();
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 1 }]));
+      const health = await store.lifecycle.health();
       expect(health).toMatchObject({ writable: true });
       expect(health.schemaVersion).toBe(health.latestSchemaVersion);
-      expect(await store.sizeBytes()).toBeGreaterThan(0);
-      await store.flush();
-      await store.close();
-      await store.close();
+      expect(await store.lifecycle.sizeBytes()).toBeGreaterThan(0);
+      await store.lifecycle.flush();
+      await store.lifecycle.close();
+      await store.lifecycle.close();
       await open();
-      expect(cells((await store.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 1']);
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 1']);
     });
   });
 }

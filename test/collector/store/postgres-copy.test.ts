@@ -6,10 +6,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MS_PER_DAY, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
-import { PostgresStore } from '../../../collector/store/postgres/index.js';
-import { SqliteStore } from '../../../collector/store/sqlite/index.js';
+import { openPostgresStore } from '../../../collector/store/postgres/index.js';
+import { openSqliteStore } from '../../../collector/store/sqlite/index.js';
 import type { Alert } from '../../../collector/model/alerts.js';
-import type { Store } from '../../../collector/store/store.js';
+import type { StoreRoles } from '../../../collector/store/store.js';
 import { tempDir } from '../helpers/collector.js';
 import { testDatabases } from './postgres-server.js';
 
@@ -69,7 +69,7 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
 
 const copy = (...args: string[]) => spawnSync(process.execPath, [CLI, 'db', 'copy', ...args], { encoding: 'utf8', timeout: 60_000 });
 const range = { fromMs: NOW - MS_PER_DAY, toMs: NOW + MS_PER_DAY };
-const sorted = async (store: Store) => (await store.cellTotals(range)).cells.map((cell) => JSON.stringify(cell)).sort();
+const sorted = async (store: StoreRoles) => (await store.reader.cellTotals(range)).cells.map((cell) => JSON.stringify(cell)).sort();
 
 describe('extscope db copy (SQLite → PostgreSQL)', () => {
   const databases = testDatabases('copy');
@@ -81,13 +81,13 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
     temp = await tempDir();
     dbPath = join(temp.dir, 'source.db');
     url = await databases.create();
-    const sqlite = new SqliteStore({ path: dbPath, clock: () => NOW, retention: RETENTION, synchronous: 'normal', examplesPerCell: 2 });
+    const sqlite = openSqliteStore({ path: dbPath, clock: () => NOW, retention: RETENTION, synchronous: 'normal', examplesPerCell: 2 });
     for (let minute = 1; minute <= 10; minute++) {
-      await sqlite.applyMetrics(batch('alpha', Temporality.Delta, minute, 2));
-      await sqlite.applyMetrics(batch('beta', Temporality.Cumulative, minute, minute * 3));
-      await sqlite.applyMetrics(batch('gamma', Temporality.Delta, minute, 1, true));
+      await sqlite.ingest.applyMetrics(batch('alpha', Temporality.Delta, minute, 2));
+      await sqlite.ingest.applyMetrics(batch('beta', Temporality.Cumulative, minute, minute * 3));
+      await sqlite.ingest.applyMetrics(batch('gamma', Temporality.Delta, minute, 1, true));
     }
-    await sqlite.admitIds([{ instance: '["svc","i-1"]', hour: Math.floor(NOW / (60 * MS_PER_MINUTE)), ids: ['x.y/one', 'x.y/two'] }]);
+    await sqlite.idLimits.admitIds([{ instance: '["svc","i-1"]', hour: Math.floor(NOW / (60 * MS_PER_MINUTE)), ids: ['x.y/one', 'x.y/two'] }]);
     const alert: Alert = {
       fingerprint: 'fp-1',
       rule: 'skew',
@@ -101,17 +101,17 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       resolvedAtMs: undefined,
       dashboardPath: '/?view=fleet&service=svc',
     };
-    await sqlite.recordAlerts({
+    await sqlite.alerts.recordAlerts({
       alerts: [alert],
       transitions: [
         { id: 't-1', from: 'inactive', to: 'pending', atMs: NOW - 10 * MS_PER_MINUTE, alert },
         { id: 't-2', from: 'pending', to: 'firing', atMs: NOW - 5 * MS_PER_MINUTE, alert },
       ],
     });
-    await sqlite.recordDeliveries([
+    await sqlite.deliveries.recordDeliveries([
       { receiver: 'webhook', transitionId: 't-2', fingerprint: 'fp-1', rule: 'skew', from: 'pending', to: 'firing', state: 'delivered', attempts: 1, lastStatus: 204, queuedAtMs: NOW - 5 * MS_PER_MINUTE, atMs: NOW - 5 * MS_PER_MINUTE },
     ]);
-    await sqlite.close();
+    await sqlite.lifecycle.close();
   });
   afterAll(async () => {
     await databases.dropAll();
@@ -139,28 +139,28 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       await client.end();
     }
 
-    const sqlite = new SqliteStore({ path: dbPath, clock: () => NOW, retention: RETENTION, synchronous: 'normal', examplesPerCell: 2 });
-    const postgres = await PostgresStore.open({ url, clock: () => NOW, retention: RETENTION, examplesPerCell: 2 });
+    const sqlite = openSqliteStore({ path: dbPath, clock: () => NOW, retention: RETENTION, synchronous: 'normal', examplesPerCell: 2 });
+    const postgres = await openPostgresStore({ url, clock: () => NOW, retention: RETENTION, examplesPerCell: 2 });
     try {
       expect(await sorted(postgres)).toEqual(await sorted(sqlite));
       const everything = { limit: 10, offset: 0 };
-      expect(await postgres.alerts(everything)).toEqual(await sqlite.alerts(everything));
-      expect((await postgres.alerts(everything)).alerts.map((alert) => alert.transitions.map((t) => t.to))).toEqual([['pending', 'firing']]);
-      expect(await postgres.deliveries({ limit: 10 })).toEqual(await sqlite.deliveries({ limit: 10 }));
+      expect(await postgres.alerts.alerts(everything)).toEqual(await sqlite.alerts.alerts(everything));
+      expect((await postgres.alerts.alerts(everything)).alerts.map((alert) => alert.transitions.map((t) => t.to))).toEqual([['pending', 'firing']]);
+      expect(await postgres.deliveries.deliveries({ limit: 10 })).toEqual(await sqlite.deliveries.deliveries({ limit: 10 }));
       const hour = { instance: '["svc","i-1"]', hour: Math.floor(NOW / (60 * MS_PER_MINUTE)) };
-      expect(await postgres.admittedIds([hour])).toEqual(await sqlite.admittedIds([hour]));
-      expect((await postgres.instances({})).map((instance) => [instance.instanceId, instance.advertised.length])).toEqual((await sqlite.instances({})).map((instance) => [instance.instanceId, instance.advertised.length]));
+      expect(await postgres.idLimits.admittedIds([hour])).toEqual(await sqlite.idLimits.admittedIds([hour]));
+      expect((await postgres.reader.instances({})).map((instance) => [instance.instanceId, instance.advertised.length])).toEqual((await sqlite.reader.instances({})).map((instance) => [instance.instanceId, instance.advertised.length]));
       // beta's next cumulative total adds only its increment; a retry of alpha's last delta adds nothing.
-      expect(await postgres.applyMetrics(batch('beta', Temporality.Cumulative, 11, 40))).toMatchObject({ applied: 1, duplicates: 0 });
-      expect(await postgres.applyMetrics(batch('alpha', Temporality.Delta, 10, 2))).toMatchObject({ applied: 0, duplicates: 1 });
-      const cells = (await postgres.cellTotals(range)).cells;
+      expect(await postgres.ingest.applyMetrics(batch('beta', Temporality.Cumulative, 11, 40))).toMatchObject({ applied: 1, duplicates: 0 });
+      expect(await postgres.ingest.applyMetrics(batch('alpha', Temporality.Delta, 10, 2))).toMatchObject({ applied: 0, duplicates: 1 });
+      const cells = (await postgres.reader.cellTotals(range)).cells;
       expect(cells.filter((cell) => cell.kind === SeriesKind.Requests).map((cell) => [cell.clientName, cell.count]).sort()).toEqual([
         ['alpha', 20],
         ['beta', 40],
       ]);
     } finally {
-      await sqlite.close();
-      await postgres.close();
+      await sqlite.lifecycle.close();
+      await postgres.lifecycle.close();
     }
   });
 

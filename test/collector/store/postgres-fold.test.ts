@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MS_PER_MINUTE } from '../../../collector/model/time.js';
 import { PendingFold } from '../../../collector/store/postgres/fold.js';
-import { PostgresStore } from '../../../collector/store/postgres/index.js';
+import { openPostgresStore } from '../../../collector/store/postgres/index.js';
 import { testDatabases } from './postgres-server.js';
 
 const databases = testDatabases('fold');
@@ -19,7 +19,7 @@ describe('PostgreSQL pending fold between replicas', () => {
   it('while another replica folds, the background fold leaves the rows to it, and a read-time fold waits for it and then folds them', async () => {
     const url = await databases.create();
     // The schema, as a collector makes it.
-    await (await PostgresStore.open({ url, clock: () => T0, retention: { minuteDays: 2, hourDays: 10, dedupHours: 6 }, examplesPerCell: 1 })).close();
+    await (await openPostgresStore({ url, clock: () => T0, retention: { minuteDays: 2, hourDays: 10, dedupHours: 6 }, examplesPerCell: 1 })).lifecycle.close();
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     pools.push(pool);
     await pool.query('INSERT INTO pending_increments (minute, series_id, cell_id, all_cell_id, value) VALUES ($1, 1, 2, 3, 5)', [T0 / MS_PER_MINUTE]);

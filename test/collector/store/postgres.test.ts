@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import { createPool, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
-import { PostgresStore } from '../../../collector/store/postgres/index.js';
-import { SchemaTooNewError, StoreUnavailableError } from '../../../collector/store/store.js';
+import { openPostgresStore } from '../../../collector/store/postgres/index.js';
+import { SchemaTooNewError, type StoreRoles, StoreUnavailableError } from '../../../collector/store/store.js';
 import { httpStatusOf } from '../../../collector/model/errors.js';
 import type { MetricsOutcome } from '../../../collector/model/consumer.js';
 import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limit/index.js';
@@ -17,7 +17,7 @@ storeConformance('PostgreSQL', (): StoreBackend => {
   const databases = testDatabases('conf');
   return {
     place: () => databases.create(),
-    open: (url, options) => PostgresStore.open({ url, ...options }),
+    open: (url, options) => openPostgresStore({ url, ...options }),
     cleanup: () => databases.dropAll(),
   };
 });
@@ -25,14 +25,14 @@ storeConformance('PostgreSQL', (): StoreBackend => {
 deliveryLogConformance('PostgreSQL', () => {
   const databases = testDatabases('deliveries');
   return {
-    open: async (clock, hourDays) => PostgresStore.open({ url: await databases.create(), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, examplesPerCell: 5 }),
+    open: async (clock, hourDays) => openPostgresStore({ url: await databases.create(), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, examplesPerCell: 5 }),
     cleanup: () => databases.dropAll(),
   };
 });
 
 const T0 = Date.UTC(2026, 2, 2, 10, 0);
 const RETENTION = { minuteDays: 2, hourDays: 10, dedupHours: 6 };
-const open = (url: string): Promise<PostgresStore> => PostgresStore.open({ url, clock: () => T0 + 30 * MS_PER_MINUTE, retention: RETENTION, examplesPerCell: 2 });
+const open = (url: string): Promise<StoreRoles> => openPostgresStore({ url, clock: () => T0 + 30 * MS_PER_MINUTE, retention: RETENTION, examplesPerCell: 2 });
 
 /** One request stream per client name, as the processors would hand it over. */
 function point(client: string, temporality: Temporality, start: number, time: number, value: number): CounterPoint {
@@ -72,8 +72,8 @@ function batch(points: CounterPoint[], instance = 'i-1'): MetricsBatch {
   return { resources: [{ resource, counters: points, advertised: [], advertisedCounts: [] }], ignored: new Map(), rejections: [], rejectedReason: undefined };
 }
 
-async function totals(store: PostgresStore): Promise<Record<string, number>> {
-  const { cells } = await store.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 * 24 });
+async function totals(store: StoreRoles): Promise<Record<string, number>> {
+  const { cells } = await store.reader.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 * 24 });
   return Object.fromEntries(cells.map((cell) => [cell.clientName ?? 'null', cell.count]).sort());
 }
 
@@ -84,7 +84,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
   it('collectors starting together migrate once, under the lock, and agree on the schema', async () => {
     const url = await databases.create();
     const stores = await Promise.all([open(url), open(url), open(url)]);
-    const healths = await Promise.all(stores.map((store) => store.health()));
+    const healths = await Promise.all(stores.map((store) => store.lifecycle.health()));
     const latest = loadMigrations(findMigrationsDir('postgres')).length;
     expect(latest).toBeGreaterThanOrEqual(8);
     expect(healths.map((health) => [health.writable, health.schemaVersion])).toEqual([
@@ -98,7 +98,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
     expect(rows.map((row: { version: number }) => row.version)).toEqual(Array.from({ length: latest }, (_, index) => index + 1));
     await client.query("INSERT INTO schema_migrations (version, name, checksum) VALUES (99, 'from_the_future', 'x')");
     await client.end();
-    await Promise.all(stores.map((store) => store.close()));
+    await Promise.all(stores.map((store) => store.lifecycle.close()));
     await expect(open(url)).rejects.toBeInstanceOf(SchemaTooNewError);
   });
 
@@ -116,11 +116,11 @@ describe('PostgreSQL store with several collectors on one database', () => {
       exports.push(delta, delta, delta);
     }
     // Every export goes to every collector at once: the worst case of retries landing elsewhere.
-    const results = await Promise.all(exports.flatMap((exported) => stores.map((store) => store.applyMetrics(exported))));
+    const results = await Promise.all(exports.flatMap((exported) => stores.map((store) => store.ingest.applyMetrics(exported))));
     expect(results.every((result) => result.applied + result.duplicates > 0)).toBe(true);
     const expected = { ...Object.fromEntries(clients.map((client) => [client, 20])), delta: 40 };
     for (const store of stores) expect(await totals(store)).toEqual(expected);
-    await Promise.all(stores.map((store) => store.close()));
+    await Promise.all(stores.map((store) => store.lifecycle.close()));
   });
 
   it('the distinct-extension-id limit admits at most its number of ids per instance and hour over all collectors, and each collector counts what it sent past it', async () => {
@@ -131,8 +131,8 @@ describe('PostgreSQL store with several collectors on one database', () => {
       (store) =>
         new ExtensionIdLimit(
           { maxIdsPerInstanceHour: max },
-          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.applyMetrics(data)), rejections: [], ignored: new Map(), rejectedReason: undefined }) },
-          store,
+          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.ingest.applyMetrics(data)), rejections: [], ignored: new Map(), rejectedReason: undefined }) },
+          store.idLimits,
         ),
     );
     const extensionPoint = (id: string): CounterPoint => {
@@ -142,7 +142,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
     };
     // 12 ids, 4 through each collector at once: every collector sees room for all of its own.
     await Promise.all(processors.map((processor, index) => processor.consumeMetrics(batch([0, 1, 2, 3].map((n) => extensionPoint(`ext-${index}-${n}`))))));
-    const { cells } = await stores[0]!.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60, toMs: T0 + MS_PER_MINUTE * 60 });
+    const { cells } = await stores[0]!.reader.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60, toMs: T0 + MS_PER_MINUTE * 60 });
     const byId = new Map<string, number>();
     for (const cell of cells) if (cell.kind === SeriesKind.Extension) byId.set(cell.extensionId ?? 'null', (byId.get(cell.extensionId ?? 'null') ?? 0) + cell.count);
     const admitted = [...byId.keys()].filter((id) => id !== '_OTHER');
@@ -150,9 +150,9 @@ describe('PostgreSQL store with several collectors on one database', () => {
     expect(byId.get('_OTHER')).toBe(12 - max);
     expect(processors.reduce((sum, processor) => sum + processor.overflowed, 0)).toBe(12 - max);
     const hour = Math.floor((T0 + MS_PER_MINUTE) / (60 * MS_PER_MINUTE));
-    const [stored] = await stores[1]!.admittedIds([{ instance: JSON.stringify(['svc', 'i-1']), hour }]);
+    const [stored] = await stores[1]!.idLimits.admittedIds([{ instance: JSON.stringify(['svc', 'i-1']), hour }]);
     expect([...(stored?.ids ?? [])].sort()).toEqual([...admitted].sort());
-    await Promise.all(stores.map((store) => store.close()));
+    await Promise.all(stores.map((store) => store.lifecycle.close()));
   });
 
   it('a background job runs on one collector at a time, and passes to another when that one closes', async () => {
@@ -161,15 +161,15 @@ describe('PostgreSQL store with several collectors on one database', () => {
     if (first === undefined || second === undefined) throw new Error('two stores expected');
     const ran: string[] = [];
     const job = (name: string) => async () => void ran.push(name);
-    expect(await first.leadership().runExclusive('retention', job('first'))).toBe(true);
-    expect(await second.leadership().runExclusive('retention', job('second'))).toBe(false);
-    expect(await first.leadership().runExclusive('retention', job('first'))).toBe(true);
+    expect(await first.lifecycle.leadership().runExclusive('retention', job('first'))).toBe(true);
+    expect(await second.lifecycle.leadership().runExclusive('retention', job('second'))).toBe(false);
+    expect(await first.lifecycle.leadership().runExclusive('retention', job('first'))).toBe(true);
     // Another job is free for the other collector.
-    expect(await second.leadership().runExclusive('alerts', job('second-alerts'))).toBe(true);
-    await first.close();
-    expect(await second.leadership().runExclusive('retention', job('second'))).toBe(true);
+    expect(await second.lifecycle.leadership().runExclusive('alerts', job('second-alerts'))).toBe(true);
+    await first.lifecycle.close();
+    expect(await second.lifecycle.leadership().runExclusive('retention', job('second'))).toBe(true);
     expect(ran).toEqual(['first', 'first', 'second-alerts', 'second']);
-    await second.close();
+    await second.lifecycle.close();
   });
 
   it('a transaction failing with a serialization failure or deadlock is run again; past the bound it is a 503 to retry later', async () => {

@@ -35,7 +35,7 @@ describe('downsampling and retention', () => {
     // Two days later: the minute rollups and the dedup keys are past their windows.
     now = start + 2 * DAY_MS;
     collector = await startTestCollector(temp.dir, options);
-    await collector.store.maintain();
+    await collector.store.lifecycle.maintain();
     const fromHours = await getJson<{ resolution: string; rows: { requests: number }[] }>(`${collector.url}/api/v1/matrix?from=${start - DAY_MS}&to=${now}`);
     expect(fromHours.body.resolution).toBe('hour');
     expect(fromHours.body.rows.map((row) => row.requests)).toEqual([6]);
@@ -53,7 +53,7 @@ describe('downsampling and retention', () => {
     // has passed for both.
     now = start + 6 * DAY_MS;
     collector = await startTestCollector(temp.dir, options);
-    await collector.store.maintain();
+    await collector.store.lifecycle.maintain();
     expect((await getJson<{ rows: unknown[] }>(`${collector.url}/api/v1/matrix?from=${start - DAY_MS}&to=${now}`)).body.rows).toEqual([]);
     expect((await getJson<{ instances: unknown[] }>(`${collector.url}/api/v1/instances`)).body.instances).toEqual([]);
     await collector.close();

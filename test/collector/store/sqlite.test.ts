@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../../collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../../collector/store/sqlite/index.js';
 import { type StoreBackend, storeConformance } from './conformance.js';
 
 storeConformance('SQLite', (): StoreBackend => {
@@ -13,7 +13,7 @@ storeConformance('SQLite', (): StoreBackend => {
       return join(dir, 'store.db');
     },
     async open(path, options) {
-      return new SqliteStore({ path, synchronous: 'normal', ...options });
+      return openSqliteStore({ path, synchronous: 'normal', ...options });
     },
     async cleanup() {
       await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));

@@ -1,13 +1,15 @@
 import type Database from 'better-sqlite3';
-import type { InstanceHour, InstanceHourIds } from '../../store.js';
+import type { ExtensionIdLimitStore, InstanceHour, InstanceHourIds } from '../../store.js';
+import type { SqliteCore } from '../core.js';
 
 /** The ids the distinct-extension-id limit admitted, per instance and hour (`extension_id_limits`). */
-export class ExtensionIdLimitTable {
+export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
   private readonly select: Database.Statement;
   private readonly insert: Database.Statement;
   private readonly insertAll: (entries: readonly InstanceHourIds[]) => void;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly core: SqliteCore) {
+    const db = core.db;
     this.select = db.prepare('SELECT extension_id FROM extension_id_limits WHERE instance = ? AND hour = ?').pluck();
     this.insert = db.prepare('INSERT OR IGNORE INTO extension_id_limits (instance, hour, extension_id) VALUES (?, ?, ?)');
     this.insertAll = db.transaction((entries: readonly InstanceHourIds[]) => {
@@ -15,7 +17,7 @@ export class ExtensionIdLimitTable {
     });
   }
 
-  read(keys: readonly InstanceHour[]): InstanceHourIds[] {
+  async admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
     const found: InstanceHourIds[] = [];
     for (const { instance, hour } of keys) {
       const ids = this.select.all(instance, hour) as string[];
@@ -24,7 +26,8 @@ export class ExtensionIdLimitTable {
     return found;
   }
 
-  write(entries: readonly InstanceHourIds[]): void {
-    this.insertAll(entries);
+  admitIds(entries: readonly InstanceHourIds[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.core.write(() => this.insertAll(entries));
   }
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../../../collector/store/sqlite/index.js';
+import { openSqliteStore } from '../../../../collector/store/sqlite/index.js';
 import { deliveryLogConformance } from './delivery-log-conformance.js';
 
 deliveryLogConformance('SQLite', () => {
@@ -10,7 +10,7 @@ deliveryLogConformance('SQLite', () => {
     async open(clock, hourDays) {
       const dir = await mkdtemp(join(tmpdir(), 'extscope-deliveries-'));
       dirs.push(dir);
-      return new SqliteStore({ path: join(dir, 'extscope.db'), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 5 });
+      return openSqliteStore({ path: join(dir, 'extscope.db'), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 5 });
     },
     async cleanup() {
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));

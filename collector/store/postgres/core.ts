@@ -1,0 +1,95 @@
+import type pg from 'pg';
+import type { RetentionConfig } from '../store.js';
+import { asStoreError, createPool } from './connection.js';
+import { PendingFold } from './fold.js';
+import { AdvisoryLeadership } from './leadership.js';
+import { MetricsWriter } from './writer/index.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database?sslmode=…`; what it leaves out comes from the `PG*` variables. */
+  url: string;
+  clock: () => number;
+  retention: RetentionConfig;
+  examplesPerCell: number;
+  migrationsDir?: string;
+  /** Connections this collector opens at most (plus one for leadership). */
+  poolSize?: number;
+  /** Distinct values kept per sender-controlled dimension (client names, versions, methods, …); the rest is `_OTHER`. */
+  maxValuesPerDimension?: number;
+  /** Instances (service, instance id) kept; a new one past it is stored as the service's instance `_OTHER`. */
+  maxInstances?: number;
+  warn?: (message: string) => void;
+}
+
+const DEFAULT_POOL_SIZE = 10;
+const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
+const DEFAULT_MAX_INSTANCES = 20_000;
+/** How often each replica folds between reads. */
+const FOLD_INTERVAL_MS = 1000;
+
+/**
+ * What every role of the PostgreSQL store shares: the connection pool, the writer's caches (stream and series ids,
+ * the dimension limits), the fold of pending increments that every read of the rollups runs first, and the
+ * leadership of background jobs among replicas.
+ */
+export class PostgresCore {
+  readonly pool: pg.Pool;
+  readonly writer: MetricsWriter;
+  readonly fold: PendingFold;
+  readonly lead: AdvisoryLeadership;
+  private readonly foldTimer: NodeJS.Timeout;
+
+  constructor(
+    readonly options: PostgresStoreOptions,
+    readonly latestSchemaVersion: number,
+  ) {
+    const warn = options.warn ?? (() => undefined);
+    this.pool = createPool(options.url, options.poolSize ?? DEFAULT_POOL_SIZE, warn);
+    this.writer = new MetricsWriter(options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION, options.maxInstances ?? DEFAULT_MAX_INSTANCES);
+    this.lead = new AdvisoryLeadership(options.url, warn);
+    this.fold = new PendingFold(this.pool);
+    // Between reads too, so that the pending rows stay few: every replica tries, and skips its turn while another
+    // one folds (reads wait for it instead).
+    this.foldTimer = setInterval(() => {
+      this.fold.background().catch((error: unknown) => warn(`extscope: folding pending increments failed (reads answer from what is folded; retried): ${(asStoreError(error) as Error).message}`));
+    }, FOLD_INTERVAL_MS);
+    this.foldTimer.unref();
+  }
+
+  /**
+   * A read of the rollups: the increments acknowledged by any replica until now are folded first. A fold that
+   * fails does not fail the read: it answers from what is folded, and the reader's `behind()` says so.
+   */
+  async readFolded<T>(work: () => Promise<T>): Promise<T> {
+    await this.fold.run().catch(() => undefined);
+    try {
+      return await work();
+    } catch (error) {
+      throw asStoreError(error);
+    }
+  }
+
+  /** Several reads that must agree with each other: one snapshot. */
+  async snapshot<T>(work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await work(client);
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+  }
+
+  /** Stops the timer, folds what is left, and closes the leadership's connection and the pool. */
+  async close(stopJobs: () => Promise<void>): Promise<void> {
+    clearInterval(this.foldTimer);
+    await this.fold.run().catch(() => undefined);
+    await stopJobs();
+    await this.lead.close();
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,27 @@
+import type { MetricsBatch, SpanBatch } from '../../model/batches.js';
+import type { ApplyResult } from '../../model/records.js';
+import type { IngestStore } from '../store.js';
+import { inTransaction } from './connection.js';
+import type { PostgresCore } from './core.js';
+import { ExamplesWriter } from './writer/examples.js';
+
+/**
+ * What ingest writes: every export is one transaction that converts, deduplicates and appends its increments to
+ * `pending_increments` (writer/index.ts), and `applyMetrics` resolves after its commit.
+ */
+export class PostgresIngest implements IngestStore {
+  private readonly examples: ExamplesWriter;
+
+  constructor(private readonly core: PostgresCore) {
+    this.examples = new ExamplesWriter(core.options.examplesPerCell);
+  }
+
+  applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
+    return inTransaction(this.core.pool, (db) => this.core.writer.apply(db, batch));
+  }
+
+  async applySpans(batch: SpanBatch): Promise<number> {
+    if (batch.examples.length === 0) return 0;
+    return inTransaction(this.core.pool, (db) => this.examples.write(db, batch.examples));
+  }
+}
