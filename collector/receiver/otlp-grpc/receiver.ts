@@ -16,7 +16,7 @@ import { BusyError, PermanentError } from '../../model/errors.js';
 import { type Signal, encodeExportResponse } from '../../otlp/codec.js';
 import type { DecompressionBudget } from '../otlp/body.js';
 import { type IngestGate, admit, authenticate } from '../otlp/gate.js';
-import { type ExportPipeline, consumeExport } from '../otlp/pipeline.js';
+import { type ExportPipeline, consumeExport, countedByConsume } from '../otlp/pipeline.js';
 import { exportService, signalOfPath } from './export-service.js';
 import { grpcFailureOf } from './status.js';
 
@@ -217,19 +217,17 @@ export class OtlpGrpcReceiver implements Component {
         // at once while they decode and store is bounded by the budget OTLP/HTTP's gunzip draws from.
         if (!decompression.tryTake(bytes.length)) throw new BusyError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
         try {
-          return await consumeExport(pipeline, signal, bytes, 'protobuf');
+          return await consumeExport(pipeline, 'grpc', signal, bytes, 'protobuf', started);
         } finally {
           decompression.give(bytes.length);
         }
       };
       receive().then(
-        (partial) => {
-          pipeline.telemetry.exportFinished('grpc', signal, partial === undefined ? 'accepted' : 'partial', seconds(started));
-          callback(null, encodeExportResponse(signal, 'protobuf', partial) as Buffer);
-        },
+        (partial) => callback(null, encodeExportResponse(signal, 'protobuf', partial) as Buffer),
         (error: unknown) => {
           const failure = grpcFailureOf(error);
-          pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
+          // A failure of the consume was counted there; a refusal before it (the decompression budget) is counted here.
+          if (!countedByConsume(error)) pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
           if (failure.result === 'failed') log.error({ err: error, protocol: 'grpc' }, 'export failed');
           else log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
           callback(failure.status);

@@ -16,7 +16,7 @@ import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, dec
 import type { DecodePool } from './decode-pool.js';
 import { exportFailureOf } from '../export-failure.js';
 import { type AuthFailures, type IngestToken, admit, authenticate } from './gate.js';
-import { consumeExport } from './pipeline.js';
+import { consumeExport, countedByConsume } from './pipeline.js';
 import type { ReceiverTelemetry } from './telemetry.js';
 
 interface ReceiverLimits {
@@ -97,7 +97,8 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
     const format = formatOf(request.headers['content-type']) ?? 'json';
     const failure = exportFailureOf(error);
     const status = failure.httpStatus;
-    telemetry.exportFinished('http', signalOf(request), failure.result, seconds(request), failure.reason);
+    // A failure of the consume was counted there; a refusal before it (size, auth, overload, encoding) is counted here.
+    if (!countedByConsume(caught)) telemetry.exportFinished('http', signalOf(request), failure.result, seconds(request), failure.reason);
     if (failure.result === 'failed') request.log.error({ err: error }, 'export failed');
     else request.log.warn({ reason: failure.reason, status }, `export refused: ${failure.message}`);
     if (failure.retryAfterSeconds !== undefined) void reply.header('retry-after', String(failure.retryAfterSeconds));
@@ -119,15 +120,14 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
     return { format, bytes: decoded.bytes };
   };
 
-  const respond = (request: FastifyRequest, reply: FastifyReply, signal: Signal, format: OtlpFormat, partial: PartialSuccess | undefined): FastifyReply => {
-    telemetry.exportFinished('http', signal, partial === undefined ? 'accepted' : 'partial', seconds(request));
+  const respond = (reply: FastifyReply, signal: Signal, format: OtlpFormat, partial: PartialSuccess | undefined): FastifyReply => {
     return reply.code(200).header('content-type', CONTENT_TYPE[format]).send(encodeExportResponse(signal, format, partial));
   };
 
   for (const signal of ['metrics', 'traces'] as const) {
     app.post(`/${signal}`, { bodyLimit: limits.maxBodyBytes }, async (request, reply) => {
       const { format, bytes } = await body(request);
-      return respond(request, reply, signal, format, await consumeExport(options, signal, bytes, format));
+      return respond(reply, signal, format, await consumeExport(options, 'http', signal, bytes, format, started.get(request) ?? process.hrtime.bigint()));
     });
   }
 };

@@ -26,7 +26,7 @@ import {
 } from '../../../../contract/index.js';
 import { MetricsResponse } from '../../../../collector/otlp/proto-root.js';
 import { type TestCollector, matrix, spawnCollector, startTestCollector, tableCount, tempDir } from '../../helpers/collector.js';
-import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, requestPoint } from '../../helpers/otlp.js';
+import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from '../../helpers/otlp.js';
 import { METRICS_EXPORT, TRACES_EXPORT, bearer, rawClient, retryDelaySeconds } from './helpers.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -251,6 +251,27 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
     expect(MetricsResponse.toObject(MetricsResponse.decode(answer.response ?? Buffer.alloc(0)), { longs: String })).toEqual({
       partialSuccess: { rejectedDataPoints: '1', errorMessage: expect.stringMatching(/older than 6 h/) },
     });
+  });
+
+  it("the collector's own metrics count each export once, whether it fails in the consume or is answered with partial_success, on OTLP/gRPC and OTLP/HTTP", async () => {
+    const malformed = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]);
+    const old = now() - 7n * 60n * MINUTE_NS;
+    const partlyRefused = encodeMetrics(metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 1, startNs: old - MINUTE_NS, timeNs: old })] }));
+    const exports = (result: string, protocol: string): RegExp => new RegExp(`extscope_collector_exports_total\\{signal="metrics",result="${result}",protocol="${protocol}"\\}`);
+    const refusals = (protocol: string): RegExp => new RegExp(`extscope_collector_exports_refused_total\\{signal="metrics",reason="malformed",protocol="${protocol}"\\}`);
+    for (const protocol of ['grpc', 'http'] as const) {
+      const before = { rejected: await sample(collector.url, exports('rejected', protocol)), partial: await sample(collector.url, exports('partial', protocol)), refused: await sample(collector.url, refusals(protocol)) };
+      if (protocol === 'grpc') {
+        expect((await call(METRICS_EXPORT, malformed)).code).toBe(status.INVALID_ARGUMENT);
+        expect((await call(METRICS_EXPORT, partlyRefused)).code).toBe(status.OK);
+      } else {
+        expect((await postMetrics(collector.url, undefined, { body: malformed, token: TOKEN })).status).toBe(400);
+        expect((await postMetrics(collector.url, undefined, { body: partlyRefused, token: TOKEN })).status).toBe(200);
+      }
+      expect(await sample(collector.url, exports('rejected', protocol))).toBe(before.rejected + 1);
+      expect(await sample(collector.url, refusals(protocol))).toBe(before.refused + 1);
+      expect(await sample(collector.url, exports('partial', protocol))).toBe(before.partial + 1);
+    }
   });
 
   it('past the in-flight limit (shared with OTLP/HTTP) an export is RESOURCE_EXHAUSTED with RetryInfo', async () => {
