@@ -78,7 +78,7 @@ try {
     const ruleTimes = [];
     for (let run = 0; run < Math.max(5, Math.floor(RUNS / 2)); run++) {
       const t0 = performance.now();
-      await evaluateCondition(rule, new Snapshot(store, { now: Date.now(), staleAfterMs: 5 * 60_000, instanceTtlMs: 7 * 86_400_000 }));
+      await evaluateCondition(rule, new Snapshot(store.reader, { now: Date.now(), staleAfterMs: 5 * 60_000, instanceTtlMs: 7 * 86_400_000 }));
       ruleTimes.push(performance.now() - t0);
     }
     ruleTimes.sort((a, b) => a - b);
