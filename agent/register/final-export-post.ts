@@ -15,6 +15,7 @@ interface PostRequest {
 }
 
 function answer(result: { status?: number; body?: string; error?: string }): void {
+  // This process's own stdout: a pipe its parent (the agent) reads, never the MCP server's stream.
   process.stdout.write(JSON.stringify(result));
   process.exit(0);
 }

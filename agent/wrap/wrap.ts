@@ -36,6 +36,7 @@ function commandOf(args: string[]): string[] | undefined {
 function stdoutFlushed(): Promise<void> {
   return new Promise((resolve) => {
     if (process.stdout.destroyed || !process.stdout.writable) return resolve();
+    // Zero bytes: only a barrier behind what the server already wrote through this pipe; nothing is added to it.
     process.stdout.write('', () => resolve());
   });
 }
@@ -46,6 +47,7 @@ function stdoutFlushed(): Promise<void> {
  */
 export async function runWrap(args: string[]): Promise<number> {
   if (args[0] === '--help' || args[0] === '-h') {
+    // Only for `--help`, before any server is started: there is no protocol stream to share.
     process.stdout.write(WRAP_USAGE);
     return 0;
   }
