@@ -32,8 +32,14 @@ export interface CollectorLimits {
   maxDecompressingBytes: number;
   /** Failed authentications one client address may make per minute before it is answered 429. */
   maxAuthFailuresPerMinute: number;
-  /** OTLP exports received, decoded and processed at once; past this, 503 with Retry-After. */
+  /** OTLP exports decoded and processed at once (each takes its slot once it has arrived in full); past this, 503 with Retry-After. */
   maxInFlightExports: number;
+  /**
+   * Bytes of export bodies (HTTP bodies, gRPC messages before the half-close) still arriving, across all
+   * connections; one peer address may hold its fair share of it. Past it, bodies that are not arriving give their
+   * bytes back, then 503 with Retry-After.
+   */
+  maxReceivingBytes: number;
   /**
    * How long a request may take to arrive in full (HTTP headers and body, a gRPC call's message) before it is
    * refused and its connection or stream closed: what a stalled sender can hold, it holds this long at most.
@@ -53,6 +59,11 @@ export interface CollectorLimits {
 
 export interface CollectorOptions {
   host?: string;
+  /**
+   * Names accepted in the `Host` header besides the loopback ones (`localhost`, `127.x`, `[::1]`): those a reverse
+   * proxy passes on, or the names a collector beyond loopback is reached by. Unset beyond loopback: any `Host`.
+   */
+  allowedHosts?: string[];
   port?: number;
   /**
    * The OTLP/gRPC receiver's port, on the same host: default 4317 (0 when `port` is 0: any free port);
@@ -96,6 +107,7 @@ export interface CollectorOptions {
 
 export interface ResolvedConfig {
   host: string;
+  allowedHosts: string[] | undefined;
   port: number;
   /** null: no OTLP/gRPC receiver. */
   grpcPort: number | null;
@@ -137,6 +149,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxDecompressingBytes: 128 * 1024 * 1024,
   maxAuthFailuresPerMinute: 30,
   maxInFlightExports: 32,
+  maxReceivingBytes: 64 * 1024 * 1024,
   receiveTimeoutMs: 10_000,
   // The default matrix: 500 rows × 200 ids.
   maxMatrixCells: 100_000,
@@ -196,6 +209,9 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   if (limits.maxDecompressingBytes < limits.maxDecompressedBytes) {
     throw new ConfigError('limits.maxDecompressingBytes (all exports at once) must be at least limits.maxDecompressedBytes (one export)');
   }
+  if (limits.maxReceivingBytes < limits.maxBodyBytes) {
+    throw new ConfigError('limits.maxReceivingBytes (bodies arriving at once) must be at least limits.maxBodyBytes (one body)');
+  }
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
   for (const [name, value] of Object.entries(retention)) positive(`retention.${name}`, value, false);
   if (retention.dedupHours > retention.minuteDays * 24) {
@@ -243,8 +259,13 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   if (port !== 0) deliveryCheck(() => refuseOwnAddress(delivery, host, port));
   const synchronous = options.synchronous ?? DEFAULT_SYNCHRONOUS;
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
+  const allowedHosts = options.allowedHosts?.map((name) => name.trim()).filter((name) => name !== '');
+  for (const name of allowedHosts ?? []) {
+    if (/[\s/@?#,]/.test(name)) throw new ConfigError(`allowed host ${JSON.stringify(name)} is not a host name or address (a name as in the Host header, without scheme or path)`);
+  }
   return {
     host,
+    allowedHosts: allowedHosts === undefined || allowedHosts.length === 0 ? undefined : allowedHosts,
     port,
     grpcPort,
     dbPath: options.dbPath,
@@ -290,6 +311,11 @@ function number(name: string, value: string): number {
   return parsed;
 }
 
+/** A comma-separated list of host names, as the CLI and the environment give it. */
+export function allowedHostsValue(value: string): string[] {
+  return value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+}
+
 /** A gRPC port as the CLI and the environment give it: a number, or `off`. */
 export function grpcPortValue(name: string, value: string): number | null {
   return value.trim().toLowerCase() === 'off' ? null : number(name, value);
@@ -316,6 +342,11 @@ const limitVariable = (name: string, key: keyof CollectorLimits, help: string): 
 /** Every variable the CLI reads, in the order its help lists them. */
 export const ENVIRONMENT: readonly CollectorVariable[] = [
   { name: 'EXTSCOPE_HOST', help: 'Address to listen on (as --host)', default: DEFAULT_HOST, apply: (options, value) => (options.host = value) },
+  {
+    name: 'EXTSCOPE_ALLOWED_HOSTS',
+    help: 'Names accepted in the Host header besides localhost, 127.x and [::1], comma-separated (as --allowed-hosts; beyond loopback, unset: any)',
+    apply: (options, value) => (options.allowedHosts = allowedHostsValue(value)),
+  },
   { name: 'EXTSCOPE_PORT', help: 'Port (as --port)', default: DEFAULT_PORT, apply: (options, value) => (options.port = number('EXTSCOPE_PORT', value)) },
   {
     name: 'EXTSCOPE_GRPC_PORT',
@@ -350,7 +381,8 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
   limitVariable('EXTSCOPE_MAX_INSTANCES', 'maxInstances', 'Instances (service, instance id) kept (the rest: _OTHER)'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSING_BYTES', 'maxDecompressingBytes', 'Gunzipped bytes held at once across exports before answering 503'),
   limitVariable('EXTSCOPE_MAX_AUTH_FAILURES', 'maxAuthFailuresPerMinute', 'Failed authentications per client address and minute before answering 429'),
-  limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports received and processed at once before answering 503'),
+  limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports (arrived in full) processed at once before answering 503'),
+  limitVariable('EXTSCOPE_MAX_RECEIVING_BYTES', 'maxReceivingBytes', 'Bytes of export bodies still arriving, across connections (a fair share per address), before answering 503'),
   limitVariable('EXTSCOPE_MAX_MATRIX_CELLS', 'maxMatrixCells', 'Rows × extension ids one matrix read may ask for (limit × extensionLimit)'),
   limitVariable('EXTSCOPE_MAX_READ_CELLS', 'maxScannedCells', 'Cell totals one read may scan before it is refused (narrow the range)'),
   limitVariable('EXTSCOPE_MAX_HEAVY_READS', 'maxHeavyReads', 'Matrix, trend and time-series reads computed at once; a few more wait, the rest get 503'),

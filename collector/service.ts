@@ -4,10 +4,12 @@ import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './model/alerts.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
-import { type CollectorOptions, type ResolvedConfig, deliveryCheck, resolveConfig } from './config.js';
+import { type CollectorOptions, type ResolvedConfig, deliveryCheck, isLoopbackHost, resolveConfig } from './config.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
+import { hostPolicy } from './http/host-allow-list.js';
+import { windDown } from './http/wind-down.js';
 import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
 import { dashboardRoutes } from './http/dashboard.js';
 import { HeavyReads, budgetedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
@@ -28,6 +30,7 @@ import { NormaliseSpans } from './processor/normalise-spans/index.js';
 import { Admission } from './receiver/otlp/admission.js';
 import { DecompressionBudget } from './receiver/otlp/body.js';
 import { DecodePool } from './receiver/otlp/decode-pool.js';
+import { RECEIVE_STALL_MS, ReceiveBudget } from './receiver/otlp/receive-budget.js';
 import { otlpReceiver } from './receiver/otlp/plugin.js';
 import { OtlpGrpcReceiver } from './receiver/otlp-grpc/receiver.js';
 import { openStore } from './store/open.js';
@@ -137,7 +140,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   );
   const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
   const admission = new Admission(limits.maxInFlightExports);
-  const selfMetrics = new SelfMetrics({ reader: store.reader, lifecycle: store.lifecycle, inFlight: () => admission.current, idOverflow: () => idLimit.overflowed, clock, staleAfterMs: config.staleAfterMs });
+  const selfMetrics = new SelfMetrics({ reader: store.reader, lifecycle: store.lifecycle, ingest: () => ({ inFlight: admission.current, limit: admission.limit, receiving: admission.receiving, receivingBytes: receiving.inUse }), idOverflow: () => idLimit.overflowed, clock, staleAfterMs: config.staleAfterMs });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
   const adminToken = config.adminToken === undefined ? undefined : new BearerToken(config.adminToken);
@@ -147,9 +150,11 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let ownUrl = '';
   const notifier = buildNotifiers(config.delivery, { log: store.deliveries, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
+  const receiving = new ReceiveBudget(limits.maxReceivingBytes, RECEIVE_STALL_MS);
   const heavyReads = new HeavyReads(limits.maxHeavyReads);
 
-  const app = createApp({ logger: config.logger, receiveTimeoutMs: limits.receiveTimeoutMs });
+  const app = createApp({ logger: config.logger, receiveTimeoutMs: limits.receiveTimeoutMs, hosts: hostPolicy(isLoopbackHost(config.host), config.allowedHosts) });
+  const stopping = windDown(app);
   const log = app.log;
   warn = (message) => log.warn(message);
   const grpc =
@@ -162,6 +167,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           gate: { ingestToken, authFailures, admission },
           limits: { maxMessageBytes: limits.maxBodyBytes, receiveTimeoutMs: limits.receiveTimeoutMs },
           decompression,
+          receiving,
           log,
           shutdownGraceMs: config.shutdownGraceMs,
         });
@@ -193,7 +199,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     alerting,
     {
       async start() {
-        await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, authFailures });
+        await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, receiving, authFailures });
         await app.register(healthRoutes, { store: store.lifecycle, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
         await app.register(dashboardRoutes, {});
         await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store.backup });
@@ -211,13 +217,20 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         if (config.port === 0) deliveryCheck(() => refuseOwnAddress(config.delivery, config.host, (app.server.address() as AddressInfo).port));
       },
       async shutdown() {
-        // Exports already admitted finish (and are answered) before the server and the database close.
+        // No new connection; every answer from now on closes its connection. Exports already begun (arriving or
+        // admitted) finish and are answered, and so is every other request in progress, before the server and the
+        // database close; then only connections that carried nothing since are closed.
+        // One grace period for all of it.
+        const graceEnd = performance.now() + config.shutdownGraceMs;
+        const left = (): number => Math.max(0, graceEnd - performance.now());
+        stopping.begin();
         const drained = await Promise.race([
           admission.drain().then(() => true),
-          new Promise<boolean>((resolve) => setTimeout(resolve, config.shutdownGraceMs, false).unref()),
+          new Promise<boolean>((resolve) => setTimeout(resolve, left(), false).unref()),
         ]);
         if (!drained) log.warn('shutdown: in-flight exports did not finish in time; closing anyway');
-        const forced = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs).unref();
+        else if (!(await stopping.settled(left()))) log.warn('shutdown: requests in progress did not finish in time; closing anyway');
+        const forced = setTimeout(() => app.server.closeAllConnections(), left()).unref();
         await app.close();
         clearTimeout(forced);
       },

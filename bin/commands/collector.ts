@@ -7,6 +7,7 @@ import {
   DEFAULT_GRPC_PORT,
   DEFAULT_HOST,
   DEFAULT_PORT,
+  allowedHostsValue,
   environmentHelp,
   grpcPortValue,
   optionsFromEnvironment,
@@ -15,7 +16,7 @@ import { SchemaTooNewError, startCollector } from '../../collector/index.js';
 import { describeDb } from '../../collector/store/open.js';
 import { userErrorMessage } from './user-errors.js';
 
-const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
+const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--allowed-hosts NAMES] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
                           [--log-format pretty|json]
 
 Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and serves the query API
@@ -24,6 +25,10 @@ Receives extscope telemetry over OTLP/HTTP (POST /v1/metrics, /v1/traces) and se
 Options:
   --host HOST   Address to listen on (env EXTSCOPE_HOST, default ${DEFAULT_HOST}).
                 Anything but loopback requires both tokens below.
+  --allowed-hosts NAME[,NAME…]
+                Names accepted in the Host header besides localhost, 127.x and [::1] (env
+                EXTSCOPE_ALLOWED_HOSTS): what a reverse proxy passes on, or the collector's own names beyond
+                loopback (unset there: any). Other Host values are refused 421, against DNS rebinding.
   --port PORT   Port (env EXTSCOPE_PORT, default ${DEFAULT_PORT}, the OTLP/HTTP default; 0 = any free port)
   --grpc-port PORT
                 OTLP/gRPC port on the same host (env EXTSCOPE_GRPC_PORT, default ${DEFAULT_GRPC_PORT}, the OTLP/gRPC
@@ -59,6 +64,7 @@ async function serveCollector(args: string[]): Promise<number> {
     args,
     options: {
       host: { type: 'string' },
+      'allowed-hosts': { type: 'string' },
       port: { type: 'string' },
       'grpc-port': { type: 'string' },
       db: { type: 'string' },
@@ -75,6 +81,7 @@ async function serveCollector(args: string[]): Promise<number> {
   }
   const fromFlags: Partial<CollectorOptions> = {};
   if (values.host !== undefined) fromFlags.host = values.host;
+  if (values['allowed-hosts'] !== undefined) fromFlags.allowedHosts = allowedHostsValue(values['allowed-hosts']);
   if (values.port !== undefined) {
     fromFlags.port = Number(values.port);
     if (values.port.trim() === '' || !Number.isFinite(fromFlags.port)) throw new ConfigError(`--port must be a number (got ${JSON.stringify(values.port)})`);

@@ -4,12 +4,15 @@ import { httpStatusOf } from '../model/errors.js';
 import type { BearerToken } from './auth/bearer.js';
 import type { AuthFailureLimit } from './auth/failure-limit.js';
 import { readGuard } from './auth/read-guard.js';
+import { type HostPolicy, hostGuard } from './host-allow-list.js';
 
 export interface AppOptions {
   /** fastify/pino logger options; `false` logs nothing. */
   logger: boolean | Record<string, unknown>;
   /** How long a request may take to arrive in full (headers and body); then it is answered 408 and its connection closed. */
   receiveTimeoutMs?: number;
+  /** The `Host` values answered (host-allow-list.ts); the rest are refused 421 before any route. */
+  hosts: HostPolicy;
 }
 
 /** How often the server looks for requests past their receive deadline (Node's default is 30 s). */
@@ -61,6 +64,8 @@ export function createApp(options: AppOptions): FastifyInstance {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true } },
     schemaErrorFormatter,
   });
+  // Before any route, token or body: DNS rebinding gets no further.
+  app.addHook('onRequest', hostGuard(options.hosts));
   // Every answer (JSON, OTLP bodies, the dashboard, errors): a browser must not guess a type other than the one sent.
   app.addHook('onSend', async (_request, reply, payload) => {
     void reply.header('x-content-type-options', 'nosniff');

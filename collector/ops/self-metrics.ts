@@ -8,11 +8,22 @@ import { RequestCounters } from './request-counters.js';
 import type { RollupReader, StoreLifecycle } from '../store/store.js';
 import { COLLECTOR_VERSION } from '../version.js';
 
+/** What ingest holds now: admission slots (receiver/otlp/admission.ts) and bodies arriving (receive-budget.ts). */
+export interface IngestLoad {
+  /** Exports holding a slot: arrived in full, being decoded and stored. */
+  inFlight: number;
+  /** Slots there are: at the limit a new export is answered 503. */
+  limit: number;
+  /** Bodies (gRPC messages) arriving, which hold bytes but no slot. */
+  receiving: number;
+  receivingBytes: number;
+}
+
 export interface SelfMetricsSources {
   reader: Pick<RollupReader, 'instances'>;
   lifecycle: Pick<StoreLifecycle, 'sizeBytes' | 'stats'>;
-  /** Exports being received or processed now. */
-  inFlight: () => number;
+  /** What ingest holds now. */
+  ingest: () => IngestLoad;
   /** Extension-id points counted under `_OTHER` (over the per-instance-hour limit) since start. */
   idOverflow?: () => number;
   clock: () => number;
@@ -40,7 +51,7 @@ export class SelfMetrics {
   private readonly deliveries: Counter<'receiver' | 'result'>;
 
   constructor(private readonly sources: SelfMetricsSources) {
-    const { reader, lifecycle, inFlight, idOverflow, clock, staleAfterMs } = sources;
+    const { reader, lifecycle, ingest, idOverflow, clock, staleAfterMs } = sources;
     const registers = [this.registry];
     this.rejections = new RejectionTally(this.registry, sources.clock);
     // The process and Node.js runtime series every Node.js service exposes (process_*, nodejs_*), read when scraped.
@@ -65,10 +76,43 @@ export class SelfMetrics {
     });
     new Gauge({
       name: 'extscope_collector_exports_in_flight',
-      help: 'OTLP exports being received or processed',
+      help: 'OTLP exports holding an admission slot: arrived in full, being decoded and stored',
       registers,
       collect() {
-        this.set(inFlight());
+        this.set(ingest().inFlight);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_exports_limit',
+      help: 'Admission slots (EXTSCOPE_MAX_IN_FLIGHT): with every one taken, ingest is saturated and a new export is answered 503',
+      registers,
+      collect() {
+        this.set(ingest().limit);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_ingest_saturated',
+      help: '1 while every admission slot is taken (a new export is answered 503 and /readyz says not ready), else 0',
+      registers,
+      collect() {
+        const { inFlight: taken, limit } = ingest();
+        this.set(taken >= limit ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_exports_receiving',
+      help: 'OTLP exports whose body (gRPC: message and half-close) is still arriving; they hold no admission slot',
+      registers,
+      collect() {
+        this.set(ingest().receiving);
+      },
+    });
+    new Gauge({
+      name: 'extscope_collector_receiving_bytes',
+      help: 'Bytes of export bodies still arriving (bounded by EXTSCOPE_MAX_RECEIVING_BYTES, a fair share per address)',
+      registers,
+      collect() {
+        this.set(ingest().receivingBytes);
       },
     });
     new Gauge({

@@ -15,7 +15,9 @@ import type { Component } from '../../model/component.js';
 import { BusyError, PermanentError } from '../../model/errors.js';
 import { type Signal, encodeExportResponse } from '../../otlp/codec.js';
 import type { DecompressionBudget } from '../otlp/body.js';
-import { type IngestGate, admit, authenticate } from '../otlp/gate.js';
+import type { Ticket } from '../otlp/admission.js';
+import { type IngestGate, admit, authenticate, begin } from '../otlp/gate.js';
+import type { ArrivingBody, EvictionReason, ReceiveBudget } from '../otlp/receive-budget.js';
 import { type ExportPipeline, consumeExport, countedByConsume } from '../otlp/pipeline.js';
 import { exportService, signalOfPath } from './export-service.js';
 import { grpcFailureOf } from './status.js';
@@ -39,6 +41,8 @@ export interface OtlpGrpcReceiverOptions {
   limits: GrpcReceiverLimits;
   /** Bytes of received messages held at once across all exports, shared with OTLP/HTTP's decompression. */
   decompression: DecompressionBudget;
+  /** Bytes of messages whose call has not arrived in full (no half-close yet), shared with OTLP/HTTP's arriving bodies. */
+  receiving: ReceiveBudget;
   log: Pick<FastifyBaseLogger, 'warn' | 'error'>;
   /** How long shutdown waits for calls in progress before closing connections. */
   shutdownGraceMs: number;
@@ -58,6 +62,12 @@ const DECOMPRESS_FAILED = 'Failed to decompress message';
 function closeStream(call: object): void {
   const stream = (call as { stream?: Partial<Pick<ServerHttp2Stream, 'close' | 'closed'>> }).stream;
   if (stream !== undefined && stream.closed === false && typeof stream.close === 'function') stream.close(http2Constants.NGHTTP2_NO_ERROR);
+}
+
+function evictedMessage(reason: EvictionReason): BusyError {
+  return reason === 'stalled'
+    ? new BusyError('the call stopped arriving (no half-close) while other exports needed its room; retry', 'body_stalled', RETRY_AFTER_BUDGET)
+    : new BusyError('this address had more than its share of the exports arriving at once; retry', 'receive_share', RETRY_AFTER_BUDGET);
 }
 
 const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
@@ -112,34 +122,40 @@ export class OtlpGrpcReceiver implements Component {
   }
 
   /**
-   * Runs when a call's metadata arrives, before its message is read: the token is checked there, so a refused call
-   * costs neither memory nor decoding. The admission slot is taken when the whole message has arrived: a call that
-   * sends its metadata and then nothing holds no slot, and is ended DEADLINE_EXCEEDED after `receiveTimeoutMs`
-   * (its sender's own deadline may be longer, or absent). An admitted call holds its slot until it is answered, or,
-   * when its message never reaches the handler (grpc-js refused it itself: too large, undecodable compression,
-   * past its deadline; or the sender gave up), until grpc-js ends it (`onCancel`, which it calls for every call at
-   * its end). A message the handler took keeps its slot until the handler answers, even if the sender has gone:
-   * the store is still working.
+   * Runs when a call's metadata arrives, before its message is read: the token is checked there, and a call that
+   * finds every admission slot taken is refused there, so a refused call costs neither memory nor decoding. A call
+   * holds at most one admission slot, taken when it has arrived in full (its one message and the sender's
+   * half-close): a call that sends its metadata (or its message) and then nothing holds no slot, and is ended
+   * DEADLINE_EXCEEDED after `receiveTimeoutMs` (its sender's own deadline may be longer, or absent); its message's
+   * bytes count meanwhile in the receive budget OTLP/HTTP bodies share. What the call holds is given back exactly
+   * once ({@link Ticket.end}), on whichever path ends it: the handler's answer; a refusal here (a second message
+   * on this unary call is INVALID_ARGUMENT, and nothing of the call is stored); or, when the handler never got the
+   * call (grpc-js refused it itself: undecodable compression, past its deadline; or the sender cancelled before
+   * half-closing), grpc-js ending it (`onCancel`, which it calls for every call at its end). A call the handler
+   * took keeps its slot until the handler answers, even if the sender has gone: the store is still working.
    */
   private readonly gateInterceptor: ServerInterceptor = (method, call: ServerInterceptingCallInterface) => {
     const signal = signalOfPath(method.path);
     if (signal === undefined) return new ServerInterceptingCall(call);
-    const { gate, pipeline, log, limits } = this.options;
+    const { gate, pipeline, log, limits, receiving } = this.options;
     const started = process.hrtime.bigint();
-    let admitted = false;
+    let ticket: Ticket | undefined;
+    let message: ArrivingBody | undefined;
+    /** Its message has been passed on (grpc-js holds it until the half-close, then calls the handler). */
     let delivered = false;
+    /** The half-close has been passed on: the handler has the call and will answer it. */
+    let handled = false;
     let answered = false;
     let deadline: NodeJS.Timeout | undefined;
     const answer = (): void => {
       answered = true;
       clearTimeout(deadline);
-      if (admitted) {
-        admitted = false;
-        gate.admission.leave();
-      }
+      ticket?.end();
+      message?.release();
     };
     /** Ends the call with the status `error` maps to, before the handler has seen it. */
     const refuse = (error: unknown): void => {
+      if (answered) return;
       const failure = grpcFailureOf(error);
       pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
       log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
@@ -154,19 +170,21 @@ export class OtlpGrpcReceiver implements Component {
       if (status.code === GrpcStatus.INTERNAL && status.details === DECOMPRESS_FAILED && !answered) refuse(new PermanentError('the message is not valid gzip', 'bad_gzip'));
       else send(status);
     };
+    const peer = (): string => call.getConnectionInfo().remoteAddress ?? call.getPeer();
     return new ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
             const authorization = metadata.get('authorization')[0];
             try {
-              authenticate(gate, typeof authorization === 'string' ? authorization : undefined, call.getConnectionInfo().remoteAddress ?? call.getPeer());
+              authenticate(gate, typeof authorization === 'string' ? authorization : undefined, peer());
+              ticket = begin(gate);
             } catch (error) {
               refuse(error);
               return;
             }
             deadline = setTimeout(() => {
-              if (delivered || answered) return;
+              if (handled || answered) return;
               pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');
               log.warn({ reason: 'not_received', protocol: 'grpc' }, `export refused: its message did not arrive within ${limits.receiveTimeoutMs} ms`);
               answer();
@@ -175,24 +193,44 @@ export class OtlpGrpcReceiver implements Component {
             }, limits.receiveTimeoutMs);
             pass(metadata);
           },
-          onReceiveMessage: (message, pass) => {
-            clearTimeout(deadline);
+          onReceiveMessage: (received: Buffer, pass) => {
             if (answered) return;
             try {
-              admit(gate);
+              // Export is unary: a second message is a broken sender, refused before the handler sees the call.
+              if (delivered) throw new PermanentError('Export is a unary call: it carries exactly one message, this call sent more', 'extra_message');
+              message = receiving.open(peer(), (reason) => {
+                refuse(evictedMessage(reason));
+                closeStream(call);
+              });
+              if (!message.take(received.length)) throw new BusyError('too many exports arriving at once; retry later', 'receive_busy', RETRY_AFTER_BUDGET);
             } catch (error) {
               refuse(error);
               return;
             }
-            admitted = true;
             delivered = true;
-            pass(message);
+            pass(received);
+          },
+          onReceiveHalfClose: (pass) => {
+            if (answered) return;
+            // Without a message grpc-js answers UNIMPLEMENTED itself, through the responder below.
+            if (delivered) {
+              clearTimeout(deadline);
+              message?.release();
+              try {
+                admit(gate, ticket as Ticket);
+              } catch (error) {
+                refuse(error);
+                return;
+              }
+              handled = true;
+            }
+            pass();
           },
           onCancel: () => {
             clearTimeout(deadline);
-            if (delivered || answered) return;
+            if (handled || answered) return;
             answer();
-            pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');
+            pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), delivered ? 'cancelled' : 'not_received');
           },
         }),
       // The handler's answer: a response message (then OK), or an error status.

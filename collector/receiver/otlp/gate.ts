@@ -1,5 +1,5 @@
 import { BusyError, PermanentError, RetryableError } from '../../model/errors.js';
-import type { Admission } from './admission.js';
+import type { Admission, Ticket } from './admission.js';
 
 /** Failed authentications per client address (the service's AuthFailureLimit). */
 export interface AuthFailures {
@@ -55,16 +55,26 @@ export function authenticate(gate: IngestGate, authorization: string | undefined
   }
 }
 
+const refusal = (admission: Admission): Error =>
+  admission.isDraining
+    ? new RetryableError('the collector is shutting down', 'draining', RETRY_AFTER_DRAINING)
+    : new BusyError('too many exports in progress; retry later', 'overloaded', RETRY_AFTER_BUSY);
+
 /**
- * An admission slot: throws what the sender is told (overloaded, draining). Taken only once the export's
- * content is actually arriving (the first bytes of an HTTP body, the whole gRPC message), so a sender that
- * opens exports and never sends them holds no slot; one that stops half-way holds its own slot until the
- * receive deadline. On return the caller holds a slot and must `admission.leave()` once the export is answered.
+ * An export begins, once its headers (HTTP) or metadata (gRPC) are in and authenticated: throws what the sender is
+ * told when every admission slot is taken or the collector is draining, before anything is read. The ticket holds no
+ * slot yet ({@link admit} takes it once the export has arrived in full); the caller ends it on every path.
  */
-export function admit(gate: Pick<IngestGate, 'admission'>): void {
-  if (!gate.admission.tryEnter()) {
-    throw gate.admission.isDraining
-      ? new RetryableError('the collector is shutting down', 'draining', RETRY_AFTER_DRAINING)
-      : new BusyError('too many exports in progress; retry later', 'overloaded', RETRY_AFTER_BUSY);
-  }
+export function begin(gate: Pick<IngestGate, 'admission'>): Ticket {
+  const ticket = gate.admission.begin();
+  if (ticket === undefined) throw refusal(gate.admission);
+  return ticket;
+}
+
+/**
+ * The export has arrived in full: takes its admission slot, or throws what the sender is told (overloaded). Taken
+ * only now, so a sender that opens exports and never finishes them holds no slot, however often it reconnects.
+ */
+export function admit(gate: Pick<IngestGate, 'admission'>, ticket: Ticket): void {
+  if (!ticket.enter()) throw refusal(gate.admission);
 }

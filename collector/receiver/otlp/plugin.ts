@@ -1,6 +1,7 @@
-import type { Readable } from 'node:stream';
+import { Transform, pipeline } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
+import { BusyError } from '../../model/errors.js';
 import { PermanentError } from '../../model/errors.js';
 import {
   CONTENT_TYPE,
@@ -11,12 +12,13 @@ import {
   encodeStatusBody,
 } from '../../otlp/codec.js';
 import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../otlp/messages.js';
-import type { Admission } from './admission.js';
+import type { Admission, Ticket } from './admission.js';
 import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, decodedBody, formatOf } from './body.js';
 import type { DecodePool } from './decode-pool.js';
 import { exportFailureOf } from '../export-failure.js';
-import { type AuthFailures, type IngestToken, admit, authenticate } from './gate.js';
+import { type AuthFailures, type IngestToken, admit, authenticate, begin } from './gate.js';
 import { consumeExport, countedByConsume } from './pipeline.js';
+import type { ArrivingBody, EvictionReason, ReceiveBudget } from './receive-budget.js';
 import type { ReceiverTelemetry } from './telemetry.js';
 
 interface ReceiverLimits {
@@ -37,6 +39,8 @@ export interface OtlpReceiverOptions {
   decoder: DecodePool;
   /** Decompressed bytes held at once across all exports. */
   decompression: DecompressionBudget;
+  /** Bytes of bodies still arriving, across connections and per peer address. */
+  receiving: ReceiveBudget;
   authFailures: AuthFailures | undefined;
 }
 
@@ -55,7 +59,7 @@ const DISCARD_MAX_MS = 10_000;
  * decodes and hands each export to the next consumer; everything after that is theirs.
  */
 export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app, options) => {
-  const { admission, limits, ingestToken, telemetry, decompression, authFailures } = options;
+  const { admission, limits, ingestToken, telemetry, decompression, receiving, authFailures } = options;
   const decodedBodies = new WeakMap<FastifyRequest, DecodedBody>();
   const started = new WeakMap<FastifyRequest, bigint>();
   const signalOf = (request: FastifyRequest): Signal => (request.url.startsWith('/v1/traces') ? 'traces' : 'metrics');
@@ -68,28 +72,46 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer', bodyLimit: limits.maxBodyBytes }, (_request, body, done) => done(null, body));
 
-  /** Requests holding an admission slot, and requests whose connection has closed (they never take one). */
-  const admitted = new WeakSet<FastifyRequest>();
-  const closed = new WeakSet<FastifyRequest>();
+  /** Each export's place in the admission, and the bytes of its body while it arrives. */
+  const tickets = new WeakMap<FastifyRequest, Ticket>();
+  const arriving = new WeakMap<FastifyRequest, ArrivingBody>();
 
+  // An export is refused here, before its body is read, when every slot is taken (or the collector is draining);
+  // otherwise it is begun without a slot. Whatever it holds is given back when its connection's answer is done or
+  // the connection closes, whichever path led there.
   app.addHook('onRequest', async (request, reply) => {
     started.set(request, process.hrtime.bigint());
     authenticate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
+    const ticket = begin({ admission });
+    tickets.set(request, ticket);
     reply.raw.once('close', () => {
-      closed.add(request);
-      if (admitted.delete(request)) admission.leave();
+      ticket.end();
+      arriving.get(request)?.release();
       decodedBodies.get(request)?.release();
     });
   });
 
-  // The admission slot is taken once the body is arriving: a sender that sends headers and then nothing holds no
-  // slot (only its socket, until the server's request timeout closes it), so it cannot starve the fleet.
+  // While the body arrives, its bytes are counted in the receive budget (per connection, per peer address, in
+  // total); a body that is not arriving can be made to give them back to one that is.
   app.addHook('preParsing', async (request, _reply, payload) => {
-    await bodyArriving(payload);
-    if (closed.has(request)) throw new PermanentError('the connection closed before the body arrived', 'not_received');
-    admit({ admission });
-    admitted.add(request);
-    return payload;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        if (body.take(chunk.length)) done(null, chunk);
+        else done(new BusyError('too many export bodies arriving at once; retry later', 'receive_busy', RETRY_AFTER_RECEIVING));
+      },
+    });
+    const body = receiving.open(request.ip, (reason: EvictionReason) => counted.destroy(evicted(reason)));
+    arriving.set(request, body);
+    pipeline(payload, counted, () => undefined);
+    return counted;
+  });
+
+  // The slot is taken once the body is complete: a sender that opens exports and never finishes them holds none,
+  // however often it reconnects.
+  app.addHook('preValidation', async (request) => {
+    arriving.get(request)?.release();
+    const ticket = tickets.get(request);
+    if (ticket !== undefined) admit({ admission }, ticket);
   });
 
   app.setErrorHandler(async (caught: FastifyError | Error, request, reply) => {
@@ -140,27 +162,13 @@ function fromFastify(error: FastifyError | Error, limits: ReceiverLimits): Error
   return error;
 }
 
-/**
- * Resolves once the first bytes of a body (or its end) are there, without consuming them; rejects when the
- * connection goes away first (the sender gave up, or the server's request timeout closed it).
- */
-function bodyArriving(payload: Readable): Promise<void> {
-  if (payload.readableLength > 0 || payload.readableEnded || (payload as Readable & { complete?: boolean }).complete === true) return Promise.resolve();
-  if (payload.destroyed) return Promise.reject(new PermanentError('the connection closed before the body arrived', 'not_received'));
-  return new Promise((resolve, reject) => {
-    const settle = (error?: Error): void => {
-      payload.off('readable', onReadable);
-      payload.off('close', onClose);
-      payload.off('error', onClose);
-      if (error === undefined) resolve();
-      else reject(error);
-    };
-    const onReadable = (): void => settle();
-    const onClose = (): void => settle(new PermanentError('the connection closed before the body arrived', 'not_received'));
-    payload.on('readable', onReadable);
-    payload.once('close', onClose);
-    payload.once('error', onClose);
-  });
+/** Seconds a sender is asked to wait when the bytes of arriving bodies are spent (or its own were taken back). */
+const RETRY_AFTER_RECEIVING = 1;
+
+function evicted(reason: EvictionReason): BusyError {
+  return reason === 'stalled'
+    ? new BusyError('the body stopped arriving while other exports needed its room; retry', 'body_stalled', RETRY_AFTER_RECEIVING)
+    : new BusyError('this address had more than its share of the bodies arriving at once; retry', 'receive_share', RETRY_AFTER_RECEIVING);
 }
 
 /** Reads and drops the rest of a request body, up to DISCARD_MAX_BYTES or DISCARD_MAX_MS, whichever comes first. */
