@@ -57,7 +57,8 @@ export function windDown(app: FastifyInstance): WindDown {
         const now = performance.now();
         if (active === 0 && now - lastBegun >= QUIET_MS) return true;
         if (now >= end) return false;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, end - now)).unref());
+        // Not unref'd: with the listener closed and no connection left, this wait is what keeps the process up.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, end - now)));
       }
     },
   };

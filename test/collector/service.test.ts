@@ -5,6 +5,7 @@ import { findMigrationsDir, loadMigrations } from '../../collector/store/common/
 import { getJson, matrix, spawnCollector, startTestCollector, tempDir } from './helpers/collector.js';
 import { eventually } from '../support/eventually.js';
 import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from './helpers/otlp.js';
+import { wideExport } from '../faults/big-export.js';
 
 function exportBytes(client: string, count: number): Buffer {
   const t = msToNs(Date.now());
@@ -30,15 +31,18 @@ function halfSent(url: string, body: Buffer): { response: Promise<{ status: numb
   return { response, finish: () => request.end(body.subarray(half)) };
 }
 
-/** Resolves once the collector reports `count` exports in flight (bounded wait). */
-async function inFlight(url: string, count: number): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+/** Resolves once the collector's gauge `name` reads `count` (bounded wait). */
+async function gauge(url: string, name: string, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
     const text = await (await fetch(`${url}/metrics`)).text();
-    if (new RegExp(`extscope_collector_exports_in_flight ${count}\\b`).test(text)) return;
+    if (new RegExp(`^${name} ${count}$`, 'm').test(text)) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  throw new Error(`never saw ${count} exports in flight`);
+  throw new Error(`never saw ${name} ${count}`);
 }
+
+/** Resolves once the collector reports `count` exports holding a slot (arrived in full, being stored). */
+const inFlight = (url: string, count: number) => gauge(url, 'extscope_collector_exports_in_flight', count);
 
 describe('operations', () => {
   let temp: Awaited<ReturnType<typeof tempDir>>;
@@ -52,20 +56,26 @@ describe('operations', () => {
   it('under overload it answers 503 with Retry-After before reading the body, and recovers', async () => {
     const collector = await startTestCollector(temp.dir, { limits: { maxInFlightExports: 2 } });
     try {
-      const first = halfSent(collector.url, exportBytes('alpha', 1));
-      const second = halfSent(collector.url, exportBytes('beta', 1));
+      // Two large exports (20,000 points each, about 7 MB) take their slots once they have arrived and hold them
+      // for as long as they are decoded and stored (over a second each here): the collector is saturated.
+      const large = [wideExport(20_000, { instance: 'wide-a', clients: 1 }), wideExport(20_000, { instance: 'wide-b', clients: 1 })];
+      const held = large.map(({ body }) => postMetrics(collector.url, undefined, { body }));
       await inFlight(collector.url, 2);
+      await gauge(collector.url, 'extscope_collector_ingest_saturated', 1);
+      const readiness = await getJson<{ reasons: string[] }>(`${collector.url}/readyz`);
+      expect(readiness.status).toBe(503);
+      expect(readiness.body.reasons).toEqual(['saturated: 2 exports in progress, the limit (EXTSCOPE_MAX_IN_FLIGHT) is 2']);
       const refused = await postMetrics(collector.url, undefined, { body: exportBytes('gamma', 1) });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(Buffer.from(await refused.arrayBuffer()).toString()).toMatch(/too many exports in progress/);
-      first.finish();
-      second.finish();
-      expect((await first.response).status).toBe(200);
-      expect((await second.response).status).toBe(200);
+      for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
+      await inFlight(collector.url, 0);
+      await gauge(collector.url, 'extscope_collector_ingest_saturated', 0);
+      expect((await getJson(`${collector.url}/readyz`)).status).toBe(200);
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('gamma', 1) })).status).toBe(200);
       const view = await matrix(collector.url);
-      expect(view.rows.map((row) => row.client).sort()).toEqual(['alpha', 'beta', 'gamma']);
+      expect(view.rows.map((row) => [row.client, row.requests]).sort()).toEqual([['client-0', 40_000], ['gamma', 1]]);
       expect(await (await fetch(`${collector.url}/metrics`)).text()).toMatch(/extscope_collector_exports_total\{signal="metrics",result="throttled",protocol="http"\} 1/);
     } finally {
       await collector.close();
@@ -75,8 +85,9 @@ describe('operations', () => {
   it('SIGTERM drains: an export in flight is finished and answered, new ones are turned away, the process exits 0 and the data is there after', async () => {
     const dbPath = join(temp.dir, 'drain.db');
     const child = await spawnCollector(dbPath);
+    // Half its body sent: it holds no slot yet (it takes one once complete), but it is an export in progress.
     const inflight = halfSent(child.url, exportBytes('alpha', 5));
-    await inFlight(child.url, 1);
+    await gauge(child.url, 'extscope_collector_exports_receiving', 1);
     child.child.kill('SIGTERM');
     // The signal is handled on the child's event loop: send the next export only once it is draining.
     const draining = await eventually(() => child.output.join(''), (output) => /SIGTERM: draining in-flight exports/.test(output), 10_000);

@@ -11,6 +11,7 @@ import { DecodePool } from '../../collector/receiver/otlp/decode-pool.js';
 import { Admission } from '../../collector/receiver/otlp/admission.js';
 import { MAX_RETRY_AFTER_SECONDS } from '../../collector/receiver/otlp/gate.js';
 import { otlpReceiver } from '../../collector/receiver/otlp/plugin.js';
+import { RECEIVE_STALL_MS, ReceiveBudget } from '../../collector/receiver/otlp/receive-budget.js';
 import { AuthFailureLimit } from '../../collector/http/auth/failure-limit.js';
 import { type ChildCollector, type TestCollector, matrix, spawnCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from '../collector/helpers/otlp.js';
@@ -278,6 +279,7 @@ describe('Retry-After agrees with the agent’s 2 s export timeout', () => {
       telemetry: { exportFinished: () => undefined, metricsConsumed: () => undefined, tracesConsumed: () => undefined },
       decoder,
       decompression: new DecompressionBudget(1024 * 1024),
+      receiving: new ReceiveBudget(1024 * 1024, RECEIVE_STALL_MS),
       authFailures: undefined,
     });
     try {

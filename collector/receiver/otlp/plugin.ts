@@ -1,4 +1,4 @@
-import { Transform, pipeline } from 'node:stream';
+import { Transform } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
 import { BusyError } from '../../model/errors.js';
@@ -102,7 +102,12 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
     });
     const body = receiving.open(request.ip, (reason: EvictionReason) => counted.destroy(evicted(reason)));
     arriving.set(request, body);
-    pipeline(payload, counted, () => undefined);
+    // Not stream.pipeline: a refused body must leave the connection open for its answer (discardBody unpipes it).
+    payload.pipe(counted);
+    payload.once('error', (error) => counted.destroy(error));
+    payload.once('close', () => {
+      if (!request.raw.complete) counted.destroy(new PermanentError('the connection closed before the body arrived', 'not_received'));
+    });
     return counted;
   });
 
@@ -189,6 +194,8 @@ function discardBody(request: FastifyRequest): Promise<void> {
       if (seen > DISCARD_MAX_BYTES) done();
     };
     const timer = setTimeout(done, DISCARD_MAX_MS);
+    // Its bytes go nowhere now, so nothing downstream may hold the body back.
+    raw.unpipe();
     raw.on('data', onData);
     raw.once('end', done);
     raw.once('error', done);

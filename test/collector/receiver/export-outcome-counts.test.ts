@@ -5,6 +5,7 @@ import type { MetricsOutcome } from '../../../collector/model/consumer.js';
 import { Admission } from '../../../collector/receiver/otlp/admission.js';
 import { DecompressionBudget } from '../../../collector/receiver/otlp/body.js';
 import { DecodePool } from '../../../collector/receiver/otlp/decode-pool.js';
+import { RECEIVE_STALL_MS, ReceiveBudget } from '../../../collector/receiver/otlp/receive-budget.js';
 import type { ExportPipeline } from '../../../collector/receiver/otlp/pipeline.js';
 import { otlpReceiver } from '../../../collector/receiver/otlp/plugin.js';
 import type { ExportResult } from '../../../collector/receiver/otlp/telemetry.js';
@@ -47,6 +48,7 @@ describe('each consumed export is counted once, on OTLP/HTTP and OTLP/gRPC', () 
     decoder = new DecodePool(1);
     const admission = new Admission(4);
     const decompression = new DecompressionBudget(1024 * 1024);
+    const receiving = new ReceiveBudget(1024 * 1024, RECEIVE_STALL_MS);
     const consumer = async (): Promise<MetricsOutcome> => {
       if (mode === 'unavailable') throw new StoreUnavailableError('disk full');
       return PARTIAL;
@@ -69,6 +71,7 @@ describe('each consumed export is counted once, on OTLP/HTTP and OTLP/gRPC', () 
       limits: { maxBodyBytes: 1024 * 1024, maxDecompressedBytes: 1024 * 1024 },
       ingestToken: undefined,
       decompression,
+      receiving,
       authFailures: undefined,
     });
     httpUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -79,6 +82,7 @@ describe('each consumed export is counted once, on OTLP/HTTP and OTLP/gRPC', () 
       gate: { ingestToken: undefined, authFailures: undefined, admission },
       limits: { maxMessageBytes: 1024 * 1024, receiveTimeoutMs: 10_000 },
       decompression,
+      receiving,
       log: { warn: () => undefined, error: () => undefined },
       shutdownGraceMs: 1000,
     });

@@ -1,4 +1,3 @@
-import { request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { Metadata, status } from '@grpc/grpc-js';
 import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
@@ -28,6 +27,7 @@ import { MetricsResponse } from '../../../../collector/otlp/proto-root.js';
 import { type TestCollector, matrix, spawnCollector, startTestCollector, tableCount, tempDir } from '../../helpers/collector.js';
 import { MINUTE_NS, encodeMetrics, metricsRequest, msToNs, postMetrics, requestPoint } from '../../helpers/otlp.js';
 import { METRICS_EXPORT, TRACES_EXPORT, bearer, rawClient, retryDelaySeconds } from './helpers.js';
+import { wideExport } from '../../../faults/big-export.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const TOKEN = 'grpc-test-ingest-token-0123456789';
@@ -275,17 +275,24 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
   });
 
   it('past the in-flight limit (shared with OTLP/HTTP) an export is RESOURCE_EXHAUSTED with RetryInfo', async () => {
-    // An OTLP/HTTP export whose body never ends holds the only slot.
-    const held = httpRequest(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', 'content-length': '1000', authorization: `Bearer ${TOKEN}` } });
-    held.on('error', () => undefined);
-    held.write(Buffer.alloc(10));
-    for (let attempt = 0; attempt < 200 && (await sample(collector.url, /extscope_collector_exports_in_flight/)) < 1; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await sample(collector.url, /extscope_collector_exports_in_flight/)).toBe(1);
-    const answer = await call(METRICS_EXPORT, Buffer.alloc(0));
-    held.destroy();
-    expect(answer.code).toBe(status.RESOURCE_EXHAUSTED);
-    expect(retryDelaySeconds(answer.metadata)).toBe(1);
-    expect(await sample(collector.url, /extscope_collector_exports_refused_total\{signal="metrics",reason="overloaded",protocol="grpc"\}/)).toBe(1);
+    // A collector of its own (this one's body limit is small, and its table counts are asserted): a large OTLP/HTTP
+    // export (20,000 points) holds the only slot while it is decoded and stored, over a second here.
+    const own = await startTestCollector(temp.dir, { dbPath: `${temp.dir}/in-flight.db`, ingestToken: TOKEN, limits: { maxInFlightExports: 1 } });
+    try {
+      const held = postMetrics(own.url, undefined, { token: TOKEN, body: wideExport(20_000, { instance: 'wide', clients: 1 }).body });
+      for (let attempt = 0; attempt < 400 && (await sample(own.url, /extscope_collector_exports_in_flight/)) < 1; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await sample(own.url, /extscope_collector_exports_in_flight/)).toBe(1);
+      const client = rawClient(own.grpcAddress ?? '', METRICS_EXPORT);
+      const answer = await client.call(Buffer.alloc(0), bearer(TOKEN));
+      client.close();
+      expect(answer.code).toBe(status.RESOURCE_EXHAUSTED);
+      expect(retryDelaySeconds(answer.metadata)).toBe(1);
+      expect(await sample(own.url, /extscope_collector_exports_refused_total\{signal="metrics",reason="overloaded",protocol="grpc"\}/)).toBe(1);
+      expect((await held).status).toBe(200);
+      expect(await sample(own.url, /extscope_collector_exports_in_flight/)).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 
   it('a retried export is counted once, also when the retry comes over OTLP/HTTP', async () => {
