@@ -36,7 +36,7 @@ function normalName(name: string): string {
 }
 
 /** The name in a `Host` value, without its port: `[::1]:4318` → `[::1]`, `localhost:4318` → `localhost`; bare `::1` → `[::1]`. */
-export function hostnameOf(host: string): string {
+function hostnameOf(host: string): string {
   const value = host.trim().toLowerCase();
   if (value.startsWith('[')) {
     const end = value.indexOf(']');

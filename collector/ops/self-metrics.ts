@@ -9,7 +9,7 @@ import type { RollupReader, StoreLifecycle } from '../store/store.js';
 import { COLLECTOR_VERSION } from '../version.js';
 
 /** What ingest holds now: admission slots (receiver/otlp/admission.ts) and bodies arriving (receive-budget.ts). */
-export interface IngestLoad {
+interface IngestLoad {
   /** Exports holding a slot: arrived in full, being decoded and stored. */
   inFlight: number;
   /** Slots there are: at the limit a new export is answered 503. */
