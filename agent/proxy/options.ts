@@ -19,7 +19,7 @@ export interface ProxyDeadlines {
 export const DEFAULT_DEADLINES: ProxyDeadlines = { headersMs: 10_000, bodyMs: 60_000, idleMs: 65_000 };
 
 /** Memory the proxy keeps to read bodies, across every request in flight (see `ByteBudget`). */
-export const DEFAULT_READ_BUDGET_MIB = 64;
+export const DEFAULT_READ_BUDGET_MIB = 32;
 
 export interface ProxyArguments {
   host: string;

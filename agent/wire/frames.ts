@@ -155,10 +155,14 @@ export class AnswerFrames implements FrameReader {
   }
 }
 
-/** A request body: one JSON value, read when complete (bounded by {@link MAX_FRAME_CHARS} and by `kept`). */
+/**
+ * A request body: one JSON value, read when complete (bounded by {@link MAX_FRAME_CHARS} and by `kept`). Kept as the
+ * bytes that came (no copy, nothing decoded) until then: a body that turns out too large cost no text, and one
+ * that fits is decoded once.
+ */
 export class BodyFrames implements FrameReader {
-  private readonly decoder = new StringDecoder('utf8');
-  private buffer = '';
+  private chunks: Buffer[] = [];
+  private bytes = 0;
   private overflowed = false;
 
   constructor(private readonly kept: KeptBytes = UNBUDGETED) {}
@@ -170,14 +174,15 @@ export class BodyFrames implements FrameReader {
 
   push(chunk: unknown, encoding?: unknown): void {
     if (this.overflowed) return;
-    const text = decode(this.decoder, chunk, encoding);
-    if (text === undefined) return;
-    this.buffer += text;
-    if (this.buffer.length > MAX_FRAME_CHARS || !this.kept.resize(this.buffer.length)) {
+    const bytes = asBytes(chunk, encoding);
+    if (bytes === undefined || bytes.length === 0) return;
+    this.bytes += bytes.length;
+    if (this.bytes > MAX_FRAME_CHARS || !this.kept.resize(this.bytes)) {
       this.overflowed = true;
-      this.buffer = '';
-      this.kept.release();
+      this.release();
+      return;
     }
+    this.chunks.push(bytes);
   }
 
   /**
@@ -186,14 +191,23 @@ export class BodyFrames implements FrameReader {
    */
   end(): unknown {
     if (this.overflowed) return undefined;
-    const text = this.buffer + this.decoder.end();
-    this.buffer = '';
+    const text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks, this.bytes).toString('utf8');
+    this.chunks = [];
     return parse(text);
   }
 
   /** Nothing of the body is kept any more. */
   release(): void {
-    this.buffer = '';
+    this.chunks = [];
+    this.bytes = 0;
     this.kept.release();
   }
+}
+
+/** A chunk of a Node stream as bytes (a string in the writer's encoding is encoded so). */
+function asBytes(chunk: unknown, encoding: unknown): Buffer | undefined {
+  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8');
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return undefined;
 }
