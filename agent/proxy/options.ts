@@ -21,7 +21,7 @@ export const DEFAULT_DEADLINES: ProxyDeadlines = { headersMs: 10_000, bodyMs: 60
 /** Memory the proxy keeps to read bodies, across every request in flight (see `ByteBudget`). */
 export const DEFAULT_READ_BUDGET_MIB = 32;
 
-export interface ProxyArguments {
+interface ProxyArguments {
   host: string;
   port: number;
   upstream: URL;
@@ -40,7 +40,7 @@ function parseListen(value: string): { host: string; port: number } | undefined 
 }
 
 /** Whether `host` is this machine only: a loopback address, or `localhost`. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   if (host.toLowerCase() === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   if (isIP(host) === 6) return host === '::1' || /^::ffff:127\./i.test(host);

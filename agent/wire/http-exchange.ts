@@ -59,8 +59,8 @@ export interface ExchangeOptions {
 }
 
 /** Counted in `extscope.agent.errors` when a body was too large to keep for reading (it passed unread). */
-export const STAGE_REQUEST_UNREAD = 'wire_request_unread';
-export const STAGE_ANSWER_UNREAD = 'wire_answer_unread';
+const STAGE_REQUEST_UNREAD = 'wire_request_unread';
+const STAGE_ANSWER_UNREAD = 'wire_answer_unread';
 
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 const isRedirect = (status: number): boolean => status >= 300 && status < 400;
