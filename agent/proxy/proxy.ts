@@ -124,6 +124,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       const reader = decodedReader(single(request.headers, 'content-encoding'), { push: (chunk) => guard(() => exchange.requestChunk(chunk)), get done() { return exchange.requestSkipped; } }, valve);
       request.on('data', (chunk: Buffer) => guard(() => reader.write(chunk)));
       request.once('end', () => void reader.end().then(() => guard(() => flow.bodyRead(exchange.requestBody()))));
+      // A body that never ended (the client left, a deadline closed it): its requests are unknown, and whatever
+      // waits on the body (an answer that already ended) settles now, giving back what was kept of it.
+      request.once('close', () => {
+        if (!request.complete) flow.bodyRead(undefined);
+      });
     }
 
     let answered = false;
