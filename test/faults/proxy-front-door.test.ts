@@ -194,5 +194,10 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
     expect(cases.remote.stderr).toContain('--listen 0.0.0.0:0 is reachable from other machines');
     expect(cases.remote.stderr).toContain('--allow-remote');
     expect(cases.timeout.stderr).toContain("--header-timeout must be a number of seconds above 0, got 'soon'");
+    // With --allow-remote the address is taken as meant: it fails only where it cannot be listened on (exit 1; 192.0.2.1,
+    // a documentation address, is on no interface here, so nothing is exposed).
+    const allowed = run('--listen', '192.0.2.1:0', ...upstream, '--allow-remote');
+    expect(allowed.status).toBe(1);
+    expect(allowed.stderr).toContain('cannot listen on 192.0.2.1:0');
   });
 });
