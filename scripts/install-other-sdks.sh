@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Installs the MCP servers of other languages that the wrap and proxy tests run, pinned, into a cache outside
 # the repository (~/.cache/extscope/, or $EXTSCOPE_CACHE), once per set of versions:
-#   * Python: a virtualenv with the `mcp` SDK and FastMCP (from PyPI);
+#   * Python: a virtualenv with the `mcp` SDK and FastMCP (from PyPI), and one with FastMCP 2.x (its own `mcp` 1.x);
 #   * Go: the server of test/fixtures/go built on the Go SDK (from the Go module proxy);
 #   * Java: the server of test/fixtures/java built on the Java SDK (from Maven Central), one jar with its dependencies.
-# Prints one `name=path` line each (python= the virtualenv, go= the binary, java= the jar).
+# Prints one `name=path` line each (python= and fastmcp2= the virtualenvs, go= the binary, java= the jar).
 # Fails loudly when a registry is unreachable: the tests that need it fail then, never skip. Nothing half-built is
 # left at a cached path (each is moved there once complete).
 set -euo pipefail
 
 MCP_VERSION=2.3.0
 FASTMCP_VERSION=4.1.6
+# FastMCP 2.x apps redirect `POST /mcp/` to `/mcp` with the upstream's absolute URL (the proxy's redirect case).
+FASTMCP2_VERSION=2.14.7
 GO_SDK_VERSION=v1.8.0
 JAVA_SDK_VERSION=2.2.0
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,6 +31,14 @@ if [ ! -f "$VENV/.installed" ]; then
   python3 -m venv "$VENV" >&2
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_VERSION" "fastmcp==$FASTMCP_VERSION" >&2
   touch "$VENV/.installed"
+fi
+
+VENV2="$CACHE/python-fastmcp-$FASTMCP2_VERSION"
+if [ ! -f "$VENV2/.installed" ]; then
+  rm -rf "$VENV2"
+  python3 -m venv "$VENV2" >&2
+  "$VENV2/bin/pip" install --quiet --disable-pip-version-check "fastmcp==$FASTMCP2_VERSION" >&2
+  touch "$VENV2/.installed"
 fi
 
 command -v go >/dev/null || { echo "install-other-sdks: the go command is missing" >&2; exit 1; }
@@ -56,5 +66,6 @@ if [ ! -f "$JAVA_JAR" ]; then
 fi
 
 echo "python=$VENV"
+echo "fastmcp2=$VENV2"
 echo "go=$GO_BIN"
 echo "java=$JAVA_JAR"

@@ -18,6 +18,8 @@ export interface RequestSink {
   finish(facts: RequestFacts, server: ServerAdvertisement | undefined, outcome: Outcome, span: Span | undefined, sessionId: string | undefined): void;
   /** Counts an internal error (the agent never throws into the application). */
   fail(stage: string, error: unknown): void;
+  /** Counts, without logging, a case the agent could not read (e.g. a body too large to keep). */
+  count(stage: string): void;
 }
 
 /** A request waiting for its answer: what was read of it, and its span if one was started. */

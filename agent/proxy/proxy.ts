@@ -1,96 +1,87 @@
-import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
-import zlib from 'node:zlib';
+import type { AddressInfo, Socket } from 'node:net';
 import { HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID } from '../mcp-protocol.js';
-import { HttpExchange, HttpSessions, advertised } from '../wire/http-exchange.js';
-import type { WireRecording } from '../wire/connection.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
+import { ByteBudget } from '../wire/byte-budget.js';
+import type { WireRecording } from '../wire/connection.js';
+import { MAX_FRAME_CHARS } from '../wire/frames.js';
+import { HttpExchange, HttpSessions, advertised } from '../wire/http-exchange.js';
 import { StandaloneAgent } from '../wire/standalone-agent.js';
+import { decodedReader } from './decoded-reader.js';
+import { forward } from './forward.js';
+import { Valve, endToEnd, single } from './headers.js';
+import { DEFAULT_DEADLINES, DEFAULT_READ_BUDGET_MIB, type ProxyDeadlines, parseProxyArguments } from './options.js';
+import { ProxiedExchange } from './proxied-exchange.js';
+import { UpstreamTarget } from './upstream-target.js';
 
-export const PROXY_USAGE = `Usage: extscope proxy --listen HOST:PORT --upstream URL
+export const PROXY_USAGE = `Usage: extscope proxy --listen HOST:PORT --upstream URL [options]
 
 A reverse proxy for a Streamable HTTP MCP server (any language) that records which extensions its clients
 negotiate, exactly as the in-process agent does. Every request and answer passes unchanged (JSON and SSE
-answers streamed as they come, headers, Mcp-Session-Id, compression); paths are forwarded as they are, and the
-Host header names the upstream. Put it directly in front of the server, behind any gateway.
+answers streamed as they come, headers, Mcp-Session-Id, compression); the Host header names the upstream, and
+Location headers naming the upstream name the proxy. Put it directly in front of the server, behind any gateway.
 
 Options:
-  --listen HOST:PORT  Where clients (or the gateway) connect, e.g. 127.0.0.1:8080 (port 0: any free port)
-  --upstream URL      The MCP server's origin, e.g. http://127.0.0.1:3000
-  -h, --help          Show this help
+  --listen HOST:PORT      Where clients (or the gateway) connect, e.g. 127.0.0.1:8080 (port 0: any free port)
+  --upstream URL          The MCP server, e.g. http://127.0.0.1:3000; a path is put before every request's path
+                          (http://h/base: /mcp goes to /base/mcp); user:password@ is sent as Basic authentication
+                          when the client sends no Authorization of its own
+  --allow-remote          Allow a --listen address other machines can reach (refused without it: the proxy
+                          relays to its upstream whoever connects)
+  --header-timeout SECS   A request's headers must arrive within this (default ${DEFAULT_DEADLINES.headersMs / 1000})
+  --body-timeout SECS     Its body must arrive within this after that (default ${DEFAULT_DEADLINES.bodyMs / 1000})
+  --idle-timeout SECS     An idle client connection is closed after this (default ${DEFAULT_DEADLINES.idleMs / 1000})
+  --read-budget MIB       Memory kept to read bodies, across all requests (default ${DEFAULT_READ_BUDGET_MIB}); a body that
+                          does not fit is forwarded unread and counted in extscope.agent.errors
+  -h, --help              Show this help
 
 Environment: the standard OTEL_* variables and EXTSCOPE_SPANS, EXTSCOPE_CAPTURE_SETTINGS, as for the agent.
 `;
-
-/** Headers that belong to one hop, not to the message (RFC 9110 §7.6.1); each side's are its own. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate']);
 
 export interface ProxyOptions {
   host: string;
   port: number;
   upstream: URL;
   agent: StandaloneAgent;
+  deadlines?: Partial<ProxyDeadlines>;
+  /** Bytes kept to read bodies, across every exchange (default {@link DEFAULT_READ_BUDGET_MIB} MiB). */
+  readBudgetBytes?: number;
+  /** Where a line for the operator goes (a 502 and why): stderr by default. */
+  log?: (line: string) => void;
 }
 
 export interface RunningProxy {
   url: string;
+  /** Stops: requests the upstream has and never answered are counted as cancelled, every connection closes. */
   close(): Promise<void>;
 }
 
-function single(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** The message's own headers, without this hop's (and any header the `Connection` header names). */
-function endToEnd(headers: IncomingHttpHeaders, host?: string): OutgoingHttpHeaders {
-  const named = new Set((single(headers, 'connection') ?? '').split(',').map((token) => token.trim().toLowerCase()));
-  const forwarded: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
-    forwarded[name] = value;
-  }
-  if (host !== undefined) forwarded['host'] = host;
-  return forwarded;
-}
-
-/**
- * Hands a body's bytes to `onChunk` decoded, when they are compressed (`gzip`, `deflate`, `br`): only what the
- * proxy reads is decoded, the bytes it forwards stay as they are. `end` resolves when all was handed over.
- */
-function decodedReader(contentEncoding: string | undefined, onChunk: (chunk: Buffer) => void): { write(chunk: Buffer): void; end(): Promise<void> } {
-  const coding = contentEncoding?.trim().toLowerCase();
-  const decoder = coding === 'gzip' || coding === 'x-gzip' ? zlib.createGunzip() : coding === 'deflate' ? zlib.createInflate() : coding === 'br' ? zlib.createBrotliDecompress() : undefined;
-  if (decoder === undefined) return { write: onChunk, end: () => Promise.resolve() };
-  decoder.on('data', onChunk);
-  const done = new Promise<void>((resolve) => {
-    decoder.once('end', resolve);
-    // A body that does not decode: what was read stays read, the rest is not looked at.
-    decoder.once('error', () => resolve());
-  });
-  return {
-    write: (chunk) => void decoder.write(chunk),
-    end: () => {
-      decoder.end();
-      return done;
-    },
-  };
-}
+/** How long {@link RunningProxy.close} waits for the last exchanges' bodies to be read before it gives up on them. */
+const CLOSE_GRACE_MS = 2_000;
+/** A `Host` header that can name the proxy in a rewritten `Location` (anything else: the listening address). */
+const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * `extscope proxy`: a reverse proxy in front of one Streamable HTTP MCP server. Each MCP POST is one
  * {@link HttpExchange}, read the way the in-process wire fallback reads one, from the bytes that pass; 2025-era
  * sessions keep their `initialize` per `Mcp-Session-Id`, and the server's map, learned from its answers to
- * `initialize` and `server/discover`, is assumed for later exchanges that carry none. A request is counted only
- * once the upstream answered it (began to): one the upstream never saw (it is down: 502) counts nothing.
+ * `initialize` and `server/discover`, is assumed for later exchanges that carry none. Bodies stream to the
+ * upstream as they come; what is kept to read them is bounded per message and across all ({@link ByteBudget}).
+ * A request is counted once the upstream answered it (began to), or as cancelled once the client left (or the
+ * proxy stopped) after the upstream had it whole; one the upstream never saw (it is down: 502) counts nothing.
  */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
-  const { upstream, agent } = options;
-  const client = upstream.protocol === 'https:' ? https : http;
+  const { agent } = options;
+  const upstream = new UpstreamTarget(options.upstream);
+  const deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const budget = new ByteBudget(options.readBudgetBytes ?? DEFAULT_READ_BUDGET_MIB * 1024 * 1024, MAX_FRAME_CHARS);
+  const client = upstream.url.protocol === 'https:' ? https : http;
   const upstreamAgent = new client.Agent({ keepAlive: true, maxFreeSockets: 256 });
   const sessions = new HttpSessions();
+  /** What each exchange in flight does when the proxy stops. */
+  const live = new Set<{ stop(): void; settled: Promise<void> }>();
   let upstreamServer: ServerAdvertisement | undefined;
   // The server's own answers to initialize and server/discover say what it advertises: assumed from then on
   // for the exchanges that carry nothing about it (a stateless 2026-07-28 request, a 2025-era one without session).
@@ -104,54 +95,57 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     },
   };
   const knownServer = (): ServerAdvertisement | undefined => upstreamServer;
+  const guard = (work: () => void): void => {
+    try {
+      work();
+    } catch (error) {
+      agent.pipeline.fail('proxy', error);
+    }
+  };
+  let ownUrl = '';
 
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    const observed = request.method === 'POST';
-    const exchange = observed
-      ? new HttpExchange(sessions, recording, { sessionId: single(request.headers, HEADER_SESSION_ID), protocolVersion: single(request.headers, HEADER_PROTOCOL_VERSION) }, { server: knownServer })
-      : undefined;
-    const guard = (work: () => void): void => {
-      try {
-        work();
-      } catch (error) {
-        agent.pipeline.fail('proxy', error);
-      }
-    };
+    const path = upstream.path(request.url);
+    if (path === undefined) {
+      response.writeHead(400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      response.end('extscope proxy: the request target must be a path (or an absolute http URL, whose path is used)\n');
+      return;
+    }
+    const hostHeader = single(request.headers, 'host');
+    const proxyOrigin = hostHeader !== undefined && HOST_HEADER.test(hostHeader) ? `http://${hostHeader}` : ownUrl;
+    const exchange =
+      request.method === 'POST'
+        ? new HttpExchange(sessions, recording, { sessionId: single(request.headers, HEADER_SESSION_ID), protocolVersion: single(request.headers, HEADER_PROTOCOL_VERSION) }, { server: knownServer, budget })
+        : undefined;
+    const flow = exchange && new ProxiedExchange(exchange, guard);
+    const valve = new Valve(request);
 
-    let body: unknown;
-    let bodyRead = false;
-    let upstreamAnswered = false;
-    const deliver = (): void => {
-      if (bodyRead && upstreamAnswered) guard(() => exchange?.received(body));
-    };
-    const requestReader = exchange && decodedReader(single(request.headers, 'content-encoding'), (chunk) => guard(() => exchange.requestChunk(chunk)));
-    if (requestReader !== undefined) {
-      request.on('data', (chunk: Buffer) => guard(() => requestReader.write(chunk)));
-      request.once('end', () => {
-        void requestReader.end().then(() => {
-          guard(() => {
-            body = exchange!.requestBody();
-            bodyRead = true;
-            deliver();
-          });
-        });
+    if (exchange !== undefined && flow !== undefined) {
+      const reader = decodedReader(single(request.headers, 'content-encoding'), { push: (chunk) => guard(() => exchange.requestChunk(chunk)), get done() { return exchange.requestSkipped; } }, valve);
+      request.on('data', (chunk: Buffer) => guard(() => reader.write(chunk)));
+      request.once('end', () => void reader.end().then(() => guard(() => flow.bodyRead(exchange.requestBody()))));
+      // A body that never ended (the client left, a deadline closed it): its requests are unknown, and whatever
+      // waits on the body (an answer that already ended) settles now, giving back what was kept of it.
+      request.once('close', () => {
+        if (!request.complete) flow.bodyRead(undefined);
       });
     }
 
+    let answered = false;
     const onAnswer = (answer: IncomingMessage): void => {
-      upstreamAnswered = true;
-      deliver();
+      answered = true;
+      flow?.answered();
       const status = answer.statusCode ?? 502;
-      response.writeHead(status, answer.statusMessage, endToEnd(answer.headers));
+      response.writeHead(status, answer.statusMessage, locationsRewritten(endToEnd(answer.headers), upstream, proxyOrigin));
       // SSE: every event reaches the client as it comes (no Nagle delay on small writes).
       response.flushHeaders();
-      const answerReader = exchange && decodedReader(single(answer.headers, 'content-encoding'), (chunk) => guard(() => exchange.answerChunk(chunk)));
+      // The answer's flow is the pipe's to hold (the upstream is trusted); decoding still stops once unread.
+      const answerReader = exchange && decodedReader(single(answer.headers, 'content-encoding'), { push: (chunk) => guard(() => exchange.answerChunk(chunk)), get done() { return exchange.answerSkipped; } }, NO_HOLD);
       if (answerReader !== undefined) answer.on('data', (chunk: Buffer) => guard(() => answerReader.write(chunk)));
       answer.pipe(response);
       const sessionId = single(answer.headers, HEADER_SESSION_ID);
       const settle = (finished: boolean): void => {
-        if (exchange === undefined || answerReader === undefined) return;
-        void answerReader.end().then(() => guard(() => exchange.settle(finished, status, sessionId)));
+        if (answerReader !== undefined) void answerReader.end().then(() => flow?.answerEnded(finished, status, sessionId));
       };
       response.once('finish', () => settle(answer.complete));
       response.once('close', () => {
@@ -164,32 +158,55 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       answer.once('aborted', () => response.destroy());
     };
     const onFailure = (error: NodeJS.ErrnoException): void => {
-      if (upstreamAnswered) {
+      if (answered) {
         response.destroy();
         return;
       }
       // The upstream never answered: what a gateway answers. Nothing is counted (it may never have seen it).
+      flow?.dropped();
+      const reason = error.code ?? error.message;
+      log(`extscope proxy: 502 for ${request.method ?? '?'} ${request.url ?? ''}: upstream ${upstream.display} unreachable (${reason})`);
       if (!response.headersSent) {
         response.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' });
-        response.end(`extscope proxy: upstream ${upstream.origin} unreachable (${error.code ?? error.message})\n`);
+        response.end(`extscope proxy: upstream ${upstream.origin} unreachable (${reason})\n`);
       } else {
         response.destroy();
       }
     };
-    const call = forward(client, upstreamAgent, upstream, request, onAnswer, onFailure);
-    // The client went away before its answer was complete: so does the upstream request.
+    const call = forward({ client, agent: upstreamAgent, url: upstream.url, path, headers: upstreamHeaders(request, upstream) }, request, valve, budget.account(), onAnswer, onFailure);
+    // The client went away before its answer was complete (or the proxy stops): so does the upstream request. A
+    // request the upstream has whole and never began to answer (a hung tool) is cancelled, as in-process.
+    const abandon = (): void => {
+      if (!answered) flow?.abandoned(call.sentWhole);
+      call.abort();
+    };
+    const entry = { stop: abandon, settled: flow?.settled ?? Promise.resolve() };
+    live.add(entry);
     response.once('close', () => {
-      if (!response.writableFinished) call.abort();
+      live.delete(entry);
+      if (!response.writableFinished) abandon();
     });
     request.once('error', () => call.abort());
   };
 
-  // Idle client connections are kept longer than clients keep them (undici: 4 s), so a client never sends on a
-  // connection the proxy is closing; an idle connection costs a few KB.
-  const server = http.createServer({ keepAliveTimeout: IDLE_CLIENT_CONNECTION_MS, headersTimeout: IDLE_CLIENT_CONNECTION_MS + 1000 }, handle);
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+  const server = http.createServer(
+    {
+      keepAliveTimeout: deadlines.idleMs,
+      headersTimeout: deadlines.headersMs,
+      requestTimeout: deadlines.headersMs + deadlines.bodyMs,
+      // Node checks the two deadlines above on this interval (30 s by default): a tenth of the shorter one.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(deadlines.headersMs / 10))),
+    },
+    handle,
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const answer = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (!socket.writable || answer?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -197,126 +214,64 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  ownUrl = `http://${host}:${address.port}`;
   return {
-    url: `http://${host}:${address.port}`,
+    url: ownUrl,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const exchanges = [...live];
+      for (const entry of exchanges) entry.stop();
+      server.closeAllConnections();
+      // Bodies still decoding are read before their requests are counted: bounded, so a stop never hangs.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(exchanges.map((entry) => entry.settled)), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
+      await closed;
       upstreamAgent.destroy();
     },
   };
 }
 
-/** How long an idle client connection is kept open. */
-const IDLE_CLIENT_CONNECTION_MS = 65_000;
-/** Request bodies up to this size are kept until the upstream answers, to resend them once (see {@link forward}). */
-const RESEND_LIMIT = 1024 * 1024;
-/** A kept-alive connection the upstream closed just as the request went out: the request never reached it. */
-const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
+const NO_HOLD = { hold: () => {}, release: () => {} };
 
-/**
- * Sends `request` upstream as it streams, with backpressure both ways. A request sent on a kept-alive
- * connection that the upstream closed in the meantime (its idle timeout raced the request) fails before any
- * answer; it is sent again, once, on a fresh connection, when its whole body (small, as MCP POSTs are) was
- * kept. Anything else fails to `onFailure`.
- */
-function forward(
-  client: typeof http | typeof https,
-  agent: http.Agent,
-  upstream: URL,
-  request: IncomingMessage,
-  onAnswer: (answer: IncomingMessage) => void,
-  onFailure: (error: NodeJS.ErrnoException) => void,
-): { abort(): void } {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let ended = false;
-  let aborted = false;
-  let current: http.ClientRequest;
-  const send = (retry: boolean): http.ClientRequest => {
-    const outgoing = client.request({
-      protocol: upstream.protocol,
-      hostname: upstream.hostname,
-      port: upstream.port,
-      method: request.method,
-      path: request.url,
-      headers: endToEnd(request.headers, upstream.host),
-      agent: retry ? false : agent,
-    });
-    outgoing.once('response', onAnswer);
-    outgoing.once('error', (error: NodeJS.ErrnoException) => {
-      if (aborted) return;
-      const resend = !retry && outgoing.reusedSocket && STALE_CONNECTION.has(error.code ?? '') && ended && keptBytes <= RESEND_LIMIT;
-      if (!resend) return onFailure(error);
-      current = send(true);
-      for (const chunk of kept) current.write(chunk);
-      current.end();
-    });
-    outgoing.on('drain', () => request.resume());
-    return outgoing;
-  };
-  current = send(false);
-  request.on('data', (chunk: Buffer) => {
-    if (keptBytes <= RESEND_LIMIT) kept.push(chunk);
-    keptBytes += chunk.length;
-    if (keptBytes > RESEND_LIMIT) kept.length = 0;
-    if (!current.write(chunk)) request.pause();
-  });
-  request.once('end', () => {
-    ended = true;
-    current.end();
-  });
-  return {
-    abort: () => {
-      aborted = true;
-      current.destroy();
-    },
-  };
+/** The request's headers for the upstream: its own, `Host` naming the upstream, and the upstream's credentials if it has none. */
+function upstreamHeaders(request: IncomingMessage, upstream: UpstreamTarget): OutgoingHttpHeaders {
+  const headers = endToEnd(request.headers);
+  headers['host'] = upstream.url.host;
+  if (upstream.authorization !== undefined && headers['authorization'] === undefined) headers['authorization'] = upstream.authorization;
+  return headers;
 }
 
-function parseListen(value: string): { host: string; port: number } | undefined {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
-  if (match === null) return undefined;
-  const port = Number(match[3]);
-  if (port > 65535) return undefined;
-  return { host: match[1] ?? match[2]!, port };
+/** `Location` and `Content-Location` naming the upstream name the proxy instead (nginx's `proxy_redirect default`). */
+function locationsRewritten(headers: OutgoingHttpHeaders, upstream: UpstreamTarget, proxyOrigin: string): OutgoingHttpHeaders {
+  for (const name of ['location', 'content-location']) {
+    const value = headers[name];
+    if (typeof value === 'string') headers[name] = upstream.rewrite(value, proxyOrigin);
+  }
+  return headers;
 }
 
 /** `extscope proxy --listen HOST:PORT --upstream URL`: runs until SIGINT or SIGTERM, then exports the last counts. */
 export async function runProxy(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({ args, options: { listen: { type: 'string' }, upstream: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
-  } catch (error) {
-    process.stderr.write(`extscope proxy: ${(error as Error).message}\n\n${PROXY_USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
+  const parsed = parseProxyArguments(args);
+  if (parsed.help) {
     process.stdout.write(PROXY_USAGE);
     return 0;
   }
-  const listen = values.listen === undefined ? undefined : parseListen(values.listen);
-  let upstream: URL | undefined;
-  try {
-    upstream = values.upstream === undefined ? undefined : new URL(values.upstream);
-  } catch {
-    upstream = undefined;
-  }
-  if (listen === undefined || upstream === undefined || (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')) {
-    process.stderr.write(`extscope proxy: --listen HOST:PORT and --upstream http(s)://… are required\n\n${PROXY_USAGE}`);
+  if (parsed.error !== undefined) {
+    process.stderr.write(`extscope proxy: ${parsed.error} (extscope proxy --help shows every option)\n`);
     return 2;
   }
   const agent = new StandaloneAgent();
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ ...listen, upstream, agent });
+    proxy = await startProxy({ ...parsed, agent });
   } catch (error) {
-    process.stderr.write(`extscope proxy: cannot listen on ${values.listen}: ${(error as Error).message}\n`);
+    process.stderr.write(`extscope proxy: cannot listen on ${parsed.host}:${parsed.port}: ${(error as Error).message}\n`);
     return 1;
   }
-  process.stderr.write(`extscope proxy: listening on ${proxy.url}, forwarding to ${upstream.origin}\n`);
+  const display = new UpstreamTarget(parsed.upstream).display;
+  process.stderr.write(`extscope proxy: listening on ${proxy.url}, forwarding to ${display}\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));

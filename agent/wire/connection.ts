@@ -132,6 +132,11 @@ export class WireConnection {
     }
   }
 
+  /** The requests in flight were not MCP requests after all (the answer was not the server's): none is recorded. */
+  forget(): void {
+    this.pairing.drain();
+  }
+
   /** An error the server answered with `id: null` (it could not read the request), if one went out. */
   get anonymousError(): Outcome | undefined {
     return this.nullIdError;

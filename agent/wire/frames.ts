@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { type KeptBytes, UNBUDGETED } from './byte-budget.js';
 
 /**
  * Largest JSON-RPC message read off the wire. A longer one (a large resource, a hostile peer) is skipped, not
@@ -85,16 +86,24 @@ export class AnswerFrames implements FrameReader {
   private buffer = '';
   private overflowed = false;
 
-  constructor(private readonly onMessage: (message: unknown) => void) {}
+  /** `kept` accounts for what is held until a message is complete (by default only {@link MAX_FRAME_CHARS} bounds it). */
+  constructor(
+    private readonly onMessage: (message: unknown) => void,
+    private readonly kept: KeptBytes = UNBUDGETED,
+  ) {}
+
+  /** A message was too large to keep: the rest of the body is not read. */
+  get skipped(): boolean {
+    return this.overflowed;
+  }
 
   push(chunk: unknown, encoding?: unknown): void {
     if (this.overflowed) return;
     const text = decode(this.decoder, chunk, encoding);
     if (text === undefined || text.length === 0) return;
     this.buffer += text;
-    if (this.buffer.length > MAX_FRAME_CHARS) {
-      this.overflowed = true;
-      this.buffer = '';
+    if (this.buffer.length > MAX_FRAME_CHARS || !this.kept.resize(this.buffer.length)) {
+      this.overflow();
       return;
     }
     if (this.kind === undefined) {
@@ -102,10 +111,13 @@ export class AnswerFrames implements FrameReader {
       if (Number.isNaN(first)) return;
       this.kind = first === 0x7b || first === 0x5b ? 'json' : 'sse';
     }
-    if (this.kind === 'sse') this.events();
+    if (this.kind === 'sse') {
+      this.events();
+      this.kept.resize(this.buffer.length);
+    }
   }
 
-  /** The body is complete. */
+  /** The body is complete (or its reading stops: what is kept is given back). */
   end(): void {
     if (this.overflowed) return;
     this.buffer += this.decoder.end();
@@ -117,6 +129,13 @@ export class AnswerFrames implements FrameReader {
       this.events();
     }
     this.buffer = '';
+    this.kept.release();
+  }
+
+  private overflow(): void {
+    this.overflowed = true;
+    this.buffer = '';
+    this.kept.release();
   }
 
   private events(): void {
@@ -136,28 +155,59 @@ export class AnswerFrames implements FrameReader {
   }
 }
 
-/** A request body: one JSON value, read when complete (bounded). */
+/**
+ * A request body: one JSON value, read when complete (bounded by {@link MAX_FRAME_CHARS} and by `kept`). Kept as the
+ * bytes that came (no copy, nothing decoded) until then: a body that turns out too large cost no text, and one
+ * that fits is decoded once.
+ */
 export class BodyFrames implements FrameReader {
-  private readonly decoder = new StringDecoder('utf8');
-  private buffer = '';
+  private chunks: Buffer[] = [];
+  private bytes = 0;
   private overflowed = false;
+
+  constructor(private readonly kept: KeptBytes = UNBUDGETED) {}
+
+  /** The body was too large to keep: it is not read (the rest need not be decoded). */
+  get skipped(): boolean {
+    return this.overflowed;
+  }
 
   push(chunk: unknown, encoding?: unknown): void {
     if (this.overflowed) return;
-    const text = decode(this.decoder, chunk, encoding);
-    if (text === undefined) return;
-    this.buffer += text;
-    if (this.buffer.length > MAX_FRAME_CHARS) {
+    const bytes = asBytes(chunk, encoding);
+    if (bytes === undefined || bytes.length === 0) return;
+    this.bytes += bytes.length;
+    if (this.bytes > MAX_FRAME_CHARS || !this.kept.resize(this.bytes)) {
       this.overflowed = true;
-      this.buffer = '';
+      this.release();
+      return;
     }
+    this.chunks.push(bytes);
   }
 
-  /** The body as JSON, or `undefined` when it was not JSON or too large. */
+  /**
+   * The body as JSON, or `undefined` when it was not JSON or too large. What was kept stays counted until
+   * {@link release}: the parsed value is as large, and it lives until the exchange hands it over.
+   */
   end(): unknown {
     if (this.overflowed) return undefined;
-    const text = this.buffer + this.decoder.end();
-    this.buffer = '';
+    const text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks, this.bytes).toString('utf8');
+    this.chunks = [];
     return parse(text);
   }
+
+  /** Nothing of the body is kept any more. */
+  release(): void {
+    this.chunks = [];
+    this.bytes = 0;
+    this.kept.release();
+  }
+}
+
+/** A chunk of a Node stream as bytes (a string in the writer's encoding is encoded so). */
+function asBytes(chunk: unknown, encoding: unknown): Buffer | undefined {
+  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8');
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return undefined;
 }

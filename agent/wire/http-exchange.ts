@@ -2,6 +2,7 @@ import { OUTCOME } from '../../contract/index.js';
 import { type HandshakeSlot, CANCELLED, isRequest } from '../observe/request-facts.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
 import { type WireRecording, WireConnection } from './connection.js';
+import type { ByteBudget } from './byte-budget.js';
 import { AnswerFrames, BodyFrames } from './frames.js';
 import { UNKNOWN_DECLARATION } from '../observe/extension-map.js';
 
@@ -53,7 +54,16 @@ export interface ExchangeOptions {
    * when the server receives the request.
    */
   server?: () => ServerAdvertisement | undefined;
+  /** Bytes kept for parsing, shared with every other exchange (by default each is bounded on its own only). */
+  budget?: ByteBudget;
 }
+
+/** Counted in `extscope.agent.errors` when a body was too large to keep for reading (it passed unread). */
+const STAGE_REQUEST_UNREAD = 'wire_request_unread';
+const STAGE_ANSWER_UNREAD = 'wire_answer_unread';
+
+const isSuccess = (status: number): boolean => status >= 200 && status < 300;
+const isRedirect = (status: number): boolean => status >= 300 && status < 400;
 
 /**
  * One MCP POST and its answer, as bytes: the request body is read when complete (bounded), the answer (JSON or
@@ -64,10 +74,12 @@ export interface ExchangeOptions {
 export class HttpExchange {
   private readonly session: Session | undefined;
   private readonly handshake: HandshakeSlot;
-  private readonly body = new BodyFrames();
-  private readonly answer = new AnswerFrames((message) => this.connection.outbound(message));
+  private readonly body: BodyFrames;
+  private readonly answer: AnswerFrames;
   private made: WireConnection | undefined;
   private settled = false;
+  /** The answer carried a JSON-RPC message: it is an MCP answer, whatever its status. */
+  private answeredMessage = false;
 
   constructor(
     private readonly sessions: HttpSessions,
@@ -77,6 +89,11 @@ export class HttpExchange {
   ) {
     this.session = sessions.get(headers.sessionId);
     this.handshake = this.session?.handshake ?? { handshake: undefined };
+    this.body = new BodyFrames(options.budget?.account());
+    this.answer = new AnswerFrames((message) => {
+      this.answeredMessage = true;
+      this.connection.outbound(message);
+    }, options.budget?.account());
   }
 
   /** Made when first needed, so the server it assumes is the one known when the request reached it. */
@@ -94,16 +111,29 @@ export class HttpExchange {
 
   /** A chunk of the request body (decoded: no content encoding). */
   requestChunk(chunk: unknown, encoding?: unknown): void {
-    this.body.push(chunk, encoding);
+    if (!this.settled) this.body.push(chunk, encoding);
+  }
+
+  /** The request body was too large to keep: the rest of it need not be decoded. */
+  get requestSkipped(): boolean {
+    return this.body.skipped;
+  }
+
+  /** The answer is no longer read (too large to keep, or settled): the rest of it need not be decoded. */
+  get answerSkipped(): boolean {
+    return this.settled || this.answer.skipped;
   }
 
   /** The request body as JSON (once it is complete), `undefined` when it is not JSON or too large. */
   requestBody(): unknown {
-    return this.body.end();
+    const body = this.body.end();
+    if (this.body.skipped) this.recording.pipeline.count(STAGE_REQUEST_UNREAD);
+    return body;
   }
 
   /** The server received `message` (the parsed body): its requests are in flight from now on. */
   received(message: unknown): void {
+    this.body.release();
     this.connection.inbound(message);
   }
 
@@ -114,17 +144,36 @@ export class HttpExchange {
 
   /**
    * The exchange ended: `finished` when the answer was complete (else the requests in flight were cancelled),
-   * with the HTTP status and the session id the answer set (a 2025-era `initialize` starts a session).
+   * with the HTTP status (`undefined`: no answer began, e.g. the client left while a tool hung) and the session id
+   * the answer set (a 2025-era `initialize` starts a session). An answer that is no MCP answer (a redirect, or an
+   * error status whose body carries no JSON-RPC message: a 404 page of another path, an auth layer's 401) ends
+   * the requests without counting them: the MCP server did not answer them.
    */
-  settle(finished: boolean, status: number, answerSessionId: string | undefined): void {
+  settle(finished: boolean, status: number | undefined, answerSessionId: string | undefined): void {
     if (this.settled) return;
     this.settled = true;
+    this.body.release();
     this.answer.end();
-    const outcome = !finished
-      ? CANCELLED
-      : this.made?.anonymousError ?? (status >= 200 && status < 300 ? CANCELLED : { outcome: OUTCOME.error, errorCode: status, errorMessage: `HTTP ${status}` });
+    if (this.answer.skipped) this.recording.pipeline.count(STAGE_ANSWER_UNREAD);
+    if (status !== undefined && !isSuccess(status) && (isRedirect(status) || !this.answeredMessage)) {
+      this.made?.forget();
+      return;
+    }
+    const outcome =
+      !finished || status === undefined
+        ? CANCELLED
+        : this.made?.anonymousError ?? (isSuccess(status) ? CANCELLED : { outcome: OUTCOME.error, errorCode: status, errorMessage: `HTTP ${status}` });
     this.made?.settle(outcome);
     this.sessions.remember(answerSessionId ?? this.headers.sessionId, this.handshake, this.made?.knownServer);
+  }
+
+  /** The request never reached the server (the upstream was unreachable): nothing is counted, nothing kept. */
+  discard(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.body.release();
+    this.answer.end();
+    this.made?.forget();
   }
 }
 

@@ -45,7 +45,11 @@ export async function startListening(command: string, args: string[], env: Recor
   };
 }
 
-/** `extscope proxy --listen 127.0.0.1:0 --upstream <upstream>`, as a process of its own. */
-export function startProxyProcess(upstream: URL, env: Record<string, string>, path = '/mcp'): Promise<ListeningChild> {
-  return startListening(process.execPath, [`${ROOT}/dist/bin/extscope.js`, 'proxy', '--listen', '127.0.0.1:0', '--upstream', upstream.origin], env, path, 60_000, { stream: 'stderr', pattern: /listening on http:\/\/127\.0\.0\.1:(\d+)/ });
+/**
+ * `extscope proxy --listen 127.0.0.1:0 --upstream <upstream>`, as a process of its own; `options.upstream` replaces
+ * the `--upstream` value (the upstream's origin by default) and `options.args` are added.
+ */
+export function startProxyProcess(upstream: URL, env: Record<string, string>, path = '/mcp', options: { upstream?: string; args?: string[] } = {}): Promise<ListeningChild> {
+  const args = [`${ROOT}/dist/bin/extscope.js`, 'proxy', '--listen', '127.0.0.1:0', '--upstream', options.upstream ?? upstream.origin, ...(options.args ?? [])];
+  return startListening(process.execPath, args, env, path, 60_000, { stream: 'stderr', pattern: /listening on http:\/\/127\.0\.0\.1:(\d+)/ });
 }

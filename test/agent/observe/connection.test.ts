@@ -95,7 +95,7 @@ describe('Connection: pairing requests with answers on one transport', () => {
   it('records the session id of a session transport on the span only when it is a string', async () => {
     const { pipeline } = pipelineWithReader();
     const finished: (string | undefined)[] = [];
-    const sink = { reading: pipeline.reading, start: () => undefined, fail: () => {}, finish: (...args: unknown[]) => finished.push(args[4] as string | undefined) };
+    const sink = { reading: pipeline.reading, start: () => undefined, fail: () => {}, count: () => {}, finish: (...args: unknown[]) => finished.push(args[4] as string | undefined) };
     const server = new ServerAdvertisements(LIMITS).read({});
     for (const sessionId of ['abc', 42, undefined]) {
       const observed = new Connection(sink, new EntryExchanges().entryFor({}), server, { handshake: undefined }, { sessionId });

@@ -1,0 +1,115 @@
+import type http from 'node:http';
+import type https from 'node:https';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { KeptBytes } from '../wire/byte-budget.js';
+import type { Valve } from './headers.js';
+
+/** Request bodies up to this size are kept until the upstream answers, to resend them once (see {@link forward}). */
+const RESEND_LIMIT = 1024 * 1024;
+/** A kept-alive connection the upstream closed just as the request went out: the request never reached it. */
+const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
+
+export interface UpstreamRequest {
+  client: typeof http | typeof https;
+  agent: http.Agent;
+  url: URL;
+  path: string;
+  headers: OutgoingHttpHeaders;
+}
+
+export interface ForwardedCall {
+  /** The whole request was handed to the upstream's connection. */
+  readonly sentWhole: boolean;
+  abort(): void;
+}
+
+/**
+ * Sends `request` upstream as it streams, with backpressure (the upstream's, through `valve`). A request sent on a
+ * kept-alive connection that the upstream closed in the meantime (its idle timeout raced the request) fails before
+ * any answer; it is sent again, once, on a fresh connection, when its whole body (small, as MCP POSTs are) was
+ * kept, within `kept` (the proxy's shared budget). Anything else fails to `onFailure`.
+ */
+export function forward(
+  upstream: UpstreamRequest,
+  request: IncomingMessage,
+  valve: Valve,
+  kept: KeptBytes,
+  onAnswer: (answer: IncomingMessage) => void,
+  onFailure: (error: NodeJS.ErrnoException) => void,
+): ForwardedCall {
+  let chunks: Buffer[] | undefined = [];
+  let keptBytes = 0;
+  let ended = false;
+  let aborted = false;
+  let sentWhole = false;
+  let holding = false;
+  let current: http.ClientRequest;
+  const letGo = (): void => {
+    chunks = undefined;
+    kept.release();
+  };
+  const send = (retry: boolean): http.ClientRequest => {
+    const outgoing = upstream.client.request({
+      protocol: upstream.url.protocol,
+      hostname: upstream.url.hostname,
+      port: upstream.url.port,
+      method: request.method,
+      path: upstream.path,
+      headers: upstream.headers,
+      agent: retry ? false : upstream.agent,
+    });
+    outgoing.once('response', (answer: IncomingMessage) => {
+      letGo();
+      onAnswer(answer);
+    });
+    outgoing.once('finish', () => (sentWhole = true));
+    outgoing.once('error', (error: NodeJS.ErrnoException) => {
+      if (aborted) return;
+      const resend = !retry && outgoing.reusedSocket && STALE_CONNECTION.has(error.code ?? '') && ended && chunks !== undefined;
+      if (!resend) {
+        letGo();
+        return onFailure(error);
+      }
+      current = send(true);
+      for (const chunk of chunks!) current.write(chunk);
+      current.end();
+    });
+    outgoing.on('drain', () => {
+      if (!holding) return;
+      holding = false;
+      valve.release();
+    });
+    return outgoing;
+  };
+  current = send(false);
+  request.on('data', (chunk: Buffer) => {
+    if (chunks !== undefined) {
+      keptBytes += chunk.length;
+      if (keptBytes <= RESEND_LIMIT && kept.resize(keptBytes)) chunks.push(chunk);
+      else letGo();
+    }
+    if (!current.write(chunk) && !holding) {
+      holding = true;
+      valve.hold();
+    }
+  });
+  request.once('end', () => {
+    ended = true;
+    current.end();
+  });
+  return {
+    get sentWhole() {
+      return sentWhole;
+    },
+    abort: () => {
+      if (aborted) return;
+      aborted = true;
+      letGo();
+      if (holding) {
+        holding = false;
+        valve.release();
+      }
+      current.destroy();
+    },
+  };
+}
