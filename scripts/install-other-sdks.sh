@@ -13,6 +13,8 @@ MCP_VERSION=2.3.0
 FASTMCP_VERSION=4.1.6
 # FastMCP 2.x apps redirect `POST /mcp/` to `/mcp` with the upstream's absolute URL (the proxy's redirect case).
 FASTMCP2_VERSION=2.14.7
+# The MCP SDK under it, pinned too (FastMCP 2.x requires the 1.x line).
+FASTMCP2_MCP_VERSION=1.30.0
 GO_SDK_VERSION=v1.8.0
 JAVA_SDK_VERSION=2.2.0
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -33,11 +35,11 @@ if [ ! -f "$VENV/.installed" ]; then
   touch "$VENV/.installed"
 fi
 
-VENV2="$CACHE/python-fastmcp-$FASTMCP2_VERSION"
+VENV2="$CACHE/python-mcp-$FASTMCP2_MCP_VERSION-fastmcp-$FASTMCP2_VERSION"
 if [ ! -f "$VENV2/.installed" ]; then
   rm -rf "$VENV2"
   python3 -m venv "$VENV2" >&2
-  "$VENV2/bin/pip" install --quiet --disable-pip-version-check "fastmcp==$FASTMCP2_VERSION" >&2
+  "$VENV2/bin/pip" install --quiet --disable-pip-version-check "mcp==$FASTMCP2_MCP_VERSION" "fastmcp==$FASTMCP2_VERSION" >&2
   touch "$VENV2/.installed"
 fi
 
