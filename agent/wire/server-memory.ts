@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** An answer older than this is not used: the client's own reuse of a probe is a matter of seconds. */
 const VALID_MS = 10 * 60_000;
@@ -105,14 +105,20 @@ export function launchKey({ command, env, cwd }: Launch): string {
 }
 
 /**
- * This user's directory for the files: `$XDG_RUNTIME_DIR` (a login session's own, which no other user can create
- * names in) when set, the system's temporary directory otherwise.
+ * This user's directory for the files: under `$XDG_RUNTIME_DIR` (a login session's own, where no other user can
+ * create names) when it is set and is this user's directory (not one inherited through `su`), under the system's
+ * temporary directory otherwise.
  */
 export function memoryDirectory(env: NodeJS.ProcessEnv = process.env): string {
-  const runtime = env['XDG_RUNTIME_DIR'];
   // process.getuid, not os.userInfo(): the latter throws for a uid without a passwd entry (containers).
-  const name = `extscope-wrap-${process.getuid?.() ?? 'user'}`;
-  return join(runtime !== undefined && isAbsolute(runtime) ? runtime : tmpdir(), name);
+  const uid = process.getuid?.();
+  const name = `extscope-wrap-${uid ?? 'user'}`;
+  const runtime = env['XDG_RUNTIME_DIR'];
+  if (runtime !== undefined && isAbsolute(runtime)) {
+    const info = statSync(runtime, { throwIfNoEntry: false });
+    if (info?.isDirectory() === true && (uid === undefined || info.uid === uid)) return join(runtime, name);
+  }
+  return join(tmpdir(), name);
 }
 
 interface Remembered {
@@ -140,7 +146,7 @@ export class ServerMemory {
   /** Opened at first use: a process that never learns about a server touches no file. */
   private opened: { file: string | undefined; loaded: Remembered | undefined } | undefined;
   private readonly now: () => number;
-  private readonly directory: string;
+  private directory: string | undefined;
 
   /** `onError`: counts a failure (never thrown). */
   constructor(
@@ -149,15 +155,16 @@ export class ServerMemory {
     options: { now?: () => number; directory?: string } = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.directory = options.directory ?? memoryDirectory();
+    this.directory = options.directory;
   }
 
   private open(): { file: string | undefined; loaded: Remembered | undefined } {
     if (this.opened !== undefined) return this.opened;
     this.opened = { file: undefined, loaded: undefined };
     try {
-      if (!this.directorySafe()) return this.opened;
-      const file = join(this.directory, `${launchKey(this.launch)}.json`);
+      const directory = (this.directory ??= memoryDirectory());
+      if (!this.directorySafe(directory)) return this.opened;
+      const file = join(directory, `${launchKey(this.launch)}.json`);
       this.opened = { file, loaded: undefined };
       this.opened.loaded = this.read(file);
     } catch (error) {
@@ -171,16 +178,16 @@ export class ServerMemory {
    * others. Anything else (another user's directory created first, a link, a directory others can write to) is
    * never used: counted, and nothing is remembered.
    */
-  private directorySafe(): boolean {
+  private directorySafe(directory: string): boolean {
     try {
-      mkdirSync(this.directory, { mode: 0o700 });
+      mkdirSync(directory, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const info = lstatSync(this.directory);
+    const info = lstatSync(directory);
     const reason = unsafe(info, 'directory', info.isDirectory());
     if (reason === undefined) return true;
-    this.onError(new Error(`extscope: ${this.directory} is ${reason}: the server's answers are not remembered`));
+    this.onError(new Error(`extscope: ${directory} is ${reason}: the server's answers are not remembered`));
     return false;
   }
 
@@ -201,7 +208,7 @@ export class ServerMemory {
       const body = JSON.stringify({ name: text(serverInfo['name']), version: text(serverInfo['version']), capabilities, savedAt: this.now() } satisfies Remembered);
       if (Buffer.byteLength(body) > MAX_BYTES) return;
       // The directory may have changed hands since it was opened (it never should): checked again before writing.
-      if (!this.directorySafe()) return;
+      if (!this.directorySafe(dirname(file))) return;
       const temporary = `${file}.${process.pid}.tmp`;
       // A file left by an earlier process of this pid (or anything at that name) is replaced, never written through.
       try {

@@ -102,10 +102,11 @@ describe('what a wrapped server advertised, remembered for its next process', ()
     expect(errors).toHaveLength(2);
   });
 
-  it("lives under XDG_RUNTIME_DIR when there is one, the system's temporary directory otherwise", () => {
-    const uid = process.getuid!();
-    expect(memoryDirectory({ XDG_RUNTIME_DIR: '/run/user/1000' })).toBe(`/run/user/1000/extscope-wrap-${uid}`);
-    expect(memoryDirectory({ XDG_RUNTIME_DIR: 'relative' })).toBe(join(tmpdir(), `extscope-wrap-${uid}`));
-    expect(memoryDirectory({})).toBe(join(tmpdir(), `extscope-wrap-${uid}`));
+  it("lives under XDG_RUNTIME_DIR when it is this user's directory, the system's temporary directory otherwise", () => {
+    const name = `extscope-wrap-${process.getuid!()}`;
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: dir })).toBe(join(dir, name));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: join(dir, 'no-such-directory') })).toBe(join(tmpdir(), name));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: 'relative' })).toBe(join(tmpdir(), name));
+    expect(memoryDirectory({})).toBe(join(tmpdir(), name));
   });
 });
