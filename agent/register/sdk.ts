@@ -62,19 +62,36 @@ function exportTimeout(signal: 'METRICS' | 'TRACES', maxMs = Infinity): { timeou
   if (configured === undefined) return { timeoutMillis: Math.min(DEFAULT_EXPORT_TIMEOUT_MS, maxMs) };
   return configured > maxMs ? { timeoutMillis: maxMs } : {};
 }
-/** Exports through `periodic` until {@link useFinal}, then through `final` (same destination, longer timeout). */
+/**
+ * What the last export at shutdown leaves of the deadline: the collection before it, and the failure's stderr line
+ * after it, so that a collector that accepts the connection and never answers is reported, not just outwaited.
+ */
+const FINAL_EXPORT_MARGIN_MS = 250;
+
+/**
+ * Exports through `periodic` until {@link useFinal}, then through an exporter built for the shutdown (same
+ * destination): its timeout is the configured one (not halved by the interval, as no export follows), within the
+ * shutdown's deadline.
+ */
 class FinalExportSwitch implements PushMetricExporter {
   private current: PushMetricExporter;
+  private final: PushMetricExporter | undefined;
 
   constructor(
     private readonly periodic: PushMetricExporter,
-    private readonly final: PushMetricExporter,
+    private readonly buildFinal: (timeout: { timeoutMillis?: number }) => PushMetricExporter,
   ) {
     this.current = periodic;
   }
 
-  useFinal(): void {
-    this.current = this.final;
+  useFinal(deadlineMs: number): void {
+    if (this.final !== undefined) return;
+    try {
+      this.final = this.buildFinal(exportTimeout('METRICS', Math.max(1, deadlineMs - FINAL_EXPORT_MARGIN_MS)));
+      this.current = this.final;
+    } catch {
+      // The periodic exporter, with its shorter timeout, sends the last export then.
+    }
   }
 
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
@@ -90,11 +107,11 @@ class FinalExportSwitch implements PushMetricExporter {
   }
 
   async forceFlush(): Promise<void> {
-    await Promise.all([this.periodic.forceFlush(), this.final.forceFlush()]);
+    await Promise.all([this.periodic.forceFlush(), this.final?.forceFlush()]);
   }
 
   async shutdown(): Promise<void> {
-    await Promise.all([this.periodic.shutdown(), this.final.shutdown()]);
+    await Promise.all([this.periodic.shutdown(), this.final?.shutdown()]);
   }
 }
 
@@ -159,8 +176,7 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean;
         if (health !== undefined) watchRejections(built, (rejection) => health.rejected('metrics', endpoint, rejection));
         return built;
       };
-      // The last export, at shutdown, is not followed by another: it may take the whole timeout.
-      metricsFinal = new FinalExportSwitch(build(exportTimeout('METRICS', Math.max(1, Math.floor(interval / 2)))), build(exportTimeout('METRICS')));
+      metricsFinal = new FinalExportSwitch(build(exportTimeout('METRICS', Math.max(1, Math.floor(interval / 2)))), build);
       let exporter: PushMetricExporter = health === undefined ? metricsFinal : health.watch(metricsFinal, 'metrics', endpoint);
       // With delta sums an export at exit could not know what the last collection took: only cumulative ones.
       if (options.snapshot !== undefined && cumulativeSums()) {
@@ -206,7 +222,7 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean;
     tracerProvider,
     finalExport,
     shutdown(deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS) {
-      metricsFinal?.useFinal();
+      metricsFinal?.useFinal(deadlineMs);
       stopping ??= new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
         timer.unref();

@@ -22,6 +22,8 @@ type StreamName = 'stdin' | 'stdout';
  * to stdout before any read unhooks them too when an SDK copy records.
  */
 export function tapStdio(host: WireHost): StdioWireTap {
+  // What this process was started with, before the application changes it (a `.env` loader): the key of its launch.
+  const launch = { command: [process.execPath, ...process.execArgv, ...process.argv.slice(1)], env: { ...process.env }, cwd: process.cwd() };
   let mode: 'undecided' | 'recording' | 'off' = 'undecided';
   let connection: WireConnection | undefined;
   let inbound: LineFrames | undefined;
@@ -50,7 +52,7 @@ export function tapStdio(host: WireHost): StdioWireTap {
     if (!host.sdkObserved()) {
       mode = 'recording';
       // A client that probed this server in an earlier process of the same command reuses that answer: so do we.
-      const memory = new ServerMemory([process.execPath, ...process.execArgv, ...process.argv.slice(1)], (error) => host.pipeline.fail('wire_memory', error));
+      const memory = new ServerMemory(launch, (error) => host.pipeline.fail('wire_memory', error));
       connection = new WireConnection(host.pipeline, host, host.advertisements, {
         active: () => !host.sdkObserved(),
         rememberedCapabilities: (serverInfo) => memory.capabilitiesOf(serverInfo),

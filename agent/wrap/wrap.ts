@@ -4,6 +4,7 @@ import { LineFrames } from '../wire/frames.js';
 import { WireConnection } from '../wire/connection.js';
 import { StandaloneAgent } from '../wire/standalone-agent.js';
 import { ServerMemory } from '../wire/server-memory.js';
+import { watchChild } from './watchdog.js';
 
 export const WRAP_USAGE = `Usage: extscope wrap -- <command> [args...]
 
@@ -32,18 +33,19 @@ function commandOf(args: string[]): string[] | undefined {
   return command.length === 0 ? undefined : command;
 }
 
-/** Everything the last write to stdout held has been handed to the OS (or stdout is gone). */
-function stdoutFlushed(): Promise<void> {
+/** Everything the last write to `stream` held has been handed to the OS (or the stream is gone). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => {
-    if (process.stdout.destroyed || !process.stdout.writable) return resolve();
-    // Zero bytes: only a barrier behind what the server already wrote through this pipe; nothing is added to it.
-    process.stdout.write('', () => resolve());
+    if (stream.destroyed || !stream.writable) return resolve();
+    // Zero bytes: only a barrier behind what the server (or an export's stderr line) already wrote; nothing is added.
+    stream.write('', () => resolve());
   });
 }
 
 /**
- * `extscope wrap -- <command> [args...]`. Resolves with the child's exit code; when the child died of a
- * signal, re-raises it on this process (after exporting) so a supervisor sees the same death.
+ * `extscope wrap -- <command> [args...]`. Once the child ran, this process ends as the child did, after exporting:
+ * with its exit code, or of the same signal (re-raised here) so a supervisor sees the same death. Resolves only
+ * when no child ran (usage, a command that cannot be started), with the exit code to give.
  */
 export async function runWrap(args: string[]): Promise<number> {
   if (args[0] === '--help' || args[0] === '-h') {
@@ -58,7 +60,7 @@ export async function runWrap(args: string[]): Promise<number> {
   }
   const agent = new StandaloneAgent();
   // A client that probed the server in an earlier process of this command reuses that answer here: so do we.
-  const memory = new ServerMemory(command, (error) => agent.pipeline.fail('wrap_memory', error));
+  const memory = new ServerMemory({ command, env: process.env, cwd: process.cwd() }, (error) => agent.pipeline.fail('wrap_memory', error));
   const connection = new WireConnection(agent.pipeline, agent, agent.advertisements, {
     rememberedCapabilities: (serverInfo) => memory.capabilitiesOf(serverInfo),
     remember: (serverInfo, capabilities) => memory.remember(serverInfo, capabilities),
@@ -86,6 +88,11 @@ export async function runWrap(args: string[]): Promise<number> {
     return CANNOT_RUN;
   }
 
+  // Started before anything else can fail: a wrapper killed from here on takes its server with it.
+  const watchdog = watchChild(child.pid!, (error) => agent.pipeline.fail('wrap_watchdog', error));
+  if (child.exitCode !== null || child.signalCode !== null) watchdog.childEnded();
+  else child.once('exit', () => watchdog.childEnded());
+
   const forward = (signal: NodeJS.Signals): void => {
     try {
       child.kill(signal);
@@ -112,12 +119,12 @@ export async function runWrap(args: string[]): Promise<number> {
   connection.closed();
   process.stdin.unpipe(child.stdin);
   process.stdin.destroy();
-  await Promise.all([agent.shutdown(), stdoutFlushed()]);
+  await Promise.all([agent.shutdown(), flushed(process.stdout)]);
+  await flushed(process.stderr);
   for (const forwarded of FORWARDED) process.off(forwarded, forward);
-  if (signal !== null) {
-    process.kill(process.pid, signal);
-    // A signal whose default action does not end a process (rare for a child's death): exit as a shell reports it.
-    return 128 + (constants.signals[signal] ?? 0);
-  }
-  return code ?? 1;
+  if (signal !== null) process.kill(process.pid, signal);
+  // The export had its bounded time (agent.shutdown): one still waiting on a collector that accepted and never
+  // answers, under an exporter timeout longer than that, must not hold the exit. A signal whose default action does
+  // not end a process (rare for a child's death) ends here too, with the code a shell reports for it.
+  process.exit(signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
 }

@@ -1,9 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServerMemory } from '../../../agent/wire/server-memory.js';
+import { type Launch, ServerMemory, launchKey, memoryDirectory } from '../../../agent/wire/server-memory.js';
 
 const SERVER = { name: 'shop', version: '1.2.0' };
 const CAPABILITIES = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
@@ -18,7 +18,9 @@ describe('what a wrapped server advertised, remembered for its next process', ()
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-  const memory = (command: string[], now = Date.now, directory = join(dir, 'memory')) => new ServerMemory(command, (error) => errors.push(error), now, directory);
+  const launch = (command: string[], env: Record<string, string> = { PATH: '/usr/bin' }): Launch => ({ command, env, cwd: dir });
+  const memory = (command: string[] | Launch, now = Date.now, directory = join(dir, 'memory')) =>
+    new ServerMemory(Array.isArray(command) ? launch(command) : command, (error) => errors.push(error), { now, directory });
 
   it('is read by the next process of the same command, for the server that names itself the same only', () => {
     memory(['python', 'server.py']).remember(SERVER, CAPABILITIES);
@@ -48,5 +50,63 @@ describe('what a wrapped server advertised, remembered for its next process', ()
     const linked = memory(['srv'], Date.now, join(dir, 'linked'));
     linked.remember(SERVER, CAPABILITIES);
     expect(linked.capabilitiesOf(SERVER)).toBeUndefined();
+  });
+
+  it('is not used when it says it was saved in the future, beyond a few seconds of clock step', () => {
+    const now = Date.now();
+    memory(['srv'], () => now + 60_000).remember(SERVER, CAPABILITIES);
+    expect(memory(['srv'], () => now).capabilitiesOf(SERVER)).toBeUndefined();
+    memory(['srv'], () => now + 2_000).remember(SERVER, CAPABILITIES);
+    expect(memory(['srv'], () => now).capabilitiesOf(SERVER)).toEqual(CAPABILITIES);
+  });
+
+  it('is another launch with another environment, but not with another terminal, shell level or login session', () => {
+    const base = { PATH: '/usr/bin', API_MODE: 'full' };
+    memory(launch(['srv'], base)).remember(SERVER, CAPABILITIES);
+    expect(memory(launch(['srv'], { ...base, API_MODE: 'lite' })).capabilitiesOf(SERVER)).toBeUndefined();
+    expect(memory(launch(['srv'], { ...base, EXTRA: '' })).capabilitiesOf(SERVER)).toBeUndefined();
+    expect(memory(launch(['srv'], { PATH: '/usr/bin' })).capabilitiesOf(SERVER)).toBeUndefined();
+    // The order variables come in, and the volatile ones, do not matter.
+    expect(memory(launch(['srv'], { API_MODE: 'full', PATH: '/usr/bin', SHLVL: '3', _: '/usr/bin/env', TERM_SESSION_ID: 'x', INVOCATION_ID: 'y' })).capabilitiesOf(SERVER)).toEqual(CAPABILITIES);
+    expect(launchKey({ command: ['srv'], env: base, cwd: '/a' })).not.toBe(launchKey({ command: ['srv'], env: base, cwd: '/b' }));
+  });
+
+  it('is another launch once a file its command line names has changed', async () => {
+    const config = join(dir, 'config.json');
+    await writeFile(config, '{"extensions":["a"]}');
+    const command = ['server', '--config', 'config.json'];
+    memory(command).remember(SERVER, CAPABILITIES);
+    expect(memory(command).capabilitiesOf(SERVER)).toEqual(CAPABILITIES);
+    await writeFile(config, '{"extensions":["b"]}');
+    await utimes(config, new Date(), new Date(Date.now() + 5_000));
+    expect(memory(command).capabilitiesOf(SERVER)).toBeUndefined();
+  });
+
+  it("a directory open to other users is not used, and a link in place of the file is not followed: counted", async () => {
+    const open = join(dir, 'open');
+    await mkdir(open, { mode: 0o700 });
+    await chmod(open, 0o777);
+    const planted = memory(['srv'], Date.now, open);
+    planted.remember(SERVER, CAPABILITIES);
+    expect(planted.capabilitiesOf(SERVER)).toBeUndefined();
+    expect(await readdir(open)).toEqual([]);
+    expect(errors).toHaveLength(1);
+
+    memory(['srv']).remember(SERVER, CAPABILITIES);
+    const [file] = await readdir(join(dir, 'memory'));
+    const elsewhere = join(dir, 'elsewhere.json');
+    await writeFile(elsewhere, await readFile(join(dir, 'memory', file!)));
+    await rm(join(dir, 'memory', file!));
+    await symlink(elsewhere, join(dir, 'memory', file!));
+    expect(memory(['srv']).capabilitiesOf(SERVER)).toBeUndefined();
+    expect(errors).toHaveLength(2);
+  });
+
+  it("lives under XDG_RUNTIME_DIR when it is this user's directory, the system's temporary directory otherwise", () => {
+    const name = `extscope-wrap-${process.getuid!()}`;
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: dir })).toBe(join(dir, name));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: join(dir, 'no-such-directory') })).toBe(join(tmpdir(), name));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: 'relative' })).toBe(join(tmpdir(), name));
+    expect(memoryDirectory({})).toBe(join(tmpdir(), name));
   });
 });
