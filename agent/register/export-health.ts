@@ -19,20 +19,43 @@ interface SignalState {
   failedSinceAnnounced: number;
 }
 
-function describe(error: unknown): string {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'number') return `HTTP ${code}`;
+/**
+ * gRPC status names (grpc/doc/statuscodes.md). The gRPC exporter fails with grpc-js's ServiceError, whose numeric
+ * `code` is a gRPC status, not an HTTP one (the HTTP exporters' OTLPExporterError carries the HTTP status).
+ */
+const GRPC_STATUS = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED'];
+const GRPC = { DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+
+/** What failed: an HTTP status, a gRPC status, a socket error code, or the message. */
+type Failure = { kind: 'http' | 'grpc'; code: number } | { kind: 'other'; text: string };
+
+function failureOf(error: unknown): Failure {
+  const { code, message, metadata } = (error ?? {}) as { code?: unknown; message?: unknown; metadata?: unknown };
+  // grpc-js's ServiceError: a status code with the call's metadata beside it.
+  if (typeof code === 'number') return { kind: typeof metadata === 'object' && metadata !== null ? 'grpc' : 'http', code };
   const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  if (typeof code === 'string') return code;
-  if (typeof cause === 'string') return cause;
-  return typeof message === 'string' && message.length > 0 ? message.slice(0, 200) : 'export failed';
+  if (typeof code === 'string') return { kind: 'other', text: code };
+  if (typeof cause === 'string') return { kind: 'other', text: cause };
+  return { kind: 'other', text: typeof message === 'string' && message.length > 0 ? message.slice(0, 200) : 'export failed' };
 }
 
-function hint(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (code === 401 || code === 403) return 'is the ingest token right? (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer <token>")';
-  if (typeof code === 'number') return 'the collector refused the export';
-  return 'is the collector running and reachable? (OTEL_EXPORTER_OTLP_ENDPOINT)';
+function describe(failure: Failure): string {
+  if (failure.kind === 'http') return `HTTP ${failure.code}`;
+  if (failure.kind === 'grpc') return `gRPC ${GRPC_STATUS[failure.code] ?? failure.code}`;
+  return failure.text;
+}
+
+const TOKEN_HINT = 'is the ingest token right? (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer <token>")';
+const REACH_HINT = 'is the collector running and reachable? (OTEL_EXPORTER_OTLP_ENDPOINT)';
+
+function hint(failure: Failure): string {
+  if (failure.kind === 'http') return failure.code === 401 || failure.code === 403 ? TOKEN_HINT : 'the collector refused the export';
+  if (failure.kind === 'grpc') {
+    if (failure.code === GRPC.UNAUTHENTICATED || failure.code === GRPC.PERMISSION_DENIED) return TOKEN_HINT;
+    if (failure.code === GRPC.UNAVAILABLE || failure.code === GRPC.DEADLINE_EXCEEDED) return REACH_HINT;
+    return 'the collector refused the export';
+  }
+  return REACH_HINT;
 }
 
 /**
@@ -103,7 +126,8 @@ export class ExportHealth {
     if (now - state.lastAnnouncedAt < FAILING_LINE_INTERVAL_MS) return;
     state.announced = true;
     state.lastAnnouncedAt = now;
-    this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(result.error)}): ${hint(result.error)}; counted in extscope.agent.errors (a line follows once exports succeed)`);
+    const failure = failureOf(result.error);
+    this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(failure)}): ${hint(failure)}; counted in extscope.agent.errors (a line follows once exports succeed)`);
   }
 }
 

@@ -1,9 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ExportResultCode } from '@opentelemetry/core';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
+import { resourceFromAttributes } from '@opentelemetry/resources';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCollector, startCollector } from '../../../collector/index.js';
 import { ExportHealth, FAILING_LINE_INTERVAL_MS } from '../../../agent/register/export-health.js';
@@ -138,5 +141,27 @@ describe('ExportHealth', () => {
     health.report('traces', 't', failed);
     health.report('traces', 't', ok);
     expect(lines.map((line) => line.slice(0, 32))).toEqual(['extscope: exporting metrics to m', 'extscope: exporting traces to t ', 'extscope: exporting traces to t ']);
+  });
+
+  it('names a gRPC status as gRPC, not HTTP: a collector that accepts and never answers is DEADLINE_EXCEEDED, with the reachability hint', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const exporter = new GrpcMetricExporter({ url: `http://127.0.0.1:${port}`, timeoutMillis: 300 });
+    try {
+      const result = await new Promise<ExportResult>((resolve) => exporter.export({ resource: resourceFromAttributes({}), scopeMetrics: [] }, resolve));
+      expect(result.code).toBe(ExportResultCode.FAILED);
+      const lines: string[] = [];
+      new ExportHealth((line) => lines.push(line), () => {}).report('metrics', `http://127.0.0.1:${port}`, result);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('fails (gRPC DEADLINE_EXCEEDED)');
+      expect(lines[0]).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+      expect(lines[0]).not.toContain('HTTP 4');
+    } finally {
+      await exporter.shutdown();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
