@@ -27,12 +27,12 @@ const GRPC_STATUS = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE
 const GRPC = { DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
 
 /** What failed: an HTTP status, a gRPC status, a socket error code, or the message. */
-type Failure = { kind: 'http' | 'grpc'; code: number } | { kind: 'other'; text: string };
+type Failure = { kind: 'http'; code: number } | { kind: 'grpc'; code: number } | { kind: 'other'; text: string };
 
 function failureOf(error: unknown): Failure {
   const { code, message, metadata } = (error ?? {}) as { code?: unknown; message?: unknown; metadata?: unknown };
   // grpc-js's ServiceError: a status code with the call's metadata beside it.
-  if (typeof code === 'number') return { kind: typeof metadata === 'object' && metadata !== null ? 'grpc' : 'http', code };
+  if (typeof code === 'number') return typeof metadata === 'object' && metadata !== null ? { kind: 'grpc', code } : { kind: 'http', code };
   const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   if (typeof code === 'string') return { kind: 'other', text: code };
   if (typeof cause === 'string') return { kind: 'other', text: cause };
