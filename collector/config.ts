@@ -49,6 +49,13 @@ export interface CollectorLimits {
   maxFutureSkewMs: number;
   /** Spans looked at per trace export (the rest are skipped and counted): examples are samples, not counts. */
   maxSpansPerExport: number;
+  /** How long an online backup's answer may make no progress (its client reads nothing) before it is dropped. */
+  backupIdleMs: number;
+  /**
+   * How long an online backup's answer may take in all: a client reading a trickle (16 KB every 20 s) makes
+   * progress, so only this bounds how long it holds the one backup slot and the copy in the temporary directory.
+   */
+  backupDeadlineMs: number;
 }
 
 export interface CollectorOptions {
@@ -145,6 +152,9 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxHeavyReads: 1,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
+  backupIdleMs: MS_PER_MINUTE,
+  // A 10 GB database at 20 MB/s takes ~8 minutes: room for a slow link, not for a client that keeps the slot.
+  backupDeadlineMs: 15 * MS_PER_MINUTE,
 };
 
 const DEFAULT_SYNCHRONOUS: Synchronous = 'normal';
@@ -354,6 +364,8 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
   limitVariable('EXTSCOPE_MAX_MATRIX_CELLS', 'maxMatrixCells', 'Rows × extension ids one matrix read may ask for (limit × extensionLimit)'),
   limitVariable('EXTSCOPE_MAX_READ_CELLS', 'maxScannedCells', 'Cell totals one read may scan before it is refused (narrow the range)'),
   limitVariable('EXTSCOPE_MAX_HEAVY_READS', 'maxHeavyReads', 'Matrix, trend, time-series and filter-list reads computed at once; a few more wait, the rest get 503'),
+  limitVariable('EXTSCOPE_BACKUP_IDLE_MS', 'backupIdleMs', 'Milliseconds an online backup download may make no progress before it is dropped'),
+  limitVariable('EXTSCOPE_BACKUP_DEADLINE_MS', 'backupDeadlineMs', 'Milliseconds an online backup download may take in all before it is dropped (the next backup may start)'),
   limitVariable('EXTSCOPE_RECEIVE_TIMEOUT_MS', 'receiveTimeoutMs', 'Milliseconds a request (HTTP body, gRPC message) may take to arrive before it is refused'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',
