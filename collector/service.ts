@@ -126,6 +126,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     minFreeBytes: config.minFreeBytes,
     maxValuesPerDimension: limits.maxValuesPerDimension,
     maxInstances: limits.maxInstances,
+    timeouts: { statementTimeoutMs: limits.pgStatementTimeoutMs, lockTimeoutMs: limits.pgLockTimeoutMs },
     warn: (message) => warn(message),
   });
 
