@@ -53,11 +53,11 @@ interface ServiceFleet {
  * that left out (0 when none).
  */
 export class FleetMetrics {
-  private text = '';
+  private text = Buffer.alloc(0);
   private computedAt = Number.NEGATIVE_INFINITY;
   /** Set by every consumed export; a computation started after it sees that export. */
   private changed = true;
-  private running: Promise<string> | undefined;
+  private running: Promise<Buffer> | undefined;
 
   constructor(private readonly sources: FleetMetricsSources) {}
 
@@ -66,14 +66,17 @@ export class FleetMetrics {
     this.changed = true;
   }
 
-  /** The gauge's exposition text, computed at most once at a time and shared by the scrapes waiting for it. */
-  async exposition(): Promise<string> {
+  /**
+   * The gauge's exposition text (UTF-8), computed at most once at a time and shared by the scrapes waiting for it;
+   * bytes, so that a scrape copies them rather than encoding megabytes of text again in one turn.
+   */
+  async exposition(): Promise<Buffer> {
     if (!this.changed && this.sources.clock() - this.computedAt < MAX_AGE_MS) return this.text;
     this.running ??= this.compute().finally(() => (this.running = undefined));
     return this.running;
   }
 
-  private async compute(): Promise<string> {
+  private async compute(): Promise<Buffer> {
     const { reader, clock, staleAfterMs } = this.sources;
     this.changed = false;
     const now = clock();
@@ -92,19 +95,20 @@ export class FleetMetrics {
       } else overflow += series;
     }
     shown.sort((a, b) => compare(a.service, b.service));
-    const lines = [
+    // Encoded a turn's lines at a time; the parts are joined once, by copying bytes.
+    const parts: Buffer[] = [];
+    let lines = [
       `# HELP ${ADVERTISES} Whether a live instance advertises an extension id now (1) or not while another live instance of its service does (0)`,
       `# TYPE ${ADVERTISES} gauge`,
     ];
-    let written = 0;
     for (const fleet of shown) {
       const service = escape(fleet.service);
       for (const { instanceId, ids } of fleet.instances) {
         const prefix = `${ADVERTISES}{service="${service}",service_instance="${escape(instanceId)}",extension="`;
         for (const id of fleet.ids) lines.push(`${prefix}${escape(id)}"} ${ids.has(id) ? 1 : 0}`);
-        written += fleet.ids.length;
-        if (written >= PER_TURN) {
-          written = 0;
+        if (lines.length >= PER_TURN) {
+          parts.push(Buffer.from(`${lines.join('\n')}\n`));
+          lines = [];
           await nextTurn();
         }
       }
@@ -114,7 +118,8 @@ export class FleetMetrics {
       `# TYPE ${OVERFLOW} gauge`,
       `${OVERFLOW} ${overflow}`,
     );
-    this.text = `${lines.join('\n')}\n`;
+    parts.push(Buffer.from(`${lines.join('\n')}\n`));
+    this.text = Buffer.concat(parts);
     this.computedAt = now;
     return this.text;
   }

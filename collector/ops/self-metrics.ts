@@ -142,9 +142,9 @@ export class SelfMetrics {
    * The whole exposition of a scrape: the registry's metrics once every count applied so far is on the counters,
    * then the fleet gauge, which is computed off the scrape and shared (ops/fleet-metrics.ts).
    */
-  async exposition(): Promise<string> {
+  async exposition(): Promise<Buffer> {
     const [fleet] = await Promise.all([this.fleet.exposition(), this.requests.settled()]);
-    return `${await this.registry.metrics()}\n${fleet}`;
+    return Buffer.concat([Buffer.from(`${await this.registry.metrics()}\n`), fleet]);
   }
 
   /** The receiver's report of one export (see the receiver's telemetry interface). */
