@@ -14,7 +14,7 @@ export interface FleetMetricsSources {
  * (instance, id) series the gauge may hold. A service is in it whole or not at all (its live instances × the ids
  * any of them advertises): a service cut part way would make `sum by (service, extension)` wrong without a sign.
  */
-export const MAX_FLEET_SERIES = 50_000;
+const MAX_FLEET_SERIES = 50_000;
 /**
  * How old a computed gauge may be when nothing was ingested since: instances go stale with time alone, and other
  * replicas on one database ingest what this one does not see.

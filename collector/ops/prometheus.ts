@@ -6,7 +6,7 @@ import type { SelfMetrics } from './self-metrics.js';
 const gzipAsync = promisify(gzip);
 
 /** Whether an Accept-Encoding header accepts gzip (Prometheus sends `gzip`; `gzip;q=0` refuses it). */
-export function acceptsGzip(header: string | undefined): boolean {
+function acceptsGzip(header: string | undefined): boolean {
   for (const part of (header ?? '').split(',')) {
     const [coding = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase());
     if (coding !== 'gzip' && coding !== 'x-gzip') continue;
