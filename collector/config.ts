@@ -7,6 +7,7 @@ import { MAX_ATTRIBUTE_LENGTH } from '../contract/index.js';
 import { DELIVERY_ENVIRONMENT, type DeliveryConfig, DeliveryConfigError, type DeliveryOptions, resolveDeliveryConfig } from './alerting/delivery/config.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
 import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
+import { DEFAULT_STATEMENT_TIMEOUTS } from './store/postgres/connection.js';
 import type { Synchronous } from './store/sqlite/index.js';
 import { DEFAULT_RETENTION, type RetentionConfig } from './store/store.js';
 import type { EnvironmentVariable } from './environment.js';
@@ -55,6 +56,20 @@ export interface CollectorLimits {
   maxFutureSkewMs: number;
   /** Spans looked at per trace export (the rest are skipped and counted): examples are samples, not counts. */
   maxSpansPerExport: number;
+  /** How long an online backup's answer may make no progress (its client reads nothing) before it is dropped. */
+  backupIdleMs: number;
+  /**
+   * How long an online backup's answer may take in all: a client reading a trickle (16 KB every 20 s) makes
+   * progress, so only this bounds how long it holds the one backup slot and the copy in the temporary directory.
+   */
+  backupDeadlineMs: number;
+  /** PostgreSQL: how long one statement may run before the database cancels it (`statement_timeout`). */
+  pgStatementTimeoutMs: number;
+  /**
+   * PostgreSQL: how long one statement may wait for a lock (`lock_timeout`): a table locked elsewhere, or another
+   * replica's fold, holds an export or a read this long at most (then 503, or a read from what is folded).
+   */
+  pgLockTimeoutMs: number;
 }
 
 export interface CollectorOptions {
@@ -158,6 +173,11 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxHeavyReads: 1,
   maxFutureSkewMs: 10 * MS_PER_MINUTE,
   maxSpansPerExport: 10_000,
+  backupIdleMs: MS_PER_MINUTE,
+  // A 10 GB database at 20 MB/s takes ~8 minutes: room for a slow link, not for a client that keeps the slot.
+  backupDeadlineMs: 15 * MS_PER_MINUTE,
+  pgStatementTimeoutMs: DEFAULT_STATEMENT_TIMEOUTS.statementTimeoutMs,
+  pgLockTimeoutMs: DEFAULT_STATEMENT_TIMEOUTS.lockTimeoutMs,
 };
 
 const DEFAULT_SYNCHRONOUS: Synchronous = 'normal';
@@ -385,7 +405,11 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
   limitVariable('EXTSCOPE_MAX_RECEIVING_BYTES', 'maxReceivingBytes', 'Bytes of export bodies still arriving, across connections (a fair share per address), before answering 503'),
   limitVariable('EXTSCOPE_MAX_MATRIX_CELLS', 'maxMatrixCells', 'Rows × extension ids one matrix read may ask for (limit × extensionLimit)'),
   limitVariable('EXTSCOPE_MAX_READ_CELLS', 'maxScannedCells', 'Cell totals one read may scan before it is refused (narrow the range)'),
-  limitVariable('EXTSCOPE_MAX_HEAVY_READS', 'maxHeavyReads', 'Matrix, trend and time-series reads computed at once; a few more wait, the rest get 503'),
+  limitVariable('EXTSCOPE_MAX_HEAVY_READS', 'maxHeavyReads', 'Matrix, trend, time-series and filter-list reads computed at once; a few more wait, the rest get 503'),
+  limitVariable('EXTSCOPE_BACKUP_IDLE_MS', 'backupIdleMs', 'Milliseconds an online backup download may make no progress before it is dropped'),
+  limitVariable('EXTSCOPE_BACKUP_DEADLINE_MS', 'backupDeadlineMs', 'Milliseconds an online backup download may take in all before it is dropped (the next backup may start)'),
+  limitVariable('EXTSCOPE_PG_STATEMENT_TIMEOUT_MS', 'pgStatementTimeoutMs', 'PostgreSQL: milliseconds one statement may run (statement_timeout)'),
+  limitVariable('EXTSCOPE_PG_LOCK_TIMEOUT_MS', 'pgLockTimeoutMs', 'PostgreSQL: milliseconds one statement may wait for a lock (lock_timeout); then 503, or a read without the fold'),
   limitVariable('EXTSCOPE_RECEIVE_TIMEOUT_MS', 'receiveTimeoutMs', 'Milliseconds a request (HTTP body, gRPC message) may take to arrive before it is refused'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',

@@ -129,6 +129,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     minFreeBytes: config.minFreeBytes,
     maxValuesPerDimension: limits.maxValuesPerDimension,
     maxInstances: limits.maxInstances,
+    timeouts: { statementTimeoutMs: limits.pgStatementTimeoutMs, lockTimeoutMs: limits.pgLockTimeoutMs },
     warn: (message) => warn(message),
   });
 
@@ -202,7 +203,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, receiving, authFailures });
         await app.register(healthRoutes, { store: store.lifecycle, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
         await app.register(dashboardRoutes, {});
-        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store.backup });
+        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store.backup, idleMs: limits.backupIdleMs, deadlineMs: limits.backupDeadlineMs });
         await app.register(
           readScope(readToken, async (scope) => {
             scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));

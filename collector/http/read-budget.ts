@@ -4,7 +4,7 @@
  * data a sender can inflate with a few MB of valid ingest), and six such reads at once held gigabytes and the
  * event loop for tens of seconds. So a read is refused up front when it asks for more cells than
  * {@link ReadBudget.maxMatrixCells}, refused once scanned when the range holds more cell totals than
- * {@link ReadBudget.maxScannedCells}, and heavy reads (matrix, trends, time series) wait in a short queue for one
+ * {@link ReadBudget.maxScannedCells}, and heavy reads (matrix, trends, time series, the filters' lists) wait in a short queue for one
  * of {@link ReadBudget.maxHeavyReads} slots, or are answered 503 with Retry-After. A large answer is written a
  * batch of items per turn of the event loop ({@link chunkedAnswer}): serialised in one go, the default matrix
  * (500 × 200, 10 MB of JSON) held the event loop 0.5-0.9 s on a shared 2-core machine.
@@ -24,8 +24,8 @@ export interface ReadBudget {
   maxHeavyReads: number;
 }
 
-/** Routes whose work grows with the data in the range. */
-const HEAVY_ROUTES = ['/api/v1/matrix', '/api/v1/trends/', '/api/v1/timeseries'];
+/** Routes whose work grows with the data in the range (the filters' client and id lists read every cell too). */
+const HEAVY_ROUTES = ['/api/v1/matrix', '/api/v1/trends/', '/api/v1/timeseries', '/api/v1/clients', '/api/v1/extensions'];
 /** Heavy reads waiting per running one, and how long each may wait before it is told to come back. */
 const QUEUE_PER_SLOT = 4;
 const MAX_WAIT_MS = 10_000;

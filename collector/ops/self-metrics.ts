@@ -173,7 +173,7 @@ export class SelfMetrics {
     });
 
     this.requests = new RequestCounters(this.registry);
-    this.fleet = new FleetMetrics(this.registry, { reader, clock, staleAfterMs });
+    this.fleet = new FleetMetrics({ reader, clock, staleAfterMs });
     this.deliveries = new Counter({
       name: 'extscope_alert_deliveries_total',
       help: 'Alert notifications by receiver and result: sent, failed (given up), retried (per retry), dropped (queue full)',
@@ -183,11 +183,12 @@ export class SelfMetrics {
   }
 
   /**
-   * Recomputes the gauges read from the store; called before each scrape (prom-client collects metrics
-   * concurrently, so a collect callback could not feed other gauges in time).
+   * The whole exposition of a scrape: the registry's metrics once every count applied so far is on the counters,
+   * then the fleet gauge, which is computed off the scrape and shared (ops/fleet-metrics.ts).
    */
-  async refresh(): Promise<void> {
-    await Promise.all([this.requests.settled(), this.fleet.refresh()]);
+  async exposition(): Promise<Buffer> {
+    const [fleet] = await Promise.all([this.fleet.exposition(), this.requests.settled()]);
+    return Buffer.concat([Buffer.from(`${await this.registry.metrics()}\n`), fleet]);
   }
 
   /** The receiver's report of one export (see the receiver's telemetry interface). */
@@ -198,6 +199,7 @@ export class SelfMetrics {
   }
 
   metricsConsumed(outcome: MetricsOutcome): void {
+    this.fleet.dataChanged();
     this.requests.applied(outcome.counts);
     this.points.inc({ result: 'applied' }, outcome.applied);
     this.points.inc({ result: 'duplicate' }, outcome.duplicates);

@@ -1,5 +1,5 @@
 import { openPostgresStore } from './postgres/index.js';
-import { isPostgresUrl, redactUrl } from './postgres/connection.js';
+import { type StatementTimeouts, isPostgresUrl, redactUrl } from './postgres/connection.js';
 import { type Synchronous, openSqliteStore } from './sqlite/index.js';
 import type { RetentionConfig, StoreRoles } from './store.js';
 
@@ -13,13 +13,15 @@ export interface OpenStoreOptions {
   minFreeBytes?: number;
   maxValuesPerDimension?: number;
   maxInstances?: number;
+  /** PostgreSQL only: `statement_timeout` and `lock_timeout` of the store's connections. */
+  timeouts?: StatementTimeouts;
   warn?: (message: string) => void;
 }
 
 /** The one place that picks a backend: a PostgreSQL URL opens the PostgreSQL store, anything else is an SQLite file. */
 export async function openStore(options: OpenStoreOptions): Promise<StoreRoles> {
-  const { db, synchronous, minFreeBytes, ...common } = options;
-  if (isPostgresUrl(db)) return openPostgresStore({ url: db, ...common });
+  const { db, synchronous, minFreeBytes, timeouts, ...common } = options;
+  if (isPostgresUrl(db)) return openPostgresStore({ url: db, timeouts, ...common });
   return openSqliteStore({ path: db, synchronous, minFreeBytes, ...common });
 }
 

@@ -1,13 +1,12 @@
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../collector/config.js';
-import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../collector/model/time.js';
 import { type ChildCollector, matrix, spawnCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { DELTA, MINUTE_NS, encodeMetrics, metricsRequest, msToNs, requestPoint } from '../collector/helpers/otlp.js';
 import { percentile, rssOf } from './full.js';
 import { probeHealth } from './health-probe.js';
+import { fillSparse } from './matrix-fill.js';
 
 /**
  * The largest matrix the API schema allows (`limit` 5,000 × `extensionLimit` 2,000) on data with 5,000 client
@@ -27,25 +26,6 @@ const HEALTH_MAX_MS = 200;
  * budget one read alone took 1.8 GB.
  */
 const RSS_BOUND_MB = 600;
-
-/** One extension cell per client name, the ids spread over them: `clients` rows and `ids` columns, sparse. */
-function fillSparse(dbPath: string, clients: number, ids: number, nowMs: number): void {
-  const db = new Database(dbPath);
-  try {
-    const minute = Math.floor(nowMs / MS_PER_MINUTE);
-    db.transaction(() => {
-      db.prepare(`
-        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < @total - 1)
-        INSERT INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated)
-        SELECT randomblob(16), 1, 1, NULL, 'client-' || i, '1.0', NULL, 'com.example/ext-' || (i % @ids), 1, 0, 0 FROM n`).run({ total: clients, ids });
-      db.prepare('INSERT INTO cell_minute (cell_id, minute, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(minute);
-      db.prepare('INSERT INTO cell_hour (cell_id, hour, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(Math.floor(minute / MINUTES_PER_HOUR));
-      db.prepare('INSERT INTO cell_day (cell_id, day, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(Math.floor(minute / MINUTES_PER_DAY));
-    })();
-  } finally {
-    db.close();
-  }
-}
 
 interface ReadAnswer {
   status: number;

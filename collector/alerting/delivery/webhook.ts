@@ -44,6 +44,13 @@ export class WebhookNotifier implements Notifier {
   private readonly seen = new Set<string>();
   private readonly log: DeliveryLogBuffer;
   private dropping = false;
+  /**
+   * The delivery log may hold unfinished notifications the last read had no room for: a queue full (1,000
+   * waiting) plus the attempts in flight (2) is more than one read of `queueCapacity` rows, so after a kill -9 the
+   * rest stayed `queued` for ever. They are read once the queue has room again.
+   */
+  private moreUnfinished = false;
+  private resuming: Promise<void> | undefined;
   /** Aborts requests still in flight once closing has waited for them. */
   private readonly cancel = new AbortController();
 
@@ -80,6 +87,9 @@ export class WebhookNotifier implements Notifier {
           body,
         });
         this.count(change, key.id);
+        if (this.moreUnfinished && change.state !== 'queued' && change.state !== 'retrying' && this.queue.size <= config.queueCapacity / 2) {
+          setImmediate(() => void this.resume()).unref();
+        }
       },
     });
   }
@@ -96,22 +106,37 @@ export class WebhookNotifier implements Notifier {
   /**
    * Queues again what the delivery log holds unfinished for this receiver: notifications a collector that
    * stopped (or died) had queued, was retrying or abandoned at its shutdown. The same body and idempotency key;
-   * the attempts made count towards the limit.
+   * the attempts made count towards the limit. At most what the queue has room for: the rest once it has drained
+   * to half (see {@link moreUnfinished}).
    */
-  async resume(): Promise<void> {
+  resume(): Promise<void> {
+    this.resuming ??= this.resumeOnce().finally(() => (this.resuming = undefined));
+    return this.resuming;
+  }
+
+  private async resumeOnce(): Promise<void> {
     const read = this.deps.log.unfinishedDeliveries;
     if (read === undefined) return;
+    this.moreUnfinished = false;
+    const limit = this.config.queueCapacity;
     let unfinished;
     try {
-      unfinished = await read.call(this.deps.log, this.name, this.config.queueCapacity);
+      unfinished = await read.call(this.deps.log, this.name, limit);
     } catch (error) {
       this.deps.warn(`webhook ${this.name}: cannot read the unfinished notifications to resume them (${error instanceof Error ? error.message : String(error)})`);
       return;
     }
+    // A full read may leave more behind it (oldest first: those queued here already come first, and are skipped).
+    this.moreUnfinished = unfinished.length >= limit;
+    const room = limit - this.queue.size;
     let resumed = 0;
     for (const { record, body } of unfinished) {
       // Queued here already (this collector's own, or resumed before).
       if (this.seen.has(record.transitionId)) continue;
+      if (resumed >= room) {
+        this.moreUnfinished = true;
+        break;
+      }
       this.remember(record.transitionId);
       const key = { id: record.transitionId, fingerprint: record.fingerprint, rule: record.rule, from: record.from, to: record.to };
       this.queue.push(record.transitionId, { key, body, queuedAtMs: record.createdAtMs }, record.attempts);

@@ -12,7 +12,7 @@ export interface AdminOptions extends BackupRouteOptions {
 }
 
 /** Operations on the collector itself (registered under `/admin`, behind {@link adminGuard}). */
-export const adminRoutes: FastifyPluginAsync<AdminOptions> = async (app, { token, otherTokens, failures, backup }) => {
+export const adminRoutes: FastifyPluginAsync<AdminOptions> = async (app, { token, otherTokens, failures, backup, idleMs, deadlineMs }) => {
   app.addHook('onRequest', adminGuard(token, otherTokens, failures));
-  await app.register(backupRoutes, { backup });
+  await app.register(backupRoutes, { backup, idleMs, deadlineMs });
 };

@@ -26,13 +26,35 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** How long one statement of the store may run, and wait for a lock, before PostgreSQL cancels it. */
+export interface StatementTimeouts {
+  /** `statement_timeout` of every pooled connection. */
+  statementTimeoutMs: number;
+  /** `lock_timeout` of every pooled connection: a lock held elsewhere (an operator's `LOCK TABLE`, another replica's fold) is waited for this long. */
+  lockTimeoutMs: number;
+}
+
+export const DEFAULT_STATEMENT_TIMEOUTS: StatementTimeouts = { statementTimeoutMs: 30_000, lockTimeoutMs: 3000 };
+
 /**
  * Settings not in the URL come from the standard `PG*` variables and TLS from `sslmode` / `sslrootcert`
  * in the URL, both read by node-postgres itself. Keep-alive lets the database notice a replica that vanished
- * (its advisory locks, and with them its background jobs, pass to another one).
+ * (its advisory locks, and with them its background jobs, pass to another one). Every statement on the pool runs
+ * under `statement_timeout` and `lock_timeout` (set at connection start): without them a lock held elsewhere held
+ * every export (a 20 s `LOCK TABLE pending_increments` held each for 20 s); with them it is a 503 the sender
+ * retries (SQLSTATE 55P03 and 57014 are classes the store reports as unavailable).
  */
-export function createPool(url: string, max: number, onError: (message: string) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types: TYPES, keepAlive: true, connectionTimeoutMillis: 10_000, application_name: 'extscope' });
+export function createPool(url: string, max: number, onError: (message: string) => void, timeouts: StatementTimeouts = DEFAULT_STATEMENT_TIMEOUTS): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: TYPES,
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'extscope',
+    statement_timeout: timeouts.statementTimeoutMs,
+    lock_timeout: timeouts.lockTimeoutMs,
+  });
   // An idle connection that breaks (the server restarted) must not crash the process; the pool replaces it.
   pool.on('error', (error) => onError(`postgres: an idle connection failed: ${describeError(error)}`));
   // So must one that breaks while checked out between two queries (the pool listens only while a connection is

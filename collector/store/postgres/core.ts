@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { RetentionConfig } from '../store.js';
-import { asStoreError, createPool } from './connection.js';
+import { DEFAULT_STATEMENT_TIMEOUTS, type StatementTimeouts, asStoreError, createPool } from './connection.js';
 import { PendingFold } from './fold.js';
 import { AdvisoryLeadership } from './leadership.js';
 import { MetricsWriter } from './writer/index.js';
@@ -18,6 +18,8 @@ export interface PostgresStoreOptions {
   maxValuesPerDimension?: number;
   /** Instances (service, instance id) kept; a new one past it is stored as the service's instance `_OTHER`. */
   maxInstances?: number;
+  /** `statement_timeout` and `lock_timeout` of every pooled connection (default {@link DEFAULT_STATEMENT_TIMEOUTS}). */
+  timeouts?: StatementTimeouts;
   warn?: (message: string) => void;
 }
 
@@ -37,6 +39,7 @@ export class PostgresCore {
   readonly writer: MetricsWriter;
   readonly fold: PendingFold;
   readonly lead: AdvisoryLeadership;
+  readonly timeouts: StatementTimeouts;
   private readonly foldTimer: NodeJS.Timeout;
 
   constructor(
@@ -44,7 +47,8 @@ export class PostgresCore {
     readonly latestSchemaVersion: number,
   ) {
     const warn = options.warn ?? (() => undefined);
-    this.pool = createPool(options.url, options.poolSize ?? DEFAULT_POOL_SIZE, warn);
+    this.timeouts = options.timeouts ?? DEFAULT_STATEMENT_TIMEOUTS;
+    this.pool = createPool(options.url, options.poolSize ?? DEFAULT_POOL_SIZE, warn, this.timeouts);
     this.writer = new MetricsWriter(options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION, options.maxInstances ?? DEFAULT_MAX_INSTANCES);
     this.lead = new AdvisoryLeadership(options.url, warn);
     this.fold = new PendingFold(this.pool);
@@ -58,7 +62,9 @@ export class PostgresCore {
 
   /**
    * A read of the rollups: the increments acknowledged by any replica until now are folded first. A fold that
-   * fails does not fail the read: it answers from what is folded, and the reader's `behind()` says so.
+   * fails does not fail the read: it answers from what is folded, and the reader's `behind()` says so. Nor does a
+   * fold that cannot start: waiting for another replica's fold (or a lock on `pending_increments`) is bounded by
+   * `lock_timeout`, after which the read goes on without it.
    */
   async readFolded<T>(work: () => Promise<T>): Promise<T> {
     await this.fold.run().catch(() => undefined);

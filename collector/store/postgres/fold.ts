@@ -4,6 +4,14 @@ import { MAX_STORED_COUNT } from '../common/columns.js';
 /** Increments moved per fold transaction: a bounded statement, however much piled up. */
 const FOLD_BATCH = 50_000;
 
+/**
+ * For this long after a fold failed (a lock it waited for was not free within `lock_timeout`), a fold waits for
+ * its locks only {@link BRIEF_LOCK_WAIT_MS}: one matrix read folds before each of its reads, and each would wait out
+ * the lock again. A lock released meanwhile is taken at once, so the read still sees every acknowledged export.
+ */
+const BRIEF_AFTER_FAILURE_MS = 2000;
+const BRIEF_LOCK_WAIT_MS = 50;
+
 /** One key for every extscope replica on this database: folds run one at a time, so their row locks never cross. */
 const FOLD_LOCK = "hashtextextended('extscope:fold', 0)";
 
@@ -45,6 +53,8 @@ export class PendingFold {
   /** Folds that failed since start; the last one failed (reads answer from what is folded). */
   failures = 0;
   failed = false;
+  /** When the last fold failed (undefined once one succeeded). */
+  private failedAtMs: number | undefined;
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -77,12 +87,15 @@ export class PendingFold {
           const wait = this.mustFold;
           this.again = false;
           this.mustFold = false;
-          await this.foldAll(wait);
+          const brief = this.failedAtMs !== undefined && Date.now() - this.failedAtMs < BRIEF_AFTER_FAILURE_MS;
+          await this.foldAll(wait, brief ? BRIEF_LOCK_WAIT_MS : undefined);
         } while (this.again);
         this.failed = false;
+        this.failedAtMs = undefined;
       } catch (error) {
         this.failures++;
         this.failed = true;
+        this.failedAtMs = Date.now();
         throw error;
       } finally {
         this.running = undefined;
@@ -98,13 +111,24 @@ export class PendingFold {
     return rows[0]?.pending === true;
   }
 
-  /** `wait`: take the fold lock when another replica holds it; otherwise leave the fold to that one. */
-  private async foldAll(wait: boolean): Promise<void> {
-    if (!(await this.pending())) return;
+  /**
+   * `wait`: take the fold lock when another replica holds it; otherwise leave the fold to that one. Every lock is
+   * waited for `lock_timeout` (the pool's), or `lockWaitMs` when given.
+   */
+  private async foldAll(wait: boolean, lockWaitMs?: number): Promise<void> {
+    if (lockWaitMs === undefined && !(await this.pending())) return;
     const client = await this.pool.connect();
     try {
       for (;;) {
         await client.query('BEGIN');
+        if (lockWaitMs !== undefined) {
+          await client.query(`SET LOCAL lock_timeout = ${Math.round(lockWaitMs)}`);
+          const { rows } = await client.query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending');
+          if (rows[0]?.pending !== true) {
+            await client.query('COMMIT');
+            break;
+          }
+        }
         if (wait) await client.query(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`);
         else {
           const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${FOLD_LOCK}) AS locked`);

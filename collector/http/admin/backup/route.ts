@@ -10,10 +10,12 @@ import { BACKUP_CONTENT_TYPE, SCHEMA_VERSION_HEADER, backupSchema } from './sche
 export interface BackupRouteOptions {
   /** Absent when the store has no backup of its own (PostgreSQL: use pg_dump). */
   backup: StoreBackup | undefined;
+  /** How long a backup's answer may make no progress (the client reads nothing) before it is dropped and its copy removed. */
+  idleMs: number;
+  /** How long a backup's answer may take in all: a trickling reader makes progress, and would otherwise keep the slot. */
+  deadlineMs: number;
 }
 
-/** How long a backup's answer may make no progress (the client reads nothing) before it is dropped and its copy removed. */
-const BACKUP_IDLE_MS = 60_000;
 const RETRY_AFTER_BUSY = 10;
 const RETRY_AFTER_NO_SPACE = 60;
 /** Errors that mean the temporary directory's file system has no room (or cannot be written). */
@@ -24,10 +26,11 @@ const NO_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_IO
  * The collector holds the database's exclusive lock, so nothing else can read the file while it runs; this is
  * how `extscope db backup` gets a copy. The copy is made in the temporary directory (not beside the database,
  * whose disk ingest needs) and removed once sent, or when the client goes away, or when it reads nothing for
- * {@link BACKUP_IDLE_MS}. One backup at a time: another is answered 503 with Retry-After until the first copy is
+ * `idleMs`, or when it is not done within `deadlineMs` (a client taking 16 KB every 20 s makes progress, and kept
+ * the slot for hours). One backup at a time: another is answered 503 with Retry-After until the first copy is
  * removed, so the temporary space held is one copy's at most; a temporary directory with no room is a 503 too.
  */
-export const backupRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: BackupRouteOptions }> = async (app, { backup }) => {
+export const backupRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: BackupRouteOptions }> = async (app, { backup, idleMs, deadlineMs }) => {
   let running = false;
   app.post('/backup', { schema: backupSchema }, async (request, reply) => {
     if (backup === undefined) {
@@ -58,9 +61,20 @@ export const backupRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: BackupRou
     request.log.info({ bytes: result.bytes, schemaVersion: result.schemaVersion }, 'database backup made');
     const body = createReadStream(file);
     body.once('close', done);
-    // A client that stops reading holds the copy: after a minute without progress the answer is dropped.
-    reply.raw.setTimeout(BACKUP_IDLE_MS, () => reply.raw.destroy());
-    reply.raw.once('close', () => body.destroy());
+    // A client that stops reading, or reads a trickle, holds the copy and the slot: past either bound the answer is
+    // dropped (the client sees a truncated body, shorter than Content-Length) and the copy removed.
+    reply.raw.setTimeout(idleMs, () => {
+      request.log.warn({ idleMs }, 'database backup dropped: its client read nothing for too long');
+      reply.raw.destroy();
+    });
+    const deadline = setTimeout(() => {
+      request.log.warn({ deadlineMs }, 'database backup dropped: its client took too long to read it (EXTSCOPE_BACKUP_DEADLINE_MS)');
+      reply.raw.destroy();
+    }, deadlineMs);
+    reply.raw.once('close', () => {
+      clearTimeout(deadline);
+      body.destroy();
+    });
     return reply
       .header('content-type', BACKUP_CONTENT_TYPE)
       .header('content-length', String(result.bytes))

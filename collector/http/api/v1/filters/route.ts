@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { buildMatrix, clientTotals, extensionTotals } from '../../../../analysis/matrix.js';
+import { cellExtensionTotals, clientTotals } from '../../../../analysis/matrix.js';
 import { iso, parseRange } from '../../../params.js';
 import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
@@ -14,6 +14,6 @@ export const filterRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContex
 
   app.get('/extensions', { schema: extensionsSchema }, async (request) => {
     const totals = await reader.cellTotals({ ...parseRange(request.query, clock()), service: request.query.service, signal: readSignal(request) });
-    return { from: iso(totals.fromMs), to: iso(totals.toMs), extensions: extensionTotals(buildMatrix(totals.cells, 'client')) };
+    return { from: iso(totals.fromMs), to: iso(totals.toMs), extensions: cellExtensionTotals(totals.cells) };
   });
 };
