@@ -7,7 +7,7 @@
  * within a few minutes of the probe, as the client does.
  *
  * One small JSON file per launch configuration (see {@link launchKey}), in a directory of this user's only (0700,
- * checked before every use) under `$XDG_RUNTIME_DIR` or else the system's temporary directory. Every failure reads
+ * checked before every use: see {@link memoryDirectory}). Every failure reads
  * as "nothing remembered" (counted): it never affects the server.
  */
 import { createHash } from 'node:crypto';
@@ -104,20 +104,28 @@ export function launchKey({ command, env, cwd }: Launch): string {
   return createHash('sha256').update(JSON.stringify({ cwd, command, variables, files })).digest('hex').slice(0, 32);
 }
 
+/** A directory of this user's (not one inherited through `su`), given as an absolute path; else undefined. */
+function ownDirectory(path: string | undefined, uid: number | undefined): string | undefined {
+  if (path === undefined || !isAbsolute(path)) return undefined;
+  const info = statSync(path, { throwIfNoEntry: false });
+  return info?.isDirectory() === true && (uid === undefined || info.uid === uid) ? path : undefined;
+}
+
 /**
- * This user's directory for the files: under `$XDG_RUNTIME_DIR` (a login session's own, where no other user can
- * create names) when it is set and is this user's directory (not one inherited through `su`), under the system's
- * temporary directory otherwise.
+ * This user's directory for the files, where no other user can create its name first: under `$XDG_RUNTIME_DIR`
+ * (a login session's own) when it is this user's directory; else in the user's cache directory
+ * (`$XDG_CACHE_HOME`, or `~/.cache`, when that or the home directory is this user's); only where neither exists
+ * (a service account without a home), in the system's temporary directory, where another user could take the
+ * name first and so switch the memory off (never fool it: see {@link ServerMemory}).
  */
 export function memoryDirectory(env: NodeJS.ProcessEnv = process.env): string {
   // process.getuid, not os.userInfo(): the latter throws for a uid without a passwd entry (containers).
   const uid = process.getuid?.();
   const name = `extscope-wrap-${uid ?? 'user'}`;
-  const runtime = env['XDG_RUNTIME_DIR'];
-  if (runtime !== undefined && isAbsolute(runtime)) {
-    const info = statSync(runtime, { throwIfNoEntry: false });
-    if (info?.isDirectory() === true && (uid === undefined || info.uid === uid)) return join(runtime, name);
-  }
+  const runtime = ownDirectory(env['XDG_RUNTIME_DIR'], uid);
+  if (runtime !== undefined) return join(runtime, name);
+  const cache = ownDirectory(env['XDG_CACHE_HOME'], uid) ?? (ownDirectory(env['HOME'], uid) === undefined ? undefined : join(env['HOME']!, '.cache'));
+  if (cache !== undefined) return join(cache, 'extscope', 'wrap-memory');
   return join(tmpdir(), name);
 }
 
@@ -180,6 +188,8 @@ export class ServerMemory {
    */
   private directorySafe(directory: string): boolean {
     try {
+      // The cache directory's parents (`~/.cache/extscope`) may not exist yet; the system's temporary one does.
+      mkdirSync(dirname(directory), { recursive: true, mode: 0o700 });
       mkdirSync(directory, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

@@ -38,7 +38,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** One test's world: its own temporary directory (TMPDIR) and service name; no XDG_RUNTIME_DIR unless given. */
+/**
+ * One test's world: its own temporary directory (TMPDIR) and service name; no XDG_RUNTIME_DIR, XDG_CACHE_HOME or
+ * HOME unless given, so the memory lives in the temporary directory unless a test says otherwise.
+ */
 async function world(): Promise<{ service: string; tmp: string; env: (extra?: Record<string, string>) => Record<string, string> }> {
   cases++;
   const tmp = join(dir, `tmp-${cases}`);
@@ -49,7 +52,7 @@ async function world(): Promise<{ service: string; tmp: string; env: (extra?: Re
     tmp,
     env: (extra = {}) => {
       const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: service, TMPDIR: tmp, ...extra });
-      if (extra['XDG_RUNTIME_DIR'] === undefined) delete env['XDG_RUNTIME_DIR'];
+      for (const name of ['XDG_RUNTIME_DIR', 'XDG_CACHE_HOME', 'HOME']) if (extra[name] === undefined) delete env[name];
       return env;
     },
   };
@@ -143,7 +146,23 @@ describe("wrap's remembered discover answer: one launch configuration, fresh, an
     expect((await stat(join(runtime, `extscope-wrap-${process.getuid!()}`))).mode & 0o777).toBe(0o700);
   });
 
-  it("without XDG_RUNTIME_DIR, another user's directory is never used, and the server and its stderr are untouched", async () => {
+  it("without XDG_RUNTIME_DIR, another user's directory created first in the temporary directory does not switch it off: the memory is in the home's cache", async () => {
+    const { service, tmp, env } = await world();
+    const squatted = join(tmp, `extscope-wrap-${process.getuid!()}`);
+    await mkdir(squatted);
+    await chmod(squatted, 0o777);
+    await chown(squatted, OTHER_UID, OTHER_UID);
+    const home = join(tmp, 'home');
+    await mkdir(home, { mode: 0o700 });
+    const config = env({ FIXTURE_EXTENSIONS: extensions(ALPHA), HOME: home });
+    await probe('home-probe', config);
+    await session('home-session', config);
+    expect(await serverSide(service, 'home-session')).toEqual({ [ALPHA]: 1, [BETA]: 0, [PLANTED]: 0 });
+    expect(await readdir(squatted)).toEqual([]);
+    expect((await stat(join(home, '.cache', 'extscope', 'wrap-memory'))).mode & 0o777).toBe(0o700);
+  });
+
+  it("without XDG_RUNTIME_DIR or a home, another user's directory is never used, and the server and its stderr are untouched", async () => {
     const { service, tmp, env } = await world();
     const squatted = join(tmp, `extscope-wrap-${process.getuid!()}`);
     await mkdir(squatted);

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,11 +102,24 @@ describe('what a wrapped server advertised, remembered for its next process', ()
     expect(errors).toHaveLength(2);
   });
 
-  it("lives under XDG_RUNTIME_DIR when it is this user's directory, the system's temporary directory otherwise", () => {
+  it("creates the cache directory's missing parents, the memory itself 0700", async () => {
+    const nested = join(dir, 'home', '.cache', 'extscope', 'wrap-memory');
+    memory(['srv'], Date.now, nested).remember(SERVER, CAPABILITIES);
+    expect(memory(['srv'], Date.now, nested).capabilitiesOf(SERVER)).toEqual(CAPABILITIES);
+    expect((await stat(nested)).mode & 0o777).toBe(0o700);
+    expect(errors).toEqual([]);
+  });
+
+  it("lives under XDG_RUNTIME_DIR when it is this user's directory, else in the user's cache directory, else the system's temporary directory", async () => {
     const name = `extscope-wrap-${process.getuid!()}`;
-    expect(memoryDirectory({ XDG_RUNTIME_DIR: dir })).toBe(join(dir, name));
-    expect(memoryDirectory({ XDG_RUNTIME_DIR: join(dir, 'no-such-directory') })).toBe(join(tmpdir(), name));
-    expect(memoryDirectory({ XDG_RUNTIME_DIR: 'relative' })).toBe(join(tmpdir(), name));
+    const others = join(dir, 'others');
+    await mkdir(others);
+    await chown(others, 65534, 65534);
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: dir, HOME: dir })).toBe(join(dir, name));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: others, HOME: dir })).toBe(join(dir, '.cache', 'extscope', 'wrap-memory'));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: join(dir, 'no-such-directory'), XDG_CACHE_HOME: dir, HOME: others })).toBe(join(dir, 'extscope', 'wrap-memory'));
+    expect(memoryDirectory({ XDG_CACHE_HOME: 'relative', HOME: dir })).toBe(join(dir, '.cache', 'extscope', 'wrap-memory'));
+    expect(memoryDirectory({ XDG_RUNTIME_DIR: 'relative', HOME: others })).toBe(join(tmpdir(), name));
     expect(memoryDirectory({})).toBe(join(tmpdir(), name));
   });
 });
