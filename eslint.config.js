@@ -32,7 +32,7 @@ export default tseslint.config(
   // is never seen). Every deliberate fire-and-forget says so with `void`.
   {
     files: ['**/*.ts'],
-    languageOptions: { parserOptions: { project: ['./tsconfig.test.json', './dashboard/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
+    languageOptions: { parserOptions: { project: ['./tsconfig.test.json', './dashboard/tsconfig.json', './test/dashboard/page/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
     rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }] },
   },
   { files: ['dashboard/src/**'], languageOptions: { globals: globals.browser } },

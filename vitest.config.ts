@@ -1,13 +1,65 @@
 import { defineConfig } from 'vitest/config';
 
+/** Every test file; each runs in exactly one project (test/suite-projects.test.ts checks that none falls out). */
+const TESTS = 'test/**/*.test.ts';
+
+/**
+ * The `unit` project: files that run in-process only — no sockets, no child processes (esbuild's service is one),
+ * no database server, no browser, nothing from `dist/` (so `npm run test:unit` needs no build) — and answer in
+ * seconds. Classified by what a file does, not by its folder: a file starts here only once it is read and timed.
+ * Everything else is `system`, so a new file runs there unless it is added here.
+ */
+export const UNIT_TESTS = [
+  'test/agent/instrumentation.test.ts',
+  'test/agent/observe/*.test.ts',
+  'test/agent/patches/serve-stdio.test.ts',
+  'test/agent/patches/server-connect.test.ts',
+  'test/agent/patches/transport-tap.test.ts',
+  'test/agent/record/*.test.ts',
+  'test/agent/semconv.test.ts',
+  'test/agent/version.test.ts',
+  'test/agent/wire/*.test.ts',
+  'test/collector/alerting/delivery/delivery-log.test.ts',
+  'test/collector/alerting/delivery/signature-and-config.test.ts',
+  'test/collector/analysis/cell.test.ts',
+  'test/collector/analysis/matrix-server-unknown.test.ts',
+  'test/collector/http/host-allow-list.test.ts',
+  'test/collector/http/matrix-csv.test.ts',
+  'test/collector/http/params.test.ts',
+  'test/collector/ops/*.test.ts',
+  'test/collector/otlp/json-mapping.test.ts',
+  'test/collector/processor/*.test.ts',
+  'test/collector/receiver/otlp-grpc/status.test.ts',
+  'test/collector/receiver/receive-budget.test.ts',
+  'test/collector/store/bucket-plan.test.ts',
+  'test/collector/store/cumulative-rule.test.ts',
+  'test/collector/store/history-start.test.ts',
+  'test/collector/store/overflow-rule.test.ts',
+  'test/collector/store/sqlite.test.ts',
+  'test/collector/version.test.ts',
+  'test/contract/*.test.ts',
+  'test/dashboard/page/*.test.ts',
+  'test/e2e/replicas-compose.test.ts',
+  'test/ops/lint-boundaries.test.ts',
+  'test/packaging/code-maps.test.ts',
+  'test/packaging/readme.test.ts',
+  'test/suite-projects.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     exclude: ['test/bench/**', 'node_modules/**', 'dist/**'],
     // Real child processes, real HTTP and real SQLite files: generous per-test time, never retried.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default'],
+    // `npm test` runs both, unit first (two files at a time), then system (one file at a time: its files start
+    // collectors, servers, Alertmanager and Chromium, and time what they see on a 2-core machine). Projects with
+    // different worker counts need their own group.
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT_TESTS, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'system', include: [TESTS], exclude: [...UNIT_TESTS], maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });
