@@ -1,15 +1,15 @@
-import { type AuthRequired, storeToken, storedToken } from './api.js';
-import { type Context, Loader, type ViewModule, isAuthError } from './context.js';
-import { h, localClock, notice, replace } from './dom.js';
-import { FilterBar } from './filters.js';
-import { RejectionsStrip } from './rejections-strip.js';
-import { type State, type View, href, parseState, serializeState } from './state.js';
-import type { AlertsResponse } from './types.js';
+import { type AuthRequired, storeToken, storedToken } from './lib/api.js';
+import { type Context, Loader, type ViewModule, isAuthError } from './lib/context.js';
+import { h, localClock, notice, replace } from './lib/dom.js';
+import { FilterBar } from './components/filter-bar.js';
+import { RejectionsStrip } from './components/rejections-strip.js';
+import { type State, type View, href, parseState, serializeState } from './lib/state.js';
+import type { AlertsResponse } from './lib/types.js';
 import { alertsView } from './views/alerts.js';
 import { changesView } from './views/changes.js';
 import { extensionView } from './views/extension.js';
 import { fleetView } from './views/fleet.js';
-import { matrixView } from './views/matrix.js';
+import { matrixView } from './views/matrix/view.js';
 import { trendsView } from './views/trends.js';
 
 const VIEW_MODULES: Record<View, ViewModule> = { matrix: matrixView, fleet: fleetView, extension: extensionView, trends: trendsView, changes: changesView, alerts: alertsView };

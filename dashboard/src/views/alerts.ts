@@ -1,7 +1,7 @@
-import { type Context, type ViewModule, isNotFound } from '../context.js';
-import { code, count, h, notice, replace, time } from '../dom.js';
-import { type State, parseState } from '../state.js';
-import type { AlertState, AlertView, AlertsResponse } from '../types.js';
+import { type Context, type ViewModule, isNotFound } from '../lib/context.js';
+import { code, count, h, notice, replace, time } from '../lib/dom.js';
+import { type State, parseState } from '../lib/state.js';
+import type { AlertState, AlertView, AlertsResponse } from '../lib/types.js';
 
 /**
  * Alerts from the collector's rules (`/api/v1/alerts`): what is firing or pending now, then what resolved, each

@@ -1,9 +1,8 @@
-import { type Context, type ViewModule, namesOf } from '../context.js';
-import { at, code, count, h, hidden, integer, localTime, notice, percent, replace, time } from '../dom.js';
-import { matrixParams } from '../filters.js';
-import { type State, rangeParams } from '../state.js';
-import type { ChangesResponse, MatrixResponse } from '../types.js';
-import { scopeText } from './matrix.js';
+import { type Context, type ViewModule, namesOf } from '../lib/context.js';
+import { at, code, count, h, hidden, integer, localTime, notice, percent, replace, time } from '../lib/dom.js';
+import { changesParams, matrixParams } from '../lib/params.js';
+import { type State, scopeText } from '../lib/state.js';
+import type { ChangesResponse, MatrixResponse } from '../lib/types.js';
 
 /**
  * What changed: the collector compares two equal, adjacent periods (the chosen range, ending now, against as long
@@ -64,7 +63,7 @@ class ChangesView implements ViewModule {
     if (document.activeElement !== this.threshold) this.threshold.value = String(state.threshold);
     let answer: ChangesResponse;
     try {
-      answer = await context.load<ChangesResponse>('changes', { ...rangeParams(state), service: state.service, instance: state.instance, threshold: state.threshold });
+      answer = await context.load<ChangesResponse>('changes', changesParams(state));
     } catch (error) {
       if (context.isCurrent()) context.fail(error);
       return;

@@ -1,12 +1,9 @@
-import { chartPanel, timeAxis, timeLabels } from '../chart-panel.js';
-import { type Context, type ViewModule, namesOf } from '../context.js';
-import { code, count, h, integer, notice, percent, replace, time } from '../dom.js';
-import { type State, href, rangeLabel, rangeParams } from '../state.js';
-import type { InstancesResponse, MatrixResponse, RequiredTrend, TimeseriesResponse } from '../types.js';
-import { scopeText } from './matrix.js';
-import { trendParams } from './trends.js';
-
-const extensionMatrixParams = (state: State): Record<string, string> => ({ ...rangeParams(state), service: state.service, instance: state.instance, group: 'client_version' });
+import { chartPanel, timeAxis, timeLabels } from '../components/chart-panel.js';
+import { type Context, type ViewModule, namesOf } from '../lib/context.js';
+import { code, count, h, integer, notice, percent, replace, time } from '../lib/dom.js';
+import { extensionMatrixParams, timeseriesParams, trendParams } from '../lib/params.js';
+import { href, rangeLabel, scopeText } from '../lib/state.js';
+import type { InstancesResponse, MatrixResponse, RequiredTrend, TimeseriesResponse } from '../lib/types.js';
 
 /** One extension id: who declares it, who advertises it, its negotiated share over time, and `-32021`s naming it. */
 class ExtensionView implements ViewModule {
@@ -63,7 +60,7 @@ class ExtensionView implements ViewModule {
     let required: RequiredTrend;
     try {
       [series, required] = await Promise.all([
-        context.load<TimeseriesResponse>('timeseries', { extension: id, ...rangeParams(state), service: state.service, client: state.client }),
+        context.load<TimeseriesResponse>('timeseries', timeseriesParams(state, id)),
         context.load<RequiredTrend>('trends/required', { ...trendParams(state), extension: id }),
       ]);
     } catch (error) {

@@ -1,7 +1,7 @@
-import type { Context, ViewModule } from '../context.js';
-import { breakableId, code, count, h, hidden, notice, replace, time } from '../dom.js';
-import { href } from '../state.js';
-import type { InstanceView, InstancesResponse } from '../types.js';
+import type { Context, ViewModule } from '../lib/context.js';
+import { breakableId, code, count, h, hidden, notice, replace, time } from '../lib/dom.js';
+import { href } from '../lib/state.js';
+import type { InstanceView, InstancesResponse } from '../lib/types.js';
 
 /** Instances per request, and how many requests the view makes at most: past that it says how many it leaves out. */
 const PAGE_SIZE = 500;

@@ -1,23 +1,18 @@
-import { chartPanel, timeAxis, timeLabels } from '../chart-panel.js';
-import { type Context, type ViewModule, namesOf } from '../context.js';
-import { code, count, h, integer, notice, percent, replace } from '../dom.js';
-import { type State, clientGroup, rangeLabel, rangeParams } from '../state.js';
-import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../types.js';
-import { scopeText } from './matrix.js';
+import { chartPanel, timeAxis, timeLabels } from '../components/chart-panel.js';
+import { type Context, type ViewModule, namesOf } from '../lib/context.js';
+import { code, count, h, integer, notice, percent, replace } from '../lib/dom.js';
+import { clientTrendParams, trendParams } from '../lib/params.js';
+import { rangeLabel, scopeText } from '../lib/state.js';
+import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../lib/types.js';
 
 /** How many extension lines one chart shows (the most negotiated ones; the extension filter picks others). */
 const TOP_EXTENSIONS = 8;
 
-export function trendParams(state: State): Record<string, string> {
-  return { ...rangeParams(state), service: state.service, instance: state.instance, client: state.client };
-}
-
 const TOP_CLIENTS = 10;
-const clientParams = (state: State): Record<string, string | number> => ({ ...trendParams(state), group: clientGroup(state.group), limit: 100 });
 
 class TrendsView implements ViewModule {
   async clientNames(context: Context): Promise<string[]> {
-    return namesOf((await context.load<ClientTrend>('trends/clients', clientParams(context.state))).clients);
+    return namesOf((await context.load<ClientTrend>('trends/clients', clientTrendParams(context.state))).clients);
   }
 
   private body!: HTMLElement;
@@ -36,7 +31,7 @@ class TrendsView implements ViewModule {
         context.load<ExtensionTrend>('trends/extensions', params),
         context.load<DeclarationTrend>('trends/declarations', params),
         context.load<RequiredTrend>('trends/required', params),
-        context.load<ClientTrend>('trends/clients', clientParams(state)),
+        context.load<ClientTrend>('trends/clients', clientTrendParams(state)),
       ]);
     } catch (error) {
       if (context.isCurrent()) context.fail(error);

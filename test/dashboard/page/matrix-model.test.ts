@@ -1,10 +1,10 @@
 /**
- * The page's matrix model (dashboard/src/matrix-model.ts), in process: finding a row's cell, the share a cell
+ * The page's matrix model (dashboard/src/lib/matrix-model.ts), in process: finding a row's cell, the share a cell
  * shows for each state, its description, the row and column filters and sorts, and the Markdown export.
  */
 import { describe, expect, it } from 'vitest';
-import { type Cell, type MatrixFilter, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../../../dashboard/src/matrix-model.js';
-import type { ExtensionCounts, MatrixResponse, MatrixRow } from '../../../dashboard/src/types.js';
+import { type Cell, type MatrixFilter, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../../../dashboard/src/lib/matrix-model.js';
+import type { ExtensionCounts, MatrixResponse, MatrixRow } from '../../../dashboard/src/lib/types.js';
 
 const A = 'com.example/a';
 const B = 'com.example/b';

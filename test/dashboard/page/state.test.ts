@@ -1,9 +1,9 @@
 /**
- * The page's state in its URL (dashboard/src/state.ts), in process: what a query string parses to (defaults,
+ * The page's state in its URL (dashboard/src/lib/state.ts), in process: what a query string parses to (defaults,
  * unknown values, bounds), what a state writes back (defaults left out), and the range it stands for.
  */
 import { describe, expect, it } from 'vitest';
-import { type State, absoluteRange, byInstance, clientGroup, parseState, rangeLabel, rangeParams, serializeState } from '../../../dashboard/src/state.js';
+import { type State, absoluteRange, byInstance, clientGroup, parseState, rangeLabel, rangeParams, serializeState } from '../../../dashboard/src/lib/state.js';
 
 const DEFAULT = parseState('');
 

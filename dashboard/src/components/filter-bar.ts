@@ -1,20 +1,7 @@
-import type { Context } from './context.js';
-import { h, replace } from './dom.js';
-import { RANGES, type State, absoluteRange, byInstance, rangeParams } from './state.js';
-import type { InstanceView, InstancesResponse } from './types.js';
-
-/**
- * The matrix request of the current state (the matrix view's, so that the two share one cached answer). Rows by
- * service or instance carry no client: the client filter then narrows the requests counted, in the collector.
- */
-export function matrixParams(state: State): Record<string, string> {
-  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group, ...(byInstance(state.group) ? { client: state.client } : {}) };
-}
-
-/** The client matrix of the state's range and scope: the client filter's choices, whatever the rows are grouped by. */
-export function clientMatrixParams(state: State): Record<string, string> {
-  return byInstance(state.group) ? { ...rangeParams(state), service: state.service, instance: state.instance, group: 'client' } : matrixParams(state);
-}
+import type { Context } from '../lib/context.js';
+import { h, replace } from '../lib/dom.js';
+import { RANGES, type State, absoluteRange } from '../lib/state.js';
+import type { InstanceView, InstancesResponse } from '../lib/types.js';
 
 /**
  * The global filters: time range (with a custom from/to), service, instance, client, grouping. Each change is a

@@ -1,6 +1,6 @@
-import type { Context } from './context.js';
-import { h, integer, replace } from './dom.js';
-import type { RejectionsResponse } from './types.js';
+import type { Context } from '../lib/context.js';
+import { h, integer, replace } from '../lib/dom.js';
+import type { RejectionsResponse } from '../lib/types.js';
 
 /**
  * A notice above every view while the collector has refused data points (partial success) since it started: how

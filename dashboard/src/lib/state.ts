@@ -147,3 +147,11 @@ export function rangeLabel(state: State): string {
   if (state.range === 'custom') return `${localTime(Date.parse(state.from))} – ${localTime(Date.parse(state.to))}`;
   return { '15m': 'last 15 minutes', '1h': 'last hour', '24h': 'last 24 hours', '7d': 'last 7 days' }[state.range];
 }
+
+/** The state's scope in words (the filters that narrow every view): the views' summaries say what they count. */
+export function scopeText(state: State): string {
+  const parts = [state.service === '' ? 'all services' : `service ${state.service}`];
+  if (state.instance !== '') parts.push(`instance ${state.instance}`);
+  if (state.client !== '') parts.push(`client ${state.client}`);
+  return parts.join(', ');
+}

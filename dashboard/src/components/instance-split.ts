@@ -1,20 +1,8 @@
-import { h, integer, percent } from './dom.js';
-import { STATES, shownShare } from './matrix-model.js';
-import type { Group } from './state.js';
-import type { ExtensionCounts, InstanceSplitResponse, MatrixRow } from './types.js';
+import { h, integer, percent } from '../lib/dom.js';
+import { STATES, shownShare } from '../lib/matrix-model.js';
+import type { ExtensionCounts, InstanceSplitResponse } from '../lib/types.js';
 
-/** The instances listed in a cell's split; the rest are summed in one line (the API's `other`). */
-export const SPLIT_LIMIT = 20;
-
-/** What narrows `GET /api/v1/matrix/cell` to a matrix row: its client (and version, or none), service or instance, within the page's scope. */
-export function splitParams(row: MatrixRow, group: Group, scope: { service: string; instance: string; client: string }): Record<string, string | undefined> {
-  if (group === 'service') return { service: row.service ?? undefined, instance: scope.instance, client: scope.client };
-  if (group === 'instance') return { service: row.service ?? undefined, instance: row.instance ?? undefined, client: scope.client };
-  const within = { service: scope.service, instance: scope.instance };
-  if (row.name === null) return { ...within, unnamed: 'true' };
-  if (group === 'client') return { ...within, client: row.name };
-  return row.version === null ? { ...within, client: row.name, unversioned: 'true' } : { ...within, client: row.name, version: row.version };
-}
+/** A matrix cell split across the instances that answered it: a table for the drill-down, a few lines for the tooltip. */
 
 function stateCell(cell: ExtensionCounts): HTMLElement {
   const look = STATES[cell.state];

@@ -1,4 +1,4 @@
-import { h } from './dom.js';
+import { h } from '../lib/dom.js';
 import type { ChartSpec } from './charts.js';
 
 /**

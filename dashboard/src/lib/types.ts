@@ -3,15 +3,15 @@
  * schema change that the page no longer fits is a type error here. Type-only imports: no collector code is bundled.
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { alertsSchema } from '../../collector/http/api/v1/alerts/schema.js';
-import type { changesSchema } from '../../collector/http/api/v1/changes/schema.js';
-import type { examplesSchema } from '../../collector/http/api/v1/examples/schema.js';
-import type { instancesSchema } from '../../collector/http/api/v1/instances/schema.js';
-import type { matrixSchema } from '../../collector/http/api/v1/matrix/schema.js';
-import type { matrixCellSchema } from '../../collector/http/api/v1/matrix-cell/schema.js';
-import type { rejectionsSchema } from '../../collector/http/api/v1/rejections/schema.js';
-import type { timeseriesSchema } from '../../collector/http/api/v1/timeseries/schema.js';
-import type { clientsSchema as clientTrendSchema, declarationsSchema, extensionsSchema as extensionTrendSchema, requiredSchema as requiredTrendSchema } from '../../collector/http/api/v1/trends/schema.js';
+import type { alertsSchema } from '../../../collector/http/api/v1/alerts/schema.js';
+import type { changesSchema } from '../../../collector/http/api/v1/changes/schema.js';
+import type { examplesSchema } from '../../../collector/http/api/v1/examples/schema.js';
+import type { instancesSchema } from '../../../collector/http/api/v1/instances/schema.js';
+import type { matrixSchema } from '../../../collector/http/api/v1/matrix/schema.js';
+import type { matrixCellSchema } from '../../../collector/http/api/v1/matrix-cell/schema.js';
+import type { rejectionsSchema } from '../../../collector/http/api/v1/rejections/schema.js';
+import type { timeseriesSchema } from '../../../collector/http/api/v1/timeseries/schema.js';
+import type { clientsSchema as clientTrendSchema, declarationsSchema, extensionsSchema as extensionTrendSchema, requiredSchema as requiredTrendSchema } from '../../../collector/http/api/v1/trends/schema.js';
 
 /** The body of a route's 200 answer. */
 type Answer<Route extends { readonly response: { readonly 200: JSONSchema } }> = FromSchema<Route['response'][200]>;
