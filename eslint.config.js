@@ -2,7 +2,8 @@
 //   contract/ imports nothing of the project; agent/ and collector/ import only contract/ of each other;
 //   bin/ (the collector package's CLI) reaches the agent only through its package, @extscope/agent;
 //   inside collector/, stages import model/ and otlp/ freely, and never a stage further down the pipeline;
-//   dashboard/ imports of the collector only the types of the query API's route schemas.
+//   dashboard/ imports of the collector only the types of the query API's route schemas, and its views never
+//   import each other (shared pieces live in dashboard/src/lib/ and components/).
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -47,7 +48,17 @@ export default tseslint.config(
   restrictValues(['agent/**'], [forbid(['@opentelemetry/exporter-*-otlp-grpc'], 'the gRPC exporters are optional peers: load them lazily (exporters.ts), import only their types.')]),
   restrict(['bin/**'], [forbid(['../agent/**', '../../agent/**'], 'the CLI reaches the agent through its package (@extscope/agent/wrap, /proxy), as an installed collector does.')]),
   restrict(['collector/**'], [collectorOwn]),
-  restrict(['dashboard/**'], [
+  // (A later entry replaces an earlier one's rule for the files it matches: each page entry repeats the page's own.)
+  // Inside the page, as in Prometheus's web UI: main.ts mounts the views, a view never imports another view (what
+  // two views share is in lib/ or components/), components/ build on lib/, and lib/ knows neither.
+  ...((page) => [
+    restrict(['dashboard/**'], page),
+    restrict(['dashboard/src/lib/**'], [...page, forbidRegex('(^|/)(components|views)/|(^|/)main\\.js$', 'lib/ is what the whole page shares: it imports no component and no view.')]),
+    restrict(['dashboard/src/components/**'], [...page, forbidRegex('(^|/)views/|(^|/)main\\.js$', 'a component is shared by the views: it imports lib/ and components/, never a view.')]),
+    // A view is a file in views/, or a folder there (views/matrix/) whose files import each other and no other view.
+    restrict(['dashboard/src/views/*'], [...page, forbidRegex('^\\./|(^|/)views/|(^|/)main\\.js$', 'a view never imports another view: what views share goes in lib/ or components/.')]),
+    restrict(['dashboard/src/views/*/**'], [...page, forbidRegex('^\\.\\./[^.]|(^|/)views/|(^|/)main\\.js$', 'a view never imports another view: what views share goes in lib/ or components/.')]),
+  ])([
     forbid(['**/agent/**', '**/contract/**', '**/bin/**'], 'the dashboard sees only the query API (/api/v1) over HTTP.'),
     forbidRegex('(^|/)collector/(?!http/([\\w-]+/)*schema\\.js$|http/schemas/shared\\.js$)', 'the dashboard sees only the query API (/api/v1) over HTTP; of the collector it reads only the route schemas its answer types come from.'),
   ]),

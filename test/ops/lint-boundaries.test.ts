@@ -30,6 +30,13 @@ describe('lint: the import boundaries, each checked by a planted import', () => 
     ['collector/store/sqlite/planted.mjs', "import { render } from '../../../dashboard/src/main.js';", /only contract\/ of the project/],
     ['agent/planted.mjs', "import Fastify from 'fastify';", /no database, HTTP framework or gRPC/],
     ['agent/planted.mjs', "import { startCollector } from '../collector/index.js';", /may import only contract/],
+    ['dashboard/src/views/planted.mjs', "import { matrixView } from './matrix/view.js';", /a view never imports another view/],
+    ['dashboard/src/views/planted.mjs', "import { trendsView } from './trends.js';", /a view never imports another view/],
+    ['dashboard/src/views/matrix/planted.mjs', "import { trendsView } from '../trends.js';", /a view never imports another view/],
+    ['dashboard/src/views/matrix/planted.mjs', "import { changesView } from '../../views/changes.js';", /a view never imports another view/],
+    ['dashboard/src/components/planted.mjs', "import { matrixView } from '../views/matrix/view.js';", /never a view/],
+    ['dashboard/src/lib/planted.mjs', "import { FilterBar } from '../components/filter-bar.js';", /imports no component and no view/],
+    ['dashboard/src/views/planted.mjs', "import { getJson } from '../../../agent/index.js';", /sees only the query API/],
   ];
   for (const [path, source, message] of cases) {
     it(`${path}: ${source}`, async () => {
@@ -43,5 +50,12 @@ describe('lint: the import boundaries, each checked by a planted import', () => 
     expect(await importErrors('collector/store/postgres/planted.mjs', "import { CELL_COLUMNS } from '../common/columns.js';")).toEqual([]);
     expect(await importErrors('collector/store/sqlite/writer/planted.mjs', "import { identityHash } from '../../common/identity.js';")).toEqual([]);
     expect(await importErrors('collector/store/planted.mjs', "import { MS_PER_MINUTE } from '../model/time.js';")).toEqual([]);
+  });
+
+  it('allows a view lib/ and components/, and the files of a view folder each other', async () => {
+    expect(await importErrors('dashboard/src/views/planted.mjs', "import { matrixParams } from '../lib/params.js';\nimport { chartPanel } from '../components/chart-panel.js';")).toEqual([]);
+    expect(await importErrors('dashboard/src/views/matrix/planted.mjs', "import { MatrixGrid } from './grid.js';\nimport { matrixParams } from '../../lib/params.js';")).toEqual([]);
+    expect(await importErrors('dashboard/src/components/planted.mjs', "import { h } from '../lib/dom.js';\nimport { draw } from './charts.js';")).toEqual([]);
+    expect(await importErrors('dashboard/src/main.mjs', "import { matrixView } from './views/matrix/view.js';\nimport { FilterBar } from './components/filter-bar.js';")).toEqual([]);
   });
 });
