@@ -2,9 +2,10 @@ import { type Group, type State, byInstance, clientGroup, rangeParams } from './
 import type { MatrixRow } from './types.js';
 
 /**
- * The query parameters of every API read the page makes, from its state (the URL). They live in one place because
- * the cache key is the parameters: two views, or a view and the filter bar, asking for the same data with the same
- * parameters share one answer (the matrix view's rows feed the client filter, the tooltip's split the drill-down).
+ * The query parameters of every API read that follows the page's range, scope and grouping, from its state (the
+ * URL). They live in one place because the cache key is the parameters: two views, or a view and the filter bar,
+ * asking for the same data share one answer (the matrix view's rows feed the client filter, the tooltip's split the
+ * drill-down). The fleet and alerts views page through lists of their own, narrowed by the service alone.
  */
 
 /**
@@ -69,8 +70,8 @@ export function cellSplitParams(state: State, row: MatrixRow, extension: string)
 }
 
 /**
- * Example requests of a matrix row (and one of its extension ids, if a cell is open). Rows by service or instance
- * keep the page's client filter; the examples of one instance are picked from more (the API filters by service).
+ * Example requests of a matrix row (and of one of its extension ids, if a cell is open). Rows by service or instance
+ * keep the page's client filter, and ask for more: the API narrows by service, the page picks the row's instance.
  */
 export function examplesParams(state: State, row: MatrixRow): Record<string, string | number | undefined> {
   const instances = byInstance(state.group);
