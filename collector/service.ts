@@ -12,7 +12,7 @@ import { hostPolicy } from './http/host-allow-list.js';
 import { windDown } from './http/wind-down.js';
 import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
 import { dashboardRoutes } from './http/dashboard.js';
-import { HeavyReads, budgetedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
+import { HeavyReads, scanBoundedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
 import { BearerToken } from './http/auth/bearer.js';
 import { AuthFailureLimit } from './http/auth/failure-limit.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
@@ -208,7 +208,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           readScope(readToken, async (scope) => {
             scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
             scope.addHook('preSerialization', chunkedAnswer);
-            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store.reader, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store.alerts, status: () => alerting.status() }, rejections: selfMetrics.rejections });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: scanBoundedReader(store.reader, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store.alerts, status: () => alerting.status() }, rejections: selfMetrics.rejections });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store.deliveries });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),

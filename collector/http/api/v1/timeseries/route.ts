@@ -12,7 +12,7 @@ import { timeseriesSchema } from './schema.js';
  * Without `to` it ends with the step that holds now.
  */
 export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
-  app.get('/timeseries', { schema: timeseriesSchema }, async (request) => {
+  app.get('/timeseries', { schema: timeseriesSchema, config: { heavyRead: true } }, async (request) => {
     const { extension, service, client, step } = request.query;
     // Without `to`, the series ends with the step that holds now: no empty steps in the future.
     const now = clock();
