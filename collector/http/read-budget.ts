@@ -148,7 +148,7 @@ export function scanBoundedReader(reader: RollupReader, maxScannedCells: number)
       const totals = await reader.stepTotals(query);
       return within(totals, totals.length);
     },
-    serverUnknownStepTotals: reader.serverUnknownStepTotals?.bind(reader),
+    serverUnknownStepTotals: (query) => reader.serverUnknownStepTotals(query),
     behind: () => reader.behind(),
     instances: (query) => reader.instances(query),
     historyStart: (query) => reader.historyStart(query),

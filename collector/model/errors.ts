@@ -4,8 +4,11 @@
  * else is retryable. {@link httpStatusOf} is the one place a failure becomes an HTTP status.
  */
 
-/** Statuses a permanent failure may carry: the input is wrong (400), unauthorised, too large, of a wrong type. */
-export type PermanentStatus = 400 | 401 | 413 | 415;
+/**
+ * Statuses a permanent failure may carry: the input is wrong (400), unauthorised, too large, of a wrong type; or
+ * it asks for what this collector does not do (501, {@link UnsupportedError}).
+ */
+export type PermanentStatus = 400 | 401 | 413 | 415 | 501;
 
 /** Retrying the same input cannot succeed: it is refused as a whole, and nothing of it is stored. */
 export class PermanentError extends Error {
@@ -18,6 +21,15 @@ export class PermanentError extends Error {
     readonly status: PermanentStatus = 400,
   ) {
     super(message);
+  }
+}
+
+/** What was asked for is not something this collector does (an online backup of a PostgreSQL store): 501. */
+export class UnsupportedError extends PermanentError {
+  override readonly name: string = 'UnsupportedError';
+
+  constructor(message: string, reason: string) {
+    super(message, reason, 501);
   }
 }
 

@@ -23,7 +23,7 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
     }
     const aligned = alignToSteps(range.fromMs, range.toMs, stepMinutes);
     const query = { ...aligned, extensionId: extension, stepMinutes, service, clientName: client, signal: readSignal(request) };
-    const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals?.(query) ?? []]);
+    const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals(query)]);
     const series = buildTimeseries(aligned, stepMinutes, totals, serverUnknown);
     return {
       extension,
