@@ -52,6 +52,11 @@ export class BusyError extends RetryableError {
   override readonly name: string = 'BusyError';
 }
 
+/** Busy with this sender in particular: it sent too much of something (failed authentications from its address). 429. */
+export class RateLimitedError extends BusyError {
+  override readonly name: string = 'RateLimitedError';
+}
+
 export interface HttpFailure {
   status: number;
   reason: string;
@@ -60,11 +65,13 @@ export interface HttpFailure {
 }
 
 /**
- * Permanent → its status (400 unless said otherwise); retryable → 503 with Retry-After; an error that already
- * carries a 4xx status (fastify's own: validation, body limits) keeps it; anything else is an internal error.
+ * Permanent → its status (400 unless said otherwise); rate-limited → 429 with Retry-After; any other retryable →
+ * 503 with Retry-After; an error that already carries a 4xx status (fastify's own: validation, body limits) keeps
+ * it; anything else is an internal error.
  */
 export function httpStatusOf(error: unknown): HttpFailure {
   if (error instanceof PermanentError) return { status: error.status, reason: error.reason };
+  if (error instanceof RateLimitedError) return { status: 429, reason: error.reason, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof RetryableError) return { status: 503, reason: error.reason, retryAfterSeconds: error.retryAfterSeconds };
   const { statusCode, code } = (error ?? {}) as { statusCode?: unknown; code?: unknown };
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return { status: statusCode, reason: typeof code === 'string' ? code : 'bad_request' };
