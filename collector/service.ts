@@ -4,7 +4,7 @@ import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './model/alerts.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
-import { type CollectorOptions, type ResolvedConfig, deliveryCheck, isLoopbackHost, resolveConfig } from './config.js';
+import { type CollectorOptions, type ResolvedConfig, isLoopbackHost, resolveConfig } from './config.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
@@ -215,7 +215,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         );
         await app.listen({ host: config.host, port: config.port });
         // With port 0 the collector's own address is known only now (resolveConfig checked a configured port).
-        if (config.port === 0) deliveryCheck(() => refuseOwnAddress(config.delivery, config.host, (app.server.address() as AddressInfo).port));
+        if (config.port === 0) refuseOwnAddress(config.delivery, config.host, (app.server.address() as AddressInfo).port);
       },
       async shutdown() {
         // No new connection; every answer from now on closes its connection. Exports already begun (arriving or

@@ -57,6 +57,14 @@ export class RateLimitedError extends BusyError {
   override readonly name: string = 'RateLimitedError';
 }
 
+/**
+ * The collector was told something it cannot run with (an option, an environment variable, a rules file, a
+ * delivery URL): it refuses to start, and the CLI prints the message without a stack.
+ */
+export class ConfigError extends Error {
+  override readonly name: string = 'ConfigError';
+}
+
 export interface HttpFailure {
   status: number;
   reason: string;
