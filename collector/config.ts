@@ -4,11 +4,11 @@
  * the CLI reads the environment through {@link ENVIRONMENT}, which its help is generated from.
  */
 import { MAX_ATTRIBUTE_LENGTH } from '../contract/index.js';
-import { DELIVERY_ENVIRONMENT, type DeliveryConfig, DeliveryConfigError, type DeliveryOptions, resolveDeliveryConfig } from './alerting/delivery/config.js';
+import { DELIVERY_ENVIRONMENT, type DeliveryConfig, type DeliveryOptions, resolveDeliveryConfig } from './alerting/delivery/config.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
+import { ConfigError } from './model/errors.js';
 import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
-import { DEFAULT_STATEMENT_TIMEOUTS } from './store/postgres/connection.js';
-import type { Synchronous } from './store/sqlite/index.js';
+import { DEFAULT_STATEMENT_TIMEOUTS, type Synchronous, checkDbLocation } from './store/open.js';
 import { DEFAULT_RETENTION, type RetentionConfig } from './store/store.js';
 import type { EnvironmentVariable } from './environment.js';
 
@@ -193,10 +193,6 @@ const DEFAULTS = {
   minFreeBytes: 1024 * 1024,
 } as const;
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
 function positive(name: string, value: number, integer = true): number {
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new ConfigError(`${name} must be a positive ${integer ? 'integer' : 'number'} (got ${String(value)})`);
@@ -268,15 +264,10 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
       }
     }
   }
-  if (options.dbPath === '') throw new ConfigError('dbPath must not be empty');
-  // A URL of another database would otherwise be taken for a file path (`mysql:` a directory, `//host/db` a file).
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(options.dbPath.trim())?.[1];
-  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
-    throw new ConfigError(`database ${JSON.stringify(`${scheme}://…`)}: unknown URL scheme ${JSON.stringify(`${scheme}:`)}; give an SQLite file path or a postgres:// URL`);
-  }
-  const delivery = deliveryConfig(options.delivery);
+  checkDbLocation(options.dbPath);
+  const delivery = resolveDeliveryConfig(options.delivery);
   // Port 0 is known once the server listens (service.ts checks again then).
-  if (port !== 0) deliveryCheck(() => refuseOwnAddress(delivery, host, port));
+  if (port !== 0) refuseOwnAddress(delivery, host, port);
   const synchronous = options.synchronous ?? DEFAULT_SYNCHRONOUS;
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
   const allowedHosts = options.allowedHosts?.map((name) => name.trim()).filter((name) => name !== '');
@@ -308,19 +299,6 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     alertIntervalMs: options.alertIntervalMs === undefined ? undefined : positive('alertIntervalMs', options.alertIntervalMs),
     clock: options.clock ?? Date.now,
   };
-}
-
-/** Runs a delivery check, reporting its {@link DeliveryConfigError} as the collector's own ConfigError. */
-export function deliveryCheck<T>(check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    throw error instanceof DeliveryConfigError ? new ConfigError(error.message) : error;
-  }
-}
-
-function deliveryConfig(options: DeliveryOptions | undefined): DeliveryConfig {
-  return deliveryCheck(() => resolveDeliveryConfig(options));
 }
 
 export type CollectorVariable = EnvironmentVariable<Partial<CollectorOptions>>;

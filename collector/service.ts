@@ -4,7 +4,7 @@ import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './model/alerts.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
-import { type CollectorOptions, type ResolvedConfig, deliveryCheck, isLoopbackHost, resolveConfig } from './config.js';
+import { type CollectorOptions, type ResolvedConfig, isLoopbackHost, resolveConfig } from './config.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
@@ -12,7 +12,7 @@ import { hostPolicy } from './http/host-allow-list.js';
 import { windDown } from './http/wind-down.js';
 import { deliveriesRoutes } from './http/api/v1/deliveries/route.js';
 import { dashboardRoutes } from './http/dashboard.js';
-import { HeavyReads, budgetedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
+import { HeavyReads, scanBoundedReader, chunkedAnswer, heavyReadGuard } from './http/read-budget.js';
 import { BearerToken } from './http/auth/bearer.js';
 import { AuthFailureLimit } from './http/auth/failure-limit.js';
 import type { MetricsBatch, SpanBatch } from './model/batches.js';
@@ -208,14 +208,14 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           readScope(readToken, async (scope) => {
             scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
             scope.addHook('preSerialization', chunkedAnswer);
-            await scope.register(apiV1, { prefix: '/api/v1', reader: budgetedReader(store.reader, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store.alerts, status: () => alerting.status() }, rejections: selfMetrics.rejections });
+            await scope.register(apiV1, { prefix: '/api/v1', reader: scanBoundedReader(store.reader, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store.alerts, status: () => alerting.status() }, rejections: selfMetrics.rejections });
             await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store.deliveries });
             await scope.register(prometheusRoute, { metrics: selfMetrics });
           }, authFailures),
         );
         await app.listen({ host: config.host, port: config.port });
         // With port 0 the collector's own address is known only now (resolveConfig checked a configured port).
-        if (config.port === 0) deliveryCheck(() => refuseOwnAddress(config.delivery, config.host, (app.server.address() as AddressInfo).port));
+        if (config.port === 0) refuseOwnAddress(config.delivery, config.host, (app.server.address() as AddressInfo).port);
       },
       async shutdown() {
         // No new connection; every answer from now on closes its connection. Exports already begun (arriving or

@@ -2,7 +2,6 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import {
   type CollectorOptions,
-  ConfigError,
   DEFAULT_DB_PATH,
   DEFAULT_GRPC_PORT,
   DEFAULT_HOST,
@@ -12,7 +11,7 @@ import {
   grpcPortValue,
   optionsFromEnvironment,
 } from '../../collector/config.js';
-import { SchemaTooNewError, startCollector } from '../../collector/index.js';
+import { ConfigError, SchemaTooNewError, startCollector } from '../../collector/index.js';
 import { describeDb } from '../../collector/store/open.js';
 import { userErrorMessage } from './user-errors.js';
 

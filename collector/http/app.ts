@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify';
-import { httpStatusOf } from '../model/errors.js';
+import { PermanentError, httpStatusOf } from '../model/errors.js';
 import type { BearerToken } from './auth/bearer.js';
 import type { AuthFailureLimit } from './auth/failure-limit.js';
 import { readGuard } from './auth/read-guard.js';
@@ -73,7 +73,7 @@ export function createApp(options: AppOptions): FastifyInstance {
   });
   app.setErrorHandler((error, request, reply) => {
     const { status, reason, retryAfterSeconds } = httpStatusOf(error);
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (status >= 500 && !(error instanceof PermanentError)) request.log.error({ err: error }, 'request failed');
     if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
     const code = (error as { code?: unknown }).code;
     return reply.code(status).send({

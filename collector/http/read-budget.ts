@@ -7,7 +7,8 @@
  * {@link ReadBudget.maxScannedCells}, and heavy reads (matrix, trends, time series, the filters' lists) wait in a short queue for one
  * of {@link ReadBudget.maxHeavyReads} slots, or are answered 503 with Retry-After. A large answer is written a
  * batch of items per turn of the event loop ({@link chunkedAnswer}): serialised in one go, the default matrix
- * (500 × 200, 10 MB of JSON) held the event loop 0.5-0.9 s on a shared 2-core machine.
+ * (500 × 200, 10 MB of JSON) held the event loop 0.5-0.9 s on a shared 2-core machine. A route says that it is a
+ * heavy read, and what it asks for, in its `config` ({@link HeavyRead}); the hooks here read that and nothing else.
  */
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -24,8 +25,22 @@ export interface ReadBudget {
   maxHeavyReads: number;
 }
 
-/** Routes whose work grows with the data in the range (the filters' client and id lists read every cell too). */
-const HEAVY_ROUTES = ['/api/v1/matrix', '/api/v1/trends/', '/api/v1/timeseries', '/api/v1/clients', '/api/v1/extensions'];
+/**
+ * A route's `config.heavyRead`: its work grows with the data in the range (the matrix, trends, time series, and
+ * the filters' client and id lists, which read every cell too). `true`, or what its request asks for.
+ */
+type HeavyRead = true | {
+  /** The cells a request asks for (the matrix: `limit` × `extensionLimit`), from its validated query. */
+  askedCells(query: unknown): number;
+};
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Present on a heavy read: it waits for a heavy-read slot, and a large answer is written in batches (http/read-budget.ts). */
+    heavyRead?: HeavyRead;
+  }
+}
+
 /** Heavy reads waiting per running one, and how long each may wait before it is told to come back. */
 const QUEUE_PER_SLOT = 4;
 const MAX_WAIT_MS = 10_000;
@@ -79,19 +94,17 @@ export class HeavyReads {
 
 const busy = (): RetryableError => new BusyError('too many heavy reads in progress; retry later', 'reads_busy', RETRY_AFTER_SECONDS);
 
-const isHeavy = (request: FastifyRequest): boolean => HEAVY_ROUTES.some((route) => request.routeOptions.url?.startsWith(route) === true);
-
 /**
- * `preHandler` for the read API: refuses a matrix that asks for too many cells (before any work), then waits for
- * a heavy-read slot, held until the answer is sent or the client goes away (serialising a large answer is part
- * of the work). Other routes pass.
+ * `preHandler` for the read API: a heavy read ({@link HeavyRead}, in its route's `config`) that asks for too many
+ * cells is refused before any work; otherwise it waits for a heavy-read slot, held until the answer is sent or
+ * the client goes away (serialising a large answer is part of the work). Other routes pass.
  */
 export function heavyReadGuard(budget: Pick<ReadBudget, 'maxMatrixCells'>, heavy: HeavyReads): preHandlerAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!isHeavy(request)) return;
-    if (request.routeOptions.url === '/api/v1/matrix') {
-      const { limit, extensionLimit } = request.query as { limit?: number; extensionLimit?: number };
-      const cells = (limit ?? 0) * (extensionLimit ?? 0);
+    const policy = request.routeOptions.config.heavyRead;
+    if (policy === undefined) return;
+    if (policy !== true) {
+      const cells = policy.askedCells(request.query);
       if (cells > budget.maxMatrixCells) {
         throw new PermanentError(
           `limit × extensionLimit is ${cells} cells; one read may ask for at most ${budget.maxMatrixCells} (EXTSCOPE_MAX_MATRIX_CELLS): lower either, or filter by service or instance`,
@@ -105,10 +118,11 @@ export function heavyReadGuard(budget: Pick<ReadBudget, 'maxMatrixCells'>, heavy
 }
 
 /**
- * The reader, with a bound on what one read may scan: a range holding more cell totals than `maxScannedCells`
- * is refused (400) before they are analysed and serialised, whatever the output limits say.
+ * The reader, with a bound on what one read may scan: a range holding more cell totals (or step totals) than
+ * `maxScannedCells` is refused (400) before they are analysed and serialised, whatever the output limits say.
+ * The reads that scan are bounded; the others are the store's own.
  */
-export function budgetedReader(reader: RollupReader, maxScannedCells: number): RollupReader {
+export function scanBoundedReader(reader: RollupReader, maxScannedCells: number): RollupReader {
   const refuse = (scanned: number): PermanentError =>
     new PermanentError(
       `the range holds ${scanned} cell totals, more than one read may scan (${maxScannedCells}, EXTSCOPE_MAX_READ_CELLS): narrow it by time, service or instance`,
@@ -116,34 +130,34 @@ export function budgetedReader(reader: RollupReader, maxScannedCells: number): R
     );
   // The analysis of what was read runs in one go: it starts in a turn of its own, after what is waiting (probes,
   // exports) has been served, rather than straight after the last chunk of the read.
-  const cellTotals: RollupReader['cellTotals'] = async (query) => {
-    const totals = await reader.cellTotals(query);
-    const scanned = totals.cells.length + (totals.serverUnknown?.length ?? 0);
+  const within = async <T>(totals: T, scanned: number): Promise<T> => {
     if (scanned > maxScannedCells) throw refuse(scanned);
     await nextTurn();
     return totals;
   };
-  const instanceCellTotals: RollupReader['instanceCellTotals'] = async (query) => {
-    const totals = await reader.instanceCellTotals(query);
-    if (totals.cells.length > maxScannedCells) throw refuse(totals.cells.length);
-    await nextTurn();
-    return totals;
-  };
-  const stepTotals: RollupReader['stepTotals'] = async (query) => {
-    const totals = await reader.stepTotals(query);
-    if (totals.length > maxScannedCells) throw refuse(totals.length);
-    await nextTurn();
-    return totals;
-  };
-  return new Proxy(reader, {
-    get(target, property) {
-      if (property === 'cellTotals') return cellTotals;
-      if (property === 'stepTotals') return stepTotals;
-      if (property === 'instanceCellTotals') return instanceCellTotals;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  return {
+    async cellTotals(query) {
+      const totals = await reader.cellTotals(query);
+      return within(totals, totals.cells.length + (totals.serverUnknown?.length ?? 0));
     },
-  });
+    async instanceCellTotals(query) {
+      const totals = await reader.instanceCellTotals(query);
+      return within(totals, totals.cells.length);
+    },
+    async stepTotals(query) {
+      const totals = await reader.stepTotals(query);
+      return within(totals, totals.length);
+    },
+    serverUnknownStepTotals: (query) => reader.serverUnknownStepTotals(query),
+    behind: () => reader.behind(),
+    instances: (query) => reader.instances(query),
+    historyStart: (query) => reader.historyStart(query),
+    examples: (query) => reader.examples(query),
+    declarationTrend: (query) => reader.declarationTrend(query),
+    clientTrend: (query) => reader.clientTrend(query),
+    extensionTrend: (query) => reader.extensionTrend(query),
+    requiredTrend: (query) => reader.requiredTrend(query),
+  };
 }
 
 /** Values (list items and the items of their own lists) serialised per turn of the event loop: a few ms of work. */
@@ -166,7 +180,7 @@ function weightOf(item: unknown): number {
  * fields, so JSON.stringify writes what the schema's serializer would.
  */
 export const chunkedAnswer: preSerializationAsyncHookHandler<unknown> = async (request, reply, payload) => {
-  if (!isHeavy(request) || reply.statusCode !== 200 || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
+  if (request.routeOptions.config.heavyRead === undefined || reply.statusCode !== 200 || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
   const object = payload as Record<string, unknown>;
   let key: string | undefined;
   for (const [name, value] of Object.entries(object)) if (Array.isArray(value) && (key === undefined || value.length > (object[key] as unknown[]).length)) key = name;

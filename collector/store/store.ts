@@ -1,6 +1,6 @@
 import type { Alert, AlertState, AlertTransition } from '../model/alerts.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
-import { PermanentError, RetryableError } from '../model/errors.js';
+import { PermanentError, RetryableError, UnsupportedError } from '../model/errors.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../model/records.js';
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from './common/queries.js';
 import type { TrendReader } from './common/trends.js';
@@ -39,11 +39,8 @@ export interface RollupReader extends TrendReader {
   instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals>;
   /** Totals per step for request cells and one extension's cells; `fromMs`/`toMs` are whole steps since the epoch. */
   stepTotals(query: StepQuery): Promise<StepTotal[]>;
-  /**
-   * The part of {@link stepTotals} answered before any server instance existed (server declaration `unknown`), in
-   * the same shape; a backend without it has none to report.
-   */
-  serverUnknownStepTotals?(query: StepQuery): Promise<StepTotal[]>;
+  /** The part of {@link stepTotals} answered before any server instance existed (server declaration `unknown`), in the same shape. */
+  serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]>;
   instances(query: InstancesQuery): Promise<InstanceRecord[]>;
   /**
    * Where the history held begins: the start of the oldest minute in the matrix rollups (all services, or one
@@ -64,11 +61,11 @@ export interface ExtensionIdLimitStore {
   /** Adds ids to their (instance, hour) sets, atomically; durable once it resolves. */
   admitIds(entries: readonly InstanceHourIds[]): Promise<void>;
   /**
-   * Decides in the store, for a store that several collectors share: adds each entry's ids (in order) to its set
-   * while the set holds fewer than `max`, atomically against every other collector, and returns each set as it
-   * then is. Absent on a store only one collector writes: that collector's memory decides.
+   * Adds each entry's ids (in order) to its set while the set holds fewer than `max`, atomically against every
+   * other writer (with several collectors on one store, the room left in a set is theirs too), and returns each
+   * set as it then is; durable once it resolves.
    */
-  admitIdsWithin?(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]>;
+  admitIdsWithin(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]>;
 }
 
 export interface InstanceHour {
@@ -172,18 +169,28 @@ export interface StoreRoles {
   alerts: AlertStateStore;
   deliveries: DeliveryLogStore;
   lifecycle: StoreLifecycle;
-  /** The store's own online backup, when it has one (SQLite; PostgreSQL has pg_dump and its replication). */
-  backup?: StoreBackup | undefined;
+  /** The store's own online backup; a backend whose database has its own tools refuses it ({@link NO_ONLINE_BACKUP}). */
+  backup: StoreBackup;
+}
+
+/** A consistent copy of the database while the store is in use (ingest goes on meanwhile). */
+export interface StoreBackup {
+  /**
+   * Writes a self-contained copy to `destination` (which must not exist) and resolves once it is complete;
+   * {@link UnsupportedError} from a store that leaves backups to its database's own tools.
+   */
+  backup(destination: string): Promise<BackupResult>;
 }
 
 /**
- * A consistent copy of the database while the store is in use (ingest goes on meanwhile). Optional: a backend
- * whose database has its own backup tooling (PostgreSQL: pg_dump) need not implement it.
+ * The backup role of a store whose database has its own backup and replication tools (PostgreSQL: pg_dump):
+ * every backup is refused, saying which tools to use, rather than the role being absent for callers to test.
  */
-export interface StoreBackup {
-  /** Writes a self-contained copy to `destination` (which must not exist) and resolves once it is complete. */
-  backup(destination: string): Promise<BackupResult>;
-}
+export const NO_ONLINE_BACKUP: StoreBackup = {
+  async backup() {
+    throw new UnsupportedError("this store has no online backup; use the database's own tools (PostgreSQL: pg_dump)", 'backup_unsupported');
+  },
+};
 
 export interface BackupResult {
   bytes: number;

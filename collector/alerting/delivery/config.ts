@@ -3,6 +3,7 @@
  * (see {@link DELIVERY_ENVIRONMENT}) or, in process, by {@link DeliveryOptions}; nothing is sent when none is set.
  */
 import type { EnvironmentVariable } from '../../environment.js';
+import { ConfigError } from '../../model/errors.js';
 import { MS_PER_MINUTE, MS_PER_SECOND } from '../../model/time.js';
 
 export interface RetryPolicy {
@@ -58,36 +59,31 @@ export const CLOSE_GRACE_MS = 2 * MS_PER_SECOND;
 /** A signing secret shorter than this is refused: a receiver trusts what it verifies. */
 const MIN_WEBHOOK_SECRET_LENGTH = 16;
 
-/** An invalid delivery setting (the collector's configuration reports it as its own ConfigError). */
-export class DeliveryConfigError extends Error {
-  override readonly name = 'DeliveryConfigError';
-}
-
 function httpUrl(name: string, value: string): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new DeliveryConfigError(`${name} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
+    throw new ConfigError(`${name} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DeliveryConfigError(`${name} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
   return value;
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) throw new DeliveryConfigError(`${name} must be a positive integer (got ${String(value)})`);
+  if (!Number.isInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer (got ${String(value)})`);
   return value;
 }
 
 export function resolveDeliveryConfig(options: DeliveryOptions = {}): DeliveryConfig {
   const retry = { ...DEFAULT_RETRY, ...options.retry };
   for (const [name, value] of Object.entries(retry)) positiveInteger(name === 'maxAttempts' ? 'retry.maxAttempts (EXTSCOPE_DELIVERY_MAX_ATTEMPTS)' : `retry.${name}`, value);
-  if (retry.maxDelayMs < retry.initialDelayMs) throw new DeliveryConfigError('delivery.retry.maxDelayMs must be at least delivery.retry.initialDelayMs');
+  if (retry.maxDelayMs < retry.initialDelayMs) throw new ConfigError('delivery.retry.maxDelayMs must be at least delivery.retry.initialDelayMs');
   let webhook: WebhookConfig | undefined;
   if (options.webhookUrl !== undefined && options.webhookUrl !== '') {
     const secret = options.webhookSecret ?? '';
     if (secret.length < MIN_WEBHOOK_SECRET_LENGTH) {
-      throw new DeliveryConfigError(
+      throw new ConfigError(
         `EXTSCOPE_WEBHOOK_SECRET must be set to at least ${MIN_WEBHOOK_SECRET_LENGTH} characters when EXTSCOPE_WEBHOOK_URL is: ` +
           'receivers verify the signature made with it (e.g. `openssl rand -hex 32`)',
       );

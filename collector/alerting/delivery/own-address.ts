@@ -4,7 +4,8 @@
  * configuration is refused: at load when the port is configured, once the server listens when it is 0.
  */
 import { networkInterfaces } from 'node:os';
-import { DeliveryConfigError, type DeliveryConfig } from './config.js';
+import { ConfigError } from '../../model/errors.js';
+import type { DeliveryConfig } from './config.js';
 
 const bare = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase();
 const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::' || host === '';
@@ -27,12 +28,12 @@ export function reachesCollector(url: string, host: string, port: number): boole
   return isWildcard(listening) && (isWildcard(to) || localAddresses().has(to));
 }
 
-/** Throws {@link DeliveryConfigError} when a webhook or Alertmanager URL reaches the collector on `host`:`port`. */
+/** Throws {@link ConfigError} when a webhook or Alertmanager URL reaches the collector on `host`:`port`. */
 export function refuseOwnAddress(delivery: DeliveryConfig, host: string, port: number): void {
   const receivers: [string, string][] = [...(delivery.webhook === undefined ? [] : [['EXTSCOPE_WEBHOOK_URL', delivery.webhook.url] as [string, string]]), ...delivery.alertmanagerUrls.map((url): [string, string] => ['EXTSCOPE_ALERTMANAGER_URL', url])];
   for (const [name, url] of receivers) {
     if (reachesCollector(url, host, port)) {
-      throw new DeliveryConfigError(`${name} ${JSON.stringify(url)} is this collector's own address (${host}:${port}): notifications would be sent to the collector itself; point it at the receiver`);
+      throw new ConfigError(`${name} ${JSON.stringify(url)} is this collector's own address (${host}:${port}): notifications would be sent to the collector itself; point it at the receiver`);
     }
   }
 }

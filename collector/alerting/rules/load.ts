@@ -5,7 +5,7 @@
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Document, LineCounter, type Node, isMap, isPair, isScalar, isSeq, parseDocument, visit } from 'yaml';
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../model/errors.js';
 import { RULE_KINDS, type RuleKind } from '../../model/alerts.js';
 import { KIND_DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';

@@ -16,9 +16,8 @@ export interface ExtensionIdLimitConfig {
  */
 export interface AdmittedIdsState {
   admittedIds(keys: readonly { instance: string; hour: number }[]): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
-  admitIds(entries: readonly { instance: string; hour: number; ids: readonly string[] }[]): Promise<void>;
-  /** A store shared by several collectors decides the room left itself (ExtensionIdLimitStore.admitIdsWithin). */
-  admitIdsWithin?(entries: readonly { instance: string; hour: number; ids: readonly string[] }[], max: number): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
+  /** The store decides the room left, atomically against any other collector on it (ExtensionIdLimitStore.admitIdsWithin). */
+  admitIdsWithin(entries: readonly { instance: string; hour: number; ids: readonly string[] }[], max: number): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
 }
 
 /** Hours behind the newest one seen that are still kept in memory (points within the dedup window, clock skew). */
@@ -92,7 +91,8 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
         points.push(point);
       }
     }
-    if (this.state?.admitIdsWithin !== undefined) return this.admitShared(this.state.admitIdsWithin.bind(this.state), fresh);
+    if (this.state !== undefined) return this.admitInStore(this.state, fresh);
+    // Without a store (tests), memory is all there is, and decides.
     for (const entry of fresh.values()) {
       const room = this.config.maxIdsPerInstanceHour - (entry.known?.size ?? 0);
       if (entry.ids.size <= room) continue;
@@ -107,22 +107,21 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
       entry.ids = admitted;
     }
     const entries = [...fresh.values()].filter((entry) => entry.ids.size > 0);
-    // Kept before the store sees the export: a failure here fails the export (retryable), and memory stays as it was.
-    if (this.state !== undefined && entries.length > 0) await this.state.admitIds(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })));
     for (const { instance, hour, known, ids } of entries) this.add(`${hour}:${instance}`, hour, known, ids);
     this.evict();
   }
 
   /**
-   * With several collectors on one store, memory knows which ids are admitted but not how much room is left
-   * (another collector may have taken it): ids not known here are decided by the store, and what it answers
-   * (the whole set, other collectors' ids too) is remembered.
+   * Memory knows which ids are admitted but not how much room is left (with several collectors on one store,
+   * another may have taken it): ids not known here are decided by the store, and what it answers (the whole set,
+   * other collectors' ids too) is remembered. Kept before the store sees the export: a failure here fails the
+   * export (retryable), and memory stays as it was.
    */
-  private async admitShared(admitWithin: NonNullable<AdmittedIdsState['admitIdsWithin']>, fresh: Map<string, Fresh>): Promise<void> {
+  private async admitInStore(state: AdmittedIdsState, fresh: Map<string, Fresh>): Promise<void> {
     const entries = [...fresh.values()].filter((entry) => entry.ids.size > 0);
     if (entries.length === 0) return;
     const decided = new Map<string, Set<string>>();
-    for (const { instance, hour, ids } of await admitWithin(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })), this.config.maxIdsPerInstanceHour)) {
+    for (const { instance, hour, ids } of await state.admitIdsWithin(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })), this.config.maxIdsPerInstanceHour)) {
       decided.set(`${hour}:${instance}`, new Set(ids));
     }
     for (const entry of entries) {

@@ -18,7 +18,8 @@ import type { DecompressionBudget } from '../otlp/body.js';
 import type { Ticket } from '../otlp/admission.js';
 import { type IngestGate, admit, authenticate, begin } from '../otlp/gate.js';
 import type { ArrivingBody, EvictionReason, ReceiveBudget } from '../otlp/receive-budget.js';
-import { type ExportPipeline, consumeExport, countedByConsume } from '../otlp/pipeline.js';
+import { type ExportPipeline, consumeExport } from '../otlp/pipeline.js';
+import { ExportObservation } from '../otlp/telemetry.js';
 import { exportService, signalOfPath } from './export-service.js';
 import { grpcFailureOf } from './status.js';
 
@@ -69,8 +70,6 @@ function evictedMessage(reason: EvictionReason): BusyError {
     ? new BusyError('the call stopped arriving (no half-close) while other exports needed its room; retry', 'body_stalled', RETRY_AFTER_BUDGET)
     : new BusyError('this address had more than its share of the exports arriving at once; retry', 'receive_share', RETRY_AFTER_BUDGET);
 }
-
-const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
 
 /**
  * OTLP/gRPC receiver: `MetricsService/Export` and `TraceService/Export` on their own port (4317 by default),
@@ -138,7 +137,8 @@ export class OtlpGrpcReceiver implements Component {
     const signal = signalOfPath(method.path);
     if (signal === undefined) return new ServerInterceptingCall(call);
     const { gate, pipeline, log, limits, receiving } = this.options;
-    const started = process.hrtime.bigint();
+    /** The call until the handler takes it (then the handler observes it, around the consume), or until it ends here. */
+    const observation = new ExportObservation(pipeline.telemetry, 'grpc', signal);
     let ticket: Ticket | undefined;
     let message: ArrivingBody | undefined;
     /** Its message has been passed on (grpc-js holds it until the half-close, then calls the handler). */
@@ -157,7 +157,7 @@ export class OtlpGrpcReceiver implements Component {
     const refuse = (error: unknown): void => {
       if (answered) return;
       const failure = grpcFailureOf(error);
-      pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
+      observation.failed(failure);
       log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
       answer();
       call.sendStatus(failure.status);
@@ -185,7 +185,7 @@ export class OtlpGrpcReceiver implements Component {
             }
             deadline = setTimeout(() => {
               if (handled || answered) return;
-              pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), 'not_received');
+              observation.failed({ result: 'rejected', reason: 'not_received' });
               log.warn({ reason: 'not_received', protocol: 'grpc' }, `export refused: its message did not arrive within ${limits.receiveTimeoutMs} ms`);
               answer();
               call.sendStatus({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `the message did not arrive within ${limits.receiveTimeoutMs} ms`, metadata: new Metadata() });
@@ -230,7 +230,7 @@ export class OtlpGrpcReceiver implements Component {
             clearTimeout(deadline);
             if (handled || answered) return;
             answer();
-            pipeline.telemetry.exportFinished('grpc', signal, 'rejected', seconds(started), delivered ? 'cancelled' : 'not_received');
+            observation.failed({ result: 'rejected', reason: delivered ? 'cancelled' : 'not_received' });
           },
         }),
       // The handler's answer: a response message (then OK), or an error status.
@@ -248,24 +248,27 @@ export class OtlpGrpcReceiver implements Component {
   private exportHandler(signal: Signal) {
     const { pipeline, decompression, log } = this.options;
     return (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
-      const started = process.hrtime.bigint();
+      // The gate's observation stops where it hands the call over (`handled`): from here to the answer, it is this one's.
+      const observation = new ExportObservation(pipeline.telemetry, 'grpc', signal);
       const bytes = call.request;
       const receive = async () => {
         // grpc-js has already inflated a compressed message (bounded by the message limit); what all calls hold
         // at once while they decode and store is bounded by the budget OTLP/HTTP's gunzip draws from.
         if (!decompression.tryTake(bytes.length)) throw new BusyError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
         try {
-          return await consumeExport(pipeline, 'grpc', signal, bytes, 'protobuf', started);
+          return await consumeExport(pipeline, signal, bytes, 'protobuf');
         } finally {
           decompression.give(bytes.length);
         }
       };
       receive().then(
-        (partial) => callback(null, encodeExportResponse(signal, 'protobuf', partial) as Buffer),
+        (partial) => {
+          observation.consumed(partial);
+          callback(null, encodeExportResponse(signal, 'protobuf', partial) as Buffer);
+        },
         (error: unknown) => {
           const failure = grpcFailureOf(error);
-          // A failure of the consume was counted there; a refusal before it (the decompression budget) is counted here.
-          if (!countedByConsume(error)) pipeline.telemetry.exportFinished('grpc', signal, failure.result, seconds(started), failure.reason);
+          observation.failed(failure);
           if (failure.result === 'failed') log.error({ err: error, protocol: 'grpc' }, 'export failed');
           else log.warn({ reason: failure.reason, code: failure.status.code, protocol: 'grpc' }, `export refused: ${failure.status.details}`);
           callback(failure.status);

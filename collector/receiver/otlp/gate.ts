@@ -1,4 +1,4 @@
-import { BusyError, PermanentError, RetryableError } from '../../model/errors.js';
+import { BusyError, PermanentError, RateLimitedError, RetryableError } from '../../model/errors.js';
 import type { Admission, Ticket } from './admission.js';
 
 /** Failed authentications per client address (the service's AuthFailureLimit). */
@@ -17,18 +17,6 @@ export interface IngestGate {
   ingestToken: IngestToken | undefined;
   authFailures: AuthFailures | undefined;
   admission: Admission;
-}
-
-/** Too many failed authentications from one address: answered 429 (HTTP) or RESOURCE_EXHAUSTED with RetryInfo (gRPC). */
-export class AuthRateLimitedError extends Error {
-  override readonly name = 'AuthRateLimitedError';
-  /** As fastify's own errors carry it, so the HTTP mapping keeps its status. */
-  readonly statusCode = 429;
-  readonly code = 'auth_rate_limited';
-
-  constructor(readonly retryAfterSeconds: number) {
-    super('too many failed authentication attempts from this address; retry later');
-  }
 }
 
 /**
@@ -50,7 +38,8 @@ const RETRY_AFTER_DRAINING = 1;
 export function authenticate(gate: IngestGate, authorization: string | undefined, address: string): void {
   if (gate.ingestToken !== undefined && !gate.ingestToken.matches(authorization)) {
     const wait = gate.authFailures?.failed(address);
-    if (wait !== undefined) throw new AuthRateLimitedError(wait);
+    // 429 (HTTP) or RESOURCE_EXHAUSTED with RetryInfo (gRPC).
+    if (wait !== undefined) throw new RateLimitedError('too many failed authentication attempts from this address; retry later', 'auth_rate_limited', wait);
     throw new PermanentError('a valid bearer token (EXTSCOPE_INGEST_TOKEN) is required', 'unauthorized', 401);
   }
 }

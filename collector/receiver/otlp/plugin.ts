@@ -17,9 +17,9 @@ import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, dec
 import type { DecodePool } from './decode-pool.js';
 import { exportFailureOf } from '../export-failure.js';
 import { type AuthFailures, type IngestToken, admit, authenticate, begin } from './gate.js';
-import { consumeExport, countedByConsume } from './pipeline.js';
+import { consumeExport } from './pipeline.js';
 import type { ArrivingBody, EvictionReason, ReceiveBudget } from './receive-budget.js';
-import type { ReceiverTelemetry } from './telemetry.js';
+import { ExportObservation, type ReceiverTelemetry } from './telemetry.js';
 
 interface ReceiverLimits {
   /** Largest request body as received (compressed or not). */
@@ -61,12 +61,10 @@ const DISCARD_MAX_MS = 10_000;
 export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app, options) => {
   const { admission, limits, ingestToken, telemetry, decompression, receiving, authFailures } = options;
   const decodedBodies = new WeakMap<FastifyRequest, DecodedBody>();
-  const started = new WeakMap<FastifyRequest, bigint>();
+  /** Each export from its arrival to its answer: ended with the answer, by the route or by the error handler. */
+  const observations = new WeakMap<FastifyRequest, ExportObservation>();
   const signalOf = (request: FastifyRequest): Signal => (request.url.startsWith('/v1/traces') ? 'traces' : 'metrics');
-  const seconds = (request: FastifyRequest): number => {
-    const start = started.get(request);
-    return start === undefined ? 0 : Number(process.hrtime.bigint() - start) / 1e9;
-  };
+  const observationOf = (request: FastifyRequest): ExportObservation => observations.get(request) ?? new ExportObservation(telemetry, 'http', signalOf(request));
 
   // Only the two OTLP encodings; anything else is a 415 before the body is read.
   app.removeAllContentTypeParsers();
@@ -80,7 +78,7 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   // otherwise it is begun without a slot. Whatever it holds is given back when its connection's answer is done or
   // the connection closes, whichever path led there.
   app.addHook('onRequest', async (request, reply) => {
-    started.set(request, process.hrtime.bigint());
+    observations.set(request, new ExportObservation(telemetry, 'http', signalOf(request)));
     authenticate({ ingestToken, authFailures, admission }, request.headers.authorization, request.ip);
     const ticket = begin({ admission });
     tickets.set(request, ticket);
@@ -124,8 +122,9 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
     const format = formatOf(request.headers['content-type']) ?? 'json';
     const failure = exportFailureOf(error);
     const status = failure.httpStatus;
-    // A failure of the consume was counted there; a refusal before it (size, auth, overload, encoding) is counted here.
-    if (!countedByConsume(caught)) telemetry.exportFinished('http', signalOf(request), failure.result, seconds(request), failure.reason);
+    // Every export that is not answered 200 ends here: refused before the consume (size, auth, overload,
+    // encoding) or failed in it.
+    observationOf(request).failed(failure);
     if (failure.result === 'failed') request.log.error({ err: error }, 'export failed');
     else request.log.warn({ reason: failure.reason, status }, `export refused: ${failure.message}`);
     if (failure.retryAfterSeconds !== undefined) void reply.header('retry-after', String(failure.retryAfterSeconds));
@@ -154,7 +153,9 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   for (const signal of ['metrics', 'traces'] as const) {
     app.post(`/${signal}`, { bodyLimit: limits.maxBodyBytes }, async (request, reply) => {
       const { format, bytes } = await body(request);
-      return respond(reply, signal, format, await consumeExport(options, 'http', signal, bytes, format, started.get(request) ?? process.hrtime.bigint()));
+      const partial = await consumeExport(options, signal, bytes, format);
+      observationOf(request).consumed(partial);
+      return respond(reply, signal, format, partial);
     });
   }
 };

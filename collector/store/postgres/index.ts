@@ -1,4 +1,4 @@
-import type { StoreRoles } from '../store.js';
+import { NO_ONLINE_BACKUP, type StoreRoles } from '../store.js';
 import { AlertsTable } from './alerts.js';
 import { asStoreError, createClient, redactUrl } from './connection.js';
 import { PostgresCore, type PostgresStoreOptions } from './core.js';
@@ -37,6 +37,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     alerts: new AlertsTable(core.pool),
     deliveries: new DeliveryLog(core.pool),
     lifecycle: new PostgresLifecycle(core),
+    backup: NO_ONLINE_BACKUP,
   };
 }
 

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, isLoopbackHost } from '../../../collector/config.js';
+import { isLoopbackHost } from '../../../collector/config.js';
+import { ConfigError } from '../../../collector/model/errors.js';
 import { BearerToken } from '../../../collector/http/auth/bearer.js';
 import { startCollector } from '../../../collector/index.js';
 import { type TestCollector, runCli, startTestCollector, tempDir } from '../helpers/collector.js';

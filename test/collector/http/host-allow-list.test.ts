@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, allowedHostsValue, resolveConfig } from '../../../collector/config.js';
+import { allowedHostsValue, resolveConfig } from '../../../collector/config.js';
+import { ConfigError } from '../../../collector/model/errors.js';
 import { type HostPolicy, hostGuard, hostPolicy } from '../../../collector/http/host-allow-list.js';
 
 /** The status of a GET of `path` with `host`, through the guard as the collector's app runs it. */

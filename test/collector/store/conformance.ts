@@ -408,7 +408,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells(all.serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
       expect(cells((await store.reader.cellTotals({ ...day, service: 'other' })).serverUnknown ?? [])).toEqual(['b@1.0 declared: 4']);
       expect(cells((await store.reader.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`]);
-      const steps = (await store.reader.serverUnknownStepTotals?.({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS })) ?? [];
+      const steps = await store.reader.serverUnknownStepTotals({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS });
       expect(steps.map((row) => `${row.kind} ${row.count}`).sort()).toEqual(['0 6', '1 2']);
       // The trend's shares leave them out too: it carries their count per step.
       const trend = await store.reader.extensionTrend({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 });

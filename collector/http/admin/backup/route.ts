@@ -8,8 +8,8 @@ import type { StoreBackup } from '../../../store/store.js';
 import { BACKUP_CONTENT_TYPE, SCHEMA_VERSION_HEADER, backupSchema } from './schema.js';
 
 export interface BackupRouteOptions {
-  /** Absent when the store has no backup of its own (PostgreSQL: use pg_dump). */
-  backup: StoreBackup | undefined;
+  /** The store's backup role (PostgreSQL's refuses, 501: use pg_dump). */
+  backup: StoreBackup;
   /** How long a backup's answer may make no progress (the client reads nothing) before it is dropped and its copy removed. */
   idleMs: number;
   /** How long a backup's answer may take in all: a trickling reader makes progress, and would otherwise keep the slot. */
@@ -33,9 +33,6 @@ const NO_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_IO
 export const backupRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: BackupRouteOptions }> = async (app, { backup, idleMs, deadlineMs }) => {
   let running = false;
   app.post('/backup', { schema: backupSchema }, async (request, reply) => {
-    if (backup === undefined) {
-      return reply.code(501).send({ statusCode: 501, error: 'Not Implemented', message: "this store has no online backup; use the database's own tools" });
-    }
     if (running) throw new RetryableError('a backup is already being made or sent; retry when it is done', 'backup_running', RETRY_AFTER_BUSY);
     running = true;
     let dir: string | undefined;

@@ -7,6 +7,7 @@ export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
   private readonly select: Database.Statement;
   private readonly insert: Database.Statement;
   private readonly insertAll: (entries: readonly InstanceHourIds[]) => void;
+  private readonly insertWithin: (entries: readonly InstanceHourIds[], max: number) => InstanceHourIds[];
 
   constructor(private readonly core: SqliteCore) {
     const db = core.db;
@@ -15,6 +16,17 @@ export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
     this.insertAll = db.transaction((entries: readonly InstanceHourIds[]) => {
       for (const { instance, hour, ids } of entries) for (const id of ids) this.insert.run(instance, hour, id);
     });
+    this.insertWithin = db.transaction((entries: readonly InstanceHourIds[], max: number) =>
+      entries.map(({ instance, hour, ids }) => {
+        const admitted = new Set(this.select.all(instance, hour) as string[]);
+        for (const id of ids) {
+          if (admitted.has(id) || admitted.size >= max) continue;
+          admitted.add(id);
+          this.insert.run(instance, hour, id);
+        }
+        return { instance, hour, ids: [...admitted] };
+      }),
+    );
   }
 
   async admittedIds(keys: readonly InstanceHour[]): Promise<InstanceHourIds[]> {
@@ -29,5 +41,11 @@ export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
   admitIds(entries: readonly InstanceHourIds[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     return this.core.write(() => this.insertAll(entries));
+  }
+
+  /** One collector writes an SQLite file: its write queue is what makes the decision atomic. */
+  admitIdsWithin(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]> {
+    if (entries.length === 0) return Promise.resolve([]);
+    return this.core.write(() => this.insertWithin(entries, max));
   }
 }

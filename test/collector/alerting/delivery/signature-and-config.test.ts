@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay, parseRetryAfter } from '../../../../collector/alerting/delivery/backoff.js';
 import { labelSet } from '../../../../collector/alerting/delivery/index.js';
 import { signature, verifySignature } from '../../../../collector/alerting/delivery/signature.js';
-import { ConfigError, optionsFromEnvironment, resolveConfig } from '../../../../collector/config.js';
+import { optionsFromEnvironment, resolveConfig } from '../../../../collector/config.js';
+import { ConfigError } from '../../../../collector/model/errors.js';
 
 const SECRET = 'a-secret-of-enough-length';
 const BODY = '{"id":"t-1","transition":{"from":"pending","to":"firing"}}';

@@ -1,8 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { BusyError, PermanentError, RetryableError } from '../../../../collector/model/errors.js';
+import { BusyError, PermanentError, RateLimitedError, RetryableError } from '../../../../collector/model/errors.js';
 import { exportFailureOf } from '../../../../collector/receiver/export-failure.js';
-import { AuthRateLimitedError } from '../../../../collector/receiver/otlp/gate.js';
 import { grpcFailureOf } from '../../../../collector/receiver/otlp-grpc/status.js';
 import { retryDelaySeconds } from './helpers.js';
 
@@ -18,7 +17,7 @@ describe('failures → OTLP/gRPC status', () => {
   });
 
   it('throttling is RESOURCE_EXHAUSTED with RetryInfo; too large is RESOURCE_EXHAUSTED without', () => {
-    for (const error of [new BusyError('busy', 'overloaded', 1), new BusyError('busy', 'decompression_busy', 1), new AuthRateLimitedError(40)]) {
+    for (const error of [new BusyError('busy', 'overloaded', 1), new BusyError('busy', 'decompression_busy', 1), new RateLimitedError('too many failed authentications', 'auth_rate_limited', 40)]) {
       const failure = grpcFailureOf(error);
       expect(failure.status.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(retryDelaySeconds(failure.status.metadata ?? undefined)).toBe(1);
@@ -38,7 +37,7 @@ describe('failures → OTLP/gRPC status', () => {
     const cases: [unknown, number, number, number | undefined][] = [
       [new BusyError('busy', 'overloaded', 5), 503, status.RESOURCE_EXHAUSTED, 1],
       [new RetryableError('the collector is shutting down', 'draining', 1), 503, status.UNAVAILABLE, 1],
-      [new AuthRateLimitedError(40), 429, status.RESOURCE_EXHAUSTED, 1],
+      [new RateLimitedError('too many failed authentications', 'auth_rate_limited', 40), 429, status.RESOURCE_EXHAUSTED, 1],
       [new PermanentError('token', 'unauthorized', 401), 401, status.UNAUTHENTICATED, undefined],
       [new PermanentError('too large', 'body_too_large', 413), 413, status.RESOURCE_EXHAUSTED, undefined],
       [new PermanentError('wrong type', 'unsupported_media_type', 415), 415, status.INVALID_ARGUMENT, undefined],

@@ -12,7 +12,7 @@ import { matrixCellSchema } from './schema.js';
  * by instance, so the parts add up to the cell.
  */
 export const matrixCellRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
-  app.get('/matrix/cell', { schema: matrixCellSchema }, async (request) => {
+  app.get('/matrix/cell', { schema: matrixCellSchema, config: { heavyRead: true } }, async (request) => {
     const { extension, client, version, unnamed, unversioned, service, instance, limit } = request.query;
     if (unnamed && (client !== undefined || version !== undefined)) throw badRequest('unnamed: the requests that named no client have no client or version to narrow them by');
     if (unversioned && (client === undefined || version !== undefined)) throw badRequest('unversioned: needs a client, and no version');

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import type { FromSchema } from 'json-schema-to-ts';
 import { extensionTotals, filterMatrix, isInstanceGrouping } from '../../../../analysis/matrix.js';
 import { readInstanceMatrix, readMatrix } from '../../../../analysis/read-matrix.js';
 import { iso, parseRange } from '../../../params.js';
@@ -16,8 +17,14 @@ import { matrixSchema } from './schema.js';
  * `_OTHER`. `rows`, `cols` (text contained in the row label / the id) and `client` (exact name) narrow what is sent;
  * by service or instance, `client` narrows the requests counted (which instances negotiate what with that client).
  */
+/** What a matrix read asks for, refused up front past the read budget (http/read-budget.ts): rows × extension ids. */
+function askedCells(query: unknown): number {
+  const { limit, extensionLimit } = query as FromSchema<typeof matrixSchema.querystring>;
+  return (limit ?? 0) * (extensionLimit ?? 0);
+}
+
 export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
-  app.get('/matrix', { schema: matrixSchema }, async (request, reply) => {
+  app.get('/matrix', { schema: matrixSchema, config: { heavyRead: { askedCells } } }, async (request, reply) => {
     const { group, format, service, instance, limit, extensionLimit, rows, cols, client } = request.query;
     const now = clock();
     const range = { ...parseRange(request.query, now), signal: readSignal(request) };

@@ -12,7 +12,7 @@ import { timeseriesSchema } from './schema.js';
  * Without `to` it ends with the step that holds now.
  */
 export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
-  app.get('/timeseries', { schema: timeseriesSchema }, async (request) => {
+  app.get('/timeseries', { schema: timeseriesSchema, config: { heavyRead: true } }, async (request) => {
     const { extension, service, client, step } = request.query;
     // Without `to`, the series ends with the step that holds now: no empty steps in the future.
     const now = clock();
@@ -23,7 +23,7 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
     }
     const aligned = alignToSteps(range.fromMs, range.toMs, stepMinutes);
     const query = { ...aligned, extensionId: extension, stepMinutes, service, clientName: client, signal: readSignal(request) };
-    const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals?.(query) ?? []]);
+    const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals(query)]);
     const series = buildTimeseries(aligned, stepMinutes, totals, serverUnknown);
     return {
       extension,

@@ -47,22 +47,22 @@ function frameOf(result: TrendResult<unknown>, now: number): { from: string; to:
 
 export const trendsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, context) => {
   const { reader } = context;
-  app.get('/trends/declarations', { schema: declarationsSchema }, async (request) => {
+  app.get('/trends/declarations', { schema: declarationsSchema, config: { heavyRead: true } }, async (request) => {
     const result = await reader.declarationTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...declarationSeries(result) };
   });
 
-  app.get('/trends/clients', { schema: clientsSchema }, async (request) => {
+  app.get('/trends/clients', { schema: clientsSchema, config: { heavyRead: true } }, async (request) => {
     const result = await reader.clientTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...clientSeries(result, request.query.group ?? 'client', request.query.limit ?? 10) };
   });
 
-  app.get('/trends/extensions', { schema: extensionsSchema }, async (request) => {
+  app.get('/trends/extensions', { schema: extensionsSchema, config: { heavyRead: true } }, async (request) => {
     const result = await reader.extensionTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...extensionSeries(result) };
   });
 
-  app.get('/trends/required', { schema: requiredSchema }, async (request) => {
+  app.get('/trends/required', { schema: requiredSchema, config: { heavyRead: true } }, async (request) => {
     const result = await reader.requiredTrend(trendQuery(request.query, context, readSignal(request)));
     return { ...frameOf(result, context.clock()), ...requiredSeries(result) };
   });
