@@ -8,10 +8,10 @@ export interface AdvertisingState {
 }
 
 /** An `advertised` row to upsert (first seen: the least, last seen and generation: the greatest). Absent values are ''. */
-export type AdvertisedRow = [serverName: string, serverVersion: string, extensionId: string, fingerprint: string, firstSeenMs: number, lastSeenMs: number, generation: number];
+type AdvertisedRow = [serverName: string, serverVersion: string, extensionId: string, fingerprint: string, firstSeenMs: number, lastSeenMs: number, generation: number];
 
 /** An `advertised_counts` row to upsert: the count of the latest generation wins. */
-export type AdvertisedCountRow = [serverName: string, serverVersion: string, count: number, timeMs: number, generation: number];
+type AdvertisedCountRow = [serverName: string, serverVersion: string, count: number, timeMs: number, generation: number];
 
 export interface AdvertisementPlan {
   /** The instance's new state, when this export starts a generation. */
