@@ -76,11 +76,11 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
 
   async stats(): Promise<StoreStats> {
     const { writer } = this.core;
-    return { cumulativeStreams: writer.cumulativeStreams, quarantinedPoints: this.core.quarantined(), foldFailures: this.core.foldFailures, overflowedValues: writer.overflowedValues, overflowedInstances: writer.overflowedInstances };
+    return { cumulativeStreams: writer.cumulativeStreams, quarantinedPoints: this.core.quarantined(), foldFailures: this.core.fold.failures, overflowedValues: writer.overflowedValues, overflowedInstances: writer.overflowedInstances };
   }
 
   flush(): Promise<void> {
-    return this.core.foldPending(true);
+    return this.core.fold.fold();
   }
 
   async maintain(): Promise<void> {
@@ -100,7 +100,7 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
    */
   async backup(destination: string): Promise<BackupResult> {
     if (this.core.closed) throw new StoreUnavailableError('the store is closed');
-    await this.core.foldPending();
+    await this.core.fold.beforeRead();
     // Between exports: an export applied in steps keeps its transaction open across turns, and the copy must
     // not take its uncommitted pages.
     await this.core.exclusive(() => this.core.db.backup(destination));
@@ -121,9 +121,10 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
   close(): Promise<void> {
     const { core } = this;
     this.closing ??= (async () => {
+      core.fold.stop();
       await this.retention.stop();
       // What cannot be folded or checkpointed now (disk full, read-only) is folded at the next start.
-      await core.foldPending();
+      await core.fold.fold().catch(() => undefined);
       // After every write already queued.
       await core.exclusive(() => {
         core.closed = true;

@@ -1,6 +1,6 @@
+import type { RollupLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
 import {
-  type TrendLevel,
   type TrendMeasure,
   TrendMeasures,
   type TrendQuery,
@@ -12,7 +12,7 @@ import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
 /** As in sqlite/readers/trends.ts: the cell rollups without an instance filter, that instance's series with one. */
-function source(bySeries: boolean, level: TrendLevel): string {
+function source(bySeries: boolean, level: RollupLevel): string {
   const slot = `((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) AS slot`;
   const range = `b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint`;
   if (!bySeries) {
