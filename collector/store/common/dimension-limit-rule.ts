@@ -7,6 +7,9 @@ const BOUNDED = (REQUEST_ATTRIBUTES as readonly AttributeSpec[]).filter((attribu
   column: attribute.column,
 }));
 
+/** The columns of the bounded dimensions: retention frees the values no series keeps any more. */
+export const BOUNDED_DIMENSIONS: readonly string[] = BOUNDED.map((bounded) => bounded.column);
+
 /** A value of a bounded dimension, as `dimension_values` keys it. */
 export interface DimensionValue {
   dimension: string;

@@ -10,6 +10,11 @@ export interface ResourceLimits {
   maxInstances: number;
 }
 
+/** Distinct values kept per sender-controlled dimension, service names included, unless configured. */
+export const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
+/** Instances kept unless configured. */
+export const DEFAULT_MAX_INSTANCES = 20_000;
+
 type Instance = Pick<InstanceIdentity, 'service' | 'instanceId'>;
 
 /** The instances {@link limitResource} may ask about for a resource not stored yet: as sent, and with `_OTHER` for either part or both. */

@@ -11,7 +11,8 @@ const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
 
 /**
  * The read horizons at `nowMs`: minutes are read only from an hour inside the minute retention (retention drops
- * them an hour at a time), and a range longer than {@link HOURLY_ABOVE_MS} is read in whole hours.
+ * them an hour at a time), and a range longer than {@link HOURLY_ABOVE_MS} is read in whole hours. With `nowMs`
+ * for a dialect that checks nothing is stored ahead of it (see `PlanOptions.nowMs`).
  */
 export function readHorizons(nowMs: number, retention: RetentionConfig): Omit<PlanOptions, 'useDays'> {
   return { minuteHorizonMs: nowMs - retention.minuteDays * MS_PER_DAY + MS_PER_HOUR, hourlyAboveMs: HOURLY_ABOVE_MS, nowMs };
@@ -28,15 +29,17 @@ export interface RetentionCutoffs {
   /** The minute and the hour windows, in minutes and hours since the epoch. */
   minute: number;
   hour: number;
-  /** Alert history and delivery log, and instances silent that long: kept as long as the hourly rollups. */
+  /** Alert history and the delivery log: kept as long as the hourly rollups. */
   historyMs: number;
+  /** Instances silent since before the first hour kept: their series, streams and history go too. */
+  silentInstancesMs: number;
 }
 
 export function retentionCutoffs(nowMs: number, retention: RetentionConfig): RetentionCutoffs {
   const dedupMs = nowMs - retention.dedupHours * MS_PER_HOUR;
   const minute = Math.floor((nowMs - retention.minuteDays * MS_PER_DAY) / MS_PER_MINUTE);
   const hour = Math.floor((nowMs - retention.hourDays * MS_PER_DAY) / MS_PER_HOUR);
-  return { dedupNs: msToNanos(dedupMs), idLimitHour: Math.floor(dedupMs / MS_PER_HOUR), examplesMs: minute * MS_PER_MINUTE, minute, hour, historyMs: hour * MS_PER_HOUR };
+  return { dedupNs: msToNanos(dedupMs), idLimitHour: Math.floor(dedupMs / MS_PER_HOUR), examplesMs: minute * MS_PER_MINUTE, minute, hour, historyMs: nowMs - retention.hourDays * MS_PER_DAY, silentInstancesMs: hour * MS_PER_HOUR };
 }
 
 /** The first bucket of `rollup` retention keeps. */

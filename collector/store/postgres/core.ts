@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { RetentionConfig } from '../store.js';
 import { DEFAULT_STATEMENT_TIMEOUTS, type StatementTimeouts, createPool } from './connection.js';
+import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_VALUES_PER_DIMENSION } from '../common/resource-limits.js';
 import { FoldSchedule } from '../common/fold-schedule.js';
 import { PostgresFolder } from './fold.js';
 import { AdvisoryLeadership } from './leadership.js';
@@ -27,8 +28,6 @@ export interface PostgresStoreOptions {
 }
 
 const DEFAULT_POOL_SIZE = 10;
-const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
-const DEFAULT_MAX_INSTANCES = 20_000;
 
 /**
  * What every role of the PostgreSQL store shares: the connection pool, the writer's caches (stream and series ids,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { MAX_STORED_COUNT } from '../common/columns.js';
 import type { Folder } from '../common/fold-schedule.js';
+import { ROLLUP_LEVELS, bucketOf } from '../common/rollup-levels.js';
 
 /** Increments moved per fold transaction: a bounded statement, however much piled up. */
 const FOLD_BATCH = 50_000;
@@ -21,10 +22,16 @@ const upsert = (table: string, owner: string, bucket: string, from: string, owne
   SELECT ${ownerColumn}, ${bucketExpression}, ${sum('value')} FROM ${from} GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = LEAST(${table}.count + excluded.count, ${MAX_STORED_COUNT})`;
 
+/** One CTE per rollup level: the series' levels sum the moved rows per series, the cells' levels per cell (both cells of each row). */
+const ADDED = ROLLUP_LEVELS.map((rollup) => {
+  const [from, owner] = rollup.owner === 'series' ? ['moved', 'series_id'] : ['cells', 'owner'];
+  return `${rollup.table}_added AS (${upsert(rollup.table, rollup.ownerColumn, rollup.bucket, from, owner, bucketOf(rollup, 'minute'))})`;
+}).join(',\n  ');
+
 /**
- * Moves a batch of pending increments into every rollup level in one statement: the rows are deleted from
- * `pending_increments` and their sums added, per (owner, bucket), to the series' minute and hour rollups and to both
- * cells' minute, hour and day rollups. Data-modifying CTEs all run, once, in the statement's transaction: the move is
+ * Moves a batch of pending increments into every rollup level (common/rollup-levels.ts) in one statement: the rows
+ * are deleted from `pending_increments` and their sums added, per (owner, bucket), to the series' levels and to both
+ * cells' levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
  * atomic. Rows committed after the statement began stay for the next fold.
  */
 const FOLD = `
@@ -33,11 +40,7 @@ const FOLD = `
     RETURNING minute, series_id, cell_id, all_cell_id, value
   ),
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
-  series_minutes AS (${upsert('series_minute', 'series_id', 'minute', 'moved', 'series_id', 'minute')}),
-  series_hours AS (${upsert('series_hour', 'series_id', 'hour', 'moved', 'series_id', 'minute / 60')}),
-  cell_minutes AS (${upsert('cell_minute', 'cell_id', 'minute', 'cells', 'owner', 'minute')}),
-  cell_hours AS (${upsert('cell_hour', 'cell_id', 'hour', 'cells', 'owner', 'minute / 60')}),
-  cell_days AS (${upsert('cell_day', 'cell_id', 'day', 'cells', 'owner', 'minute / 1440')})
+  ${ADDED}
   SELECT count(*)::integer AS moved FROM moved`;
 
 /**

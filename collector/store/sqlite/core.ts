@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { type RetentionConfig, StoreUnavailableError } from '../store.js';
+import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_VALUES_PER_DIMENSION } from '../common/resource-limits.js';
 import { FoldSchedule } from '../common/fold-schedule.js';
 import { findMigrationsDir, loadMigrations } from '../common/migrations.js';
 import { migrate } from './migrate.js';
@@ -33,8 +34,6 @@ export interface SqliteStoreOptions {
 
 /** Logged increments folded per transaction: a few milliseconds of work between turns of the event loop. */
 const FOLD_STEP_ROWS = 1000;
-const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
-const DEFAULT_MAX_INSTANCES = 20_000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;

@@ -1,7 +1,7 @@
 import { statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { MS_PER_DAY } from '../../model/time.js';
+import { retentionCutoffs } from '../common/windows.js';
 import { type AlertStateStore, type BackupResult, type Leadership, SOLE_LEADER, type StoreBackup, type StoreHealth, type StoreLifecycle, type StoreStats, StoreUnavailableError } from '../store.js';
 import type { SqliteCore } from './core.js';
 import type { DeliveryLog } from './deliveries.js';
@@ -87,9 +87,9 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
     const { clock, retention } = this.core.options;
     await this.flush();
     // The delivery log is kept as long as the hourly rollups: it explains alerts of that whole range.
-    await this.core.exclusive(() => this.deliveries.dropBefore(clock() - retention.hourDays * MS_PER_DAY));
+    await this.core.exclusive(() => this.deliveries.dropBefore(retentionCutoffs(clock(), retention).historyMs));
     await this.retention.run();
-    await this.alerts.pruneAlerts(clock() - retention.hourDays * MS_PER_DAY);
+    await this.alerts.pruneAlerts(retentionCutoffs(clock(), retention).historyMs);
   }
 
   /**

@@ -40,9 +40,8 @@ const OLDEST = new NamedStatement(`
   WHERE (@service::text IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service::text)`);
 
 /**
- * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan: a
- * statement sums only the plan's non-empty ranges (one statement per shape), as there. One difference, for speed
- * with the same result: its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from inlining the subquery,
+ * The rollup reads, on the bucket plan of common/bucket-plan.ts: a statement sums only the plan's non-empty ranges
+ * (one statement per shape). Its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from inlining the subquery,
  * which would evaluate every sum again for the `n > 0` filter).
  */
 export class RollupsReader {
@@ -105,13 +104,13 @@ export class RollupsReader {
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
   }
 
-  /** The start of the oldest minute the matrix rollups hold (all services, or one service's), as the SQLite store finds it. */
+  /** The start of the oldest minute the matrix rollups hold (all services, or one service's); common/queries.ts turns it into a time. */
   async historyStart(query: HistoryQuery): Promise<number | null> {
     const [row] = await OLDEST.all<{ minute: number | null; hour: number | null }>(this.db, { service: query.service ?? null });
     return historyStartMs(row?.minute ?? null, row?.hour ?? null);
   }
 
-  /** Per instance, from the series rollups (no daily level), as the SQLite store reads them. */
+  /** Per instance, from the series rollups (no daily level). */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     query.signal?.throwIfAborted();
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
