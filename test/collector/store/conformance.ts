@@ -514,6 +514,17 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect((await store.reader.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
     });
 
+    it('two resources of one instance in one export number their advertisement generations in turn: the later collection is current', async () => {
+      const advertised = (extensionId: string, minutes: number): Partial<ResourceBatch> => ({
+        advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint: 'f', timeMs: T0 + minutes * MS_PER_MINUTE }],
+      });
+      const [first, second] = [batch([], 'i-1', 'svc', advertised(TASKS, 1)), batch([], 'i-1', 'svc', advertised(UI, 2))];
+      await store.ingest.applyMetrics({ ...first, resources: [...first.resources, ...second.resources] });
+      const [instance] = await store.reader.instances({});
+      expect(instance?.advertisedMs).toBe(T0 + 2 * MS_PER_MINUTE);
+      expect(instance?.advertised.map((row) => `${row.extensionId} ${row.current}`)).toEqual([`${TASKS} false`, `${UI} true`]);
+    });
+
     it('an instance past the instance cap is stored under _OTHER with its counts, and what it advertises is not recorded', async () => {
       const advertise = (id: string): Partial<ResourceBatch> => ({
         advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId: id, fingerprint: 'f', timeMs: T0 + MS_PER_MINUTE }],

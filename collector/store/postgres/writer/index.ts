@@ -1,6 +1,6 @@
 import type { CounterPoint, MetricsBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
 import type { ApplyResult } from '../../../model/records.js';
-import { planAdvertisements } from '../../common/advertisement-plan.js';
+import { type AdvertisingState, planAdvertisements } from '../../common/advertisement-plan.js';
 import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
 import { IngestPlan, KEY_VERSION, type LogRow, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
@@ -118,9 +118,14 @@ export class MetricsWriter {
     for (const row of inserted) plan.added(row.series_id, row.value);
     plan.logged(planned, inserted.length);
 
+    // As the instance upserts found them, then as this export moves them (two resources of one instance number their generations in turn).
+    const advertising = new Map<number, AdvertisingState>();
     for (const { resourceBatch, resource, instance } of resources) {
-      const advertisements = planAdvertisements(resourceBatch, resource, { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen });
-      if (advertisements !== undefined) await writeAdvertised(db, instance.id, advertisements);
+      const state = advertising.get(instance.id) ?? { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen };
+      const advertisements = planAdvertisements(resourceBatch, resource, state);
+      if (advertisements === undefined) continue;
+      await writeAdvertised(db, instance.id, advertisements);
+      advertising.set(instance.id, advertisements.instance ?? state);
     }
     return plan.result();
   }
