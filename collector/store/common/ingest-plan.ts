@@ -58,8 +58,28 @@ export interface StateWrite {
   created: boolean;
 }
 
-/** The key of a cumulative state row (a stream and a sender start time) in the maps a dialect loads. */
-export const cumulativeKey = (streamId: number, startNs: bigint): string => `${streamId}:${startNs}`;
+/** Values by stream and sender start time: the key of a cumulative state row (nested maps: no key text built per point). */
+export class StreamStarts<V> {
+  private readonly byStream = new Map<number, Map<bigint, V>>();
+
+  get(streamId: number, startNs: bigint): V | undefined {
+    return this.byStream.get(streamId)?.get(startNs);
+  }
+
+  has(streamId: number, startNs: bigint): boolean {
+    return this.byStream.get(streamId)?.has(startNs) === true;
+  }
+
+  set(streamId: number, startNs: bigint, value: V): void {
+    let starts = this.byStream.get(streamId);
+    if (starts === undefined) this.byStream.set(streamId, (starts = new Map()));
+    starts.set(startNs, value);
+  }
+
+  *values(): Generator<V> {
+    for (const starts of this.byStream.values()) yield* starts.values();
+  }
+}
 
 /** What one group of points writes: the log rows (in point order), the cumulative states that changed. */
 export interface PointsPlan {
@@ -81,13 +101,14 @@ export class IngestPlan {
   private readonly labels = new Map<number, PlannedPoint>();
 
   /**
-   * `states`: the stored cumulative state of every (stream, start time) of the group's cumulative points, by
-   * {@link cumulativeKey}; a key without one has none yet.
+   * `states`: the stored cumulative state of every (stream, start time) of the group's cumulative points; one
+   * without has none yet.
    */
-  points(entries: readonly PlannedPoint[], states: ReadonlyMap<string, CumulativeState>): PointsPlan {
+  points(entries: readonly PlannedPoint[], states: Pick<StreamStarts<CumulativeState>, 'get' | 'has'>): PointsPlan {
     const log: LogRow[] = [];
     let deltaRows = 0;
-    const changed = new Map<string, StateWrite>();
+    const changed = new StreamStarts<StateWrite>();
+    const writes: StateWrite[] = [];
     for (const entry of entries) {
       const { point, stream } = entry;
       if (point.temporality === Temporality.Delta) {
@@ -96,15 +117,19 @@ export class IngestPlan {
         deltaRows++;
         continue;
       }
-      const key = cumulativeKey(stream.streamId, point.startNs);
-      const write = changed.get(key);
-      const converted = convertCumulative(write?.state ?? states.get(key), point);
+      const write = changed.get(stream.streamId, point.startNs);
+      const converted = convertCumulative(write?.state ?? states.get(stream.streamId, point.startNs), point);
       if (converted === undefined) {
         // A retry, or a point out of order that the newer total already holds.
         this.tally.duplicates++;
         continue;
       }
-      changed.set(key, { streamId: stream.streamId, startNs: point.startNs, state: converted.state, created: write?.created ?? !states.has(key) });
+      if (write !== undefined) write.state = converted.state;
+      else {
+        const created = { streamId: stream.streamId, startNs: point.startNs, state: converted.state, created: !states.has(stream.streamId, point.startNs) };
+        changed.set(stream.streamId, point.startNs, created);
+        writes.push(created);
+      }
       if (converted.increment > MAX_COUNT_PER_STREAM_MINUTE) {
         // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
         addRejected((this.tally.rejections ??= []), 'count_too_large', entry.service);
@@ -117,7 +142,7 @@ export class IngestPlan {
         this.labels.set(stream.seriesId, entry);
       }
     }
-    return { log, deltaRows, states: [...changed.values()] };
+    return { log, deltaRows, states: writes };
   }
 
   /** The log took `inserted` of the plan's rows: every cumulative row (they are new), and the deltas not logged before. */

@@ -1,5 +1,5 @@
 import type { CumulativeState } from '../../common/cumulative-rule.js';
-import { type PlannedPoint, type StateWrite, cumulativeKey } from '../../common/ingest-plan.js';
+import { type PlannedPoint, type StateWrite, StreamStarts } from '../../common/ingest-plan.js';
 import { Temporality } from '../../../model/batches.js';
 import type { Queryable } from '../connection.js';
 
@@ -17,14 +17,15 @@ interface StateKey {
  */
 export class CumulativeStates {
   /** The stored state of every cumulative point's (stream, start time), each row locked until the transaction ends. */
-  async load(db: Queryable, entries: readonly PlannedPoint[]): Promise<Map<string, CumulativeState>> {
-    const states = new Map<string, CumulativeState>();
-    const keys = new Map<string, StateKey>();
+  async load(db: Queryable, entries: readonly PlannedPoint[]): Promise<StreamStarts<CumulativeState>> {
+    const states = new StreamStarts<CumulativeState>();
+    const keys = new StreamStarts<StateKey>();
     for (const { point, stream } of entries) {
-      if (point.temporality !== Temporality.Delta) keys.set(cumulativeKey(stream.streamId, point.startNs), { streamId: stream.streamId, startNs: point.startNs });
+      if (point.temporality !== Temporality.Delta) keys.set(stream.streamId, point.startNs, { streamId: stream.streamId, startNs: point.startNs });
     }
-    if (keys.size === 0) return states;
-    const sorted = [...keys.values()].sort((a, b) => a.streamId - b.streamId || (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
+    const sorted = [...keys.values()];
+    if (sorted.length === 0) return states;
+    sorted.sort((a, b) => a.streamId - b.streamId || (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
     const streams = sorted.map((key) => key.streamId);
     const starts = sorted.map((key) => key.startNs.toString());
     await db.query(
@@ -40,7 +41,7 @@ export class CumulativeStates {
       [streams, starts],
     );
     // A row created just now (end −1) is no state at all.
-    for (const row of rows) if (row.end_ns !== '-1') states.set(cumulativeKey(row.stream_id, BigInt(row.start_ns)), { endNs: BigInt(row.end_ns), value: row.value });
+    for (const row of rows) if (row.end_ns !== '-1') states.set(row.stream_id, BigInt(row.start_ns), { endNs: BigInt(row.end_ns), value: row.value });
     return states;
   }
 

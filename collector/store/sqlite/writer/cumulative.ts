@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { CumulativeState } from '../../common/cumulative-rule.js';
-import { type PlannedPoint, type StateWrite, cumulativeKey } from '../../common/ingest-plan.js';
+import { type PlannedPoint, type StateWrite, StreamStarts } from '../../common/ingest-plan.js';
 import { Temporality } from '../../../model/batches.js';
 
 /**
@@ -25,14 +25,12 @@ export class CumulativeStates {
   }
 
   /** The stored state of every cumulative point's (stream, start time). Inside the apply transaction. */
-  load(entries: readonly PlannedPoint[]): Map<string, CumulativeState> {
-    const states = new Map<string, CumulativeState>();
+  load(entries: readonly PlannedPoint[]): StreamStarts<CumulativeState> {
+    const states = new StreamStarts<CumulativeState>();
     for (const { point, stream } of entries) {
-      if (point.temporality === Temporality.Delta) continue;
-      const key = cumulativeKey(stream.streamId, point.startNs);
-      if (states.has(key)) continue;
+      if (point.temporality === Temporality.Delta || states.has(stream.streamId, point.startNs)) continue;
       const stored = this.select.get(stream.streamId, point.startNs) as { endNs: bigint; value: bigint } | undefined;
-      if (stored !== undefined) states.set(key, { endNs: stored.endNs, value: Number(stored.value) });
+      if (stored !== undefined) states.set(stream.streamId, point.startNs, { endNs: stored.endNs, value: Number(stored.value) });
     }
     return states;
   }
