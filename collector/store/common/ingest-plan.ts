@@ -58,26 +58,37 @@ export interface StateWrite {
   created: boolean;
 }
 
-/** Values by stream and sender start time: the key of a cumulative state row (nested maps: no key text built per point). */
+interface StartEntry<V> {
+  startNs: bigint;
+  value: V;
+  /** Another start time of the same stream (rare: a sender restarted within the batch). */
+  next: StartEntry<V> | undefined;
+}
+
+/**
+ * Values by stream and sender start time: the key of a cumulative state row. By stream id, then a short chain of
+ * start times (nearly always one): no key text and no map built per stream.
+ */
 export class StreamStarts<V> {
-  private readonly byStream = new Map<number, Map<bigint, V>>();
+  private readonly byStream = new Map<number, StartEntry<V>>();
 
   get(streamId: number, startNs: bigint): V | undefined {
-    return this.byStream.get(streamId)?.get(startNs);
+    for (let entry = this.byStream.get(streamId); entry !== undefined; entry = entry.next) if (entry.startNs === startNs) return entry.value;
+    return undefined;
   }
 
   has(streamId: number, startNs: bigint): boolean {
-    return this.byStream.get(streamId)?.has(startNs) === true;
+    for (let entry = this.byStream.get(streamId); entry !== undefined; entry = entry.next) if (entry.startNs === startNs) return true;
+    return false;
   }
 
-  set(streamId: number, startNs: bigint, value: V): void {
-    let starts = this.byStream.get(streamId);
-    if (starts === undefined) this.byStream.set(streamId, (starts = new Map()));
-    starts.set(startNs, value);
+  /** Adds a value for a key not set yet. */
+  add(streamId: number, startNs: bigint, value: V): void {
+    this.byStream.set(streamId, { startNs, value, next: this.byStream.get(streamId) });
   }
 
   *values(): Generator<V> {
-    for (const starts of this.byStream.values()) yield* starts.values();
+    for (let entry of this.byStream.values()) for (; entry !== undefined; entry = entry.next as StartEntry<V>) yield entry.value;
   }
 }
 
@@ -127,7 +138,7 @@ export class IngestPlan {
       if (write !== undefined) write.state = converted.state;
       else {
         const created = { streamId: stream.streamId, startNs: point.startNs, state: converted.state, created: !states.has(stream.streamId, point.startNs) };
-        changed.set(stream.streamId, point.startNs, created);
+        changed.add(stream.streamId, point.startNs, created);
         writes.push(created);
       }
       if (converted.increment > MAX_COUNT_PER_STREAM_MINUTE) {

@@ -21,7 +21,7 @@ export class CumulativeStates {
     const states = new StreamStarts<CumulativeState>();
     const keys = new StreamStarts<StateKey>();
     for (const { point, stream } of entries) {
-      if (point.temporality !== Temporality.Delta) keys.set(stream.streamId, point.startNs, { streamId: stream.streamId, startNs: point.startNs });
+      if (point.temporality !== Temporality.Delta && !keys.has(stream.streamId, point.startNs)) keys.add(stream.streamId, point.startNs, { streamId: stream.streamId, startNs: point.startNs });
     }
     const sorted = [...keys.values()];
     if (sorted.length === 0) return states;
@@ -41,7 +41,7 @@ export class CumulativeStates {
       [streams, starts],
     );
     // A row created just now (end −1) is no state at all.
-    for (const row of rows) if (row.end_ns !== '-1') states.set(row.stream_id, BigInt(row.start_ns), { endNs: BigInt(row.end_ns), value: row.value });
+    for (const row of rows) if (row.end_ns !== '-1') states.add(row.stream_id, BigInt(row.start_ns), { endNs: BigInt(row.end_ns), value: row.value });
     return states;
   }
 

@@ -30,7 +30,7 @@ export class CumulativeStates {
     for (const { point, stream } of entries) {
       if (point.temporality === Temporality.Delta || states.has(stream.streamId, point.startNs)) continue;
       const stored = this.select.get(stream.streamId, point.startNs) as { endNs: bigint; value: bigint } | undefined;
-      if (stored !== undefined) states.set(stream.streamId, point.startNs, { endNs: stored.endNs, value: Number(stored.value) });
+      if (stored !== undefined) states.add(stream.streamId, point.startNs, { endNs: stored.endNs, value: Number(stored.value) });
     }
     return states;
   }
