@@ -34,6 +34,7 @@ export const UNIT_TESTS = [
   'test/collector/store/bucket-plan.test.ts',
   'test/collector/store/cumulative-rule.test.ts',
   'test/collector/store/history-start.test.ts',
+  'test/collector/store/ingest-plan.test.ts',
   'test/collector/store/overflow-rule.test.ts',
   'test/collector/store/sqlite.test.ts',
   'test/collector/version.test.ts',

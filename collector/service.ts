@@ -110,7 +110,7 @@ function lifecycle(components: Component[]): { start(): Promise<void>; shutdown(
  * Builds and starts the collector: the store; the pipelines (OTLP receivers → normalise → distinct-id limit →
  * store, and receivers → normalise spans → store); one fastify server with the OTLP/HTTP receiver (`/v1/*`), the
  * query API (`/api/v1/*`), `/healthz`, `/readyz` and `/metrics`; the OTLP/gRPC receiver on its own port (unless
- * off), sharing the HTTP receiver's gate and pipeline; and the background fold and retention. Used by the CLI
+ * off), sharing the HTTP receiver's gate and pipeline; and retention (the store folds on its own schedule). Used by the CLI
  * and, in process, by tests (`port: 0`).
  */
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
@@ -129,6 +129,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     minFreeBytes: config.minFreeBytes,
     maxValuesPerDimension: limits.maxValuesPerDimension,
     maxInstances: limits.maxInstances,
+    foldIntervalMs: config.foldIntervalMs,
     timeouts: { statementTimeoutMs: limits.pgStatementTimeoutMs, lockTimeoutMs: limits.pgLockTimeoutMs },
     warn: (message) => warn(message),
   });
@@ -195,7 +196,6 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     { start: async () => undefined, shutdown: () => decoder.close() },
     { start: async () => undefined, shutdown: () => notifier.close() },
     // With several replicas on one database, each job runs on whichever one holds it (see StoreLifecycle.leadership).
-    backgroundJob('folding pending increments', config.foldIntervalMs, false, () => store.lifecycle.leadership().runExclusive('fold', () => store.lifecycle.flush()).then(() => undefined), log),
     backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.lifecycle.leadership().runExclusive('retention', () => store.lifecycle.maintain()).then(() => undefined), log),
     alerting,
     {

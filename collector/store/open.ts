@@ -18,6 +18,8 @@ export interface OpenStoreOptions {
   minFreeBytes?: number;
   maxValuesPerDimension?: number;
   maxInstances?: number;
+  /** How often the store folds between reads (common/fold-schedule.ts); absent: only before reads, on flush and at close. */
+  foldIntervalMs?: number;
   /** PostgreSQL only: `statement_timeout` and `lock_timeout` of the store's connections. */
   timeouts?: StatementTimeouts;
   warn?: (message: string) => void;

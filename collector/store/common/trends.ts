@@ -1,5 +1,6 @@
 import { MS_PER_MINUTE } from '../../model/time.js';
 import type { FilterQuery } from './queries.js';
+import { CELL_LEVELS, type RollupLevel, SERIES_LEVELS, stepLevel } from './rollup-levels.js';
 
 /**
  * Reads of the rollups per time step, for the dashboard's trends: requests by declaration state and by client,
@@ -69,20 +70,8 @@ export interface RequiredSlot {
  * their SQL groups (the SQL itself differs by dialect).
  */
 
-/** The rollup levels of each projection, coarsest first: the cells have a daily level, the series do not. */
-const CELL_LEVELS = [
-  { table: 'cell_day', bucket: 'day', minutes: 1440 },
-  { table: 'cell_hour', bucket: 'hour', minutes: 60 },
-  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
-] as const;
-const SERIES_LEVELS = [
-  { table: 'series_hour', bucket: 'hour', minutes: 60 },
-  { table: 'series_minute', bucket: 'minute', minutes: 1 },
-] as const;
-export type TrendLevel = (typeof CELL_LEVELS)[number] | (typeof SERIES_LEVELS)[number];
-
 export interface TrendPlan {
-  level: TrendLevel;
+  level: RollupLevel;
   /** The first and past-the-last minute read: whole steps since the epoch. */
   m0: number;
   m1: number;
@@ -91,8 +80,7 @@ export interface TrendPlan {
 /** The coarsest level the step allows, and the query's range widened to whole steps. */
 export function planTrend(query: TrendQuery, bySeries: boolean): TrendPlan {
   const step = query.stepMinutes;
-  const levels: readonly TrendLevel[] = bySeries ? SERIES_LEVELS : CELL_LEVELS;
-  const level = levels.find((candidate) => step % candidate.minutes === 0) ?? CELL_LEVELS[2];
+  const level = stepLevel(bySeries ? SERIES_LEVELS : CELL_LEVELS, step);
   const m0 = Math.floor(query.fromMs / MS_PER_MINUTE / step) * step;
   const m1 = Math.max(m0 + step, Math.ceil(query.toMs / MS_PER_MINUTE / step) * step);
   return { level, m0, m1 };
@@ -137,24 +125,24 @@ export type TrendMeasure = 'declarations' | 'clients' | 'extensions' | 'serverUn
  * The four trends as both backends answer them, over the one query per measure each backend runs
  * ({@link TrendMeasures.read}): the rows are shaped here, once.
  */
-export abstract class TrendMeasures {
+export abstract class TrendMeasures implements TrendReader {
   protected abstract read<Slot>(measure: TrendMeasure, query: TrendQuery): Promise<TrendResult<Slot>>;
 
-  declarations(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
+  declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
     return this.read('declarations', query);
   }
 
-  clients(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
+  clientTrend(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
     return this.read('clients', query);
   }
 
-  async extensions(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
+  async extensionTrend(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
     const result = await this.read<ExtensionFlagRow>('extensions', query);
     const unknown = await this.read<{ slot: number; n: number }>('serverUnknown', query);
     return { ...result, rows: extensionSlots(result.rows, unknown.rows) };
   }
 
-  async required(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
+  async requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
     const result = await this.read<RequiredSlot & { ext: string | null }>('required', query);
     return { ...result, rows: requiredSlots(result.rows) };
   }

@@ -6,7 +6,7 @@ import { inTransaction, storeRead } from './connection.js';
 
 
 
-/** As the SQLite store orders them (byte order for text, as SQLite compares). */
+/** In the order every store lists them (store.ts `AlertStateStore.alerts`), byte order for text whatever the locale. */
 const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule COLLATE "C", service COLLATE "C", labels COLLATE "C", fingerprint COLLATE "C"`;
 
 const UPSERT = `

@@ -151,7 +151,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   }
 }
 
-/** Turns `@name` placeholders into `$n` (the SQL reads like the SQLite store's); the same name is the same `$n`. */
+/** Turns `@name` placeholders into `$n` (named parameters keep long statements readable); the same name is the same `$n`. */
 function named(sql: string): { text: string; order: string[] } {
   const order: string[] = [];
   const text = sql.replace(/@(\w+)/g, (_match, name: string) => {

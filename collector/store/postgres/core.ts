@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import type { RetentionConfig } from '../store.js';
-import { DEFAULT_STATEMENT_TIMEOUTS, type StatementTimeouts, asStoreError, createPool } from './connection.js';
-import { PendingFold } from './fold.js';
+import { DEFAULT_STATEMENT_TIMEOUTS, type StatementTimeouts, createPool } from './connection.js';
+import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_VALUES_PER_DIMENSION } from '../common/resource-limits.js';
+import { FoldSchedule } from '../common/fold-schedule.js';
+import { PostgresFolder } from './fold.js';
 import { AdvisoryLeadership } from './leadership.js';
 import { MetricsWriter } from './writer/index.js';
 
@@ -20,14 +22,12 @@ export interface PostgresStoreOptions {
   maxInstances?: number;
   /** `statement_timeout` and `lock_timeout` of every pooled connection (default {@link DEFAULT_STATEMENT_TIMEOUTS}). */
   timeouts?: StatementTimeouts;
+  /** How often each replica folds between reads (see common/fold-schedule.ts); absent: only before reads, on flush and at close. */
+  foldIntervalMs?: number;
   warn?: (message: string) => void;
 }
 
 const DEFAULT_POOL_SIZE = 10;
-const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
-const DEFAULT_MAX_INSTANCES = 20_000;
-/** How often each replica folds between reads. */
-const FOLD_INTERVAL_MS = 1000;
 
 /**
  * What every role of the PostgreSQL store shares: the connection pool, the writer's caches (stream and series ids,
@@ -37,10 +37,9 @@ const FOLD_INTERVAL_MS = 1000;
 export class PostgresCore {
   readonly pool: pg.Pool;
   readonly writer: MetricsWriter;
-  readonly fold: PendingFold;
+  readonly fold: FoldSchedule;
   readonly lead: AdvisoryLeadership;
   readonly timeouts: StatementTimeouts;
-  private readonly foldTimer: NodeJS.Timeout;
 
   constructor(
     readonly options: PostgresStoreOptions,
@@ -51,28 +50,7 @@ export class PostgresCore {
     this.pool = createPool(options.url, options.poolSize ?? DEFAULT_POOL_SIZE, warn, this.timeouts);
     this.writer = new MetricsWriter(options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION, options.maxInstances ?? DEFAULT_MAX_INSTANCES);
     this.lead = new AdvisoryLeadership(options.url, warn);
-    this.fold = new PendingFold(this.pool);
-    // Between reads too, so that the pending rows stay few: every replica tries, and skips its turn while another
-    // one folds (reads wait for it instead).
-    this.foldTimer = setInterval(() => {
-      this.fold.background().catch((error: unknown) => warn(`extscope: folding pending increments failed (reads answer from what is folded; retried): ${(asStoreError(error) as Error).message}`));
-    }, FOLD_INTERVAL_MS);
-    this.foldTimer.unref();
-  }
-
-  /**
-   * A read of the rollups: the increments acknowledged by any replica until now are folded first. A fold that
-   * fails does not fail the read: it answers from what is folded, and the reader's `behind()` says so. Nor does a
-   * fold that cannot start: waiting for another replica's fold (or a lock on `pending_increments`) is bounded by
-   * `lock_timeout`, after which the read goes on without it.
-   */
-  async readFolded<T>(work: () => Promise<T>): Promise<T> {
-    await this.fold.run().catch(() => undefined);
-    try {
-      return await work();
-    } catch (error) {
-      throw asStoreError(error);
-    }
+    this.fold = new FoldSchedule(new PostgresFolder(this.pool), (message) => warn(`extscope: ${message}`), options.foldIntervalMs);
   }
 
   /** Several reads that must agree with each other: one snapshot. */
@@ -92,8 +70,8 @@ export class PostgresCore {
 
   /** Stops the timer, folds what is left, and closes the leadership's connection and the pool. */
   async close(stopJobs: () => Promise<void>): Promise<void> {
-    clearInterval(this.foldTimer);
-    await this.fold.run().catch(() => undefined);
+    this.fold.stop();
+    await this.fold.fold().catch(() => undefined);
     await stopJobs();
     await this.lead.close();
     await this.pool.end();

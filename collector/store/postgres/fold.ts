@@ -1,15 +1,16 @@
 import type pg from 'pg';
 import { MAX_STORED_COUNT } from '../common/columns.js';
+import type { Folder } from '../common/fold-schedule.js';
+import { ROLLUP_LEVELS, bucketOf } from '../common/rollup-levels.js';
 
 /** Increments moved per fold transaction: a bounded statement, however much piled up. */
 const FOLD_BATCH = 50_000;
 
 /**
- * For this long after a fold failed (a lock it waited for was not free within `lock_timeout`), a fold waits for
- * its locks only {@link BRIEF_LOCK_WAIT_MS}: one matrix read folds before each of its reads, and each would wait out
- * the lock again. A lock released meanwhile is taken at once, so the read still sees every acknowledged export.
+ * Just after a fold failed (a lock it waited for was not free within `lock_timeout`), a fold waits for its locks
+ * only this long: one matrix read folds before each of its reads, and each would wait out the lock again. A lock
+ * released meanwhile is taken at once, so the read still sees every acknowledged export.
  */
-const BRIEF_AFTER_FAILURE_MS = 2000;
 const BRIEF_LOCK_WAIT_MS = 50;
 
 /** One key for every extscope replica on this database: folds run one at a time, so their row locks never cross. */
@@ -21,10 +22,16 @@ const upsert = (table: string, owner: string, bucket: string, from: string, owne
   SELECT ${ownerColumn}, ${bucketExpression}, ${sum('value')} FROM ${from} GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = LEAST(${table}.count + excluded.count, ${MAX_STORED_COUNT})`;
 
+/** One CTE per rollup level: the series' levels sum the moved rows per series, the cells' levels per cell (both cells of each row). */
+const ADDED = ROLLUP_LEVELS.map((rollup) => {
+  const [from, owner] = rollup.owner === 'series' ? ['moved', 'series_id'] : ['cells', 'owner'];
+  return `${rollup.table}_added AS (${upsert(rollup.table, rollup.ownerColumn, rollup.bucket, from, owner, bucketOf(rollup, 'minute'))})`;
+}).join(',\n  ');
+
 /**
- * Moves a batch of pending increments into every rollup level in one statement: the rows are deleted from
- * `pending_increments` and their sums added, per (owner, bucket), to the series' minute and hour rollups and to both
- * cells' minute, hour and day rollups. Data-modifying CTEs all run, once, in the statement's transaction: the move is
+ * Moves a batch of pending increments into every rollup level (common/rollup-levels.ts) in one statement: the rows
+ * are deleted from `pending_increments` and their sums added, per (owner, bucket), to the series' levels and to both
+ * cells' levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
  * atomic. Rows committed after the statement began stay for the next fold.
  */
 const FOLD = `
@@ -33,89 +40,23 @@ const FOLD = `
     RETURNING minute, series_id, cell_id, all_cell_id, value
   ),
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
-  series_minutes AS (${upsert('series_minute', 'series_id', 'minute', 'moved', 'series_id', 'minute')}),
-  series_hours AS (${upsert('series_hour', 'series_id', 'hour', 'moved', 'series_id', 'minute / 60')}),
-  cell_minutes AS (${upsert('cell_minute', 'cell_id', 'minute', 'cells', 'owner', 'minute')}),
-  cell_hours AS (${upsert('cell_hour', 'cell_id', 'hour', 'cells', 'owner', 'minute / 60')}),
-  cell_days AS (${upsert('cell_day', 'cell_id', 'day', 'cells', 'owner', 'minute / 1440')})
+  ${ADDED}
   SELECT count(*)::integer AS moved FROM moved`;
 
 /**
- * The PostgreSQL store's fold: exports append their increments to `pending_increments` (no row shared between
- * exports, so replicas do not queue on each other's locks), and this adds them to the rollups, as the SQLite store
- * folds its point log. Reads fold first, so that every acknowledged export is in every read, on any replica.
+ * The PostgreSQL store's fold statement, run on the store's fold schedule (common/fold-schedule.ts): exports append
+ * their increments to `pending_increments` (no row shared between exports, so replicas do not queue on each other's
+ * locks), and this adds them to the rollups. One fold at a time over all replicas (an advisory lock).
  */
-export class PendingFold {
-  private running: Promise<void> | undefined;
-  private again = false;
-  /** The next pass must fold even if another replica is folding (a read joined): it waits for that one's lock. */
-  private mustFold = false;
-  /** Folds that failed since start; the last one failed (reads answer from what is folded). */
-  failures = 0;
-  failed = false;
-  /** When the last fold failed (undefined once one succeeded). */
-  private failedAtMs: number | undefined;
-
+export class PostgresFolder implements Folder {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Folds everything pending now, waiting for another replica's fold to finish first: for reads, which must see
-   * every acknowledged export. Concurrent callers share a fold under way, and one more runs after it when any caller
-   * arrived during it (what was committed just before that call must be in).
-   */
-  run(): Promise<void> {
-    this.mustFold = true;
-    if (this.running !== undefined) {
-      this.again = true;
-      return this.running;
-    }
-    return this.start();
-  }
-
-  /**
-   * Folds what is pending unless another replica is folding right now (it takes the rows pending, and this one's
-   * next turn the rest): for the timer between reads, so that replicas do not queue behind each other's folds.
-   */
-  background(): Promise<void> {
-    return this.running ?? this.start();
-  }
-
-  private start(): Promise<void> {
-    const fold = (async () => {
-      try {
-        do {
-          const wait = this.mustFold;
-          this.again = false;
-          this.mustFold = false;
-          const brief = this.failedAtMs !== undefined && Date.now() - this.failedAtMs < BRIEF_AFTER_FAILURE_MS;
-          await this.foldAll(wait, brief ? BRIEF_LOCK_WAIT_MS : undefined);
-        } while (this.again);
-        this.failed = false;
-        this.failedAtMs = undefined;
-      } catch (error) {
-        this.failures++;
-        this.failed = true;
-        this.failedAtMs = Date.now();
-        throw error;
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    this.running = fold;
-    return fold;
-  }
-
-  /** Whether anything waits: one cheap look, so that a read with nothing to fold costs one round trip. */
-  async pending(): Promise<boolean> {
-    const { rows } = await this.pool.query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending');
-    return rows[0]?.pending === true;
-  }
-
-  /**
    * `wait`: take the fold lock when another replica holds it; otherwise leave the fold to that one. Every lock is
-   * waited for `lock_timeout` (the pool's), or `lockWaitMs` when given.
+   * waited for `lock_timeout` (the pool's), or {@link BRIEF_LOCK_WAIT_MS} just after a failed fold.
    */
-  private async foldAll(wait: boolean, lockWaitMs?: number): Promise<void> {
+  async foldPending({ wait, recentlyFailed }: { wait: boolean; recentlyFailed: boolean }): Promise<void> {
+    const lockWaitMs = recentlyFailed ? BRIEF_LOCK_WAIT_MS : undefined;
     if (lockWaitMs === undefined && !(await this.pending())) return;
     const client = await this.pool.connect();
     try {
@@ -147,5 +88,11 @@ export class PendingFold {
       client.release(error as Error);
       throw error;
     }
+  }
+
+  /** Whether anything waits: one cheap look, so that a read with nothing to fold costs one round trip. */
+  private async pending(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending');
+    return rows[0]?.pending === true;
   }
 }

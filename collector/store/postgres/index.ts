@@ -8,7 +8,7 @@ import { PostgresIngest } from './ingest.js';
 import { PostgresLifecycle } from './lifecycle.js';
 import { findMigrationsDir, loadMigrations } from '../common/migrations.js';
 import { migrate } from './migrate.js';
-import { PostgresReader } from './reader.js';
+import { postgresReader } from './reader.js';
 
 export type { PostgresStoreOptions } from './core.js';
 
@@ -32,7 +32,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const core = new PostgresCore(options, migrations.at(-1)?.version ?? 0);
   return {
     ingest: new PostgresIngest(core),
-    reader: new PostgresReader(core),
+    reader: postgresReader(core),
     idLimits: new ExtensionIdLimitTable(core.pool),
     alerts: new AlertsTable(core.pool),
     deliveries: new DeliveryLog(core.pool),

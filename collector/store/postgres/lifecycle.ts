@@ -79,7 +79,7 @@ export class PostgresLifecycle implements StoreLifecycle {
 
   /** Everything acknowledged so far into the rollups. */
   flush(): Promise<void> {
-    return storeRead(() => this.core.fold.run());
+    return storeRead(() => this.core.fold.fold());
   }
 
   maintain(): Promise<void> {

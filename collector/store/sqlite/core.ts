@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { type RetentionConfig, StoreUnavailableError } from '../store.js';
+import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_VALUES_PER_DIMENSION } from '../common/resource-limits.js';
+import { FoldSchedule } from '../common/fold-schedule.js';
 import { findMigrationsDir, loadMigrations } from '../common/migrations.js';
 import { migrate } from './migrate.js';
 import { Folder } from './rollup.js';
@@ -24,14 +26,14 @@ export interface SqliteStoreOptions {
   maxValuesPerDimension?: number;
   /** Instances (service, instance id) kept; new ones past it are the service's instance `_OTHER`. Service names are bounded by `maxValuesPerDimension`. */
   maxInstances?: number;
+  /** How often the store folds between reads (see common/fold-schedule.ts); absent: only before reads, on flush and at close. */
+  foldIntervalMs?: number;
   /** Told about problems that do not stop the store: quarantined rows, a fold that failed (reads answer from what is stored). */
   warn?: (message: string) => void;
 }
 
 /** Logged increments folded per transaction: a few milliseconds of work between turns of the event loop. */
 const FOLD_STEP_ROWS = 1000;
-const DEFAULT_MAX_VALUES_PER_DIMENSION = 2000;
-const DEFAULT_MAX_INSTANCES = 20_000;
 
 /** SQLite failures that say nothing about the data: the sender should retry later. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM)/;
@@ -45,8 +47,8 @@ function asTransient(error: unknown): unknown {
  * What every role of the SQLite store shares: one better-sqlite3 connection in WAL mode, held exclusively (a second
  * collector on the same file is refused instead of corrupting the exactly-once bookkeeping); one queue for every
  * write (an export applied in steps keeps its transaction open across turns of the event loop, so nothing else may
- * write meanwhile); the fold of the point log into the rollups, which every read of the rollups awaits; and what the
- * last write failure was, for readiness.
+ * write meanwhile); the fold of the point log into the rollups, on the store's fold schedule; and what the last
+ * write failure was, for readiness.
  */
 export class SqliteCore {
   readonly db: Database.Database;
@@ -54,10 +56,9 @@ export class SqliteCore {
   readonly writer: MetricsWriter;
   /** The last write (apply, fold) failed for a reason of the database (disk full, read-only, I/O): until a write succeeds, not ready. */
   writeFailure: string | undefined;
-  foldFailures = 0;
   closed = false;
+  readonly fold: FoldSchedule;
   private readonly folder: Folder;
-  private foldFailed = false;
   private writes: Promise<unknown> = Promise.resolve();
 
   constructor(readonly options: SqliteStoreOptions) {
@@ -87,6 +88,7 @@ export class SqliteCore {
     const maxValues = options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION;
     this.writer = new MetricsWriter(this.db, options.clock, maxValues, { maxServices: maxValues, maxInstances: options.maxInstances ?? DEFAULT_MAX_INSTANCES });
     this.folder = new Folder(this.db);
+    this.fold = new FoldSchedule({ foldPending: () => this.foldPending() }, options.warn ?? (() => undefined), options.foldIntervalMs);
   }
 
   /** Runs `work` once every write before it has finished (writes are not interleaved). */
@@ -116,11 +118,6 @@ export class SqliteCore {
     return mapped;
   }
 
-  /** True when accepted exports may not be visible to reads yet (the last fold failed; reads answer from what is stored). */
-  behind(): boolean {
-    return this.writer.pendingRows && this.foldFailed;
-  }
-
   quarantined(): number {
     try {
       return this.folder.quarantined();
@@ -130,12 +127,11 @@ export class SqliteCore {
   }
 
   /**
-   * Folds what is pending, up to what was logged when it began, in steps of {@link FOLD_STEP_ROWS} increments,
-   * each a transaction of its own between the store's other writes, with a turn of the event loop between them.
-   * A failure does not fail the read that asked for it: the read answers from what is stored (and says it may be
-   * behind, see {@link behind}); `rethrow` is for the background fold, which logs it.
+   * The fold statement, for the store's fold schedule: folds what is pending, up to what was logged when it began,
+   * in steps of {@link FOLD_STEP_ROWS} increments, each a transaction of its own between the store's other writes,
+   * with a turn of the event loop between them.
    */
-  async foldPending(rethrow = false): Promise<void> {
+  private async foldPending(): Promise<void> {
     if (!this.writer.pendingRows || this.closed) return;
     let quarantined = 0;
     try {
@@ -153,14 +149,8 @@ export class SqliteCore {
         await yieldToEventLoop();
       }
     } catch (error) {
-      this.foldFailures++;
-      this.foldFailed = true;
-      const failure = this.failed(error);
-      if (rethrow) throw failure;
-      this.options.warn?.(`folding pending increments failed (${(error as Error).message}); reads answer from what is stored`);
-      return;
+      throw this.failed(error);
     }
-    this.foldFailed = false;
     if (quarantined > 0) {
       this.options.warn?.(`${quarantined} logged increments are not counts ingest accepts (beyond the per-stream bound, or not whole): quarantined, left out of the rollups`);
     }

@@ -4,7 +4,7 @@ import { SqliteCore, type SqliteStoreOptions } from './core.js';
 import { DeliveryLog } from './deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { SqliteLifecycle } from './lifecycle.js';
-import { SqliteReader } from './reader.js';
+import { sqliteReader } from './reader.js';
 import { ExtensionIdLimitTable } from './writer/extension-id-limits.js';
 
 export type { SqliteStoreOptions, Synchronous } from './core.js';
@@ -19,5 +19,5 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreRoles {
   const alerts = new AlertsTable(core);
   const deliveries = new DeliveryLog(core);
   const lifecycle = new SqliteLifecycle(core, deliveries, alerts);
-  return { ingest: new SqliteIngest(core), reader: new SqliteReader(core), idLimits: new ExtensionIdLimitTable(core), alerts, deliveries, lifecycle, backup: lifecycle };
+  return { ingest: new SqliteIngest(core), reader: sqliteReader(core), idLimits: new ExtensionIdLimitTable(core), alerts, deliveries, lifecycle, backup: lifecycle };
 }

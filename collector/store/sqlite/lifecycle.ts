@@ -1,7 +1,7 @@
 import { statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { MS_PER_DAY } from '../../model/time.js';
+import { retentionCutoffs } from '../common/windows.js';
 import { type AlertStateStore, type BackupResult, type Leadership, SOLE_LEADER, type StoreBackup, type StoreHealth, type StoreLifecycle, type StoreStats, StoreUnavailableError } from '../store.js';
 import type { SqliteCore } from './core.js';
 import type { DeliveryLog } from './deliveries.js';
@@ -76,20 +76,20 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
 
   async stats(): Promise<StoreStats> {
     const { writer } = this.core;
-    return { cumulativeStreams: writer.cumulativeStreams, quarantinedPoints: this.core.quarantined(), foldFailures: this.core.foldFailures, overflowedValues: writer.overflowedValues, overflowedInstances: writer.overflowedInstances };
+    return { cumulativeStreams: writer.cumulativeStreams, quarantinedPoints: this.core.quarantined(), foldFailures: this.core.fold.failures, overflowedValues: writer.overflowedValues, overflowedInstances: writer.overflowedInstances };
   }
 
   flush(): Promise<void> {
-    return this.core.foldPending(true);
+    return this.core.fold.fold();
   }
 
   async maintain(): Promise<void> {
     const { clock, retention } = this.core.options;
     await this.flush();
     // The delivery log is kept as long as the hourly rollups: it explains alerts of that whole range.
-    await this.core.exclusive(() => this.deliveries.dropBefore(clock() - retention.hourDays * MS_PER_DAY));
+    await this.core.exclusive(() => this.deliveries.dropBefore(retentionCutoffs(clock(), retention).historyMs));
     await this.retention.run();
-    await this.alerts.pruneAlerts(clock() - retention.hourDays * MS_PER_DAY);
+    await this.alerts.pruneAlerts(retentionCutoffs(clock(), retention).historyMs);
   }
 
   /**
@@ -100,7 +100,7 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
    */
   async backup(destination: string): Promise<BackupResult> {
     if (this.core.closed) throw new StoreUnavailableError('the store is closed');
-    await this.core.foldPending();
+    await this.core.fold.beforeRead();
     // Between exports: an export applied in steps keeps its transaction open across turns, and the copy must
     // not take its uncommitted pages.
     await this.core.exclusive(() => this.core.db.backup(destination));
@@ -121,9 +121,10 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
   close(): Promise<void> {
     const { core } = this;
     this.closing ??= (async () => {
+      core.fold.stop();
       await this.retention.stop();
       // What cannot be folded or checkpointed now (disk full, read-only) is folded at the next start.
-      await core.foldPending();
+      await core.fold.fold().catch(() => undefined);
       // After every write already queued.
       await core.exclusive(() => {
         core.closed = true;

@@ -1,20 +1,19 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../model/time.js';
+import { BOUNDED_DIMENSIONS } from '../common/dimension-limit-rule.js';
+import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
+import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
 import type { RetentionConfig } from '../store.js';
 
 const CHUNK = 2000;
-/** Upper bound on stored span examples, whatever the number of cells. */
-const MAX_EXAMPLES = 200_000;
 
 /**
- * Drops what is past its window. Rollup tables are keyed by (owner, bucket), which keeps reads to one seek
- * per owner; old buckets are therefore deleted owner by owner, in chunks that yield to the event loop so that
- * ingest keeps flowing. The minute pass runs when the cutoff has moved an hour, the hour pass once a day.
+ * Drops what is past its window (common/windows.ts). Rollup tables are keyed by (owner, bucket), which keeps reads
+ * to one seek per owner; old buckets are therefore deleted owner by owner, in chunks that yield to the event loop so
+ * that ingest keeps flowing.
  */
 export class Retention {
-  private minuteCutoffDone = Number.NEGATIVE_INFINITY;
-  private hourCutoffDone = Number.NEGATIVE_INFINITY;
+  private readonly passes = new RetentionPasses();
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly statements;
@@ -42,11 +41,7 @@ export class Retention {
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
       seriesIds: db.prepare('SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ?').pluck(),
       cellIds: db.prepare('SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ?').pluck(),
-      seriesMinute: db.prepare('DELETE FROM series_minute WHERE series_id = ? AND minute < ?'),
-      seriesHour: db.prepare('DELETE FROM series_hour WHERE series_id = ? AND hour < ?'),
-      cellMinute: db.prepare('DELETE FROM cell_minute WHERE cell_id = ? AND minute < ?'),
-      cellHour: db.prepare('DELETE FROM cell_hour WHERE cell_id = ? AND hour < ?'),
-      cellDay: db.prepare('DELETE FROM cell_day WHERE cell_id = ? AND day < ?'),
+      levels: new Map(ROLLUP_LEVELS.map((rollup) => [rollup, db.prepare(`DELETE FROM ${rollup.table} WHERE ${rollup.ownerColumn} = ? AND ${rollup.bucket} < ?`)])),
       goneInstances: db.prepare('SELECT id FROM instances WHERE last_seen_ms < ?').pluck(),
       dropInstanceState: db.prepare('DELETE FROM cumulative_state WHERE stream_id IN (SELECT st.id FROM streams st JOIN series s ON s.id = st.series_id WHERE s.instance_ref = ?)'),
       dropInstanceStreams: db.prepare('DELETE FROM streams WHERE series_id IN (SELECT id FROM series WHERE instance_ref = ?)'),
@@ -56,7 +51,7 @@ export class Retention {
       dropInstanceAdvertised: db.prepare('DELETE FROM advertised WHERE instance_ref = ?'),
       dropInstanceCounts: db.prepare('DELETE FROM advertised_counts WHERE instance_ref = ?'),
       dropInstance: db.prepare('DELETE FROM instances WHERE id = ?'),
-      unusedDimensionValues: ['server_name', 'server_version', 'method', 'protocol_version', 'client_name', 'client_version', 'status_code'].map((column) =>
+      unusedDimensionValues: BOUNDED_DIMENSIONS.map((column) =>
         db.prepare(`DELETE FROM dimension_values WHERE dimension = '${column}' AND value NOT IN (SELECT ${column} FROM series WHERE ${column} IS NOT NULL)`),
       ),
     };
@@ -78,37 +73,30 @@ export class Retention {
   }
 
   private async pass(): Promise<void> {
-    const now = this.clock();
+    const cutoffs = retentionCutoffs(this.clock(), this.retention);
     const s = this.statements;
-    const dedupCutoffNs = msToNanos(now - this.retention.dedupHours * MS_PER_HOUR);
-    const minuteCutoff = Math.floor((now - this.retention.minuteDays * MS_PER_DAY) / MS_PER_MINUTE);
-    const hourCutoff = Math.floor((now - this.retention.hourDays * MS_PER_DAY) / MS_PER_HOUR);
 
     const superseded = await this.exclusive(this.db.transaction(() => {
-      s.pointLog.run(dedupCutoffNs);
-      s.oldExamples.run(minuteCutoff * MS_PER_MINUTE);
-      s.oldIdLimits.run(Math.floor((now - this.retention.dedupHours * MS_PER_HOUR) / MS_PER_HOUR));
+      s.pointLog.run(cutoffs.dedupNs);
+      s.oldExamples.run(cutoffs.examplesMs);
+      s.oldIdLimits.run(cutoffs.idLimitHour);
       s.excessExamples.run();
       // An older incarnation's baseline goes once its successor started before the dedup window: any point of
       // the old one is then older than the window and refused anyway.
-      return s.supersededState.run({ cutoff: dedupCutoffNs }).changes;
+      return s.supersededState.run({ cutoff: cutoffs.dedupNs }).changes;
     }));
     if (superseded > 0) this.deleted('cumulative_state');
 
-    if (minuteCutoff - this.minuteCutoffDone >= 60 && !this.stopped) {
-      await this.perOwner(s.seriesIds, [[s.seriesMinute, minuteCutoff]]);
-      await this.perOwner(s.cellIds, [[s.cellMinute, minuteCutoff]]);
-      if (!this.stopped) this.minuteCutoffDone = minuteCutoff;
+    const due = this.passes.due(cutoffs);
+    for (const owner of ['series', 'cell'] as const) {
+      const levels = due.levels.filter(({ rollup }) => rollup.owner === owner);
+      if (levels.length > 0 && !this.stopped) await this.perOwner(owner === 'series' ? s.seriesIds : s.cellIds, levels.map(({ rollup, before }) => [s.levels.get(rollup) as Database.Statement, before]));
     }
-    if (hourCutoff - this.hourCutoffDone >= 24 && !this.stopped) {
-      await this.perOwner(s.seriesIds, [[s.seriesHour, hourCutoff]]);
-      await this.perOwner(s.cellIds, [
-        [s.cellHour, hourCutoff],
-        [s.cellDay, Math.floor(hourCutoff / 24)],
-      ]);
-      if (this.stopped) return;
-      await this.exclusive(() => this.dropGoneInstances(hourCutoff * MS_PER_HOUR));
-      this.hourCutoffDone = hourCutoff;
+    if (this.stopped) return;
+    if (due.minute) this.passes.minutePassDone(cutoffs);
+    if (due.hour) {
+      await this.exclusive(() => this.dropGoneInstances(cutoffs.silentInstancesMs));
+      this.passes.hourPassDone(cutoffs);
     }
   }
 

@@ -1,15 +1,16 @@
 import type Database from 'better-sqlite3';
 import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
 import { MAX_STORED_COUNT } from '../common/columns.js';
+import { ROLLUP_LEVELS, type RollupLevel, bucketOf } from '../common/rollup-levels.js';
 import { safeSum } from './sql.js';
 
 /** A `point_log` row the fold can add: a whole number within the per-stream bound (what ingest lets in). */
 const FOLDABLE = `typeof(value) = 'integer' AND value BETWEEN 0 AND ${MAX_COUNT_PER_STREAM_MINUTE}`;
 
 /**
- * Adds the increments logged since the last fold (`point_log.seq` > `meta.folded_seq`) to every rollup level at
- * once (series per minute and hour; cells, per service and over all services, per minute, hour and day), in
- * one transaction. Set-based: increments from many exports to the same bucket become one upsert. Hourly and
+ * The SQLite store's fold statement: adds the increments logged since the last fold (`point_log.seq` >
+ * `meta.folded_seq`) to every rollup level (common/rollup-levels.ts; cells per service and over all services) at
+ * once, in one transaction. Set-based: increments from many exports to the same bucket become one upsert. Hourly and
  * daily levels are therefore never behind the minutes ("downsampling" is continuous); retention later drops
  * the minutes.
  *
@@ -29,21 +30,13 @@ export class Folder {
 
   constructor(db: Database.Database) {
     // The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
-    const upsert = (table: string, owner: string, bucket: string, expression: string, source = owner): Database.Statement =>
+    const upsert = (rollup: RollupLevel, source: string): Database.Statement =>
       db.prepare(`
-        INSERT INTO ${table} (${owner}, ${bucket}, count)
-        SELECT ${source}, ${expression}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE} GROUP BY 1, 2
-        ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = min(count + excluded.count, ${MAX_STORED_COUNT})`);
-    this.statements = [
-      upsert('series_minute', 'series_id', 'minute', 'minute'),
-      upsert('series_hour', 'series_id', 'hour', 'minute / 60'),
-      upsert('cell_minute', 'cell_id', 'minute', 'minute'),
-      upsert('cell_hour', 'cell_id', 'hour', 'minute / 60'),
-      upsert('cell_day', 'cell_id', 'day', 'minute / 1440'),
-      upsert('cell_minute', 'cell_id', 'minute', 'minute', 'all_cell_id'),
-      upsert('cell_hour', 'cell_id', 'hour', 'minute / 60', 'all_cell_id'),
-      upsert('cell_day', 'cell_id', 'day', 'minute / 1440', 'all_cell_id'),
-    ];
+        INSERT INTO ${rollup.table} (${rollup.ownerColumn}, ${rollup.bucket}, count)
+        SELECT ${source}, ${bucketOf(rollup, 'minute')}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE} GROUP BY 1, 2
+        ON CONFLICT (${rollup.ownerColumn}, ${rollup.bucket}) DO UPDATE SET count = min(count + excluded.count, ${MAX_STORED_COUNT})`);
+    // A cell level takes each increment twice: for its service's cell and for the all-services cell.
+    this.statements = ROLLUP_LEVELS.flatMap((rollup) => (rollup.owner === 'series' ? [upsert(rollup, 'series_id')] : [upsert(rollup, 'cell_id'), upsert(rollup, 'all_cell_id')]));
     this.watermark = db.prepare("SELECT value FROM meta WHERE key = 'folded_seq'").pluck();
     this.advance = db.prepare("UPDATE meta SET value = @upto WHERE key = 'folded_seq'");
     this.newestSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM point_log').pluck();

@@ -277,6 +277,18 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.reader.cellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['new@1.0 declared: 2']);
     });
 
+    it('every bounded dimension frees its values with its series: an outcome no series keeps any more is admitted again, not _OTHER', async () => {
+      await reopen({ maxValuesPerDimension: 1 });
+      const first = await store.ingest.applyMetrics(batch([{ client: 'old', outcome: 'complete', start: 0, time: 1, value: 1 }], 'i-old'));
+      expect(first.counts.map((count) => count.dims.outcome)).toEqual(['complete']);
+      now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
+      await store.lifecycle.maintain();
+      const t = (now - T0) / MS_PER_MINUTE;
+      const later = await store.ingest.applyMetrics(batch([{ client: 'new', outcome: 'tool_error', start: t - 2, time: t - 1, value: 2 }], 'i-new'));
+      expect(later.counts.map((count) => `${count.dims.clientName} ${count.dims.outcome}: ${count.count}`)).toEqual(['new tool_error: 2']);
+      expect((await store.lifecycle.stats()).overflowedValues).toBe(0);
+    });
+
     it('applies delta points: totals per matrix cell, per service, per instance', async () => {
       const result = await store.ingest.applyMetrics(
         batch([
@@ -500,6 +512,17 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(i1?.counts).toEqual([{ serverName: 'server', serverVersion: '1.0', count: 1, current: true }]);
       expect(instances[0]).toMatchObject({ advertisedMs: null, advertised: [], counts: [] });
       expect((await store.reader.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
+    });
+
+    it('two resources of one instance in one export number their advertisement generations in turn: the later collection is current', async () => {
+      const advertised = (extensionId: string, minutes: number): Partial<ResourceBatch> => ({
+        advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint: 'f', timeMs: T0 + minutes * MS_PER_MINUTE }],
+      });
+      const [first, second] = [batch([], 'i-1', 'svc', advertised(TASKS, 1)), batch([], 'i-1', 'svc', advertised(UI, 2))];
+      await store.ingest.applyMetrics({ ...first, resources: [...first.resources, ...second.resources] });
+      const [instance] = await store.reader.instances({});
+      expect(instance?.advertisedMs).toBe(T0 + 2 * MS_PER_MINUTE);
+      expect(instance?.advertised.map((row) => `${row.extensionId} ${row.current}`)).toEqual([`${TASKS} false`, `${UI} true`]);
     });
 
     it('an instance past the instance cap is stored under _OTHER with its counts, and what it advertises is not recorded', async () => {

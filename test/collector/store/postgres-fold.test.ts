@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MS_PER_MINUTE } from '../../../collector/model/time.js';
-import { PendingFold } from '../../../collector/store/postgres/fold.js';
+import { FoldSchedule } from '../../../collector/store/common/fold-schedule.js';
+import { PostgresFolder } from '../../../collector/store/postgres/fold.js';
 import { openPostgresStore } from '../../../collector/store/postgres/index.js';
 import { testDatabases } from './postgres-server.js';
 
@@ -16,7 +17,7 @@ describe('PostgreSQL pending fold between replicas', () => {
     await databases.dropAll();
   });
 
-  it('while another replica folds, the background fold leaves the rows to it, and a read-time fold waits for it and then folds them', async () => {
+  it('while another replica folds, the scheduled fold leaves the rows to it, and a read-time fold waits for it and then folds them', async () => {
     const url = await databases.create();
     // The schema, as a collector makes it.
     await (await openPostgresStore({ url, clock: () => T0, retention: { minuteDays: 2, hourDays: 10, dedupHours: 6 }, examplesPerCell: 1 })).lifecycle.close();
@@ -28,11 +29,11 @@ describe('PostgreSQL pending fold between replicas', () => {
     const other = await pool.connect();
     await other.query('BEGIN');
     await other.query(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`);
-    const fold = new PendingFold(pool);
-    await fold.background();
+    const folder = new PostgresFolder(pool);
+    await folder.foldPending({ wait: false, recentlyFailed: false });
     expect(await pending()).toBe(1);
     let read = false;
-    const reading = fold.run().then(() => (read = true));
+    const reading = new FoldSchedule(folder, () => undefined, undefined).fold().then(() => (read = true));
     // Still waiting for the lock a while later; the row untouched.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(read).toBe(false);

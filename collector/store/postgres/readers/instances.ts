@@ -6,13 +6,13 @@ import type { Queryable } from '../connection.js';
 const FILTER = '($1::text IS NULL OR i.service = $1::text) AND i.last_seen_ms >= $2';
 
 /**
- * Instances with the full history of what they advertised (as sqlite/readers/instances.ts). The three reads
+ * Instances with the full history of what they advertised (common/rows.ts decides which rows are current). The three reads
  * share one snapshot (REPEATABLE READ, read only), so that an instance and its advertisements agree even
  * while another replica is writing them.
  */
 export async function readInstances(db: Queryable, query: InstancesQuery): Promise<InstanceRecord[]> {
   const parameters = [query.service ?? null, query.seenSinceMs ?? Number.MIN_SAFE_INTEGER];
-  // Ordered as SQLite orders them: NULL first, then bytewise (the C collation), whatever the database's locale.
+  // In the order every store lists them: NULL first, then bytewise (the C collation), whatever the database's locale.
   const rows = (await db.query<InstanceRow>(`SELECT i.* FROM instances i WHERE ${FILTER} ORDER BY i.service COLLATE "C" NULLS FIRST, i.instance_id COLLATE "C" NULLS FIRST`, parameters)).rows;
   const advertised = (
     await db.query<AdvertisedRow>(

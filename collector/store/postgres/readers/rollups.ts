@@ -1,6 +1,7 @@
+import { CELL_LEVELS, SERIES_LEVELS, stepLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellTotals } from '../../../model/records.js';
-import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE } from '../../../model/time.js';
+import { MS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
@@ -13,11 +14,6 @@ const sum = (table: string, bucket: string, owner: string, id: string, from: str
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
 const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.flag);
 const STEP_COLUMNS = FLAG_COLUMNS;
-const LEVELS = [
-  { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
-  { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
-  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
-] as const;
 
 /** `column AS "key"`: rows come back keyed as the records are (quoted: PostgreSQL folds bare names to lower case). */
 const selected = (columns: readonly DimColumn[], table = ''): string => columns.map((column) => `${table}${column.column} AS "${column.key}"`).join(', ');
@@ -27,10 +23,6 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
   return rows as T[];
 }
 
-const SERIES_LEVELS = [
-  { table: 'series_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
-  { table: 'series_minute', bucket: 'minute', minutes: 1 },
-] as const;
 /** A series' cell columns, extension series without their declaration state (as their cells). */
 const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ');
 /**
@@ -48,9 +40,8 @@ const OLDEST = new NamedStatement(`
   WHERE (@service::text IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service::text)`);
 
 /**
- * The rollup reads of the SQLite store (sqlite/readers/rollups.ts), in PostgreSQL's dialect, on the same plan: a
- * statement sums only the plan's non-empty ranges (one statement per shape), as there. One difference, for speed
- * with the same result: its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from inlining the subquery,
+ * The rollup reads, on the bucket plan of common/bucket-plan.ts: a statement sums only the plan's non-empty ranges
+ * (one statement per shape). Its per-row total is computed once (`OFFSET 0` keeps PostgreSQL from inlining the subquery,
  * which would evaluate every sum again for the `n > 0` filter).
  */
 export class RollupsReader {
@@ -67,7 +58,7 @@ export class RollupsReader {
   ) {
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     this.steps = new Map(
-      LEVELS.map((level) => [
+      CELL_LEVELS.map((level) => [
         level.table,
         new NamedStatement(`
           SELECT ((@m0::bigint + ((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) * @step::bigint) * ${MS_PER_MINUTE})::bigint AS "tMs",
@@ -113,13 +104,13 @@ export class RollupsReader {
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
   }
 
-  /** The start of the oldest minute the matrix rollups hold (all services, or one service's), as the SQLite store finds it. */
+  /** The start of the oldest minute the matrix rollups hold (all services, or one service's); common/queries.ts turns it into a time. */
   async historyStart(query: HistoryQuery): Promise<number | null> {
     const [row] = await OLDEST.all<{ minute: number | null; hour: number | null }>(this.db, { service: query.service ?? null });
     return historyStartMs(row?.minute ?? null, row?.hour ?? null);
   }
 
-  /** Per instance, from the series rollups (no daily level), as the SQLite store reads them. */
+  /** Per instance, from the series rollups (no daily level). */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     query.signal?.throwIfAborted();
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
@@ -167,7 +158,7 @@ export class RollupsReader {
   /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
   async serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
     query.signal?.throwIfAborted();
-    const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
+    const level = stepLevel(SERIES_LEVELS, query.stepMinutes);
     return this.stepRows(this.unknownSteps.get(level.table) as NamedStatement, level.minutes, query);
   }
 
@@ -206,7 +197,7 @@ export class RollupsReader {
 
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
     query.signal?.throwIfAborted();
-    const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
+    const level = stepLevel(CELL_LEVELS, query.stepMinutes);
     return this.stepRows(this.steps.get(level.table) as NamedStatement, level.minutes, query);
   }
 

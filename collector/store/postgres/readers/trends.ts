@@ -1,6 +1,6 @@
+import type { RollupLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
 import {
-  type TrendLevel,
   type TrendMeasure,
   TrendMeasures,
   type TrendQuery,
@@ -11,8 +11,8 @@ import {
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
-/** As in sqlite/readers/trends.ts: the cell rollups without an instance filter, that instance's series with one. */
-function source(bySeries: boolean, level: TrendLevel): string {
+/** The rows a trend sums: the cell rollups without an instance filter, that instance's series with one. */
+function source(bySeries: boolean, level: RollupLevel): string {
   const slot = `((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) AS slot`;
   const range = `b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint`;
   if (!bySeries) {
@@ -57,7 +57,7 @@ const MEASURES = {
 } as const;
 
 
-/** Sums per time step over the rollups, from the coarsest level the step allows (as sqlite/readers/trends.ts). */
+/** Sums per time step over the rollups, from the coarsest level the step allows (common/trends.ts plans it and shapes the rows). */
 export class TrendsReader extends TrendMeasures {
   private readonly statements = new Map<string, NamedStatement>();
 

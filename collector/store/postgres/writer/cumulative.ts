@@ -1,29 +1,31 @@
-import type { CounterPoint } from '../../../model/batches.js';
-import { type CumulativeState, convertCumulative } from '../../common/cumulative-rule.js';
+import type { CumulativeState } from '../../common/cumulative-rule.js';
+import { type PlannedPoint, type StateWrite, StreamStarts } from '../../common/ingest-plan.js';
+import { Temporality } from '../../../model/batches.js';
 import type { Queryable } from '../connection.js';
 
-export interface CumulativePoint {
+interface StateKey {
   streamId: number;
-  point: CounterPoint;
+  startNs: bigint;
 }
 
-const stateKey = (streamId: number, startNs: bigint): string => `${streamId}:${startNs}`;
-
 /**
- * Cumulative → increment, per stream and start time, by the rule both stores share (store/cumulative-rule.ts).
- * Several replicas may receive consecutive exports of one stream, so the state is read and written
- * under its row lock: every state row the export touches is created if absent (as end −1, value 0, which
- * converts exactly as "no state") and locked FOR UPDATE, both in (stream, start) order so that two exports
- * never wait on each other in opposite orders; a concurrent export of the same stream waits for this one's
- * commit and then converts against its result.
+ * The cumulative conversion state, loaded for an export's points and written as the ingest plan moves it. Several
+ * replicas may receive consecutive exports of one stream, so it is read and written under its row lock: every
+ * state row the export touches is created if absent (as end −1, value 0, read back as no state) and locked FOR
+ * UPDATE, both in (stream, start) order so that two exports never wait on each other in opposite orders; a
+ * concurrent export of the same stream waits for this one's commit and then converts against its result.
  */
-export class CumulativeConversion {
-  /** Increments in point order; `undefined` where the point adds nothing (a retry or out of order). */
-  async increments(db: Queryable, points: readonly CumulativePoint[]): Promise<(number | undefined)[]> {
-    if (points.length === 0) return [];
-    const keys = new Map<string, { streamId: number; startNs: bigint }>();
-    for (const { streamId, point } of points) keys.set(stateKey(streamId, point.startNs), { streamId, startNs: point.startNs });
-    const sorted = [...keys.values()].sort((a, b) => a.streamId - b.streamId || (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
+export class CumulativeStates {
+  /** The stored state of every cumulative point's (stream, start time), each row locked until the transaction ends. */
+  async load(db: Queryable, entries: readonly PlannedPoint[]): Promise<StreamStarts<CumulativeState>> {
+    const states = new StreamStarts<CumulativeState>();
+    const keys = new StreamStarts<StateKey>();
+    for (const { point, stream } of entries) {
+      if (point.temporality !== Temporality.Delta && !keys.has(stream.streamId, point.startNs)) keys.add(stream.streamId, point.startNs, { streamId: stream.streamId, startNs: point.startNs });
+    }
+    const sorted = [...keys.values()];
+    if (sorted.length === 0) return states;
+    sorted.sort((a, b) => a.streamId - b.streamId || (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
     const streams = sorted.map((key) => key.streamId);
     const starts = sorted.map((key) => key.startNs.toString());
     await db.query(
@@ -38,22 +40,19 @@ export class CumulativeConversion {
        ORDER BY c.stream_id, c.start_ns FOR UPDATE OF c`,
       [streams, starts],
     );
-    const states = new Map<string, CumulativeState>(rows.map((row) => [stateKey(row.stream_id, BigInt(row.start_ns)), { endNs: BigInt(row.end_ns), value: row.value }]));
-    const increments: (number | undefined)[] = [];
-    for (const { streamId, point } of points) {
-      const key = stateKey(streamId, point.startNs);
-      // A row created just now (end −1, value 0) converts as no state at all.
-      const converted = convertCumulative(states.get(key) ?? { endNs: -1n, value: 0 }, point);
-      increments.push(converted?.increment);
-      if (converted !== undefined) states.set(key, converted.state);
-    }
-    const changed = sorted.map((key) => states.get(stateKey(key.streamId, key.startNs)) as CumulativeState);
+    // A row created just now (end −1) is no state at all.
+    for (const row of rows) if (row.end_ns !== '-1') states.add(row.stream_id, BigInt(row.start_ns), { endNs: BigInt(row.end_ns), value: row.value });
+    return states;
+  }
+
+  /** The rows are there and locked ({@link load}): one statement moves them all. */
+  async write(db: Queryable, writes: readonly StateWrite[]): Promise<void> {
+    if (writes.length === 0) return;
     await db.query(
       `UPDATE cumulative_state c SET end_ns = k.e, value = k.v
        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS k (s, st, e, v)
-       WHERE c.stream_id = k.s AND c.start_ns = k.st AND (c.end_ns <> k.e OR c.value <> k.v)`,
-      [streams, starts, changed.map((state) => state.endNs.toString()), changed.map((state) => state.value)],
+       WHERE c.stream_id = k.s AND c.start_ns = k.st`,
+      [writes.map((write) => write.streamId), writes.map((write) => write.startNs.toString()), writes.map((write) => write.state.endNs.toString()), writes.map((write) => write.state.value)],
     );
-    return increments;
   }
 }

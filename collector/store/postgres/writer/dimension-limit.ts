@@ -1,12 +1,6 @@
-import { type AttributeSpec, OVERFLOW_VALUE, REQUEST_ATTRIBUTES } from '../../../../contract/index.js';
 import type { SeriesDims } from '../../../model/batches.js';
+import { type DimensionValue, DimensionState, boundedValues } from '../../common/dimension-limit-rule.js';
 import type { Queryable } from '../connection.js';
-
-/** The sender-controlled string dimensions of a series (the extension id has a limit of its own). */
-const BOUNDED = (REQUEST_ATTRIBUTES as readonly AttributeSpec[]).filter((attribute) => attribute.sender === true && attribute.type === 'string').map((attribute) => ({
-  key: attribute.key as Exclude<keyof SeriesDims, 'kind'>,
-  column: attribute.column,
-}));
 
 /**
  * Takes the transaction-scoped lock under which new streams, series, cells and dimension values are created.
@@ -19,9 +13,9 @@ export async function lockIdentityCreation(db: Queryable): Promise<void> {
 }
 
 /**
- * Bounds the distinct values of every sender-controlled dimension (`dimension_values`), as the SQLite store
- * does: a new value once its dimension holds `maxValues` is stored as `_OTHER`, and counted. Runs inside the
- * apply transaction, under {@link lockIdentityCreation}, only for series not seen before.
+ * Loads what the dimension limit (common/dimension-limit-rule.ts) needs for an export's new series, in two
+ * statements, and stores the values it admits in one. Runs inside the apply transaction, under
+ * {@link lockIdentityCreation}.
  */
 export class DimensionLimit {
   /** Values folded into `_OTHER` by this collector since start (for /metrics). */
@@ -29,29 +23,36 @@ export class DimensionLimit {
 
   constructor(private readonly maxValues: number) {}
 
-  /** `kept`: values this transaction already found or added (under the lock, they stay so until it commits). */
-  async apply(db: Queryable, dims: Readonly<SeriesDims>, kept: Set<string>): Promise<Readonly<SeriesDims>> {
-    let out: SeriesDims | undefined;
-    for (const { key, column } of BOUNDED) {
-      const value = dims[key];
-      if (typeof value !== 'string' || value === OVERFLOW_VALUE) continue;
-      const memo = `${column}\u0000${value}`;
-      if (kept.has(memo)) continue;
-      const known = await db.query('SELECT 1 FROM dimension_values WHERE dimension = $1 AND value = $2', [column, value]);
-      if (known.rowCount !== 0) {
-        kept.add(memo);
-        continue;
-      }
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM dimension_values WHERE dimension = $1', [column]);
-      if ((rows[0]?.n ?? 0) < this.maxValues) {
-        await db.query('INSERT INTO dimension_values (dimension, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [column, value]);
-        kept.add(memo);
-        continue;
-      }
-      out ??= { ...dims };
-      (out as Record<string, unknown>)[key] = OVERFLOW_VALUE;
-      this.overflowed++;
+  /** The dimensions as stored of each of `list`, in order. */
+  async apply(db: Queryable, list: readonly Readonly<SeriesDims>[]): Promise<Readonly<SeriesDims>[]> {
+    const wanted = new Map<string, DimensionValue>();
+    for (const dims of list) for (const entry of boundedValues(dims)) wanted.set(`${entry.dimension}\u0000${entry.value}`, entry);
+    if (wanted.size === 0) return [...list];
+    const state = new DimensionState();
+    const values = [...wanted.values()];
+    const { rows: known } = await db.query<DimensionValue>(
+      'SELECT d.dimension, d.value FROM dimension_values d JOIN unnest($1::text[], $2::text[]) AS k (dimension, value) ON d.dimension = k.dimension AND d.value = k.value',
+      [values.map((entry) => entry.dimension), values.map((entry) => entry.value)],
+    );
+    for (const row of known) state.knownValue(row.dimension, row.value);
+    const unknown = [...new Set(values.filter((entry) => !state.has(entry.dimension, entry.value)).map((entry) => entry.dimension))];
+    if (unknown.length > 0) {
+      const { rows: counts } = await db.query<{ dimension: string; n: number }>('SELECT dimension, count(*)::bigint AS n FROM dimension_values WHERE dimension = ANY($1::text[]) GROUP BY dimension', [unknown]);
+      for (const row of counts) state.count(row.dimension, Number(row.n));
     }
-    return out ?? dims;
+    const admitted: DimensionValue[] = [];
+    const stored = list.map((dims) => {
+      const limited = state.limit(dims, this.maxValues);
+      admitted.push(...limited.admitted);
+      this.overflowed += limited.overflowed;
+      return limited.dims;
+    });
+    if (admitted.length > 0) {
+      await db.query('INSERT INTO dimension_values (dimension, value) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING', [
+        admitted.map((entry) => entry.dimension),
+        admitted.map((entry) => entry.value),
+      ]);
+    }
+    return stored;
   }
 }

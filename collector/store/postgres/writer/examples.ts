@@ -1,31 +1,16 @@
 import type { SpanExample } from '../../../model/batches.js';
-import { exampleCellKey, identityHash } from '../../common/identity.js';
+import { planExamples } from '../../common/examples-plan.js';
 import type { Queryable } from '../connection.js';
 
-/**
- * Keeps the newest few example requests per matrix cell, as the SQLite store does (sqlite/writer/examples.ts).
- * Cells are written in hash order, so that two exports trimming the same cells lock them in the same order.
- */
+/** Writes the example requests each matrix cell keeps (common/examples-plan.ts), cells in the plan's (hash) order. */
 export class ExamplesWriter {
   constructor(private readonly perCell: number) {}
 
   /** Must run inside a transaction. Returns how many examples were stored. */
   async write(db: Queryable, examples: readonly SpanExample[]): Promise<number> {
-    const byCell = new Map<string, { cellHash: Buffer; extensionId: string | null; list: SpanExample[] }>();
-    for (const example of examples) {
-      const ids = new Set<string | null>([null, ...example.clientExtensions, ...example.serverExtensions, ...example.required]);
-      for (const extensionId of ids) {
-        const key = exampleCellKey(example.service, example.clientName, example.clientVersion, extensionId);
-        let cell = byCell.get(key);
-        if (cell === undefined) byCell.set(key, (cell = { cellHash: identityHash(key), extensionId, list: [] }));
-        cell.list.push(example);
-      }
-    }
-    const cells = [...byCell.values()].sort((a, b) => Buffer.compare(a.cellHash, b.cellHash));
     let stored = 0;
-    for (const { cellHash, extensionId, list } of cells) {
-      list.sort((a, b) => b.startMs - a.startMs);
-      for (const example of list.slice(0, this.perCell)) {
+    for (const { cellHash, extensionId, examples: list } of planExamples(examples, this.perCell)) {
+      for (const example of list) {
         const result = await db.query(
           `INSERT INTO span_examples (cell_hash, service, instance_id, client_name, client_version, extension_id, trace_id, span_id,
              name, method, outcome, status_code, client_declaration, start_ms, duration_ms, client_extensions, server_extensions, negotiated, required)

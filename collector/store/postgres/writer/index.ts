@@ -1,29 +1,15 @@
-import { type CounterPoint, type MetricsBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
-import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
-import { addRejected } from '../../../model/rejections.js';
-import { NANOS_PER_MINUTE } from '../../../model/time.js';
-import { AppliedCounts } from '../../common/applied-counts.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound, seriesDimsSql, storedDims } from '../../common/columns.js';
+import type { CounterPoint, MetricsBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
+import type { ApplyResult } from '../../../model/records.js';
+import { type AdvertisingState, planAdvertisements } from '../../common/advertisement-plan.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
+import { IngestPlan, KEY_VERSION, type LogRow, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
 import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import type { Queryable } from '../connection.js';
-import { recordsAdvertisements } from '../../common/overflow-rule.js';
-import { applyAdvertised } from './advertised.js';
-import { CumulativeConversion } from './cumulative.js';
+import { writeAdvertised } from './advertised.js';
+import { CumulativeStates } from './cumulative.js';
 import { DimensionLimit, lockIdentityCreation } from './dimension-limit.js';
 import { ResourceLimit } from './resource-limit.js';
-
-/** The `streams.key_version` of keys this writer makes (as the SQLite store's). */
-const KEY_VERSION = 2;
-
-interface StreamRef {
-  streamId: number;
-  seriesId: number;
-  cellId: number;
-  allCellId: number;
-  /** As stored (after the dimension limit): what applied counts are labelled with. */
-  dims: Readonly<SeriesDims>;
-}
 
 interface StreamRow {
   h: string;
@@ -52,7 +38,7 @@ const UPSERT_INSTANCE = `
       .map((column) => `${column} = coalesce(excluded.${column}, instances.${column}),`)
       .join('\n    ')}
     last_seen_ms = GREATEST(instances.last_seen_ms, excluded.last_seen_ms)
-  RETURNING id`;
+  RETURNING id, advertised_ms, advertise_gen`;
 const SELECT_STREAMS = `
   SELECT encode(s.key_hash, 'hex') AS h, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, ${seriesDimsSql('r')}
   FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ANY($1::bytea[])`;
@@ -70,26 +56,11 @@ const INSERT_LOG = `
   pending AS (INSERT INTO pending_increments (minute, series_id, cell_id, all_cell_id, value) SELECT * FROM logged)
   SELECT * FROM logged`;
 
-/** An increment as the fold adds it to the rollups: its minute, series and both cells. */
-interface Increment {
-  minute: number;
-  seriesId: number;
-  cellId: number;
-  allCellId: number;
-  value: number;
-}
-
-/** One logged increment: its identity (end, stream, start) and where it adds. */
-interface LogRow extends Increment {
-  endNs: bigint;
-  streamId: number;
-  startNs: bigint;
-}
-
 /**
- * Applies one metrics batch inside the caller's transaction, with the SQLite store's rules, made safe for
- * several replicas writing at once: everything is decided by the database under row locks, nothing by this
- * process's memory (no id caches: another replica's retention may delete what a cache would still name).
+ * Applies one metrics batch inside the caller's transaction, as the ingest plan decides (common/ingest-plan.ts),
+ * made safe for several replicas writing at once: the state the plan needs is loaded under row locks, nothing is
+ * taken from this process's memory (no id caches: another replica's retention may delete what a cache would still
+ * name).
  *
  * Locks are taken in one order by every export, each kind in key order: instance rows (the upsert), the
  * identity-creation lock (only for new streams), cumulative state rows, dedup keys in `point_log`, then the
@@ -98,7 +69,7 @@ interface LogRow extends Increment {
  * rollup rows every export of a minute shares.
  */
 export class MetricsWriter {
-  private readonly cumulative = new CumulativeConversion();
+  private readonly cumulative = new CumulativeStates();
   private readonly dimensionLimit: DimensionLimit;
   private readonly resourceLimit: ResourceLimit;
 
@@ -122,82 +93,47 @@ export class MetricsWriter {
   }
 
   async apply(db: Queryable, batch: MetricsBatch): Promise<ApplyResult> {
-    const result: ApplyResult = { applied: 0, duplicates: 0, counts: [] };
     const now = this.clock();
     const resources = batch.resources
-      .map((resourceBatch) => ({ resourceBatch, resource: resourceBatch.resource, hash: identityHash(instanceKey(resourceBatch.resource)), instanceId: 0 }))
+      .map((resourceBatch) => ({ resourceBatch, resource: resourceBatch.resource, hash: identityHash(instanceKey(resourceBatch.resource)), instance: { id: 0, advertised_ms: null as number | null, advertise_gen: 0 } }))
       .sort((a, b) => Buffer.compare(a.hash, b.hash));
     for (const entry of resources) {
       // An instance past the cap is stored as `_OTHER` (its streams stay its own).
       const resource = (entry.resource = await this.resourceLimit.apply(db, entry.resourceBatch.resource));
       const hash = resource === entry.resourceBatch.resource ? entry.hash : identityHash(instanceKey(resource));
-      const { rows } = await db.query<{ id: number }>(UPSERT_INSTANCE, [hash, ...INSTANCE_COLUMNS.map((column) => resource[column.key]), now]);
-      entry.instanceId = rows[0]?.id as number;
+      const { rows } = await db.query<{ id: number; advertised_ms: number | null; advertise_gen: number }>(UPSERT_INSTANCE, [hash, ...INSTANCE_COLUMNS.map((column) => resource[column.key]), now]);
+      entry.instance = rows[0] as (typeof entry)['instance'];
     }
 
-    const counted = resources.flatMap(({ resourceBatch, resource, instanceId }) =>
-      resourceBatch.counters
-        // A zero delta changes nothing, so it needs neither a stream nor a log row.
-        .filter((point) => point.temporality !== Temporality.Delta || point.value !== 0)
-        .map((point) => ({ point, instanceId, resource, hash: identityHash(streamKey(point.streamScope, point.streamAttributes)) })),
+    const counted = resources.flatMap(({ resourceBatch, resource, instance }) =>
+      resourceBatch.counters.filter(needsStream).map((point) => ({ point, instanceId: instance.id, resource, hash: identityHash(streamKey(point.streamScope, point.streamAttributes)) })),
     );
     const streams = await this.streams(db, counted);
+    const entries = counted.map(({ point, hash, resource }): PlannedPoint => ({ point, stream: streams.get(hash.toString('hex')) as StreamRef, service: resource.service }));
 
-    const logRows: LogRow[] = [];
-    let deltaRows = 0;
-    /** Each logged series' service and stored dimensions, to label what the log takes. */
-    const logged = new Map<number, { service: string | null; dims: Readonly<SeriesDims> }>();
-    const cumulativePoints: { streamId: number; point: CounterPoint; stream: StreamRef; service: string | null }[] = [];
-    for (const { point, hash, resource } of counted) {
-      const stream = streams.get(hash.toString('hex')) as StreamRef;
-      logged.set(stream.seriesId, { service: resource.service, dims: stream.dims });
-      if (point.temporality === Temporality.Delta) {
-        logRows.push(this.logRow(point, stream, point.value));
-        deltaRows++;
-      } else cumulativePoints.push({ streamId: stream.streamId, point, stream, service: resource.service });
-    }
-    const increments = await this.cumulative.increments(db, cumulativePoints);
-    increments.forEach((increment, index) => {
-      const { point, stream, service } = cumulativePoints[index] as (typeof cumulativePoints)[number];
-      if (increment === undefined) {
-        result.duplicates++;
-        return;
-      }
-      if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
-        // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
-        addRejected((result.rejections ??= []), 'count_too_large', service);
-        return;
-      }
-      result.applied++;
-      // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
-      if (increment > 0) logRows.push(this.logRow(point, stream, increment));
-    });
-    const cumulativeRows = logRows.length - deltaRows;
-    const inserted = await this.log(db, logRows);
-    const deltaInserted = inserted.length - cumulativeRows;
-    result.applied += deltaInserted;
-    result.duplicates += deltaRows - deltaInserted;
-    const counts = new AppliedCounts();
-    for (const increment of inserted) {
-      const series = logged.get(increment.seriesId) as { service: string | null; dims: Readonly<SeriesDims> };
-      counts.add(increment.seriesId, series.service, series.dims, increment.value);
-    }
-    result.counts = counts.list();
+    const plan = new IngestPlan();
+    const planned = plan.points(entries, await this.cumulative.load(db, entries));
+    await this.cumulative.write(db, planned.states);
+    const inserted = await this.log(db, planned.log);
+    for (const row of inserted) plan.added(row.series_id, row.value);
+    plan.logged(planned, inserted.length);
 
-    for (const { resourceBatch, resource, instanceId } of resources) {
-      if (recordsAdvertisements(resourceBatch.resource, resource)) await applyAdvertised(db, instanceId, resourceBatch);
+    // As the instance upserts found them, then as this export moves them (two resources of one instance number their generations in turn).
+    const advertising = new Map<number, AdvertisingState>();
+    for (const { resourceBatch, resource, instance } of resources) {
+      const state = advertising.get(instance.id) ?? { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen };
+      const advertisements = planAdvertisements(resourceBatch, resource, state);
+      if (advertisements === undefined) continue;
+      await writeAdvertised(db, instance.id, advertisements);
+      advertising.set(instance.id, advertisements.instance ?? state);
     }
-    return result;
-  }
-
-  private logRow(point: CounterPoint, stream: StreamRef, value: number): LogRow {
-    return { endNs: point.timeNs, streamId: stream.streamId, startNs: point.startNs, minute: Number(point.timeNs / NANOS_PER_MINUTE), seriesId: stream.seriesId, cellId: stream.cellId, allCellId: stream.allCellId, value };
+    return plan.result();
   }
 
   /** Inserts the rows whose identity is new (a retry's rows, from any replica, are already there); returns those. */
-  private async log(db: Queryable, rows: readonly LogRow[]): Promise<Increment[]> {
+  private async log(db: Queryable, rows: readonly LogRow[]): Promise<{ series_id: number; value: number }[]> {
     if (rows.length === 0) return [];
-    const { rows: inserted } = await db.query<{ minute: number; series_id: number; cell_id: number; all_cell_id: number; value: number }>(INSERT_LOG, [
+    const { rows: inserted } = await db.query<{ series_id: number; value: number }>(INSERT_LOG, [
       rows.map((row) => row.endNs.toString()),
       rows.map((row) => row.streamId),
       rows.map((row) => row.startNs.toString()),
@@ -207,7 +143,7 @@ export class MetricsWriter {
       rows.map((row) => row.allCellId),
       rows.map((row) => row.value),
     ]);
-    return inserted.map((row) => ({ minute: row.minute, seriesId: row.series_id, cellId: row.cell_id, allCellId: row.all_cell_id, value: row.value }));
+    return inserted;
   }
 
   /** Every stream of the batch, by key hash (hex): found in one query, the new ones created under the identity lock. */
@@ -244,27 +180,25 @@ export class MetricsWriter {
    * the cells, series and streams not stored yet are inserted, each kind in one statement.
    */
   private async createStreams(db: Queryable, entries: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[], found: Map<string, StreamRef>): Promise<void> {
-    const kept = new Set<string>();
     const cells = new Map<string, { hash: Buffer; values: unknown[]; id?: number }>();
     const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; dims: Readonly<SeriesDims>; id?: number }>();
     const streams: { hex: string; hash: Buffer; seriesHex: string; temporality: number }[] = [];
     const cellFor = (scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): string => {
       const hash = identityHash(cellKey(scope, service, dims));
       const hex = hash.toString('hex');
-      // An extension cell does not keep the request's declaration state.
-      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
-      if (!cells.has(hex)) cells.set(hex, { hash, values: [hash, scope, dims.kind, service, ...values] });
+      if (!cells.has(hex)) cells.set(hex, { hash, values: [hash, scope, dims.kind, service, ...cellValues(dims)] });
       return hex;
     };
-    for (const { point, instanceId, resource, hash } of entries) {
-      const dims = await this.dimensionLimit.apply(db, point.dims, kept);
+    const limited = await this.dimensionLimit.apply(db, entries.map((entry) => entry.point.dims));
+    for (const [index, { point, instanceId, resource, hash }] of entries.entries()) {
+      const dims = limited[index] as Readonly<SeriesDims>;
       const seriesHash = identityHash(seriesKey(instanceId, dims));
       const seriesHex = seriesHash.toString('hex');
       if (!series.has(seriesHex)) {
         const cell = cellFor(CellScope.Service, resource.service, dims);
         const allCell = cellFor(CellScope.AllServices, null, dims);
         // A series found by key holds exactly these dimensions: the key is made from them.
-        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...SERIES_COLUMNS.map((column) => bound(column, dims))], cellKey: cell, allCellKey: allCell, dims });
+        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...seriesValues(dims)], cellKey: cell, allCellKey: allCell, dims });
       }
       streams.push({ hex: hash.toString('hex'), hash, seriesHex, temporality: point.temporality });
     }

@@ -1,6 +1,5 @@
-import { OVERFLOW_VALUE } from '../../../../contract/index.js';
 import type { ResourceIdentity } from '../../../model/batches.js';
-import type { ResourceLimits } from '../../common/resource-limits.js';
+import { type ResourceLimits, limitResource, resourceCandidates } from '../../common/resource-limits.js';
 import { identityHash, instanceKey } from '../../common/identity.js';
 import type { Queryable } from '../connection.js';
 import { lockIdentityCreation } from './dimension-limit.js';
@@ -8,9 +7,9 @@ import { lockIdentityCreation } from './dimension-limit.js';
 const MAX_COUNTED = 100_000;
 
 /**
- * Bounds service names and instances as the SQLite store does (sqlite/writer/resource-limit.ts): a new one past
- * its limit is stored as `_OTHER`, its streams kept apart. Known instances are the rows of `instances`; a new one
- * is decided under the identity-creation lock, so that two replicas cannot both take the last place.
+ * Loads what the resource limit (common/resource-limits.ts) needs, in one statement: known instances are the rows
+ * of `instances`; a new one is decided under the identity-creation lock, so that two replicas cannot both take the
+ * last place.
  */
 export class ResourceLimit {
   /** Instances stored under `_OTHER` by this collector since start (for /metrics), each once while remembered. */
@@ -22,19 +21,20 @@ export class ResourceLimit {
 
   /** The resource as stored: the same object when its instance is known or still fits. Inside the apply transaction. */
   async apply(db: Queryable, resource: ResourceIdentity): Promise<ResourceIdentity> {
-    if (await this.known(db, resource.service, resource.instanceId)) return resource;
+    const { rowCount } = await db.query('SELECT 1 FROM instances WHERE key_hash = $1', [identityHash(instanceKey(resource))]);
+    if (rowCount !== 0) return resource;
     await lockIdentityCreation(db);
-    // Another replica may have created it while this export waited for the lock.
-    if (await this.known(db, resource.service, resource.instanceId)) return resource;
-    let { service, instanceId } = resource;
-    if (service !== null && service !== OVERFLOW_VALUE && (await db.query('SELECT 1 FROM instances WHERE service = $1 LIMIT 1', [service])).rowCount === 0) {
-      const { rows } = await db.query<{ n: number }>('SELECT count(DISTINCT service)::bigint AS n FROM instances');
-      if ((rows[0]?.n ?? 0) >= this.limits.maxServices) service = OVERFLOW_VALUE;
-    }
-    if (service === resource.service || !(await this.known(db, service, instanceId))) {
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM instances');
-      if ((rows[0]?.n ?? 0) >= this.limits.maxInstances) instanceId = OVERFLOW_VALUE;
-    }
+    // Read under the lock: another replica may have created it while this export waited.
+    const candidates = resourceCandidates(resource);
+    const { rows } = await db.query<{ known: number[]; service_known: boolean; services: number; instances: number }>(
+      `SELECT array(SELECT k.i FROM unnest($1::bytea[]) WITH ORDINALITY AS k (h, i) JOIN instances ON key_hash = k.h)::int[] AS known,
+         EXISTS (SELECT 1 FROM instances WHERE service = $2) AS service_known,
+         (SELECT count(DISTINCT service) FROM instances)::bigint AS services, (SELECT count(*) FROM instances)::bigint AS instances`,
+      [candidates.map((candidate) => identityHash(instanceKey(candidate))), resource.service],
+    );
+    const row = rows[0] as { known: number[]; service_known: boolean; services: number; instances: number };
+    const knownInstances = new Set(row.known.map((ordinal) => instanceKey(candidates[ordinal - 1] as ResourceIdentity)));
+    const { service, instanceId } = limitResource(resource, { knownInstances, serviceKnown: row.service_known, services: Number(row.services), instances: Number(row.instances) }, this.limits);
     if (service === resource.service && instanceId === resource.instanceId) return resource;
     const key = instanceKey(resource);
     if (!this.counted.has(key)) {
@@ -43,10 +43,5 @@ export class ResourceLimit {
       this.overflowed++;
     }
     return { ...resource, service, instanceId };
-  }
-
-  private async known(db: Queryable, service: string | null, instanceId: string | null): Promise<boolean> {
-    const { rowCount } = await db.query('SELECT 1 FROM instances WHERE key_hash = $1', [identityHash(instanceKey({ service, instanceId }))]);
-    return rowCount !== 0;
   }
 }

@@ -1,8 +1,9 @@
+import { CELL_LEVELS, SERIES_LEVELS, stepLevel } from '../../common/rollup-levels.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
-import { MINUTES_PER_DAY, MINUTES_PER_HOUR, MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
+import { MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
 import { type BucketPlan, CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
 import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
@@ -43,15 +44,6 @@ const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.fl
 /** A series' cell columns, extension series without their declaration state (as their cells). */
 const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ');
 const STEP_COLUMNS = FLAG_COLUMNS;
-const SERIES_LEVELS = [
-  { table: 'series_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
-  { table: 'series_minute', bucket: 'minute', minutes: 1 },
-] as const;
-const LEVELS = [
-  { table: 'cell_day', bucket: 'day', minutes: MINUTES_PER_DAY },
-  { table: 'cell_hour', bucket: 'hour', minutes: MINUTES_PER_HOUR },
-  { table: 'cell_minute', bucket: 'minute', minutes: 1 },
-] as const;
 
 /**
  * Cells (or series) summed per statement run: a few milliseconds of work, after which the read yields to the event
@@ -207,7 +199,7 @@ export class RollupsReader {
     // would scan every cell of the scope for each chunk).
     const stepsOf = (where: string): Map<string, Database.Statement> =>
       new Map(
-        LEVELS.map((level) => [
+        CELL_LEVELS.map((level) => [
           level.table,
           db.prepare(`
           SELECT CAST(@m0 + CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) * @step AS INTEGER) * ${MS_PER_MINUTE} AS tMs,
@@ -271,7 +263,7 @@ export class RollupsReader {
 
   /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
   serverUnknownStepTotals(query: StepQuery): StepTotal[] {
-    const level = SERIES_LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? SERIES_LEVELS[1];
+    const level = stepLevel(SERIES_LEVELS, query.stepMinutes);
     return this.stepRows(this.unknownSteps.get(level.table), level.minutes, query);
   }
 
@@ -280,7 +272,7 @@ export class RollupsReader {
    * of cells, as {@link cellTotals}: a step may come back in several rows, which the analysis adds up.
    */
   async stepTotals(query: StepQuery): Promise<StepTotal[]> {
-    const level = LEVELS.find((candidate) => query.stepMinutes % candidate.minutes === 0) ?? LEVELS[2];
+    const level = stepLevel(CELL_LEVELS, query.stepMinutes);
     const cells = query.service === undefined ? { read: this.allCells, steps: this.steps.all } : { read: this.serviceCells, steps: this.steps.service };
     const totals: StepTotal[] = [];
     for (let after = 0; ; ) {

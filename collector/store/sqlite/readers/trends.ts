@@ -1,8 +1,8 @@
+import type { RollupLevel } from '../../common/rollup-levels.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import {
-  type TrendLevel,
   type TrendMeasure,
   TrendMeasures,
   type TrendQuery,
@@ -31,7 +31,7 @@ const OWNERS: Record<Owners, string> = {
  * Without an instance filter the cell rollups (no instance dimension) are read; with one, that instance's
  * series. The `-32021` figures need `required` and `status_code`, which only the series keep.
  */
-function source(owners: Owners, level: TrendLevel): string {
+function source(owners: Owners, level: RollupLevel): string {
   // Parameters are bound as REAL: the division would give fractions without the cast.
   const slot = `CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot`;
   const range = `b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1`;
@@ -50,7 +50,7 @@ const requiredSeries = (row = ''): string => `((${row}kind = 0 AND ${row}status_
  * {@link source} narrowed to {@link requiredSeries}, from their ids: few among very many series, and no index
  * finds them (CROSS JOIN: SQLite keeps this order, from the few ids out). One read, no chunks.
  */
-function requiredSource(level: TrendLevel): string {
+function requiredSource(level: RollupLevel): string {
   return `SELECT CAST((b.${level.bucket} * ${level.minutes} - @m0) / @step AS INTEGER) AS slot, c.*
       FROM temp.required_series r CROSS JOIN series c ON c.id = r.id CROSS JOIN instances i ON i.id = c.instance_ref
         JOIN ${level.table} b ON b.series_id = c.id AND b.${level.bucket} >= @b0 AND b.${level.bucket} < @b1

@@ -1,18 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { ResourceBatch } from '../../../model/batches.js';
+import type { AdvertisementPlan } from '../../common/advertisement-plan.js';
 
-export interface AdvertisingInstance {
-  id: number;
-  advertised_ms: number | null;
-  advertise_gen: number;
-}
-
-/**
- * What each instance advertises, in generations: a gauge collection newer than the last one starts a new
- * generation, and the rows it touches are what the instance advertises now. Points of the same collection
- * time (an export split by a forwarding collector) join the current generation; older ones only widen
- * first/last seen. Absent server name, version or fingerprint are stored as ''.
- */
+/** Writes what an instance advertises, as the ingest plan numbered it (common/advertisement-plan.ts). */
 export class AdvertisedWriter {
   private readonly setAdvertised: Database.Statement;
   private readonly upsertAdvertised: Database.Statement;
@@ -38,23 +27,9 @@ export class AdvertisedWriter {
   }
 
   /** Must run inside the apply transaction. */
-  apply(instance: AdvertisingInstance, batch: ResourceBatch): void {
-    if (batch.advertised.length === 0 && batch.advertisedCounts.length === 0) return;
-    let newest = Number.NEGATIVE_INFINITY;
-    for (const point of batch.advertised) newest = Math.max(newest, point.timeMs);
-    for (const point of batch.advertisedCounts) newest = Math.max(newest, point.timeMs);
-    let generation = instance.advertise_gen;
-    if (instance.advertised_ms === null || newest > instance.advertised_ms) {
-      generation++;
-      this.setAdvertised.run(newest, generation, instance.id);
-    }
-    const currentMs = Math.max(newest, instance.advertised_ms ?? newest);
-    const genFor = (timeMs: number): number => (timeMs >= currentMs ? generation : 0);
-    for (const point of batch.advertised) {
-      this.upsertAdvertised.run(instance.id, point.serverName ?? '', point.serverVersion ?? '', point.extensionId, point.fingerprint ?? '', point.timeMs, point.timeMs, genFor(point.timeMs));
-    }
-    for (const point of batch.advertisedCounts) {
-      this.upsertCount.run(instance.id, point.serverName ?? '', point.serverVersion ?? '', point.count, point.timeMs, point.timeMs, genFor(point.timeMs));
-    }
+  write(instanceId: number, plan: AdvertisementPlan): void {
+    if (plan.instance !== undefined) this.setAdvertised.run(plan.instance.advertisedMs, plan.instance.generation, instanceId);
+    for (const row of plan.advertised) this.upsertAdvertised.run(instanceId, ...row);
+    for (const [serverName, serverVersion, count, timeMs, generation] of plan.counts) this.upsertCount.run(instanceId, serverName, serverVersion, count, timeMs, timeMs, generation);
   }
 }

@@ -1,13 +1,14 @@
 import type Database from 'better-sqlite3';
-import type { CounterPoint } from '../../../model/batches.js';
-import { convertCumulative } from '../../common/cumulative-rule.js';
+import type { CumulativeState } from '../../common/cumulative-rule.js';
+import { type PlannedPoint, type StateWrite, StreamStarts } from '../../common/ingest-plan.js';
+import { Temporality } from '../../../model/batches.js';
 
 /**
- * Cumulative → increment, per stream and start time (one state row per sender incarnation, so that a late
- * point from before a restart still lands against its own baseline), by the rule in store/cumulative-rule.ts.
- * The state lives in the database only (memory does not grow with streams); its size is counted for /metrics.
+ * The cumulative conversion state (one row per stream and sender start time), loaded for the points of an apply
+ * and written as the ingest plan moves it. It lives in the database only (memory does not grow with streams); its
+ * size is counted for /metrics.
  */
-export class CumulativeConversion {
+export class CumulativeStates {
   private readonly select: Database.Statement;
   private readonly upsert: Database.Statement;
   private readonly count: Database.Statement;
@@ -23,14 +24,23 @@ export class CumulativeConversion {
     this.size = this.recount();
   }
 
-  /** Must run inside the apply transaction. `undefined`: the point adds nothing (a retry or out of order). */
-  increment(streamId: number, point: CounterPoint): number | undefined {
-    const stored = this.select.get(streamId, point.startNs) as { endNs: bigint; value: bigint } | undefined;
-    const converted = convertCumulative(stored === undefined ? undefined : { endNs: stored.endNs, value: Number(stored.value) }, point);
-    if (converted === undefined) return undefined;
-    if (stored === undefined) this.size++;
-    this.upsert.run(streamId, point.startNs, converted.state.endNs, converted.state.value);
-    return converted.increment;
+  /** The stored state of every cumulative point's (stream, start time). Inside the apply transaction. */
+  load(entries: readonly PlannedPoint[]): StreamStarts<CumulativeState> {
+    const states = new StreamStarts<CumulativeState>();
+    for (const { point, stream } of entries) {
+      if (point.temporality === Temporality.Delta || states.has(stream.streamId, point.startNs)) continue;
+      const stored = this.select.get(stream.streamId, point.startNs) as { endNs: bigint; value: bigint } | undefined;
+      if (stored !== undefined) states.add(stream.streamId, point.startNs, { endNs: stored.endNs, value: Number(stored.value) });
+    }
+    return states;
+  }
+
+  /** Inside the apply transaction. */
+  write(writes: readonly StateWrite[]): void {
+    for (const { streamId, startNs, state, created } of writes) {
+      this.upsert.run(streamId, startNs, state.endNs, state.value);
+      if (created) this.size++;
+    }
   }
 
   recount(): number {

@@ -1,17 +1,11 @@
 import type Database from 'better-sqlite3';
-import { type AttributeSpec, OVERFLOW_VALUE, REQUEST_ATTRIBUTES } from '../../../../contract/index.js';
 import type { SeriesDims } from '../../../model/batches.js';
-
-/** The sender-controlled string dimensions of a series (the extension id has a limit of its own). */
-const BOUNDED = (REQUEST_ATTRIBUTES as readonly AttributeSpec[]).filter((attribute) => attribute.sender === true && attribute.type === 'string').map((attribute) => ({
-  key: attribute.key as Exclude<keyof SeriesDims, 'kind'>,
-  column: attribute.column,
-}));
+import { DimensionState, boundedValues } from '../../common/dimension-limit-rule.js';
 
 /**
- * Bounds the distinct values of every sender-controlled dimension (`dimension_values`): a new value once its
- * dimension holds `maxValues` is stored as `_OTHER`, and counted. Runs inside the apply transaction, only for
- * series not seen before; the state is the database's, so a restart or another replica decides the same.
+ * Loads what the dimension limit (common/dimension-limit-rule.ts) needs for a new series and stores the values it
+ * admits (`dimension_values`). Runs inside the apply transaction, only for series not seen before; the state is
+ * the database's, so a restart decides the same.
  */
 export class DimensionLimit {
   private readonly known: Database.Statement;
@@ -31,19 +25,14 @@ export class DimensionLimit {
 
   /** The dimensions as stored: unchanged (the same object) when every value is known or still fits. */
   apply(dims: Readonly<SeriesDims>): Readonly<SeriesDims> {
-    let out: SeriesDims | undefined;
-    for (const { key, column } of BOUNDED) {
-      const value = dims[key];
-      if (typeof value !== 'string' || value === OVERFLOW_VALUE) continue;
-      if (this.known.get(column, value) !== undefined) continue;
-      if ((this.count.get(column) as number) < this.maxValues) {
-        this.insert.run(column, value);
-        continue;
-      }
-      out ??= { ...dims };
-      (out as Record<string, unknown>)[key] = OVERFLOW_VALUE;
-      this.overflowed++;
+    const state = new DimensionState();
+    for (const { dimension, value } of boundedValues(dims)) {
+      if (this.known.get(dimension, value) !== undefined) state.knownValue(dimension, value);
+      else if (!state.hasCount(dimension)) state.count(dimension, this.count.get(dimension) as number);
     }
-    return out ?? dims;
+    const limited = state.limit(dims, this.maxValues);
+    for (const { dimension, value } of limited.admitted) this.insert.run(dimension, value);
+    this.overflowed += limited.overflowed;
+    return limited.dims;
   }
 }

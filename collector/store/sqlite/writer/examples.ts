@@ -1,11 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { SpanExample } from '../../../model/batches.js';
-import { exampleCellKey, identityHash } from '../../common/identity.js';
+import { planExamples } from '../../common/examples-plan.js';
 
-/**
- * Keeps the newest few example requests per matrix cell: (service, client name, client version) with no
- * extension (the row) and with each extension the request involved (the cells). A sample for drill-down only.
- */
+/** Writes the example requests each matrix cell keeps (common/examples-plan.ts): a sample for drill-down only. */
 export class ExamplesWriter {
   private readonly insert: Database.Statement;
   private readonly trim: Database.Statement;
@@ -26,22 +23,9 @@ export class ExamplesWriter {
 
   /** Must run inside a transaction. Returns how many examples were stored. */
   write(examples: readonly SpanExample[]): number {
-    // Keep only the newest `perCell` of this batch per cell before touching the table.
-    const byCell = new Map<string, { extensionId: string | null; list: SpanExample[] }>();
-    for (const example of examples) {
-      const ids = new Set<string | null>([null, ...example.clientExtensions, ...example.serverExtensions, ...example.required]);
-      for (const extensionId of ids) {
-        const key = exampleCellKey(example.service, example.clientName, example.clientVersion, extensionId);
-        let cell = byCell.get(key);
-        if (cell === undefined) byCell.set(key, (cell = { extensionId, list: [] }));
-        cell.list.push(example);
-      }
-    }
     let stored = 0;
-    for (const [key, { extensionId, list }] of byCell) {
-      const cellHash = identityHash(key);
-      list.sort((a, b) => b.startMs - a.startMs);
-      for (const example of list.slice(0, this.perCell)) {
+    for (const { cellHash, extensionId, examples: list } of planExamples(examples, this.perCell)) {
+      for (const example of list) {
         stored += this.insert.run({
           cellHash,
           service: example.service,

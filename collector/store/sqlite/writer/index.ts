@@ -1,20 +1,18 @@
 import type Database from 'better-sqlite3';
-import { type CounterPoint, type MetricsBatch, type ResourceBatch, type ResourceIdentity, type SeriesDims, SeriesKind, Temporality } from '../../../model/batches.js';
-import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../../model/records.js';
-import { addRejected } from '../../../model/rejections.js';
-import { NANOS_PER_MINUTE } from '../../../model/time.js';
-import { AppliedCounts } from '../../common/applied-counts.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, bound, seriesDimsSql, storedDims } from '../../common/columns.js';
-import { recordsAdvertisements } from '../../common/overflow-rule.js';
-import { AdvertisedWriter, type AdvertisingInstance } from './advertised.js';
-import { CumulativeConversion } from './cumulative.js';
-import { DimensionLimit } from './dimension-limit.js';
+import type { CounterPoint, MetricsBatch, ResourceBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
+import type { ApplyResult } from '../../../model/records.js';
+import { planAdvertisements } from '../../common/advertisement-plan.js';
+import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
-import { LOG_COLUMNS, PointLog } from './point-log.js';
+import { IngestPlan, KEY_VERSION, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
 import type { ResourceLimits } from '../../common/resource-limits.js';
+import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
+import { AdvertisedWriter } from './advertised.js';
+import { CumulativeStates } from './cumulative.js';
+import { DimensionLimit } from './dimension-limit.js';
+import { PointLog } from './point-log.js';
 import { ResourceLimit } from './resource-limit.js';
 import { StagedCache, StagedCache2 } from './staged-cache.js';
-import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 
 /**
  * Points applied between two turns of the event loop: a large export is applied in one transaction, but in steps
@@ -22,19 +20,12 @@ import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
  */
 export const APPLY_STEP_POINTS = 250;
 
-/** The `streams.key_version` of keys this writer makes (schema 1 keyed streams by attribute position). */
-const KEY_VERSION = 2;
+type SeriesRef = Omit<StreamRef, 'streamId'>;
 
-interface SeriesRef {
-  seriesId: number;
-  cellId: number;
-  allCellId: number;
-  /** As stored (after the dimension limit): what applied counts are labelled with. */
-  dims: Readonly<SeriesDims>;
-}
-
-interface StreamRef extends SeriesRef {
-  streamId: number;
+interface InstanceRow {
+  id: number;
+  advertised_ms: number | null;
+  advertise_gen: number;
 }
 
 /** A stream row selected with its series' stored dimensions. */
@@ -47,17 +38,17 @@ function streamRef(row: unknown): StreamRef | undefined {
 const placeholders = (count: number): string => Array.from({ length: count }, () => '?').join(', ');
 
 /**
- * Applies one metrics batch inside the caller's transaction: resolves instances, cells, series and streams,
- * turns points into increments exactly once (dedup keys for delta, per-stream state for cumulative) and logs
- * them in `point_log` for the fold; records what each instance advertises. Caches learnt here are staged;
- * the store commits or rolls them back with the transaction.
+ * Applies one metrics batch inside the caller's transaction, as the ingest plan decides (common/ingest-plan.ts):
+ * resolves instances, cells, series and streams, loads the cumulative state of each step's points, and writes
+ * what the plan returns (state rows, `point_log` rows for the fold, what each instance advertises). Caches learnt
+ * here are staged; the store commits or rolls them back with the transaction.
  */
 export class MetricsWriter {
   private readonly streams = new StagedCache2<StreamRef>(200_000);
   private readonly series = new StagedCache<SeriesRef>(200_000);
   private readonly cells = new StagedCache<number>(100_000);
   private readonly log: PointLog;
-  private readonly cumulative: CumulativeConversion;
+  private readonly cumulative: CumulativeStates;
   private readonly advertised: AdvertisedWriter;
   private readonly dimensionLimit: DimensionLimit;
   private readonly resourceLimit: ResourceLimit;
@@ -105,7 +96,7 @@ export class MetricsWriter {
       ),
     };
     this.log = new PointLog(db);
-    this.cumulative = new CumulativeConversion(db);
+    this.cumulative = new CumulativeStates(db);
     this.advertised = new AdvertisedWriter(db);
     this.schema1Streams = this.statements.countSchema1Streams.get() as number;
   }
@@ -129,12 +120,10 @@ export class MetricsWriter {
    * up to {@link APPLY_STEP_POINTS} points; the last one returns the result.
    */
   *apply(batch: MetricsBatch): Generator<void, ApplyResult, void> {
-    const result: ApplyResult = { applied: 0, duplicates: 0, counts: [] };
-    const counts = new AppliedCounts();
+    const plan = new IngestPlan();
     const now = this.clock();
-    for (const resourceBatch of batch.resources) yield* this.applyResource(resourceBatch, now, result, counts);
-    result.counts = counts.list();
-    return result;
+    for (const resourceBatch of batch.resources) yield* this.applyResource(resourceBatch, now, plan);
+    return plan.result();
   }
 
   /**
@@ -177,63 +166,32 @@ export class MetricsWriter {
     this.schema1Streams = this.statements.countSchema1Streams.get() as number;
   }
 
-  private *applyResource(batch: ResourceBatch, now: number, result: ApplyResult, counts: AppliedCounts): Generator<void, void, void> {
+  private *applyResource(batch: ResourceBatch, now: number, plan: IngestPlan): Generator<void, void, void> {
     const resource = this.resourceLimit.apply(batch.resource);
     const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...INSTANCE_COLUMNS.map((column) => resource[column.key]), {
       now,
-    }) as AdvertisingInstance;
+    }) as InstanceRow;
 
-    // Log rows of LOG_COLUMNS values: end, stream, start, minute, series, cell, all-services cell, increment.
-    let rows: (bigint | number)[] = [];
-    let deltaRows = 0;
-    /** The stored dimensions of the series rows were logged for (a series is one instance's, so one service's). */
-    const logged = new Map<number, Readonly<SeriesDims>>();
-    const added = (seriesId: number, value: number): void => counts.add(seriesId, resource.service, logged.get(seriesId) as Readonly<SeriesDims>, value);
-    const logRows = (): void => {
-      const cumulativeRows = rows.length / LOG_COLUMNS - deltaRows;
-      const inserted = this.log.insert(rows, added);
+    let entries: PlannedPoint[] = [];
+    const writeStep = (): void => {
+      const planned = plan.points(entries, this.cumulative.load(entries));
+      this.cumulative.write(planned.states);
+      const inserted = this.log.insert(planned.log, (seriesId, value) => plan.added(seriesId, value));
       if (inserted > 0) this.unfolded = true;
-      const deltaInserted = inserted - cumulativeRows;
-      result.applied += deltaInserted;
-      result.duplicates += deltaRows - deltaInserted;
-      rows = [];
-      deltaRows = 0;
+      plan.logged(planned, inserted);
+      entries = [];
     };
     let step = 0;
     for (const point of batch.counters) {
       if (++step % APPLY_STEP_POINTS === 0) {
-        logRows();
+        writeStep();
         yield;
       }
-      if (point.temporality === Temporality.Delta) {
-        // A zero increment changes nothing, so it needs neither a stream nor a log row.
-        if (point.value === 0) continue;
-        const stream = this.stream(instance.id, resource, point);
-        rows.push(point.timeNs, stream.streamId, point.startNs, Number(point.timeNs / NANOS_PER_MINUTE), stream.seriesId, stream.cellId, stream.allCellId, point.value);
-        logged.set(stream.seriesId, stream.dims);
-        deltaRows++;
-      } else {
-        const stream = this.stream(instance.id, resource, point);
-        const increment = this.cumulative.increment(stream.streamId, point);
-        if (increment === undefined) {
-          result.duplicates++;
-          continue;
-        }
-        if (increment > MAX_COUNT_PER_STREAM_MINUTE) {
-          // More than one stream can add to a minute: the total becomes the stream's baseline, nothing is counted.
-          addRejected((result.rejections ??= []), 'count_too_large', resource.service);
-          continue;
-        }
-        result.applied++;
-        if (increment > 0) {
-          // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
-          rows.push(point.timeNs, stream.streamId, point.startNs, Number(point.timeNs / NANOS_PER_MINUTE), stream.seriesId, stream.cellId, stream.allCellId, increment);
-          logged.set(stream.seriesId, stream.dims);
-        }
-      }
+      if (needsStream(point)) entries.push({ point, stream: this.stream(instance.id, resource, point), service: resource.service });
     }
-    logRows();
-    if (recordsAdvertisements(batch.resource, resource)) this.advertised.apply(instance, batch);
+    writeStep();
+    const advertisements = planAdvertisements(batch, resource, { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen });
+    if (advertisements !== undefined) this.advertised.write(instance.id, advertisements);
   }
 
   private stream(instanceRef: number, resource: ResourceIdentity, point: CounterPoint): StreamRef {
@@ -282,8 +240,7 @@ export class MetricsWriter {
     if (found === undefined) {
       const cellId = this.cellFor(CellScope.Service, resource.service, dims);
       const allCellId = this.cellFor(CellScope.AllServices, null, dims);
-      const values = SERIES_COLUMNS.map((column) => bound(column, dims));
-      const seriesId = Number(this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, dims.kind, ...values).lastInsertRowid);
+      const seriesId = Number(this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, dims.kind, ...seriesValues(dims)).lastInsertRowid);
       found = { seriesId, cellId, allCellId, dims };
     }
     this.series.stage(key, found);
@@ -297,9 +254,7 @@ export class MetricsWriter {
     const hash = identityHash(key);
     let id = this.statements.selectCell.get(hash) as number | undefined;
     if (id === undefined) {
-      // An extension cell does not keep the request's declaration state.
-      const values = CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
-      id = Number(this.statements.insertCell.run(hash, scope, dims.kind, service, ...values).lastInsertRowid);
+      id = Number(this.statements.insertCell.run(hash, scope, dims.kind, service, ...cellValues(dims)).lastInsertRowid);
     }
     this.cells.stage(key, id);
     return id;

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
+import type { LogRow } from '../../common/ingest-plan.js';
 
 /** Columns of a `point_log` row, in insert order: end, stream, start, minute, series, cell, all-services cell, increment. */
-export const LOG_COLUMNS = 8;
+const LOG_COLUMNS = 8;
 /** Rows per multi-row insert (8 parameters each, well under SQLite's variable limit). */
 const LOG_CHUNK = 256;
 
@@ -18,8 +19,10 @@ export class PointLog {
     this.insertedRange = db.prepare('SELECT series_id, value FROM point_log WHERE rowid BETWEEN ? AND ?').raw(true);
   }
 
-  /** Inserts rows of {@link LOG_COLUMNS} values each; returns how many were new, and hands each new row's series and increment to `added`. */
-  insert(rows: readonly (bigint | number)[], added: (seriesId: number, value: number) => void): number {
+  /** Inserts the rows; returns how many were new, and hands each new row's series and increment to `added`. */
+  insert(logRows: readonly LogRow[], added: (seriesId: number, value: number) => void): number {
+    const rows: (bigint | number)[] = [];
+    for (const row of logRows) rows.push(row.endNs, row.streamId, row.startNs, row.minute, row.seriesId, row.cellId, row.allCellId, row.value);
     let inserted = 0;
     for (let offset = 0; offset < rows.length; offset += LOG_CHUNK * LOG_COLUMNS) {
       const chunk = rows.slice(offset, offset + LOG_CHUNK * LOG_COLUMNS);

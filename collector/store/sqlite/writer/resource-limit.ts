@@ -1,17 +1,15 @@
 import type Database from 'better-sqlite3';
-import { OVERFLOW_VALUE } from '../../../../contract/index.js';
 import type { ResourceIdentity } from '../../../model/batches.js';
 import { identityHash, instanceKey } from '../../common/identity.js';
 import { StagedCache } from './staged-cache.js';
-import type { ResourceLimits } from '../../common/resource-limits.js';
+import { type ResourceLimits, limitResource, resourceCandidates } from '../../common/resource-limits.js';
 
 /**
- * Bounds the two dimensions a sender controls through its resource: service names and instance ids (every
- * process, every stdio session mints one). Known instances are the rows of `instances`, so the decision is the
- * database's and the same after a restart; retention's dropping of silent instances frees their places. The
- * stream identity is not touched: an instance stored as `_OTHER` keeps its own streams (dedup, cumulative
- * conversion), only their counts add up under `_OTHER`. Runs inside the apply transaction; after a rollback the
- * counts are read again ({@link recount}).
+ * Loads what the resource limit (common/resource-limits.ts) needs: service names and instance ids are what a
+ * sender controls through its resource (every process, every stdio session mints one). Known instances are the
+ * rows of `instances`, so the decision is the database's and the same after a restart; retention's dropping of
+ * silent instances frees their places. The counts are kept in memory, in step with the rows this connection (the
+ * only one) adds. Runs inside the apply transaction; after a rollback the counts are read again ({@link recount}).
  */
 export class ResourceLimit {
   private readonly statements;
@@ -51,24 +49,19 @@ export class ResourceLimit {
     const key = instanceKey(resource);
     const stored = this.overflowing.get(key);
     if (stored !== undefined) return { ...resource, ...stored };
-    if (this.known(resource.service, resource.instanceId)) return resource;
-    let { service, instanceId } = resource;
-    if (service !== null && service !== OVERFLOW_VALUE && this.statements.service.get(service) === undefined) {
-      if (this.services < this.limits.maxServices) this.services++;
-      else service = OVERFLOW_VALUE;
-    }
-    if (service === resource.service || !this.known(service, instanceId)) {
-      if (this.instances >= this.limits.maxInstances) instanceId = OVERFLOW_VALUE;
-      // The `_OTHER` row is one more when it is new (one per service at most).
-      if (instanceId !== OVERFLOW_VALUE || !this.known(service, instanceId)) this.instances++;
-    }
+    if (this.known(resource)) return resource;
+    const knownInstances = new Set(resourceCandidates(resource).filter((candidate) => this.known(candidate)).map(instanceKey));
+    const serviceKnown = resource.service !== null && this.statements.service.get(resource.service) !== undefined;
+    const { service, instanceId, newService, newInstance } = limitResource(resource, { knownInstances, serviceKnown, services: this.services, instances: this.instances }, this.limits);
+    if (newService) this.services++;
+    if (newInstance) this.instances++;
     if (service === resource.service && instanceId === resource.instanceId) return resource;
     this.overflowed++;
     this.overflowing.stage(key, { service, instanceId });
     return { ...resource, service, instanceId };
   }
 
-  private known(service: string | null, instanceId: string | null): boolean {
-    return this.statements.instance.get(identityHash(instanceKey({ service, instanceId }))) !== undefined;
+  private known(instance: Pick<ResourceIdentity, 'service' | 'instanceId'>): boolean {
+    return this.statements.instance.get(identityHash(instanceKey(instance))) !== undefined;
   }
 }

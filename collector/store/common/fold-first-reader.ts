@@ -1,0 +1,94 @@
+import type { CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
+import type { ExamplesQuery, InstancesQuery, RollupReader } from '../store.js';
+import type { FoldSchedule } from './fold-schedule.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from './queries.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendReader, TrendResult } from './trends.js';
+
+type Answer<T> = T | Promise<T>;
+
+/** A dialect's reads of the rollups, as they are (no fold): what {@link FoldFirstReader} folds before. */
+export interface RollupQueries {
+  cellTotals(query: CellQuery): Answer<CellTotals>;
+  instanceCellTotals(query: InstanceCellQuery): Answer<InstanceCellTotals>;
+  stepTotals(query: StepQuery): Answer<StepTotal[]>;
+  serverUnknownStepTotals(query: StepQuery): Answer<StepTotal[]>;
+  historyStart(query: HistoryQuery): Answer<number | null>;
+}
+
+/** A dialect's reads of what ingest writes directly (not folded): instances and span examples. */
+export interface RowQueries {
+  instances(query: InstancesQuery): Promise<InstanceRecord[]>;
+  examples(query: ExamplesQuery): Promise<ExampleRecord[]>;
+}
+
+/**
+ * The reader role of every store: each read of the rollups folds first (the store's one fold schedule), so that it
+ * sees every batch whose apply has resolved; a fold that fails does not fail the read, which answers from what is
+ * folded and says so through `behind()`. `mapError` turns a dialect's failure into the store's errors.
+ */
+export class FoldFirstReader implements RollupReader {
+  constructor(
+    private readonly schedule: FoldSchedule,
+    private readonly rollups: RollupQueries,
+    private readonly trends: TrendReader,
+    private readonly rows: RowQueries,
+    private readonly mapError: (error: unknown) => unknown = (error) => error,
+  ) {}
+
+  behind(): boolean {
+    return this.schedule.failed;
+  }
+
+  cellTotals(query: CellQuery): Promise<CellTotals> {
+    return this.folded(() => this.rollups.cellTotals(query));
+  }
+
+  instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
+    return this.folded(() => this.rollups.instanceCellTotals(query));
+  }
+
+  stepTotals(query: StepQuery): Promise<StepTotal[]> {
+    return this.folded(() => this.rollups.stepTotals(query));
+  }
+
+  serverUnknownStepTotals(query: StepQuery): Promise<StepTotal[]> {
+    return this.folded(() => this.rollups.serverUnknownStepTotals(query));
+  }
+
+  historyStart(query: HistoryQuery): Promise<number | null> {
+    return this.folded(() => this.rollups.historyStart(query));
+  }
+
+  declarationTrend(query: TrendQuery): Promise<TrendResult<DeclarationSlot>> {
+    return this.folded(() => this.trends.declarationTrend(query));
+  }
+
+  clientTrend(query: TrendQuery): Promise<TrendResult<ClientSlot>> {
+    return this.folded(() => this.trends.clientTrend(query));
+  }
+
+  extensionTrend(query: TrendQuery): Promise<TrendResult<ExtensionSlot>> {
+    return this.folded(() => this.trends.extensionTrend(query));
+  }
+
+  requiredTrend(query: TrendQuery): Promise<TrendResult<RequiredSlot>> {
+    return this.folded(() => this.trends.requiredTrend(query));
+  }
+
+  instances(query: InstancesQuery): Promise<InstanceRecord[]> {
+    return this.rows.instances(query);
+  }
+
+  examples(query: ExamplesQuery): Promise<ExampleRecord[]> {
+    return this.rows.examples(query);
+  }
+
+  private async folded<T>(read: () => Answer<T>): Promise<T> {
+    await this.schedule.beforeRead();
+    try {
+      return await read();
+    } catch (error) {
+      throw this.mapError(error);
+    }
+  }
+}
