@@ -30,7 +30,10 @@ type Flushable = { forceFlush?: () => Promise<void> };
  * Flushes providers without shutting them down: an export of everything their readers hold now, extscope's counts
  * included. The global ones unless others are given. Bounded by `deadlineMs`; never rejects.
  */
-export function flushProviders(providers: { meterProvider?: MeterProvider; tracerProvider?: TracerProvider } = {}, deadlineMs = EXIT_FLUSH_DEADLINE_MS): Promise<void> {
+export function flushProviders(
+  providers: { meterProvider?: MeterProvider; tracerProvider?: TracerProvider } = {},
+  deadlineMs = EXIT_FLUSH_DEADLINE_MS,
+): Promise<void> {
   const meterProvider = (providers.meterProvider ?? metrics.getMeterProvider()) as Flushable;
   const tracerProvider = (providers.tracerProvider ?? trace.getTracerProvider()) as Flushable & { getDelegate?: () => unknown };
   const tracerDelegate = (tracerProvider.getDelegate?.() ?? tracerProvider) as Flushable;

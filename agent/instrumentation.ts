@@ -29,8 +29,7 @@ const SUPPORTED_MAJOR = { [V2_SERVER]: 2, [V1_SDK]: 1 } as const;
 type Sdk = keyof typeof SUPPORTED_MAJOR;
 /** The semver range of a supported major, its prereleases included (as {@link isSupported} counts them). */
 const supportedVersions = (sdk: Sdk): string[] => [`>=${SUPPORTED_MAJOR[sdk]}.0.0-0 <${SUPPORTED_MAJOR[sdk] + 1}.0.0-0`];
-const isSupported = (sdk: Sdk, version: string | undefined): boolean =>
-  version !== undefined && Number.parseInt(version, 10) === SUPPORTED_MAJOR[sdk];
+const isSupported = (sdk: Sdk, version: string | undefined): boolean => version !== undefined && Number.parseInt(version, 10) === SUPPORTED_MAJOR[sdk];
 
 /** The files of v1 that define its server classes, by build. */
 const V1_SERVER_FILES = { esm: 'dist/esm/server/index.js', cjs: 'dist/cjs/server/index' } as const;
@@ -140,10 +139,7 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   private get parts(): Parts {
     if (this._parts === undefined) {
       const config = resolveConfig(this.getConfig());
-      const pipeline = new RequestPipeline(
-        { ...config, limits: { maxIds: config.maxIdsPerRequest, maxIdLength: config.maxIdLength } },
-        () => this.tracer,
-      );
+      const pipeline = new RequestPipeline({ ...config, limits: { maxIds: config.maxIdsPerRequest, maxIdLength: config.maxIdLength } }, () => this.tracer);
       const exchanges = new EntryExchanges();
       const onFirstServer = (server: ServerIdentity): void => {
         this.flushProvidersAtExit();
@@ -208,11 +204,30 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
         ['*'],
         (exports: Exports, version?: string) => this.noteLoaded(sdk, version, exports),
         undefined,
-        files.map((path) => new InstrumentationNodeModuleFile(`${sdk}/${path}`, ['*'], (exports: Exports, version?: string) => this.noteLoaded(sdk, version, exports), () => {})),
+        files.map(
+          (path) =>
+            new InstrumentationNodeModuleFile(
+              `${sdk}/${path}`,
+              ['*'],
+              (exports: Exports, version?: string) => this.noteLoaded(sdk, version, exports),
+              () => {},
+            ),
+        ),
       );
     // ...and only the supported ranges are patched (prereleases of a supported major included).
-    const supported = (sdk: Sdk, patch: ((exports: Exports) => void) | undefined, unpatch: ((exports: Exports) => void) | undefined, files: InstrumentationNodeModuleFile[]) => {
-      const definition: InstrumentationModuleDefinition = new InstrumentationNodeModuleDefinition(sdk, supportedVersions(sdk), patch && ((exports: Exports) => this.guarded(exports, patch)), unpatch, files);
+    const supported = (
+      sdk: Sdk,
+      patch: ((exports: Exports) => void) | undefined,
+      unpatch: ((exports: Exports) => void) | undefined,
+      files: InstrumentationNodeModuleFile[],
+    ) => {
+      const definition: InstrumentationModuleDefinition = new InstrumentationNodeModuleDefinition(
+        sdk,
+        supportedVersions(sdk),
+        patch && ((exports: Exports) => this.guarded(exports, patch)),
+        unpatch,
+        files,
+      );
       definition.includePrerelease = true;
       return definition;
     };
@@ -224,14 +239,31 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
         V2_SERVER,
         (exports) => this.patchV2(exports),
         (exports) => this.unpatchV2(exports),
-        V2_STDIO_FILES.map((path) => file(V2_SERVER, path, (exports) => this.patchServeStdio(exports), (exports) => this.unwrapExport(exports, 'serveStdio'))),
+        V2_STDIO_FILES.map((path) =>
+          file(
+            V2_SERVER,
+            path,
+            (exports) => this.patchServeStdio(exports),
+            (exports) => this.unwrapExport(exports, 'serveStdio'),
+          ),
+        ),
       ),
       // v1's root export names a file the package lacks, so its main module is never hooked: only files are.
       // ESM files here; the CJS ones are hooked in enable(), see there.
       census(V1_SDK, [V1_SERVER_FILES.esm, V1_MCP_FILES.esm]),
       supported(V1_SDK, undefined, undefined, [
-        file(V1_SDK, V1_SERVER_FILES.esm, (exports) => this.patchServer(exports['Server'], `${V1_SDK} Server`), (exports) => this.unpatchConnect(exports['Server'])),
-        file(V1_SDK, V1_MCP_FILES.esm, (exports) => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`), (exports) => this.unpatchConnect(exports['McpServer'])),
+        file(
+          V1_SDK,
+          V1_SERVER_FILES.esm,
+          (exports) => this.patchServer(exports['Server'], `${V1_SDK} Server`),
+          (exports) => this.unpatchConnect(exports['Server']),
+        ),
+        file(
+          V1_SDK,
+          V1_MCP_FILES.esm,
+          (exports) => this.patchMcpServer(exports['McpServer'], `${V1_SDK} McpServer`),
+          (exports) => this.unpatchConnect(exports['McpServer']),
+        ),
       ]),
     ];
   }

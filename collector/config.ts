@@ -12,7 +12,6 @@ import { DEFAULT_STATEMENT_TIMEOUTS, type Synchronous, checkDbLocation } from '.
 import { DEFAULT_RETENTION, type RetentionConfig } from './store/store.js';
 import type { EnvironmentVariable } from './environment.js';
 
-
 export interface CollectorLimits {
   /** Largest request body as received (compressed or not). */
   maxBodyBytes: number;
@@ -253,7 +252,11 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
           'Set the tokens, or listen on 127.0.0.1.',
       );
     }
-    const tokens = [['EXTSCOPE_INGEST_TOKEN', ingestToken], ['EXTSCOPE_READ_TOKEN', readToken], ...(adminToken === undefined ? [] : [['EXTSCOPE_ADMIN_TOKEN', adminToken] as const])] as const;
+    const tokens = [
+      ['EXTSCOPE_INGEST_TOKEN', ingestToken],
+      ['EXTSCOPE_READ_TOKEN', readToken],
+      ...(adminToken === undefined ? [] : [['EXTSCOPE_ADMIN_TOKEN', adminToken] as const]),
+    ] as const;
     for (const [name, token] of tokens) {
       const weakness = tokenWeakness(token ?? '');
       if (weakness !== undefined) {
@@ -272,7 +275,8 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`synchronous must be normal or full (got ${JSON.stringify(synchronous)})`);
   const allowedHosts = options.allowedHosts?.map((name) => name.trim()).filter((name) => name !== '');
   for (const name of allowedHosts ?? []) {
-    if (/[\s/@?#,]/.test(name)) throw new ConfigError(`allowed host ${JSON.stringify(name)} is not a host name or address (a name as in the Host header, without scheme or path)`);
+    if (/[\s/@?#,]/.test(name))
+      throw new ConfigError(`allowed host ${JSON.stringify(name)} is not a host name or address (a name as in the Host header, without scheme or path)`);
   }
   return {
     host,
@@ -311,7 +315,10 @@ function number(name: string, value: string): number {
 
 /** A comma-separated list of host names, as the CLI and the environment give it. */
 export function allowedHostsValue(value: string): string[] {
-  return value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
 }
 
 /** A gRPC port as the CLI and the environment give it: a number, or `off`. */
@@ -352,10 +359,19 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
     default: DEFAULT_GRPC_PORT,
     apply: (options, value) => (options.grpcPort = grpcPortValue('EXTSCOPE_GRPC_PORT', value)),
   },
-  { name: 'EXTSCOPE_DB', help: 'SQLite database file or postgres:// URL (as --db)', default: DEFAULT_DB_PATH, apply: (options, value) => (options.dbPath = value) },
+  {
+    name: 'EXTSCOPE_DB',
+    help: 'SQLite database file or postgres:// URL (as --db)',
+    default: DEFAULT_DB_PATH,
+    apply: (options, value) => (options.dbPath = value),
+  },
   { name: 'EXTSCOPE_INGEST_TOKEN', help: 'Bearer token required on /v1/* and on OTLP/gRPC exports', apply: (options, value) => (options.ingestToken = value) },
   { name: 'EXTSCOPE_READ_TOKEN', help: 'Bearer token required on /api/v1/* and /metrics', apply: (options, value) => (options.readToken = value) },
-  { name: 'EXTSCOPE_ADMIN_TOKEN', help: 'Bearer token required on /admin/* (online backup); also read by `extscope db backup`', apply: (options, value) => (options.adminToken = value) },
+  {
+    name: 'EXTSCOPE_ADMIN_TOKEN',
+    help: 'Bearer token required on /admin/* (online backup); also read by `extscope db backup`',
+    apply: (options, value) => (options.adminToken = value),
+  },
   retentionVariable('EXTSCOPE_RETENTION_MINUTE_DAYS', 'minuteDays', 'Keep per-minute rollups this many days'),
   retentionVariable('EXTSCOPE_RETENTION_HOUR_DAYS', 'hourDays', 'Keep hourly and daily rollups this many days'),
   retentionVariable('EXTSCOPE_DEDUP_HOURS', 'dedupHours', 'Remember applied points this long to recognise retries'),
@@ -371,7 +387,11 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
     default: DEFAULTS.instanceTtlMs / MS_PER_HOUR,
     apply: (options, value) => (options.instanceTtlMs = number('EXTSCOPE_INSTANCE_TTL_HOURS', value) * MS_PER_HOUR),
   },
-  { name: 'EXTSCOPE_RULES', help: 'Alert rules file, YAML or JSON (as --rules; default: the built-in rules)', apply: (options, value) => (options.rulesPath = value) },
+  {
+    name: 'EXTSCOPE_RULES',
+    help: 'Alert rules file, YAML or JSON (as --rules; default: the built-in rules)',
+    apply: (options, value) => (options.rulesPath = value),
+  },
   limitVariable('EXTSCOPE_MAX_BODY_BYTES', 'maxBodyBytes', 'Largest request body'),
   limitVariable('EXTSCOPE_MAX_DECOMPRESSED_BYTES', 'maxDecompressedBytes', 'Largest body after gunzip'),
   limitVariable('EXTSCOPE_MAX_IDS_PER_INSTANCE_HOUR', 'maxExtensionIdsPerInstanceHour', 'Distinct extension ids one instance may report per hour'),
@@ -380,14 +400,30 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
   limitVariable('EXTSCOPE_MAX_DECOMPRESSING_BYTES', 'maxDecompressingBytes', 'Gunzipped bytes held at once across exports before answering 503'),
   limitVariable('EXTSCOPE_MAX_AUTH_FAILURES', 'maxAuthFailuresPerMinute', 'Failed authentications per client address and minute before answering 429'),
   limitVariable('EXTSCOPE_MAX_IN_FLIGHT', 'maxInFlightExports', 'Exports (arrived in full) processed at once before answering 503'),
-  limitVariable('EXTSCOPE_MAX_RECEIVING_BYTES', 'maxReceivingBytes', 'Bytes of export bodies still arriving, across connections (a fair share per address), before answering 503'),
+  limitVariable(
+    'EXTSCOPE_MAX_RECEIVING_BYTES',
+    'maxReceivingBytes',
+    'Bytes of export bodies still arriving, across connections (a fair share per address), before answering 503',
+  ),
   limitVariable('EXTSCOPE_MAX_MATRIX_CELLS', 'maxMatrixCells', 'Rows × extension ids one matrix read may ask for (limit × extensionLimit)'),
   limitVariable('EXTSCOPE_MAX_READ_CELLS', 'maxScannedCells', 'Cell totals one read may scan before it is refused (narrow the range)'),
-  limitVariable('EXTSCOPE_MAX_HEAVY_READS', 'maxHeavyReads', 'Matrix, trend, time-series and filter-list reads computed at once; a few more wait, the rest get 503'),
+  limitVariable(
+    'EXTSCOPE_MAX_HEAVY_READS',
+    'maxHeavyReads',
+    'Matrix, trend, time-series and filter-list reads computed at once; a few more wait, the rest get 503',
+  ),
   limitVariable('EXTSCOPE_BACKUP_IDLE_MS', 'backupIdleMs', 'Milliseconds an online backup download may make no progress before it is dropped'),
-  limitVariable('EXTSCOPE_BACKUP_DEADLINE_MS', 'backupDeadlineMs', 'Milliseconds an online backup download may take in all before it is dropped (the next backup may start)'),
+  limitVariable(
+    'EXTSCOPE_BACKUP_DEADLINE_MS',
+    'backupDeadlineMs',
+    'Milliseconds an online backup download may take in all before it is dropped (the next backup may start)',
+  ),
   limitVariable('EXTSCOPE_PG_STATEMENT_TIMEOUT_MS', 'pgStatementTimeoutMs', 'PostgreSQL: milliseconds one statement may run (statement_timeout)'),
-  limitVariable('EXTSCOPE_PG_LOCK_TIMEOUT_MS', 'pgLockTimeoutMs', 'PostgreSQL: milliseconds one statement may wait for a lock (lock_timeout); then 503, or a read without the fold'),
+  limitVariable(
+    'EXTSCOPE_PG_LOCK_TIMEOUT_MS',
+    'pgLockTimeoutMs',
+    'PostgreSQL: milliseconds one statement may wait for a lock (lock_timeout); then 503, or a read without the fold',
+  ),
   limitVariable('EXTSCOPE_RECEIVE_TIMEOUT_MS', 'receiveTimeoutMs', 'Milliseconds a request (HTTP body, gRPC message) may take to arrive before it is refused'),
   {
     name: 'EXTSCOPE_LOG_LEVEL',
@@ -411,5 +447,7 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): Partial<Collecto
 /** The environment section of the CLI's help. */
 export function environmentHelp(): string {
   const width = Math.max(...ENVIRONMENT.map((variable) => variable.name.length)) + 2;
-  return ENVIRONMENT.map((variable) => `  ${variable.name.padEnd(width)}${variable.help}${variable.default === undefined ? '' : ` (default ${variable.default})`}`).join('\n');
+  return ENVIRONMENT.map(
+    (variable) => `  ${variable.name.padEnd(width)}${variable.help}${variable.default === undefined ? '' : ` (default ${variable.default})`}`,
+  ).join('\n');
 }

@@ -58,7 +58,10 @@ function storeConsumer(store: IngestStore): MetricsConsumer<MetricsBatch> & Trac
   return {
     async consumeMetrics(batch) {
       const { applied, duplicates, rejections = [], counts } = await store.applyMetrics(batch);
-      const rejectedReason = rejections.length > 0 ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted` : undefined;
+      const rejectedReason =
+        rejections.length > 0
+          ? `cumulative points whose increment is beyond ${MAX_COUNT_PER_STREAM_MINUTE} were taken as a new baseline and not counted`
+          : undefined;
       return { applied, duplicates, ignored: new Map(), rejections, rejectedReason, counts };
     },
     async consumeTraces(batch) {
@@ -140,22 +143,45 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, dedupWindowMs: config.retention.dedupHours * MS_PER_HOUR, clock },
     idLimit,
   );
-  const traces = new NormaliseSpans({ maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock }, end);
+  const traces = new NormaliseSpans(
+    { maxAttributeLength: limits.maxAttributeLength, maxFutureSkewMs: limits.maxFutureSkewMs, maxSpansPerExport: limits.maxSpansPerExport, clock },
+    end,
+  );
   const admission = new Admission(limits.maxInFlightExports);
-  const selfMetrics = new SelfMetrics({ reader: store.reader, lifecycle: store.lifecycle, ingest: () => ({ inFlight: admission.current, limit: admission.limit, receiving: admission.receiving, receivingBytes: receiving.inUse }), idOverflow: () => idLimit.overflowed, clock, staleAfterMs: config.staleAfterMs });
+  const selfMetrics = new SelfMetrics({
+    reader: store.reader,
+    lifecycle: store.lifecycle,
+    ingest: () => ({ inFlight: admission.current, limit: admission.limit, receiving: admission.receiving, receivingBytes: receiving.inUse }),
+    idOverflow: () => idLimit.overflowed,
+    clock,
+    staleAfterMs: config.staleAfterMs,
+  });
   const ingestToken = config.ingestToken === undefined ? undefined : new BearerToken(config.ingestToken);
   const readToken = config.readToken === undefined ? undefined : new BearerToken(config.readToken);
   const adminToken = config.adminToken === undefined ? undefined : new BearerToken(config.adminToken);
-  const authFailures = ingestToken === undefined && readToken === undefined && adminToken === undefined ? undefined : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
+  const authFailures =
+    ingestToken === undefined && readToken === undefined && adminToken === undefined
+      ? undefined
+      : new AuthFailureLimit({ maxFailures: limits.maxAuthFailuresPerMinute, windowMs: 60_000, maxAddresses: 10_000, clock });
   const decoder = new DecodePool();
   // Known once the server listens; links in notifications use it unless a public URL is configured.
   let ownUrl = '';
-  const notifier = buildNotifiers(config.delivery, { log: store.deliveries, telemetry: selfMetrics, clock, publicUrl: () => config.delivery.publicUrl ?? ownUrl, warn: (message) => warn(message) });
+  const notifier = buildNotifiers(config.delivery, {
+    log: store.deliveries,
+    telemetry: selfMetrics,
+    clock,
+    publicUrl: () => config.delivery.publicUrl ?? ownUrl,
+    warn: (message) => warn(message),
+  });
   const decompression = new DecompressionBudget(limits.maxDecompressingBytes);
   const receiving = new ReceiveBudget(limits.maxReceivingBytes, RECEIVE_STALL_MS);
   const heavyReads = new HeavyReads(limits.maxHeavyReads);
 
-  const app = createApp({ logger: config.logger, receiveTimeoutMs: limits.receiveTimeoutMs, hosts: hostPolicy(isLoopbackHost(config.host), config.allowedHosts) });
+  const app = createApp({
+    logger: config.logger,
+    receiveTimeoutMs: limits.receiveTimeoutMs,
+    hosts: hostPolicy(isLoopbackHost(config.host), config.allowedHosts),
+  });
   const stopping = windDown(app);
   const log = app.log;
   warn = (message) => log.warn(message);
@@ -196,22 +222,69 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     { start: async () => undefined, shutdown: () => decoder.close() },
     { start: async () => undefined, shutdown: () => notifier.close() },
     // With several replicas on one database, each job runs on whichever one holds it (see StoreLifecycle.leadership).
-    backgroundJob('retention', config.maintenanceIntervalMs, true, () => store.lifecycle.leadership().runExclusive('retention', () => store.lifecycle.maintain()).then(() => undefined), log),
+    backgroundJob(
+      'retention',
+      config.maintenanceIntervalMs,
+      true,
+      () =>
+        store.lifecycle
+          .leadership()
+          .runExclusive('retention', () => store.lifecycle.maintain())
+          .then(() => undefined),
+      log,
+    ),
     alerting,
     {
       async start() {
-        await app.register(otlpReceiver, { prefix: '/v1', metrics, traces, admission, limits, ingestToken, telemetry: selfMetrics, decoder, decompression, receiving, authFailures });
-        await app.register(healthRoutes, { store: store.lifecycle, draining: () => admission.isDraining, grpcPort: () => grpc?.port ?? null, exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }) });
+        await app.register(otlpReceiver, {
+          prefix: '/v1',
+          metrics,
+          traces,
+          admission,
+          limits,
+          ingestToken,
+          telemetry: selfMetrics,
+          decoder,
+          decompression,
+          receiving,
+          authFailures,
+        });
+        await app.register(healthRoutes, {
+          store: store.lifecycle,
+          draining: () => admission.isDraining,
+          grpcPort: () => grpc?.port ?? null,
+          exports: () => ({ inFlight: admission.current, limit: limits.maxInFlightExports }),
+        });
         await app.register(dashboardRoutes, {});
-        await app.register(adminRoutes, { prefix: '/admin', token: adminToken, otherTokens: ingestToken !== undefined || readToken !== undefined, failures: authFailures, backup: store.backup, idleMs: limits.backupIdleMs, deadlineMs: limits.backupDeadlineMs });
+        await app.register(adminRoutes, {
+          prefix: '/admin',
+          token: adminToken,
+          otherTokens: ingestToken !== undefined || readToken !== undefined,
+          failures: authFailures,
+          backup: store.backup,
+          idleMs: limits.backupIdleMs,
+          deadlineMs: limits.backupDeadlineMs,
+        });
         await app.register(
-          readScope(readToken, async (scope) => {
-            scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
-            scope.addHook('preSerialization', chunkedAnswer);
-            await scope.register(apiV1, { prefix: '/api/v1', reader: scanBoundedReader(store.reader, limits.maxScannedCells), clock, staleAfterMs: config.staleAfterMs, instanceTtlMs: config.instanceTtlMs, alerts: { states: store.alerts, status: () => alerting.status() }, rejections: selfMetrics.rejections });
-            await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store.deliveries });
-            await scope.register(prometheusRoute, { metrics: selfMetrics });
-          }, authFailures),
+          readScope(
+            readToken,
+            async (scope) => {
+              scope.addHook('preHandler', heavyReadGuard(limits, heavyReads));
+              scope.addHook('preSerialization', chunkedAnswer);
+              await scope.register(apiV1, {
+                prefix: '/api/v1',
+                reader: scanBoundedReader(store.reader, limits.maxScannedCells),
+                clock,
+                staleAfterMs: config.staleAfterMs,
+                instanceTtlMs: config.instanceTtlMs,
+                alerts: { states: store.alerts, status: () => alerting.status() },
+                rejections: selfMetrics.rejections,
+              });
+              await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store.deliveries });
+              await scope.register(prometheusRoute, { metrics: selfMetrics });
+            },
+            authFailures,
+          ),
         );
         await app.listen({ host: config.host, port: config.port });
         // With port 0 the collector's own address is known only now (resolveConfig checked a configured port).
@@ -225,10 +298,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         const graceEnd = performance.now() + config.shutdownGraceMs;
         const left = (): number => Math.max(0, graceEnd - performance.now());
         stopping.begin();
-        const drained = await Promise.race([
-          admission.drain().then(() => true),
-          new Promise<boolean>((resolve) => setTimeout(resolve, left(), false).unref()),
-        ]);
+        const drained = await Promise.race([admission.drain().then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, left(), false).unref())]);
         if (!drained) log.warn('shutdown: in-flight exports did not finish in time; closing anyway');
         else if (!(await stopping.settled(left()))) log.warn('shutdown: requests in progress did not finish in time; closing anyway');
         const forced = setTimeout(() => app.server.closeAllConnections(), left()).unref();

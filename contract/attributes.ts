@@ -80,7 +80,14 @@ export interface AttributeSpec {
 /** Attributes of `extscope.requests`, and of `extscope.extension.requests` before its own. */
 export const REQUEST_ATTRIBUTES = [
   { name: ATTR_SERVER_NAME, key: 'serverName', column: 'server_name', type: 'string', sender: true, brief: "the answering server's `serverInfo.name`" },
-  { name: ATTR_SERVER_VERSION, key: 'serverVersion', column: 'server_version', type: 'string', sender: true, brief: "the answering server's `serverInfo.version`" },
+  {
+    name: ATTR_SERVER_VERSION,
+    key: 'serverVersion',
+    column: 'server_version',
+    type: 'string',
+    sender: true,
+    brief: "the answering server's `serverInfo.version`",
+  },
   { name: ATTR_MCP_METHOD_NAME, key: 'method', column: 'method', type: 'string', sender: true, brief: 'the JSON-RPC method, e.g. `tools/call`' },
   {
     name: ATTR_ERA,
@@ -90,9 +97,30 @@ export const REQUEST_ATTRIBUTES = [
     values: [ERA.legacy, ERA.modern],
     brief: '2025 era (capabilities from `initialize`) or 2026-07-28+ (a per-request envelope)',
   },
-  { name: ATTR_MCP_PROTOCOL_VERSION, key: 'protocolVersion', column: 'protocol_version', type: 'string', sender: true, brief: 'e.g. `2026-07-28`; absent when unknown' },
-  { name: ATTR_CLIENT_NAME, key: 'clientName', column: 'client_name', type: 'string', sender: true, brief: "`clientInfo.name`, absent when the client sent none" },
-  { name: ATTR_CLIENT_VERSION, key: 'clientVersion', column: 'client_version', type: 'string', sender: true, brief: "`clientInfo.version`, absent when the client sent none" },
+  {
+    name: ATTR_MCP_PROTOCOL_VERSION,
+    key: 'protocolVersion',
+    column: 'protocol_version',
+    type: 'string',
+    sender: true,
+    brief: 'e.g. `2026-07-28`; absent when unknown',
+  },
+  {
+    name: ATTR_CLIENT_NAME,
+    key: 'clientName',
+    column: 'client_name',
+    type: 'string',
+    sender: true,
+    brief: '`clientInfo.name`, absent when the client sent none',
+  },
+  {
+    name: ATTR_CLIENT_VERSION,
+    key: 'clientVersion',
+    column: 'client_version',
+    type: 'string',
+    sender: true,
+    brief: '`clientInfo.version`, absent when the client sent none',
+  },
   {
     name: ATTR_CLIENT_DECLARATION,
     key: 'clientDeclaration',
@@ -121,7 +149,14 @@ export const REQUEST_ATTRIBUTES = [
     values: Object.values(OUTCOME),
     brief: 'how the request ended; another `resultType` is passed through as it is',
   },
-  { name: ATTR_RPC_RESPONSE_STATUS_CODE, key: 'statusCode', column: 'status_code', type: 'string', sender: true, brief: 'the JSON-RPC error code, when the outcome is `error`' },
+  {
+    name: ATTR_RPC_RESPONSE_STATUS_CODE,
+    key: 'statusCode',
+    column: 'status_code',
+    type: 'string',
+    sender: true,
+    brief: 'the JSON-RPC error code, when the outcome is `error`',
+  },
 ] as const satisfies readonly AttributeSpec[];
 
 /** The attributes `extscope.extension.requests` adds to {@link REQUEST_ATTRIBUTES}. */
@@ -136,7 +171,14 @@ export const EXTENSION_ATTRIBUTES = [
     brief: 'the extension id; `_invalid` counts ids failing the grammar, `_OTHER` the cardinality overflow',
   },
   { name: ATTR_EXTENSION_CLIENT_DECLARED, key: 'clientDeclared', column: 'client_declared', type: 'boolean', mandatory: true, brief: 'the client declared it' },
-  { name: ATTR_EXTENSION_SERVER_DECLARED, key: 'serverDeclared', column: 'server_declared', type: 'boolean', mandatory: true, brief: 'the answering server advertised it' },
+  {
+    name: ATTR_EXTENSION_SERVER_DECLARED,
+    key: 'serverDeclared',
+    column: 'server_declared',
+    type: 'boolean',
+    mandatory: true,
+    brief: 'the answering server advertised it',
+  },
   { name: ATTR_EXTENSION_NEGOTIATED, key: 'negotiated', column: 'negotiated', type: 'boolean', brief: 'both did (derived when absent)' },
   { name: ATTR_EXTENSION_REQUIRED, key: 'required', column: 'required', type: 'boolean', brief: 'a `-32021` answer named it as required (false when absent)' },
 ] as const satisfies readonly AttributeSpec[];
@@ -157,7 +199,7 @@ export const ADVERTISED_ATTRIBUTES = [
 
 /** Resource attributes that identify an instance. */
 export const RESOURCE_ATTRIBUTES = [
-  { name: ATTR_SERVICE_NAME, key: 'service', column: 'service', type: 'string', brief: 'the service (default: the server\'s `serverInfo.name`)' },
+  { name: ATTR_SERVICE_NAME, key: 'service', column: 'service', type: 'string', brief: "the service (default: the server's `serverInfo.name`)" },
   { name: ATTR_SERVICE_INSTANCE_ID, key: 'instanceId', column: 'instance_id', type: 'string', brief: 'unique per process' },
   { name: ATTR_SERVICE_VERSION, key: 'serviceVersion', column: 'service_version', type: 'string', brief: 'the service version' },
   { name: ATTR_HOST_NAME, key: 'host', column: 'host', type: 'string', brief: 'the host' },
@@ -173,7 +215,13 @@ export const SPAN_ATTRIBUTES = [
   { name: ATTR_CLIENT_DECLARATION, key: 'clientDeclaration', column: 'client_declaration', type: 'string', brief: 'as on the metrics' },
   { name: ATTR_OUTCOME, key: 'outcome', column: 'outcome', type: 'string', brief: 'as on the metrics' },
   { name: ATTR_CLIENT_EXTENSIONS, key: 'clientExtensions', column: 'client_extensions', type: 'string[]', brief: 'ids the client declared' },
-  { name: ATTR_CLIENT_EXTENSION_FINGERPRINTS, key: 'clientFingerprints', column: 'client_fingerprints', type: 'string[]', brief: 'their settings fingerprints, index-aligned' },
+  {
+    name: ATTR_CLIENT_EXTENSION_FINGERPRINTS,
+    key: 'clientFingerprints',
+    column: 'client_fingerprints',
+    type: 'string[]',
+    brief: 'their settings fingerprints, index-aligned',
+  },
   {
     name: ATTR_CLIENT_EXTENSION_SETTINGS,
     key: 'clientSettings',
@@ -182,7 +230,13 @@ export const SPAN_ATTRIBUTES = [
     brief: 'their raw settings as JSON, only when capturing settings was switched on',
   },
   { name: ATTR_SERVER_EXTENSIONS, key: 'serverExtensions', column: 'server_extensions', type: 'string[]', brief: 'ids the server advertised' },
-  { name: ATTR_SERVER_EXTENSION_FINGERPRINTS, key: 'serverFingerprints', column: 'server_fingerprints', type: 'string[]', brief: 'their settings fingerprints, index-aligned' },
+  {
+    name: ATTR_SERVER_EXTENSION_FINGERPRINTS,
+    key: 'serverFingerprints',
+    column: 'server_fingerprints',
+    type: 'string[]',
+    brief: 'their settings fingerprints, index-aligned',
+  },
   { name: ATTR_NEGOTIATED_EXTENSIONS, key: 'negotiated', column: 'negotiated', type: 'string[]', brief: 'ids in both' },
   { name: ATTR_REQUIRED_EXTENSIONS, key: 'required', column: 'required', type: 'string[]', brief: 'ids a `-32021` answer named' },
   { name: ATTR_INVALID_EXTENSION_COUNT, key: 'invalidCount', column: 'invalid_count', type: 'int', brief: 'client ids failing the grammar' },

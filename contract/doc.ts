@@ -38,7 +38,9 @@ export function renderContract(): string {
     ...metrics.filter((metric) => metric.stored).flatMap(metricSection),
     'Agent health (not stored by the collector; for your own backend):',
     '',
-    ...metrics.filter((metric) => !metric.stored).map((metric) => `- ${code(metric.name)} (${metric.attributes.map((a) => code(typeof a === 'string' ? a : a.name)).join(', ')}): ${metric.brief}.`),
+    ...metrics
+      .filter((metric) => !metric.stored)
+      .map((metric) => `- ${code(metric.name)} (${metric.attributes.map((a) => code(typeof a === 'string' ? a : a.name)).join(', ')}): ${metric.brief}.`),
     '',
     `Limits both sides apply: extension ids of at most ${MAX_EXTENSION_ID_LENGTH} characters matching the identifier grammar,`,
     `at most ${MAX_IDS_PER_REQUEST} ids per request and side, string values of at most ${MAX_ATTRIBUTE_LENGTH} characters.`,

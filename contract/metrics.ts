@@ -1,4 +1,12 @@
-import { ADVERTISED_ATTRIBUTES, ATTR_AGENT_ATTRIBUTE, ATTR_AGENT_REASON, ATTR_AGENT_STAGE, type AttributeSpec, EXTENSION_ATTRIBUTES, REQUEST_ATTRIBUTES } from './attributes.js';
+import {
+  ADVERTISED_ATTRIBUTES,
+  ATTR_AGENT_ATTRIBUTE,
+  ATTR_AGENT_REASON,
+  ATTR_AGENT_STAGE,
+  type AttributeSpec,
+  EXTENSION_ATTRIBUTES,
+  REQUEST_ATTRIBUTES,
+} from './attributes.js';
 import { REJECTED_ID_REASON } from './values.js';
 
 export type Instrument = 'counter' | 'gauge';

@@ -101,10 +101,35 @@ async function anonymous(url) {
 
 const runs = [
   // 2026-07-28 clients, per-request envelopes, against both shop instances (one lacks search).
-  client({ name: 'acme-desktop', version: '1.4.0', extensions: { [TASKS]: {}, [SEARCH]: { limit: 10 } }, era: 'modern', url: `${targets.shopA}/mcp`, everyMs: 1200, work: mostlySearch }),
-  client({ name: 'acme-desktop', version: '1.4.0', extensions: { [TASKS]: {}, [SEARCH]: { limit: 10 } }, era: 'modern', url: `${targets.shopB}/mcp`, everyMs: 1500, work: search }),
+  client({
+    name: 'acme-desktop',
+    version: '1.4.0',
+    extensions: { [TASKS]: {}, [SEARCH]: { limit: 10 } },
+    era: 'modern',
+    url: `${targets.shopA}/mcp`,
+    everyMs: 1200,
+    work: mostlySearch,
+  }),
+  client({
+    name: 'acme-desktop',
+    version: '1.4.0',
+    extensions: { [TASKS]: {}, [SEARCH]: { limit: 10 } },
+    era: 'modern',
+    url: `${targets.shopB}/mcp`,
+    everyMs: 1500,
+    work: search,
+  }),
   // The next version rolls out later and no longer declares search.
-  client({ name: 'acme-desktop', version: '1.5.0', extensions: { [TASKS]: {} }, era: 'modern', url: `${targets.shopA}/mcp`, everyMs: 1000, startAfterMs: UPGRADE_AFTER_MS, work: mostlySearch }),
+  client({
+    name: 'acme-desktop',
+    version: '1.5.0',
+    extensions: { [TASKS]: {} },
+    era: 'modern',
+    url: `${targets.shopA}/mcp`,
+    everyMs: 1000,
+    startAfterMs: UPGRADE_AFTER_MS,
+    work: mostlySearch,
+  }),
   // A 2025-era client: capabilities once, in initialize, on a session.
   client({ name: 'orbit-cli', version: '0.9.2', extensions: { [SEARCH]: {} }, era: 'legacy', url: `${targets.shopA}/session`, everyMs: 1800, work: search }),
   client({ name: 'orbit-cli', version: '0.9.2', extensions: { [SEARCH]: {} }, era: 'legacy', url: targets.docsLegacy, everyMs: 2000, work: search }),

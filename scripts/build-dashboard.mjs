@@ -21,7 +21,7 @@ const result = await build({
   splitting: true,
   format: 'esm',
   target: ['chrome110', 'firefox110', 'safari16'],
-  minify: process.env.EXTSCOPE_NO_MINIFY !== "1",
+  minify: process.env.EXTSCOPE_NO_MINIFY !== '1',
   sourcemap: false,
   legalComments: 'eof',
   metafile: true,
@@ -34,7 +34,9 @@ const entry = (name) => {
   if (found === undefined) throw new Error(`build: no output for ${name}`);
   return basename(found[0]);
 };
-const html = readFileSync(join(root, 'src', 'index.html'), 'utf8').replace('%JS%', entry('main.ts')).replace('%CSS%', entry('styles.css'));
+const html = readFileSync(join(root, 'src', 'index.html'), 'utf8')
+  .replace('%JS%', entry('main.ts'))
+  .replace('%CSS%', entry('styles.css'));
 writeFileSync(join(out, 'index.html'), html);
 
 let total = 0;
@@ -45,5 +47,9 @@ const lines = outputs.map(([path, meta]) => {
   gzipped += zipped;
   return `  ${basename(path).padEnd(28)} ${(meta.bytes / 1024).toFixed(1).padStart(7)} KiB  (${(zipped / 1024).toFixed(1)} KiB gzip)`;
 });
-writeFileSync(join(out, 'sizes.json'), `${JSON.stringify({ bytes: total, gzipBytes: gzipped, files: Object.fromEntries(outputs.map(([path, meta]) => [basename(path), meta.bytes])) }, null, 2)}\n`);
-if (process.env.EXTSCOPE_BUILD_QUIET !== '1') console.log(`dashboard/dist:\n${lines.join('\n')}\n  total ${(total / 1024).toFixed(1)} KiB (${(gzipped / 1024).toFixed(1)} KiB gzip)`);
+writeFileSync(
+  join(out, 'sizes.json'),
+  `${JSON.stringify({ bytes: total, gzipBytes: gzipped, files: Object.fromEntries(outputs.map(([path, meta]) => [basename(path), meta.bytes])) }, null, 2)}\n`,
+);
+if (process.env.EXTSCOPE_BUILD_QUIET !== '1')
+  console.log(`dashboard/dist:\n${lines.join('\n')}\n  total ${(total / 1024).toFixed(1)} KiB (${(gzipped / 1024).toFixed(1)} KiB gzip)`);

@@ -40,7 +40,7 @@ if (flags.help) {
 }
 const CLI = join(ROOT, 'dist', 'bin', 'extscope.js');
 const AGENT = join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js');
-if (flags.collector === undefined && !existsSync(CLI) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html')) || !existsSync(AGENT)) {
+if ((flags.collector === undefined && !existsSync(CLI)) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html')) || !existsSync(AGENT)) {
   process.stderr.write('demo: the build is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);
 }
@@ -57,7 +57,12 @@ const PARENT_WATCH = pathToFileURL(join(ROOT, 'demo', 'parent-watch.mjs')).href;
  * whose other end only this process holds: if the demo is killed outright, the child sees the pipe close and stops.
  */
 function start(name, args, env) {
-  const child = spawn(process.execPath, ['--import', PARENT_WATCH, ...args], { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', PARENT_WATCH, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
   const entry = { name, child, stderr: '', exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))) };
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk) => {
@@ -198,7 +203,12 @@ async function main() {
   const servers = [
     { key: 'shopA', name: 'shop-a', script: 'demo/servers/shop.mjs', env: agent('shop', 'shop-a') },
     // The same service, but this instance no longer advertises com.example/search: the fleet view shows the skew.
-    { key: 'shopB', name: 'shop-b', script: 'demo/servers/shop.mjs', env: agent('shop', 'shop-b', { DEMO_EXTENSIONS: JSON.stringify({ 'io.modelcontextprotocol/tasks': {} }) }) },
+    {
+      key: 'shopB',
+      name: 'shop-b',
+      script: 'demo/servers/shop.mjs',
+      env: agent('shop', 'shop-b', { DEMO_EXTENSIONS: JSON.stringify({ 'io.modelcontextprotocol/tasks': {} }) }),
+    },
     { key: 'docsLegacy', name: 'docs-legacy', script: 'demo/servers/docs-legacy.mjs', env: agent('docs', 'docs-legacy') },
     { key: 'docs', name: 'docs-cjs', script: 'demo/servers/docs.cjs', env: agent('docs', 'docs-cjs') },
   ];
@@ -228,7 +238,11 @@ async function main() {
   const started = Date.now();
   let announced = false;
   const progress = async () => {
-    const [matrix, instances, alerts] = await Promise.all([getJson(`${url}/api/v1/matrix`), getJson(`${url}/api/v1/instances`), getJson(`${url}/api/v1/alerts`)]).catch(() => []);
+    const [matrix, instances, alerts] = await Promise.all([
+      getJson(`${url}/api/v1/matrix`),
+      getJson(`${url}/api/v1/instances`),
+      getJson(`${url}/api/v1/alerts`),
+    ]).catch(() => []);
     if (stopping || matrix === undefined) return;
     const requests = matrix.rows.reduce((sum, row) => sum + row.requests, 0);
     const live = instances?.instances ?? [];

@@ -86,7 +86,8 @@ export function readDeclaredExtensions(capabilities: unknown, limits: ExtensionM
 function repeats(map: Record<string, unknown>, ids: readonly string[], requireEmptySettings: boolean): boolean {
   let index = 0;
   for (const id in map) {
-    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || (requireEmptySettings && !isEmptyRecord(map[id]))) return false;
+    if (index >= ids.length || id !== ids[index] || !Object.prototype.hasOwnProperty.call(map, id) || (requireEmptySettings && !isEmptyRecord(map[id])))
+      return false;
     index++;
   }
   return index === ids.length;

@@ -3,7 +3,6 @@ import { InFlight } from './in-flight.js';
 import { type Outcome, type RequestFacts, type RequestId, type RequestReading, cancelledRequestId } from './request-facts.js';
 import type { ServerAdvertisement } from './server-advertisement.js';
 
-
 /** A request whose span was started: the span, and the context to dispatch the request in. */
 export interface StartedRequest {
   span: Span;

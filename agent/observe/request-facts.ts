@@ -121,12 +121,7 @@ export function isRequest(message: unknown): message is JsonRpcRequest {
  *
  * This runs for every request: it builds one object of a fixed shape and no intermediate ones.
  */
-export function readRequest(
-  message: JsonRpcRequest,
-  legacy: HandshakeSlot | undefined,
-  reading: RequestReading,
-  extra?: unknown,
-): RequestFacts {
+export function readRequest(message: JsonRpcRequest, legacy: HandshakeSlot | undefined, reading: RequestReading, extra?: unknown): RequestFacts {
   const params = asRecord(message.params);
   const meta = params === undefined ? undefined : asRecord(params['_meta']);
   const facts: RequestFacts = {
@@ -251,7 +246,12 @@ export function cancelledRequestId(message: unknown): RequestId | undefined {
 export function answeredFacts(facts: RequestFacts, outcome: Outcome, slot: HandshakeSlot): RequestFacts {
   const answered = outcome.protocolVersion === undefined ? facts : { ...facts, protocolVersion: outcome.protocolVersion };
   if (answered.method === METHOD_INITIALIZE && answered.era === ERA.legacy && outcome.outcome === OUTCOME.complete) {
-    slot.handshake = { client: answered.client, clientName: answered.clientName, clientVersion: answered.clientVersion, protocolVersion: answered.protocolVersion };
+    slot.handshake = {
+      client: answered.client,
+      clientName: answered.clientName,
+      clientVersion: answered.clientVersion,
+      protocolVersion: answered.protocolVersion,
+    };
   }
   return answered;
 }

@@ -99,7 +99,11 @@ export class ServerConnections {
       if (typeof transport !== 'object' || transport === null || !this.firstSight(transport)) return;
       const advertisement = this.advertisements.read(server);
       const handshake = new ServerHandshake(this.handshakes, server);
-      tapTransport(transport, new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport), started ? 'now' : 'before-connect');
+      tapTransport(
+        transport,
+        new Connection(this.pipeline, this.exchanges.entryFor(server), advertisement, handshake, transport as SessionTransport),
+        started ? 'now' : 'before-connect',
+      );
       this.announce(advertisement);
       // The answers the transport gives itself; inside an HTTP entry's exchange (createMcpHandler's legacy
       // fallback connects a transport per request) the wrapper steps aside, as the entry sees those answers.
@@ -166,7 +170,10 @@ function serverOf(candidate: unknown): (ServerLike & { connect: Connect; transpo
   if (typeof candidate !== 'object' || candidate === null) return undefined;
   const inner = (candidate as McpServerLike).server as Record<string, unknown> | undefined;
   const isServer = (value: unknown): value is ServerLike & { connect: Connect } =>
-    typeof value === 'object' && value !== null && typeof (value as { connect?: unknown }).connect === 'function' && typeof (value as ServerLike).getCapabilities === 'function';
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { connect?: unknown }).connect === 'function' &&
+    typeof (value as ServerLike).getCapabilities === 'function';
   if (isServer(inner)) return inner;
   return isServer(candidate) ? candidate : undefined;
 }

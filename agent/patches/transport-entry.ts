@@ -23,14 +23,21 @@ export function observeTransportRejections(transport: object, server: ServerAdve
   const target = (inner ?? transport) as Record<string | symbol, unknown>;
   const handleRequest = target['handleRequest'];
   if (typeof handleRequest !== 'function' || target[OBSERVED] === true) return;
-  const observed = observingFetch(handleRequest as HandlerFetch, pipeline, exchanges, (request, outcome, startTime) => {
-    const facts = readRequest(request, undefined, pipeline.reading);
-    pipeline.finish(facts, server, outcome, pipeline.start(facts, startTime)?.span, undefined);
-  }, 'context');
+  const observed = observingFetch(
+    handleRequest as HandlerFetch,
+    pipeline,
+    exchanges,
+    (request, outcome, startTime) => {
+      const facts = readRequest(request, undefined, pipeline.reading);
+      pipeline.finish(facts, server, outcome, pipeline.start(facts, startTime)?.span, undefined);
+    },
+    'context',
+  );
   target['handleRequest'] = function handleRequestObserved(this: unknown, request: unknown) {
     // Only the Fetch API form, outside an entry that observes its exchanges already.
     const fetchLike = typeof (request as Request | null)?.clone === 'function' && typeof (request as Request).method === 'string';
-    if (!fetchLike || exchanges.inHttpExchange(request as Request)) return (handleRequest as (...args: unknown[]) => unknown).apply(this, arguments as unknown as unknown[]);
+    if (!fetchLike || exchanges.inHttpExchange(request as Request))
+      return (handleRequest as (...args: unknown[]) => unknown).apply(this, arguments as unknown as unknown[]);
     return observed.apply(this, arguments as unknown as [Request, { parsedBody?: unknown }?]);
   };
   target[OBSERVED] = true;

@@ -124,13 +124,14 @@ export function tapTransport(transport: object, observer: TransportObserver, clo
   for (const property of ['send', 'start', 'onmessage', 'onclose']) assertAssignable(transport, property);
   if (close === 'before-connect') hookClose(target, observer);
   if (close === 'now') observeCallbacks(target, observer, wrappers, close);
-  else target.start = function observedStart(this: unknown) {
-    try {
-      observeCallbacks(target, observer, wrappers, close);
-    } catch (error) {
-      observer.failed(error);
-    }
-    return start.apply(this, arguments as unknown as unknown[]);
-  };
+  else
+    target.start = function observedStart(this: unknown) {
+      try {
+        observeCallbacks(target, observer, wrappers, close);
+      } catch (error) {
+        observer.failed(error);
+      }
+      return start.apply(this, arguments as unknown as unknown[]);
+    };
   target.send = wrappers.send(send, observer);
 }

@@ -94,7 +94,10 @@ export function parseProxyArguments(args: string[]): ParsedProxyArguments {
   const listen = parseListen(values.listen);
   if (listen === undefined) return { help: false, error: `--listen must be HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080), got '${values.listen}'` };
   if (!isLoopback(listen.host) && values['allow-remote'] !== true) {
-    return { help: false, error: `--listen ${values.listen} is reachable from other machines, and the proxy relays to its upstream whoever connects: add --allow-remote to mean it (and put a gateway with authentication in front), or listen on 127.0.0.1` };
+    return {
+      help: false,
+      error: `--listen ${values.listen} is reachable from other machines, and the proxy relays to its upstream whoever connects: add --allow-remote to mean it (and put a gateway with authentication in front), or listen on 127.0.0.1`,
+    };
   }
   const upstream = parseUpstream(values.upstream);
   if (typeof upstream === 'string') return { help: false, error: upstream };
@@ -103,7 +106,8 @@ export function parseProxyArguments(args: string[]): ParsedProxyArguments {
   const idleMs = seconds('idle-timeout', values['idle-timeout'], DEFAULT_DEADLINES.idleMs);
   for (const value of [headersMs, bodyMs, idleMs]) if (typeof value === 'string') return { help: false, error: value };
   const budget = values['read-budget'] === undefined ? DEFAULT_READ_BUDGET_MIB : Number(values['read-budget']);
-  if (!Number.isInteger(budget) || budget < 1 || budget > 65_536) return { help: false, error: `--read-budget must be a whole number of MiB from 1, got '${values['read-budget']}'` };
+  if (!Number.isInteger(budget) || budget < 1 || budget > 65_536)
+    return { help: false, error: `--read-budget must be a whole number of MiB from 1, got '${values['read-budget']}'` };
   return {
     help: false,
     ...listen,

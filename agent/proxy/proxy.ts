@@ -115,13 +115,27 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     const proxyOrigin = hostHeader !== undefined && HOST_HEADER.test(hostHeader) ? `http://${hostHeader}` : ownUrl;
     const exchange =
       request.method === 'POST'
-        ? new HttpExchange(sessions, recording, { sessionId: single(request.headers, HEADER_SESSION_ID), protocolVersion: single(request.headers, HEADER_PROTOCOL_VERSION) }, { server: knownServer, budget })
+        ? new HttpExchange(
+            sessions,
+            recording,
+            { sessionId: single(request.headers, HEADER_SESSION_ID), protocolVersion: single(request.headers, HEADER_PROTOCOL_VERSION) },
+            { server: knownServer, budget },
+          )
         : undefined;
     const flow = exchange && new ProxiedExchange(exchange, guard);
     const valve = new Valve(request);
 
     if (exchange !== undefined && flow !== undefined) {
-      const reader = decodedReader(single(request.headers, 'content-encoding'), { push: (chunk) => guard(() => exchange.requestChunk(chunk)), get done() { return exchange.requestSkipped; } }, valve);
+      const reader = decodedReader(
+        single(request.headers, 'content-encoding'),
+        {
+          push: (chunk) => guard(() => exchange.requestChunk(chunk)),
+          get done() {
+            return exchange.requestSkipped;
+          },
+        },
+        valve,
+      );
       request.on('data', (chunk: Buffer) => guard(() => reader.write(chunk)));
       request.once('end', () => void reader.end().then(() => guard(() => flow.bodyRead(exchange.requestBody()))));
       // A body that never ended (the client left, a deadline closed it): its requests are unknown, and whatever
@@ -140,7 +154,18 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       // SSE: every event reaches the client as it comes (no Nagle delay on small writes).
       response.flushHeaders();
       // The answer's flow is the pipe's to hold (the upstream is trusted); decoding still stops once unread.
-      const answerReader = exchange && decodedReader(single(answer.headers, 'content-encoding'), { push: (chunk) => guard(() => exchange.answerChunk(chunk)), get done() { return exchange.answerSkipped; } }, NO_HOLD);
+      const answerReader =
+        exchange &&
+        decodedReader(
+          single(answer.headers, 'content-encoding'),
+          {
+            push: (chunk) => guard(() => exchange.answerChunk(chunk)),
+            get done() {
+              return exchange.answerSkipped;
+            },
+          },
+          NO_HOLD,
+        );
       if (answerReader !== undefined) answer.on('data', (chunk: Buffer) => guard(() => answerReader.write(chunk)));
       answer.pipe(response);
       const sessionId = single(answer.headers, HEADER_SESSION_ID);
@@ -173,7 +198,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         response.destroy();
       }
     };
-    const call = forward({ client, agent: upstreamAgent, url: upstream.url, path, headers: upstreamHeaders(request, upstream) }, request, valve, budget.account(), onAnswer, onFailure);
+    const call = forward(
+      { client, agent: upstreamAgent, url: upstream.url, path, headers: upstreamHeaders(request, upstream) },
+      request,
+      valve,
+      budget.account(),
+      onAnswer,
+      onFailure,
+    );
     // The client went away before its answer was complete (or the proxy stops): so does the upstream request. A
     // request the upstream has whole and never began to answer (a hung tool) is cancelled, as in-process.
     const abandon = (): void => {

@@ -205,7 +205,8 @@ export class Recorder {
   bind(meter: Meter): void {
     for (const [metric, observe] of this.observers) {
       const options = { description: metric.brief, unit: metric.unit };
-      const instrument = metric.instrument === 'counter' ? meter.createObservableCounter(metric.name, options) : meter.createObservableGauge(metric.name, options);
+      const instrument =
+        metric.instrument === 'counter' ? meter.createObservableCounter(metric.name, options) : meter.createObservableGauge(metric.name, options);
       instrument.addCallback(observe);
     }
   }

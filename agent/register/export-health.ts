@@ -23,7 +23,25 @@ interface SignalState {
  * gRPC status names (grpc/doc/statuscodes.md). The gRPC exporter fails with grpc-js's ServiceError, whose numeric
  * `code` is a gRPC status, not an HTTP one (the HTTP exporters' OTLPExporterError carries the HTTP status).
  */
-const GRPC_STATUS = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED'];
+const GRPC_STATUS = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+];
 const GRPC = { DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
 
 /** What failed: an HTTP status, a gRPC status, a socket error code, or the message. */
@@ -109,7 +127,9 @@ export class ExportHealth {
     }
     if (result.code === ExportResultCode.SUCCESS) {
       if (state.failing && state.announced) {
-        this.write(`extscope: exporting ${signal} to ${endpoint} works again (${state.failedSinceAnnounced} export${state.failedSinceAnnounced === 1 ? '' : 's'} had failed)`);
+        this.write(
+          `extscope: exporting ${signal} to ${endpoint} works again (${state.failedSinceAnnounced} export${state.failedSinceAnnounced === 1 ? '' : 's'} had failed)`,
+        );
       }
       state.failing = false;
       state.announced = false;
@@ -127,7 +147,9 @@ export class ExportHealth {
     state.announced = true;
     state.lastAnnouncedAt = now;
     const failure = failureOf(result.error);
-    this.write(`extscope: exporting ${signal} to ${endpoint} fails (${describe(failure)}): ${hint(failure)}; counted in extscope.agent.errors (a line follows once exports succeed)`);
+    this.write(
+      `extscope: exporting ${signal} to ${endpoint} fails (${describe(failure)}): ${hint(failure)}; counted in extscope.agent.errors (a line follows once exports succeed)`,
+    );
   }
 }
 
@@ -150,7 +172,8 @@ export function watchRejections(exporter: unknown, onRejected: (rejection: Rejec
   const original = (handler.handleResponse as (response: unknown) => void).bind(handler);
   handler.handleResponse = (response: unknown) => {
     try {
-      const partial = (response as { partialSuccess?: { rejectedDataPoints?: unknown; rejectedSpans?: unknown; errorMessage?: unknown } } | undefined)?.partialSuccess;
+      const partial = (response as { partialSuccess?: { rejectedDataPoints?: unknown; rejectedSpans?: unknown; errorMessage?: unknown } } | undefined)
+        ?.partialSuccess;
       const points = Number(partial?.rejectedDataPoints ?? partial?.rejectedSpans ?? 0);
       const message = typeof partial?.errorMessage === 'string' ? partial.errorMessage : '';
       if (points > 0 || message !== '') onRejected({ points, message });

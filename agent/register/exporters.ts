@@ -66,13 +66,18 @@ export function chosenExporters(signal: SignalName, warn: (line: string) => void
   if (names.includes('none')) return [];
   const known = names.filter((name): name is ExporterName => (EXPORTERS as readonly string[]).includes(name));
   const unknown = names.filter((name) => !(EXPORTERS as readonly string[]).includes(name));
-  if (unknown.length > 0) warn(`${variable}=${names.join(',')}: ${unknown.join(', ')} is not supported by the agent (otlp, console, none); ${known.length > 0 ? `using ${known.join(',')}` : 'using otlp'}`);
+  if (unknown.length > 0)
+    warn(
+      `${variable}=${names.join(',')}: ${unknown.join(', ')} is not supported by the agent (otlp, console, none); ${known.length > 0 ? `using ${known.join(',')}` : 'using otlp'}`,
+    );
   const chosen: ExporterName[] = known.length > 0 ? [...new Set(known)] : ['otlp'];
   // OTLP over gRPC without its optional exporter: said once at start, and that signal is not exported over OTLP
   // (another protocol would post to the gRPC endpoint, which does not answer it).
   const grpc = GRPC_EXPORTERS[signal];
   if (chosen.includes('otlp') && exporterProtocol(signal, () => {}) === 'grpc' && !installed(grpc)) {
-    warn(`${protocolVariable(signal)}=grpc needs ${grpc}, which is not installed (npm install ${grpc}@${GRPC_EXPORTER_VERSION}); ${signal.toLowerCase()} are not exported`);
+    warn(
+      `${protocolVariable(signal)}=grpc needs ${grpc}, which is not installed (npm install ${grpc}@${GRPC_EXPORTER_VERSION}); ${signal.toLowerCase()} are not exported`,
+    );
     return chosen.filter((name) => name !== 'otlp');
   }
   return chosen;
@@ -85,7 +90,9 @@ export function chosenExporters(signal: SignalName, warn: (line: string) => void
  * restarting or killed) loses nothing, the next one carries it. A failed delta export drops its increments.
  */
 function temporalityPreference(): { temporalityPreference?: AggregationTemporalityPreference } {
-  return getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE') === undefined ? { temporalityPreference: AggregationTemporalityPreference.CUMULATIVE } : {};
+  return getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE') === undefined
+    ? { temporalityPreference: AggregationTemporalityPreference.CUMULATIVE }
+    : {};
 }
 
 /** True when the exported sums are cumulative (the default): the final export at exit relies on it. */
@@ -124,7 +131,9 @@ export class StderrMetricExporter implements PushMetricExporter {
     }
     for (const scope of metrics.scopeMetrics) {
       for (const metric of scope.metrics) {
-        process.stderr.write(`${inspect({ descriptor: metric.descriptor, dataPointType: metric.dataPointType, dataPoints: metric.dataPoints }, { depth: null })}\n`);
+        process.stderr.write(
+          `${inspect({ descriptor: metric.descriptor, dataPointType: metric.dataPointType, dataPoints: metric.dataPoints }, { depth: null })}\n`,
+        );
       }
     }
     resultCallback({ code: ExportResultCode.SUCCESS });

@@ -25,7 +25,11 @@ try {
     scopeMetrics: [{ scope: request.scope, metrics: request.metrics }],
   };
   exporter.export(metrics, (result) => {
-    answer({ ok: result.code === ExportResultCode.SUCCESS, ...(result.error !== undefined && { error: result.error.message }), ...(rejected !== undefined && { rejected }) });
+    answer({
+      ok: result.code === ExportResultCode.SUCCESS,
+      ...(result.error !== undefined && { error: result.error.message }),
+      ...(rejected !== undefined && { rejected }),
+    });
     // Nothing else to wait for (a retry timer, a keep-alive socket): the answer is the whole job.
     process.exit(0);
   });

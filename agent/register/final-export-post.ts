@@ -25,12 +25,16 @@ try {
   const body = Buffer.from(input.body, 'base64');
   const url = new URL(input.url);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const request = send(url, { method: 'POST', headers: { ...input.headers, 'content-length': String(body.length) }, timeout: input.timeoutMillis }, (response) => {
-    const chunks: Buffer[] = [];
-    response.on('data', (chunk: Buffer) => chunks.push(chunk));
-    response.on('end', () => answer({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('base64') }));
-    response.on('error', (error) => answer({ error: error.message }));
-  });
+  const request = send(
+    url,
+    { method: 'POST', headers: { ...input.headers, 'content-length': String(body.length) }, timeout: input.timeoutMillis },
+    (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => answer({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('base64') }));
+      response.on('error', (error) => answer({ error: error.message }));
+    },
+  );
   request.on('timeout', () => request.destroy(new Error(`no answer within ${input.timeoutMillis} ms`)));
   request.on('error', (error) => answer({ error: error.message }));
   request.end(body);

@@ -5,7 +5,14 @@ import { gzipSync } from 'node:zlib';
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode, type InstrumentationScope, getStringFromEnv, millisToHrTime, parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
-import { AggregationTemporality, DataPointType, type MetricData, type PushMetricExporter, type ResourceMetrics, type ScopeMetrics } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type MetricData,
+  type PushMetricExporter,
+  type ResourceMetrics,
+  type ScopeMetrics,
+} from '@opentelemetry/sdk-metrics';
 import type { MetricSnapshot } from '../record/recorder.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../version.js';
 import { type Protocol, signalEndpoint } from './exporters.js';
@@ -45,10 +52,16 @@ function serializers(): { protobuf: Serializer; json: Serializer } {
 }
 
 /** Settings the small HTTP child cannot honour: the exporter child sends then. */
-const TLS_VARIABLES = ['CERTIFICATE', 'CLIENT_KEY', 'CLIENT_CERTIFICATE'].flatMap((name) => [`OTEL_EXPORTER_OTLP_${name}`, `OTEL_EXPORTER_OTLP_METRICS_${name}`]);
+const TLS_VARIABLES = ['CERTIFICATE', 'CLIENT_KEY', 'CLIENT_CERTIFICATE'].flatMap((name) => [
+  `OTEL_EXPORTER_OTLP_${name}`,
+  `OTEL_EXPORTER_OTLP_METRICS_${name}`,
+]);
 
 function headersFromEnv(): Record<string, string> {
-  return { ...parseKeyPairsIntoRecord(getStringFromEnv('OTEL_EXPORTER_OTLP_HEADERS')), ...parseKeyPairsIntoRecord(getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_HEADERS')) };
+  return {
+    ...parseKeyPairsIntoRecord(getStringFromEnv('OTEL_EXPORTER_OTLP_HEADERS')),
+    ...parseKeyPairsIntoRecord(getStringFromEnv('OTEL_EXPORTER_OTLP_METRICS_HEADERS')),
+  };
 }
 
 function compression(): 'gzip' | 'none' {
@@ -58,7 +71,11 @@ function compression(): 'gzip' | 'none' {
 
 /** A stream's identity within one metric: its attributes, keys sorted. */
 function streamKey(metric: string, attributes: Attributes): string {
-  return `${metric}\u0000${JSON.stringify(Object.keys(attributes).sort().map((key) => [key, attributes[key]]))}`;
+  return `${metric}\u0000${JSON.stringify(
+    Object.keys(attributes)
+      .sort()
+      .map((key) => [key, attributes[key]]),
+  )}`;
 }
 
 /** The child's environment: no preload of its own (`NODE_OPTIONS` may name `--import @extscope/agent/register`). */
@@ -118,7 +135,14 @@ export class FinalExport {
     const counted = snapshot.some((entry) => entry.metric.instrument === 'counter' && entry.points.some((point) => point.value > 0));
     if (!counted) return undefined;
     const delivered = ours(this.delivered);
-    if (delivered !== undefined && valuesKey(snapshot.map((entry) => ({ name: entry.metric.name, points: entry.points }))) === valuesKey(delivered.metrics.map((metric) => ({ name: metric.descriptor.name, points: metric.dataPoints as { value: unknown; attributes: Attributes }[] })))) return undefined;
+    if (
+      delivered !== undefined &&
+      valuesKey(snapshot.map((entry) => ({ name: entry.metric.name, points: entry.points }))) ===
+        valuesKey(
+          delivered.metrics.map((metric) => ({ name: metric.descriptor.name, points: metric.dataPoints as { value: unknown; attributes: Attributes }[] })),
+        )
+    )
+      return undefined;
     // A cumulative export carries every stream with the start time it keeps: the last one sent has them all.
     const sent = ours(this.sent);
     const startTimes = new Map<string, HrTime>();
@@ -129,7 +153,12 @@ export class FinalExport {
     const time = millisToHrTime(now);
     const metrics: MetricData[] = snapshot.map(({ metric, points }) => {
       const descriptor = { name: metric.name, description: metric.brief, unit: metric.unit, valueType: 1 /* ValueType.DOUBLE, as the SDK's default */ };
-      const dataPoints = points.map(({ value, attributes }) => ({ attributes, value, endTime: time, startTime: metric.instrument === 'counter' ? (startTimes.get(streamKey(metric.name, attributes)) ?? time) : time }));
+      const dataPoints = points.map(({ value, attributes }) => ({
+        attributes,
+        value,
+        endTime: time,
+        startTime: metric.instrument === 'counter' ? (startTimes.get(streamKey(metric.name, attributes)) ?? time) : time,
+      }));
       return metric.instrument === 'counter'
         ? { descriptor, aggregationTemporality: AggregationTemporality.CUMULATIVE, dataPointType: DataPointType.SUM, isMonotonic: true, dataPoints }
         : { descriptor, aggregationTemporality: AggregationTemporality.CUMULATIVE, dataPointType: DataPointType.GAUGE, dataPoints };
@@ -179,7 +208,11 @@ export class FinalExport {
       ...(gzip && { 'content-encoding': 'gzip' }),
     };
     const body = Buffer.from(gzip ? gzipSync(encoded) : encoded).toString('base64');
-    const output = spawnChild(POST_CHILD, JSON.stringify({ url: signalEndpoint('METRICS', request.protocol), headers, body, timeoutMillis: request.timeoutMillis }), deadlineMs);
+    const output = spawnChild(
+      POST_CHILD,
+      JSON.stringify({ url: signalEndpoint('METRICS', request.protocol), headers, body, timeoutMillis: request.timeoutMillis }),
+      deadlineMs,
+    );
     let reply: { status?: number; body?: string; error?: string } | undefined;
     try {
       reply = JSON.parse(output ?? '') as typeof reply;
@@ -189,7 +222,8 @@ export class FinalExport {
     if (reply?.status === undefined || reply.status < 200 || reply.status >= 300) return { ok: false, error: reply?.error ?? `HTTP ${reply?.status}` };
     const answer: FinalExportAnswer = { ok: true };
     try {
-      const partial = reply.body === undefined || reply.body.length === 0 ? undefined : serializer.deserializeResponse(Buffer.from(reply.body, 'base64')).partialSuccess;
+      const partial =
+        reply.body === undefined || reply.body.length === 0 ? undefined : serializer.deserializeResponse(Buffer.from(reply.body, 'base64')).partialSuccess;
       const points = Number(partial?.rejectedDataPoints ?? 0);
       const message = typeof partial?.errorMessage === 'string' ? partial.errorMessage : '';
       if (points > 0 || message !== '') {

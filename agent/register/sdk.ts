@@ -11,13 +11,30 @@ import {
   getStringFromEnv,
 } from '@opentelemetry/core';
 import { type Resource, defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { type AggregationOption, AggregationTemporality, AggregationType, type InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import {
+  type AggregationOption,
+  AggregationTemporality,
+  AggregationType,
+  type InstrumentType,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
 import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
 import type { ServerIdentity } from '../types.js';
 import { type ExportHealth, rejectionLine, watchRejections } from './export-health.js';
-import { StderrMetricExporter, chosenExporters, cumulativeSums, exporterProtocol, metricExportInterval, otlpMetricExporter, signalEndpoint } from './exporters.js';
+import {
+  StderrMetricExporter,
+  chosenExporters,
+  cumulativeSums,
+  exporterProtocol,
+  metricExportInterval,
+  otlpMetricExporter,
+  signalEndpoint,
+} from './exporters.js';
 import { FinalExport } from './final-export.js';
 import type { MetricSnapshot } from '../record/recorder.js';
 import { startTracing } from './tracing.js';
@@ -138,7 +155,9 @@ function buildResource(server: ServerIdentity): Resource {
     [ATTR_PROCESS_RUNTIME_VERSION]: process.versions.node,
   });
   // Later merges win: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override the defaults above.
-  return defaultResource().merge(defaults).merge(detectResources({ detectors: [hostDetector, envDetector] }));
+  return defaultResource()
+    .merge(defaults)
+    .merge(detectResources({ detectors: [hostDetector, envDetector] }));
 }
 
 /**
@@ -212,9 +231,7 @@ export function startAgentSdk(server: ServerIdentity, options: { spans: boolean;
     });
   }
 
-  propagation.setGlobalPropagator(
-    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
-  );
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
 
   let stopping: Promise<void> | undefined;
   return {

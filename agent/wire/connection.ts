@@ -60,7 +60,12 @@ export interface WireRecording extends WireServerSink {
 const ALWAYS = (): boolean => true;
 
 /** A server known by who it is, not by what it advertises. */
-const withoutAdvertisement = (server: ServerAdvertisement): ServerAdvertisement => ({ ...server, extensions: UNKNOWN_DECLARATION, ids: new Set(), fingerprints: [] });
+const withoutAdvertisement = (server: ServerAdvertisement): ServerAdvertisement => ({
+  ...server,
+  extensions: UNKNOWN_DECLARATION,
+  ids: new Set(),
+  fingerprints: [],
+});
 
 /**
  * One conversation seen on the wire only (a stdio pair of streams, one HTTP exchange or session), for servers
@@ -156,7 +161,8 @@ export class WireConnection {
   private outboundOne(message: unknown): void {
     if (!isResponse(message)) {
       const record = asRecord(message);
-      if (record !== undefined && record['id'] === null && asRecord(record['error']) !== undefined) this.nullIdError = readOutcome(record, this.sink.reading.limits);
+      if (record !== undefined && record['id'] === null && asRecord(record['error']) !== undefined)
+        this.nullIdError = readOutcome(record, this.sink.reading.limits);
       return;
     }
     const pending = this.pairing.answered(message.id);

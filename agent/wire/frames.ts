@@ -16,7 +16,8 @@ interface FrameReader {
 /** A chunk of a Node stream as text: bytes are decoded as UTF-8 across chunk boundaries. */
 function decode(decoder: StringDecoder, chunk: unknown, encoding: unknown): string | undefined {
   if (typeof chunk === 'string') {
-    if (typeof encoding === 'string' && encoding !== 'utf8' && encoding !== 'utf-8' && Buffer.isEncoding(encoding)) return Buffer.from(chunk, encoding).toString('utf8');
+    if (typeof encoding === 'string' && encoding !== 'utf8' && encoding !== 'utf-8' && Buffer.isEncoding(encoding))
+      return Buffer.from(chunk, encoding).toString('utf8');
     return chunk;
   }
   if (chunk instanceof Uint8Array) return decoder.write(chunk);

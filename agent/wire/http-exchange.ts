@@ -162,7 +162,7 @@ export class HttpExchange {
     const outcome =
       !finished || status === undefined
         ? CANCELLED
-        : this.made?.anonymousError ?? (isSuccess(status) ? CANCELLED : { outcome: OUTCOME.error, errorCode: status, errorMessage: `HTTP ${status}` });
+        : (this.made?.anonymousError ?? (isSuccess(status) ? CANCELLED : { outcome: OUTCOME.error, errorCode: status, errorMessage: `HTTP ${status}` }));
     this.made?.settle(outcome);
     this.sessions.remember(answerSessionId ?? this.headers.sessionId, this.handshake, this.made?.knownServer);
   }

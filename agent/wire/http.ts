@@ -42,7 +42,8 @@ function sessionIdOf(response: ServerResponse, writeHeadArgs: unknown[] | undefi
     return undefined;
   }
   if (headers !== undefined) {
-    for (const [key, value] of Object.entries(headers as Record<string, unknown>)) if (key.toLowerCase() === HEADER_SESSION_ID && typeof value === 'string') return value;
+    for (const [key, value] of Object.entries(headers as Record<string, unknown>))
+      if (key.toLowerCase() === HEADER_SESSION_ID && typeof value === 'string') return value;
   }
   return undefined;
 }
@@ -92,7 +93,12 @@ export function tapHttpServers(host: WireHost): HttpWireTap {
   }
 
   function observeExchange(request: IncomingMessage, response: ServerResponse): void {
-    const exchange = new HttpExchange(sessions, host, { sessionId: header(request, HEADER_SESSION_ID), protocolVersion: header(request, HEADER_PROTOCOL_VERSION) }, { active: () => !host.sdkObserved() });
+    const exchange = new HttpExchange(
+      sessions,
+      host,
+      { sessionId: header(request, HEADER_SESSION_ID), protocolVersion: header(request, HEADER_PROTOCOL_VERSION) },
+      { active: () => !host.sdkObserved() },
+    );
     let bodyDone = false;
     let writeHeadArgs: unknown[] | undefined;
 

@@ -215,7 +215,12 @@ export class ServerMemory {
     const { file } = this.open();
     if (file === undefined) return;
     try {
-      const body = JSON.stringify({ name: text(serverInfo['name']), version: text(serverInfo['version']), capabilities, savedAt: this.now() } satisfies Remembered);
+      const body = JSON.stringify({
+        name: text(serverInfo['name']),
+        version: text(serverInfo['version']),
+        capabilities,
+        savedAt: this.now(),
+      } satisfies Remembered);
       if (Buffer.byteLength(body) > MAX_BYTES) return;
       // The directory may have changed hands since it was opened (it never should): checked again before writing.
       if (!this.directorySafe(dirname(file))) return;
@@ -260,7 +265,15 @@ export class ServerMemory {
       closeSync(fd);
     }
     const parsed = JSON.parse(body) as Partial<Remembered> | null;
-    if (parsed === null || typeof parsed !== 'object' || typeof parsed.savedAt !== 'number' || typeof parsed.capabilities !== 'object' || parsed.capabilities === null || Array.isArray(parsed.capabilities)) return undefined;
+    if (
+      parsed === null ||
+      typeof parsed !== 'object' ||
+      typeof parsed.savedAt !== 'number' ||
+      typeof parsed.capabilities !== 'object' ||
+      parsed.capabilities === null ||
+      Array.isArray(parsed.capabilities)
+    )
+      return undefined;
     return { name: text(parsed.name), version: text(parsed.version), capabilities: parsed.capabilities, savedAt: parsed.savedAt };
   }
 }

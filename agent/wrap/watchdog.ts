@@ -25,7 +25,11 @@ export interface ChildWatchdog {
 export function watchChild(pid: number, onError: (error: unknown) => void): ChildWatchdog {
   if (process.platform === 'win32') return { childEnded() {} };
   try {
-    const shell = spawn('/bin/sh', ['-c', SCRIPT, 'extscope-wrap-watchdog', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, windowsHide: true });
+    const shell = spawn('/bin/sh', ['-c', SCRIPT, 'extscope-wrap-watchdog', String(pid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true,
+      windowsHide: true,
+    });
     shell.on('error', onError);
     shell.stdin.on('error', () => {}); // A watchdog that died first: nothing left to tell it.
     // The wrapper never waits for it: it ends by itself as soon as it is told, or when the wrapper is gone.

@@ -81,7 +81,9 @@ export async function runWrap(args: string[]): Promise<number> {
     child.once('spawn', () => resolve(undefined));
     child.once('error', resolve);
   });
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   const failure = await spawned;
   if (failure !== undefined) {
     process.stderr.write(`extscope wrap: cannot run ${JSON.stringify(file)}: ${failure.message}\n`);

@@ -93,7 +93,10 @@ async function serveCollector(args: string[]): Promise<number> {
   if (format === 'pretty' && typeof options.logger === 'object') options.logger = { ...options.logger, transport: PRETTY_TRANSPORT };
   const collector = await startCollector(options);
   const grpc = collector.grpcAddress === undefined ? '' : ` (OTLP/gRPC on ${collector.grpcAddress})`;
-  collector.app.log.info({ url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) }, `extscope collector listening on ${collector.url}${grpc}`);
+  collector.app.log.info(
+    { url: collector.url, grpc: collector.grpcAddress ?? null, db: describeDb(collector.config.dbPath) },
+    `extscope collector listening on ${collector.url}${grpc}`,
+  );
 
   // SIGHUP re-reads the rules file; an invalid one is logged and the rules in force stay.
   const reload = (): void => {

@@ -72,7 +72,8 @@ async function fromFile(dbPath: string, file: string): Promise<void> {
   try {
     await db.backup(file);
   } catch (error) {
-    if (/locked|busy/i.test((error as Error).message)) throw new BackupError(`${dbPath} is in use by a collector that did not answer at the URL; pass its --url`);
+    if (/locked|busy/i.test((error as Error).message))
+      throw new BackupError(`${dbPath} is in use by a collector that did not answer at the URL; pass its --url`);
     throw error;
   } finally {
     db.close();
@@ -98,7 +99,12 @@ async function verify(file: string): Promise<{ schemaVersion: number }> {
 export async function runDbBackup(args: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { url: { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args,
+      options: { url: { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     process.stderr.write(`extscope db backup: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
@@ -128,7 +134,9 @@ export async function runDbBackup(args: string[]): Promise<number> {
     await handle.close();
     await rename(partial, destination);
     const { size } = await stat(destination);
-    process.stdout.write(`${destination}: ${size} bytes, schema version ${schemaVersion}, integrity ok (${online ? `online, from the collector at ${url}` : `from ${dbPath}; no collector at ${url}`})\n`);
+    process.stdout.write(
+      `${destination}: ${size} bytes, schema version ${schemaVersion}, integrity ok (${online ? `online, from the collector at ${url}` : `from ${dbPath}; no collector at ${url}`})\n`,
+    );
     return 0;
   } catch (error) {
     await rm(partial, { force: true });

@@ -42,7 +42,9 @@ export async function runDbCopy(args: string[]): Promise<number> {
     return 2;
   }
   try {
-    const reports = await copySqliteToPostgres(values.from, values.to, values.force === true ? 'replace' : 'refuse-non-empty', (line) => process.stderr.write(`${line}\n`));
+    const reports = await copySqliteToPostgres(values.from, values.to, values.force === true ? 'replace' : 'refuse-non-empty', (line) =>
+      process.stderr.write(`${line}\n`),
+    );
     for (const report of reports) process.stdout.write(`${report.table}\t${report.source}\t${report.target}\n`);
     return 0;
   } catch (error) {

@@ -24,9 +24,11 @@ const DATABASE_HINTS: [RegExp | string, string][] = [
 
 function listenMessage(error: SystemError): string | undefined {
   const where = typeof error.address === 'string' && error.port !== undefined ? `${error.address}:${String(error.port)}` : 'the address';
-  if (error.code === 'EADDRINUSE') return `${where} is already in use (another extscope collector?): stop it, or choose other ports with --port (OTLP/HTTP, API, page) and --grpc-port (OTLP/gRPC, or off)`;
+  if (error.code === 'EADDRINUSE')
+    return `${where} is already in use (another extscope collector?): stop it, or choose other ports with --port (OTLP/HTTP, API, page) and --grpc-port (OTLP/gRPC, or off)`;
   if (error.code === 'EACCES') return `not allowed to listen on ${where} (ports below 1024 need privileges): choose another with --port or --grpc-port`;
-  if (error.code === 'EADDRNOTAVAIL') return `${where}: --host is not an address of this machine (127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
+  if (error.code === 'EADDRNOTAVAIL')
+    return `${where}: --host is not an address of this machine (127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
   return undefined;
 }
 

@@ -226,7 +226,8 @@ export class AlertEngine implements Component {
       evaluated.add(rule.name);
       for (const finding of findings) {
         // The conditions apply the scope where it changes a sum; a finding's labels are held to it here as well.
-        if (!SCOPED_LABELS.every(([dimension, label]) => finding.labels[label] === undefined || inScope(rule.scope, dimension, finding.labels[label]))) continue;
+        if (!SCOPED_LABELS.every(([dimension, label]) => finding.labels[label] === undefined || inScope(rule.scope, dimension, finding.labels[label])))
+          continue;
         const labels = { ...finding.labels, ...rule.labels, alertname: rule.name, severity: rule.severity };
         const key = fingerprint(labels);
         if (!observed.has(key)) observed.set(key, { rule, labels, annotations: annotate(rule, finding, labels), dashboardPath: finding.dashboardPath });
@@ -235,7 +236,11 @@ export class AlertEngine implements Component {
     const result = step(before, observed, evaluated, new Set(rules.map((rule) => rule.name)), now);
     this.active = result.active;
     await this.save(result.changed, result.transitions);
-    const cycle: EvaluationCycle = { atMs: now, transitions: result.transitions, firing: [...result.active.values()].filter((alert) => alert.state === 'firing') };
+    const cycle: EvaluationCycle = {
+      atMs: now,
+      transitions: result.transitions,
+      firing: [...result.active.values()].filter((alert) => alert.state === 'firing'),
+    };
     for (const notifier of this.options.notifiers ?? []) {
       try {
         notifier.deliver(cycle);

@@ -45,7 +45,13 @@ const sameRecord = (a: Record<string, string>, b: Record<string, string>): boole
  * @param evaluated names of the rules evaluated this cycle; an active alert of a rule not among them is kept
  *   when the rule still exists (`known`), resolved when the rule is gone.
  */
-export function step(before: ReadonlyMap<string, Alert>, observed: ReadonlyMap<string, Observation>, evaluated: ReadonlySet<string>, known: ReadonlySet<string>, now: number): StepResult {
+export function step(
+  before: ReadonlyMap<string, Alert>,
+  observed: ReadonlyMap<string, Observation>,
+  evaluated: ReadonlySet<string>,
+  known: ReadonlySet<string>,
+  now: number,
+): StepResult {
   const active = new Map<string, Alert>();
   const changed: Alert[] = [];
   const transitions: AlertTransition[] = [];

@@ -35,5 +35,11 @@ export function cellFigures(cell: CellCounts, row: { requests: number; serverUnk
   const clientKnown = Math.max(0, cell.clientDeclared - cell.serverUnknown);
   const state: CellState =
     cell.negotiated > 0 ? (cell.negotiated >= known ? 'negotiated' : 'partial') : clientKnown > 0 ? 'client' : cell.serverAdvertised > 0 ? 'server' : 'neither';
-  return { state, known, negotiatedShare: share(cell.negotiated, known), clientShare: share(clientKnown, known), serverShare: share(cell.serverAdvertised, known) };
+  return {
+    state,
+    known,
+    negotiatedShare: share(cell.negotiated, known),
+    clientShare: share(clientKnown, known),
+    serverShare: share(cell.serverAdvertised, known),
+  };
 }

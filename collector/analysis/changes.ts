@@ -39,7 +39,10 @@ export function compareMatrices(before: MatrixView, after: MatrixView, threshold
   const declared = (row: MatrixRow, id: string): number => row.extensions.find((cell) => cell.id === id)?.clientDeclared ?? 0;
   const ids = [...new Set([...before.extensions, ...after.extensions])];
   const versions = new Map<string, Map<string, { before?: MatrixRow; after?: MatrixRow }>>();
-  for (const [period, view] of [['before', before], ['after', after]] as const) {
+  for (const [period, view] of [
+    ['before', before],
+    ['after', after],
+  ] as const) {
     for (const row of view.rows) {
       if (row.name === null || row.version === null) continue;
       let byVersion = versions.get(row.name);
@@ -60,9 +63,17 @@ export function compareMatrices(before: MatrixView, after: MatrixView, threshold
     for (const id of ids) {
       const was = (then.before === undefined ? 0 : declared(then.before, id)) + (then.after === undefined ? 0 : declared(then.after, id));
       const is = declared(now, id);
-      if ((was > 0) === (is > 0)) continue;
+      if (was > 0 === is > 0) continue;
       const share = (row: MatrixRow | undefined): number | null => row?.extensions.find((cell) => cell.id === id)?.negotiatedShare ?? null;
-      changes.push({ kind: was > 0 ? 'stopped_declaring' : 'started_declaring', subject: now.client, id, previous: then.after?.client ?? then.before?.client, before: share(then.after ?? then.before), after: share(now), requests: now.requests });
+      changes.push({
+        kind: was > 0 ? 'stopped_declaring' : 'started_declaring',
+        subject: now.client,
+        id,
+        previous: then.after?.client ?? then.before?.client,
+        before: share(then.after ?? then.before),
+        after: share(now),
+        requests: now.requests,
+      });
     }
   }
   const earlier = new Map(before.rows.map((row) => [row.client, row]));

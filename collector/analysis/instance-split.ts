@@ -50,7 +50,13 @@ function addInto(into: Counts, from: Counts): void {
 const cellOf = (id: string, counts: Counts): MatrixCell =>
   matrixCell(
     id,
-    { clientDeclared: counts.clientDeclared, serverAdvertised: counts.serverAdvertised, negotiated: counts.negotiated, serverUnknown: counts.cellServerUnknown, required: counts.required },
+    {
+      clientDeclared: counts.clientDeclared,
+      serverAdvertised: counts.serverAdvertised,
+      negotiated: counts.negotiated,
+      serverUnknown: counts.cellServerUnknown,
+      required: counts.required,
+    },
     { requests: counts.requests, serverUnknown: counts.serverUnknown },
   );
 
@@ -93,7 +99,14 @@ export function instanceSplit(cells: readonly InstanceCellTotal[], extensionId: 
     other = { instances: rest.length, requests: summed.requests, serverUnknown: summed.serverUnknown, cell: cellOf(extensionId, summed) };
   }
   return {
-    instances: listed.map(({ service, instance, label, counts }) => ({ service, instance, label, requests: counts.requests, serverUnknown: counts.serverUnknown, cell: cellOf(extensionId, counts) })),
+    instances: listed.map(({ service, instance, label, counts }) => ({
+      service,
+      instance,
+      label,
+      requests: counts.requests,
+      serverUnknown: counts.serverUnknown,
+      cell: cellOf(extensionId, counts),
+    })),
     other,
     instancesTotal: sorted.length,
   };

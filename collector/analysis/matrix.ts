@@ -128,7 +128,10 @@ function rowOf(source: RowSource, group: Grouping): { key: string; identity: Row
     return { key: JSON.stringify([service, instance]), identity: { client: instanceLabel(service, instance), name: null, version: null, service, instance } };
   }
   const version = group === 'client' ? null : source.clientVersion;
-  return { key: JSON.stringify([source.clientName, version]), identity: { client: clientLabel(source.clientName, source.clientVersion, group), name: source.clientName, version } };
+  return {
+    key: JSON.stringify([source.clientName, version]),
+    identity: { client: clientLabel(source.clientName, source.clientVersion, group), name: source.clientName, version },
+  };
 }
 
 /** The row `_OTHER` past the row limit, with the fields its grouping's rows have. */
@@ -215,7 +218,9 @@ export function buildMatrix(
   }
   for (const answer of required) {
     if (answer.id === null) continue;
-    const entry = rows.get(rowOf({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId }, group).key);
+    const entry = rows.get(
+      rowOf({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId }, group).key,
+    );
     if (entry === undefined) continue;
     let counts = entry.counts.get(answer.id);
     if (counts === undefined) {
@@ -229,7 +234,10 @@ export function buildMatrix(
   if (entries.length > limits.rows) {
     const kept = entries.slice(0, Math.max(0, limits.rows - 1));
     const rest = entries.slice(kept.length);
-    const other: Entry = { row: { ...otherIdentity(group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 }, summedRows: rest.length }, counts: new Map() };
+    const other: Entry = {
+      row: { ...otherIdentity(group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 }, summedRows: rest.length },
+      counts: new Map(),
+    };
     for (const { row, counts } of rest) {
       other.row.requests += row.requests;
       other.row.serverUnknown += row.serverUnknown;
@@ -320,7 +328,8 @@ export function cellExtensionTotals(cells: readonly CellTotal[]): MatrixCell[] {
   return [...counts.keys()].sort(compareExtensionIds).map((id) => matrixCell(id, counts.get(id) ?? zero(), { requests, serverUnknown: 0 }));
 }
 
-const contains = (text: string, needle: string | undefined): boolean => needle === undefined || needle.trim() === '' || text.toLowerCase().includes(needle.trim().toLowerCase());
+const contains = (text: string, needle: string | undefined): boolean =>
+  needle === undefined || needle.trim() === '' || text.toLowerCase().includes(needle.trim().toLowerCase());
 
 /** Rows whose label contains `rows` (and of client name `client`), ids containing `cols`: the page's filters, for what is sent. */
 export function filterMatrix(view: MatrixView, filter: { rows?: string | undefined; cols?: string | undefined; client?: string | undefined }): MatrixView {

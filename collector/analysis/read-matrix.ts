@@ -24,7 +24,14 @@ export async function readMatrix(source: MatrixSource, query: CellQuery, group: 
   const totals = await source.cellTotals(query);
   // The cells' range is whole hours or whole minutes: steps of that size cover it exactly.
   const stepMinutes = totals.resolution === 'hour' ? 60 : 1;
-  const required = await source.requiredTrend({ fromMs: totals.fromMs, toMs: totals.toMs, stepMinutes, service: query.service, instance: query.instance, signal: query.signal });
+  const required = await source.requiredTrend({
+    fromMs: totals.fromMs,
+    toMs: totals.toMs,
+    stepMinutes,
+    service: query.service,
+    instance: query.instance,
+    signal: query.signal,
+  });
   const view = buildMatrix(totals.cells, group, limits, totals.serverUnknown, required.rows);
   return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
 }
@@ -38,7 +45,14 @@ function instanceParts(cells: readonly InstanceCellTotal[]): { serverUnknown: In
   const serverUnknown = cells.filter((cell) => cell.serverDeclaration === DECLARATION.unknown);
   const required = cells
     .filter((cell) => cell.kind === SeriesKind.Extension && cell.required === true)
-    .map((cell) => ({ id: cell.extensionId, name: cell.clientName, version: cell.clientVersion, count: cell.count, service: cell.service, instanceId: cell.instanceId }));
+    .map((cell) => ({
+      id: cell.extensionId,
+      name: cell.clientName,
+      version: cell.clientVersion,
+      count: cell.count,
+      service: cell.service,
+      instanceId: cell.instanceId,
+    }));
   return { serverUnknown, required };
 }
 
@@ -46,7 +60,12 @@ function instanceParts(cells: readonly InstanceCellTotal[]): { serverUnknown: In
  * The matrix with one row per service or per instance (service + instance id), from the instance cells: the same
  * cells, states and shares as by client. `clientName` narrows it to one client's requests.
  */
-export async function readInstanceMatrix(source: InstanceMatrixSource, query: InstanceCellQuery, group: InstanceGrouping, limits?: MatrixLimits): Promise<MatrixRead> {
+export async function readInstanceMatrix(
+  source: InstanceMatrixSource,
+  query: InstanceCellQuery,
+  group: InstanceGrouping,
+  limits?: MatrixLimits,
+): Promise<MatrixRead> {
   const totals = await source.instanceCellTotals(query);
   const { serverUnknown, required } = instanceParts(totals.cells);
   const view = buildMatrix(totals.cells, group, limits, serverUnknown, required);

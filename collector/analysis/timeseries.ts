@@ -50,7 +50,12 @@ export function alignToSteps(fromMs: number, toMs: number, stepMinutes: number):
  * requests whose server's declaration is known (`serverUnknown`: the request totals of the part answered before
  * any server instance existed).
  */
-export function buildTimeseries(range: { fromMs: number; toMs: number }, stepMinutes: number, totals: readonly StepTotal[], serverUnknown: readonly StepTotal[] = []): Timeseries {
+export function buildTimeseries(
+  range: { fromMs: number; toMs: number },
+  stepMinutes: number,
+  totals: readonly StepTotal[],
+  serverUnknown: readonly StepTotal[] = [],
+): Timeseries {
   const stepMs = stepMinutes * MS_PER_MINUTE;
   const points: TimeseriesPoint[] = [];
   for (let tMs = range.fromMs; tMs < range.toMs; tMs += stepMs) {

@@ -55,7 +55,10 @@ export function extensionSeries(result: TrendResult<ExtensionSlot>) {
     }
     let entry = extensions.get(row.id);
     if (entry === undefined) {
-      extensions.set(row.id, (entry = { id: row.id, clientDeclared: zeros(result.slots), serverAdvertised: zeros(result.slots), negotiated: zeros(result.slots) }));
+      extensions.set(
+        row.id,
+        (entry = { id: row.id, clientDeclared: zeros(result.slots), serverAdvertised: zeros(result.slots), negotiated: zeros(result.slots) }),
+      );
     }
     entry.clientDeclared[row.slot] = (entry.clientDeclared[row.slot] ?? 0) + row.clientDeclared;
     entry.serverAdvertised[row.slot] = (entry.serverAdvertised[row.slot] ?? 0) + row.serverAdvertised;
@@ -69,7 +72,10 @@ export function extensionSeries(result: TrendResult<ExtensionSlot>) {
 
 export function requiredSeries(result: TrendResult<RequiredSlot>) {
   const errors = zeros(result.slots);
-  const extensions = new Map<string, { id: string; total: number; counts: number[]; clients: Map<string, { client: string; name: string | null; version: string | null; count: number }> }>();
+  const extensions = new Map<
+    string,
+    { id: string; total: number; counts: number[]; clients: Map<string, { client: string; name: string | null; version: string | null; count: number }> }
+  >();
   for (const row of result.rows) {
     if (row.slot < 0 || row.slot >= result.slots) continue;
     if (row.id === null) {

@@ -59,7 +59,11 @@ export function createApp(options: AppOptions): FastifyInstance {
           requestTimeout: options.receiveTimeoutMs,
           // node:http checks headersTimeout ≤ requestTimeout when it creates the server, before fastify sets
           // requestTimeout: both go in here too, or a deadline above node's default (300 s) stops the start.
-          http: { connectionsCheckingInterval: Math.min(DEADLINE_CHECK_MS, options.receiveTimeoutMs), headersTimeout: options.receiveTimeoutMs, requestTimeout: options.receiveTimeoutMs },
+          http: {
+            connectionsCheckingInterval: Math.min(DEADLINE_CHECK_MS, options.receiveTimeoutMs),
+            headersTimeout: options.receiveTimeoutMs,
+            requestTimeout: options.receiveTimeoutMs,
+          },
         }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true } },
     schemaErrorFormatter,

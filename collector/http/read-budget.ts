@@ -29,10 +29,12 @@ export interface ReadBudget {
  * A route's `config.heavyRead`: its work grows with the data in the range (the matrix, trends, time series, and
  * the filters' client and id lists, which read every cell too). `true`, or what its request asks for.
  */
-type HeavyRead = true | {
-  /** The cells a request asks for (the matrix: `limit` × `extensionLimit`), from its validated query. */
-  askedCells(query: unknown): number;
-};
+type HeavyRead =
+  | true
+  | {
+      /** The cells a request asks for (the matrix: `limit` × `extensionLimit`), from its validated query. */
+      askedCells(query: unknown): number;
+    };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -180,10 +182,18 @@ function weightOf(item: unknown): number {
  * fields, so JSON.stringify writes what the schema's serializer would.
  */
 export const chunkedAnswer: preSerializationAsyncHookHandler<unknown> = async (request, reply, payload) => {
-  if (request.routeOptions.config.heavyRead === undefined || reply.statusCode !== 200 || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
+  if (
+    request.routeOptions.config.heavyRead === undefined ||
+    reply.statusCode !== 200 ||
+    typeof payload !== 'object' ||
+    payload === null ||
+    Array.isArray(payload)
+  )
+    return payload;
   const object = payload as Record<string, unknown>;
   let key: string | undefined;
-  for (const [name, value] of Object.entries(object)) if (Array.isArray(value) && (key === undefined || value.length > (object[key] as unknown[]).length)) key = name;
+  for (const [name, value] of Object.entries(object))
+    if (Array.isArray(value) && (key === undefined || value.length > (object[key] as unknown[]).length)) key = name;
   const items = key === undefined ? [] : (object[key] as unknown[]);
   const perItem = weightOf(items[0]);
   if (key === undefined || items.length * perItem < CHUNKED_FROM_VALUES) return payload;

@@ -82,6 +82,7 @@ export function httpStatusOf(error: unknown): HttpFailure {
   if (error instanceof RateLimitedError) return { status: 429, reason: error.reason, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof RetryableError) return { status: 503, reason: error.reason, retryAfterSeconds: error.retryAfterSeconds };
   const { statusCode, code } = (error ?? {}) as { statusCode?: unknown; code?: unknown };
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return { status: statusCode, reason: typeof code === 'string' ? code : 'bad_request' };
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500)
+    return { status: statusCode, reason: typeof code === 'string' ? code : 'bad_request' };
   return { status: 500, reason: 'internal' };
 }

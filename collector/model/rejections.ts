@@ -7,8 +7,7 @@ export const REJECTED_REASONS = {
   no_instance_identity:
     'cumulative points without service.instance.id, and without host.name and process.pid to tell processes apart: ' +
     "two processes' running totals would be taken for one stream",
-  no_start_time:
-    'cumulative points without service.instance.id need start_time_unix_nano: a restart that gets the same pid could not be told apart',
+  no_start_time: 'cumulative points without service.instance.id need start_time_unix_nano: a restart that gets the same pid could not be told apart',
   too_old: 'points older than the dedup window: a retry of them could no longer be recognised',
   count_too_large: 'cumulative points whose increment was beyond the per-minute bound of a stream: taken as a new baseline, not counted',
 } as const;

@@ -29,10 +29,24 @@ export class AlertMetrics implements AlertObserver {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
       registers,
     });
-    this.lastEvaluation = new Gauge({ name: 'extscope_alert_last_evaluation_timestamp_seconds', help: 'When the alert rules were last evaluated (Unix seconds)', registers });
-    this.failures = new Counter({ name: 'extscope_alert_rule_failures_total', help: 'Evaluations of a rule that failed (its alerts kept their state)', labelNames: ['rule'], registers });
+    this.lastEvaluation = new Gauge({
+      name: 'extscope_alert_last_evaluation_timestamp_seconds',
+      help: 'When the alert rules were last evaluated (Unix seconds)',
+      registers,
+    });
+    this.failures = new Counter({
+      name: 'extscope_alert_rule_failures_total',
+      help: 'Evaluations of a rule that failed (its alerts kept their state)',
+      labelNames: ['rule'],
+      registers,
+    });
     this.rules = new Gauge({ name: 'extscope_alert_rules', help: 'Alert rules in force', registers });
-    this.reloads = new Counter({ name: 'extscope_alert_rules_loads_total', help: 'Loads of the rules file (start and reloads), by result', labelNames: ['result'], registers });
+    this.reloads = new Counter({
+      name: 'extscope_alert_rules_loads_total',
+      help: 'Loads of the rules file (start and reloads), by result',
+      labelNames: ['result'],
+      registers,
+    });
     this.gauge(['alertname', 'alertstate', 'rule', 'kind', 'severity']);
   }
 
@@ -51,7 +65,12 @@ export class AlertMetrics implements AlertObserver {
   private gauge(labelNames: string[]): Gauge<string> {
     if (this.states !== undefined) this.registry.removeSingleMetric(STATE_GAUGE);
     this.labelNames = labelNames;
-    this.states = new Gauge({ name: STATE_GAUGE, help: 'Alerts pending or firing (1), with their rule and labels, as Prometheus ALERTS', labelNames, registers: [this.registry] });
+    this.states = new Gauge({
+      name: STATE_GAUGE,
+      help: 'Alerts pending or firing (1), with their rule and labels, as Prometheus ALERTS',
+      labelNames,
+      registers: [this.registry],
+    });
     return this.states;
   }
 

@@ -84,7 +84,9 @@ export class FleetMetrics {
     await nextTurn();
     const services = await liveServices(records, now, staleAfterMs);
     // Smallest services first, so that as many whole services as possible fit.
-    const sized = services.map((fleet) => ({ fleet, series: fleet.instances.length * fleet.ids.length })).sort((a, b) => a.series - b.series || compare(a.fleet.service, b.fleet.service));
+    const sized = services
+      .map((fleet) => ({ fleet, series: fleet.instances.length * fleet.ids.length }))
+      .sort((a, b) => a.series - b.series || compare(a.fleet.service, b.fleet.service));
     let kept = 0;
     let overflow = 0;
     const shown: ServiceFleet[] = [];

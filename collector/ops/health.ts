@@ -23,7 +23,10 @@ export const READY_TIMEOUT_MS = 2000;
  * does not answer (PostgreSQL paused, a lost network) is a reason, not a hung probe; one check runs at a time and
  * probes arriving meanwhile share it. Both are unauthenticated (for orchestrators) and reveal nothing else.
  */
-export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { store, draining, grpcPort = () => null, exports, timeoutMs = READY_TIMEOUT_MS }) => {
+export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
+  app,
+  { store, draining, grpcPort = () => null, exports, timeoutMs = READY_TIMEOUT_MS },
+) => {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   let checking: Promise<StoreHealth> | undefined;
@@ -40,14 +43,24 @@ export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { sto
     if (checked === undefined) reasons.push(`database did not answer within ${timeoutMs} ms`);
     else {
       if (!checked.writable) reasons.push(`database not writable${checked.error === undefined ? '' : `: ${checked.error}`}`);
-      if (checked.schemaVersion !== checked.latestSchemaVersion) reasons.push(`schema version ${checked.schemaVersion}, expected ${checked.latestSchemaVersion}`);
+      if (checked.schemaVersion !== checked.latestSchemaVersion)
+        reasons.push(`schema version ${checked.schemaVersion}, expected ${checked.latestSchemaVersion}`);
     }
     if (draining()) reasons.push('shutting down');
     const load = exports?.();
-    if (load !== undefined && load.inFlight >= load.limit) reasons.push(`saturated: ${load.inFlight} exports in progress, the limit (EXTSCOPE_MAX_IN_FLIGHT) is ${load.limit}`);
+    if (load !== undefined && load.inFlight >= load.limit)
+      reasons.push(`saturated: ${load.inFlight} exports in progress, the limit (EXTSCOPE_MAX_IN_FLIGHT) is ${load.limit}`);
     const ready = reasons.length === 0;
     // Both receivers feed the same store through the same gate: ready means an export sent now to either is stored.
     const receivers = { otlpHttp: true, otlpGrpc: grpcPort() !== null };
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', schemaVersion: checked?.schemaVersion ?? null, reasons, receivers, ...(load === undefined ? {} : { exports: load }) });
+    return reply
+      .code(ready ? 200 : 503)
+      .send({
+        status: ready ? 'ready' : 'not ready',
+        schemaVersion: checked?.schemaVersion ?? null,
+        reasons,
+        receivers,
+        ...(load === undefined ? {} : { exports: load }),
+      });
   });
 };

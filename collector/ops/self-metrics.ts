@@ -56,9 +56,24 @@ export class SelfMetrics {
     this.rejections = new RejectionTally(this.registry, sources.clock);
     // The process and Node.js runtime series every Node.js service exposes (process_*, nodejs_*), read when scraped.
     collectDefaultMetrics({ register: this.registry });
-    new Gauge({ name: 'extscope_build_info', help: 'Always 1: the running collector\'s version and Node.js version as labels', labelNames: ['version', 'nodejs'], registers }).set({ version: COLLECTOR_VERSION, nodejs: process.version }, 1);
-    this.exports = new Counter({ name: 'extscope_collector_exports_total', help: 'OTLP exports received, by signal, result and protocol (http, grpc)', labelNames: ['signal', 'result', 'protocol'], registers });
-    this.refusals = new Counter({ name: 'extscope_collector_exports_refused_total', help: 'OTLP exports not accepted, by reason and protocol', labelNames: ['signal', 'reason', 'protocol'], registers });
+    new Gauge({
+      name: 'extscope_build_info',
+      help: "Always 1: the running collector's version and Node.js version as labels",
+      labelNames: ['version', 'nodejs'],
+      registers,
+    }).set({ version: COLLECTOR_VERSION, nodejs: process.version }, 1);
+    this.exports = new Counter({
+      name: 'extscope_collector_exports_total',
+      help: 'OTLP exports received, by signal, result and protocol (http, grpc)',
+      labelNames: ['signal', 'result', 'protocol'],
+      registers,
+    });
+    this.refusals = new Counter({
+      name: 'extscope_collector_exports_refused_total',
+      help: 'OTLP exports not accepted, by reason and protocol',
+      labelNames: ['signal', 'reason', 'protocol'],
+      registers,
+    });
     this.points = new Counter({
       name: 'extscope_collector_points_total',
       help: 'Counter data points: applied, duplicate (a retry, not counted again), rejected (partial success), ignored',
@@ -66,7 +81,12 @@ export class SelfMetrics {
       registers,
     });
     this.ignored = new Counter({ name: 'extscope_collector_points_ignored_total', help: 'Data points not used, by reason', labelNames: ['reason'], registers });
-    this.spans = new Counter({ name: 'extscope_collector_spans_total', help: 'Spans received: stored as examples, ignored, rejected', labelNames: ['result'], registers });
+    this.spans = new Counter({
+      name: 'extscope_collector_spans_total',
+      help: 'Spans received: stored as examples, ignored, rejected',
+      labelNames: ['result'],
+      registers,
+    });
     this.duration = new Histogram({
       name: 'extscope_collector_export_duration_seconds',
       help: 'Time to receive, decode, validate and commit one export',

@@ -51,9 +51,8 @@ export interface PartialSuccess {
 export function encodeExportResponse(signal: Signal, format: OtlpFormat, partial: PartialSuccess | undefined): Buffer | string {
   const type = signal === 'metrics' ? MetricsResponse : TraceResponse;
   const counter = signal === 'metrics' ? 'rejectedDataPoints' : 'rejectedSpans';
-  const object = partial === undefined || partial.rejected === 0
-    ? {}
-    : { partialSuccess: { [counter]: String(partial.rejected), errorMessage: partial.message } };
+  const object =
+    partial === undefined || partial.rejected === 0 ? {} : { partialSuccess: { [counter]: String(partial.rejected), errorMessage: partial.message } };
   const message = type.fromObject(object);
   if (format === 'protobuf') return Buffer.from(type.encode(message).finish());
   return JSON.stringify(type.toObject(message, { longs: String }));

@@ -15,8 +15,10 @@ const VALID_IDS_MEMO = 100_000;
  * Control characters (C0, DEL, C1) and the bidirectional embedding, override and isolate characters: invisible,
  * or able to reorder what a table, a CSV file or a terminal shows. Replaced, as lone surrogates are.
  */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/* eslint-disable no-control-regex -- matching control characters is the point */
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/* eslint-enable no-control-regex */
 
 /** A sender's string as kept: well-formed (lone surrogates → U+FFFD) and without control or bidi characters (→ U+FFFD). */
 function normaliseText(value: string): string {

@@ -109,7 +109,9 @@ export async function copySqliteToPostgres(from: string, to: string, mode: CopyM
     );
     if (present.length > 0) {
       if (mode !== 'replace') {
-        throw new TargetNotEmptyError(`${redactUrl(to)} already holds extscope data (${present.map((row) => row.name).join(', ')}); pass --force to replace it`);
+        throw new TargetNotEmptyError(
+          `${redactUrl(to)} already holds extscope data (${present.map((row) => row.name).join(', ')}); pass --force to replace it`,
+        );
       }
       log(`replacing the data in ${redactUrl(to)}`);
     }
@@ -117,13 +119,19 @@ export async function copySqliteToPostgres(from: string, to: string, mode: CopyM
 
     const reports: CopyReport[] = [];
     for (const table of TABLES) {
-      const targetColumns = (await target.query<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position', [table])).rows.map(
-        (row) => row.column_name,
-      );
+      const targetColumns = (
+        await target.query<{ column_name: string }>(
+          'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
+          [table],
+        )
+      ).rows.map((row) => row.column_name);
       const sourceColumns = new Set((source.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((column) => column.name));
       const columns = targetColumns.filter((column) => sourceColumns.has(column));
       const where = table === 'meta' ? ` WHERE key IN (${META_KEYS.map((key) => `'${key}'`).join(', ')})` : '';
-      const select = source.prepare(`SELECT ${columns.join(', ')} FROM ${table}${where}`).raw(true).safeIntegers(true);
+      const select = source
+        .prepare(`SELECT ${columns.join(', ')} FROM ${table}${where}`)
+        .raw(true)
+        .safeIntegers(true);
       const chunkRows = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
       let copied = 0;
       let chunk: unknown[][] = [];
@@ -149,7 +157,8 @@ export async function copySqliteToPostgres(from: string, to: string, mode: CopyM
       await target.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), coalesce((SELECT max(id) FROM ${table}), 0) + 1, false)`);
     }
     const mismatched = reports.filter((report) => report.source !== report.target);
-    if (mismatched.length > 0) throw new Error(`counts differ after the copy: ${mismatched.map((report) => `${report.table} ${report.source} → ${report.target}`).join(', ')}`);
+    if (mismatched.length > 0)
+      throw new Error(`counts differ after the copy: ${mismatched.map((report) => `${report.table} ${report.source} → ${report.target}`).join(', ')}`);
     await target.query('COMMIT');
     return reports;
   } catch (error) {

@@ -40,7 +40,9 @@ export function checkDbLocation(db: string): void {
   if (db === '') throw new ConfigError('dbPath must not be empty');
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(db.trim())?.[1];
   if (scheme !== undefined && !isPostgresUrl(db)) {
-    throw new ConfigError(`database ${JSON.stringify(`${scheme}://…`)}: unknown URL scheme ${JSON.stringify(`${scheme}:`)}; give an SQLite file path or a postgres:// URL`);
+    throw new ConfigError(
+      `database ${JSON.stringify(`${scheme}://…`)}: unknown URL scheme ${JSON.stringify(`${scheme}:`)}; give an SQLite file path or a postgres:// URL`,
+    );
   }
 }
 

@@ -12,8 +12,22 @@ import { fleetView } from './views/fleet.js';
 import { matrixView } from './views/matrix/view.js';
 import { trendsView } from './views/trends.js';
 
-const VIEW_MODULES: Record<View, ViewModule> = { matrix: matrixView, fleet: fleetView, extension: extensionView, trends: trendsView, changes: changesView, alerts: alertsView };
-const VIEW_LABELS: Record<View, string> = { matrix: 'Support matrix', fleet: 'Fleet', extension: 'Extension', trends: 'Trends', changes: 'What changed', alerts: 'Alerts' };
+const VIEW_MODULES: Record<View, ViewModule> = {
+  matrix: matrixView,
+  fleet: fleetView,
+  extension: extensionView,
+  trends: trendsView,
+  changes: changesView,
+  alerts: alertsView,
+};
+const VIEW_LABELS: Record<View, string> = {
+  matrix: 'Support matrix',
+  fleet: 'Fleet',
+  extension: 'Extension',
+  trends: 'Trends',
+  changes: 'What changed',
+  alerts: 'Alerts',
+};
 const REFRESH_MS = 30_000;
 
 const loader = new Loader();
@@ -62,8 +76,16 @@ function renderNav(): void {
   replace(
     list,
     (Object.keys(VIEW_LABELS) as View[]).map((view) => {
-      const badge = view === 'alerts' && firing !== undefined && firing > 0 ? h('span', { class: 'nav-count', 'aria-label': `${firing} firing` }, ` ${firing} firing`) : null;
-      const link = h('a', { href: href(state, { view, cellClient: '', cellExt: '' }), 'aria-current': state.view === view ? 'page' : null }, VIEW_LABELS[view], badge);
+      const badge =
+        view === 'alerts' && firing !== undefined && firing > 0
+          ? h('span', { class: 'nav-count', 'aria-label': `${firing} firing` }, ` ${firing} firing`)
+          : null;
+      const link = h(
+        'a',
+        { href: href(state, { view, cellClient: '', cellExt: '' }), 'aria-current': state.view === view ? 'page' : null },
+        VIEW_LABELS[view],
+        badge,
+      );
       link.addEventListener('click', (event) => {
         if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
         event.preventDefault();
@@ -110,7 +132,11 @@ async function render(): Promise<void> {
     view.mount(viewRoot, ctx);
     mounted = state.view;
   }
-  await Promise.all([filters.update(ctx, view.clientNames?.(ctx)).catch(() => undefined), rejections.update(ctx), view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error))]);
+  await Promise.all([
+    filters.update(ctx, view.clientNames?.(ctx)).catch(() => undefined),
+    rejections.update(ctx),
+    view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error)),
+  ]);
   if (!ctx.isCurrent()) return;
   // The view shows the current state's data: for assistive technology, and for the tests and the benchmark.
   main.setAttribute('aria-busy', 'false');

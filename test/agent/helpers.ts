@@ -40,9 +40,8 @@ export function metricReader() {
 /** A request pipeline with the default limits, bound to a fresh on-demand reader. Spans off unless asked. */
 export function pipelineWithReader(options: Partial<PipelineOptions> = {}) {
   const metrics = metricReader();
-  const pipeline = new RequestPipeline(
-    { spans: false, captureSettings: false, limits: LIMITS, cardinalityLimit: 1000, maxStreams: 10_000, ...options },
-    () => trace.getTracer('unused'),
+  const pipeline = new RequestPipeline({ spans: false, captureSettings: false, limits: LIMITS, cardinalityLimit: 1000, maxStreams: 10_000, ...options }, () =>
+    trace.getTracer('unused'),
   );
   pipeline.bind(metrics.meter);
   return { pipeline, metrics };

@@ -31,10 +31,7 @@ function echoServer(name: string) {
 }
 
 function legacyClient(name: string) {
-  return new v1client.Client(
-    { name, version: '0.9.0' },
-    { capabilities: { extensions: { [TASKS]: {}, [REPLAY]: { maxAttempts: 3 } } } as never },
-  );
+  return new v1client.Client({ name, version: '0.9.0' }, { capabilities: { extensions: { [TASKS]: {}, [REPLAY]: { maxAttempts: 3 } } } as never });
 }
 
 const legacyCall = { 'mcp.method.name': 'tools/call', 'extscope.era': 'legacy' };
@@ -50,7 +47,10 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     await client.callTool({ name: 'echo', arguments: { text: 'b' } });
     await client.close();
 
-    const spans = await eventually(() => spansOf('v1-client-on-v2'), (found) => found.length === 3);
+    const spans = await eventually(
+      () => spansOf('v1-client-on-v2'),
+      (found) => found.length === 3,
+    );
     const init = spans.find((span) => span.name === 'initialize');
     expect(init?.attributes['extscope.client.declaration']).toBe('declared');
     expect(init?.attributes['extscope.client.extensions']).toEqual([TASKS, REPLAY]);
@@ -64,7 +64,14 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     }
     expect(init?.attributes['mcp.protocol.version']).toMatch(/^2025-/);
     expect(await total('extscope.requests', { ...legacyCall, 'extscope.client.name': 'v1-client-on-v2', 'extscope.client.declaration': 'declared' })).toBe(2);
-    expect(await total('extscope.extension.requests', { ...legacyCall, 'extscope.client.name': 'v1-client-on-v2', 'extscope.extension.id': REPLAY, 'extscope.extension.negotiated': false })).toBe(2);
+    expect(
+      await total('extscope.extension.requests', {
+        ...legacyCall,
+        'extscope.client.name': 'v1-client-on-v2',
+        'extscope.extension.id': REPLAY,
+        'extscope.extension.negotiated': false,
+      }),
+    ).toBe(2);
   });
 
   it('a v1 server with a v1 client: every request carries the initialize declaration and the server’s ids', async () => {
@@ -78,7 +85,10 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     await client.listTools();
     await client.close();
 
-    const spans = await eventually(() => spansOf('v1-client-on-v1'), (found) => found.length === 3);
+    const spans = await eventually(
+      () => spansOf('v1-client-on-v1'),
+      (found) => found.length === 3,
+    );
     expect(spans.map((span) => span.name).sort()).toEqual(['initialize', 'tools/call echo', 'tools/list']);
     for (const span of spans) {
       expect(span.attributes['extscope.client.declaration']).toBe('declared');
@@ -111,7 +121,10 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     const sessionId = transport.sessionId;
     await client.close();
 
-    const spans = await eventually(() => spansOf('session-client'), (found) => found.length === 2);
+    const spans = await eventually(
+      () => spansOf('session-client'),
+      (found) => found.length === 2,
+    );
     const call = spans.find((span) => span.name === 'tools/call echo');
     expect(call?.attributes['extscope.client.declaration']).toBe('declared');
     expect(call?.attributes['mcp.session.id']).toBe(sessionId);
@@ -130,7 +143,10 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     await client.callTool({ name: 'echo', arguments: { text: 'x' } });
     await client.close();
 
-    const spans = await eventually(() => spansOf('stateless-client'), (found) => found.length >= 1);
+    const spans = await eventually(
+      () => spansOf('stateless-client'),
+      (found) => found.length >= 1,
+    );
     expect(spans.map((span) => span.name)).toEqual(['initialize']);
     expect(spans[0]?.attributes['extscope.client.declaration']).toBe('declared');
     // The tools/call carries no clientInfo either: it is attributed to no client, with an unknown declaration.
@@ -153,7 +169,10 @@ describe('2025 era: capabilities declared once, in initialize', () => {
     await client.connect(new StreamableHTTPClientTransport(url));
     await client.callTool({ name: 'echo', arguments: { text: 'x' } });
     await client.close();
-    const spans = await eventually(() => spansOf('modern-http-client'), (found) => found.length === 2);
+    const spans = await eventually(
+      () => spansOf('modern-http-client'),
+      (found) => found.length === 2,
+    );
     const call = spans.find((span) => span.name === 'tools/call echo');
     expect(call?.attributes['extscope.era']).toBe('modern');
     expect(call?.attributes['extscope.negotiated.extensions']).toEqual([TASKS]);

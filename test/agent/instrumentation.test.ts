@@ -1,6 +1,21 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CAPS, REPLAY, TASKS, barrier, connectModern, eventually, extensionCount, instrumentation, requestCount, serverWith, spanExporter, spansOf, total, v2 } from './harness.js';
+import {
+  CAPS,
+  REPLAY,
+  TASKS,
+  barrier,
+  connectModern,
+  eventually,
+  extensionCount,
+  instrumentation,
+  requestCount,
+  serverWith,
+  spanExporter,
+  spansOf,
+  total,
+  v2,
+} from './harness.js';
 
 afterAll(() => instrumentation.disable());
 
@@ -43,9 +58,22 @@ describe('2026-07-28: the declaration belongs to each request alone', () => {
 
     expect(await requestCount('concurrent-client', { 'mcp.method.name': 'tools/call', 'extscope.client.declaration': 'declared' })).toBe(1);
     expect(await requestCount('concurrent-client', { 'mcp.method.name': 'tools/call', 'extscope.client.declaration': 'none' })).toBe(1);
-    expect(await total('extscope.requests', { 'mcp.method.name': 'tools/call', 'extscope.client.declaration': 'unknown', 'extscope.server.name': 'test-server', 'rpc.response.status_code': '-32602' })).toBeGreaterThanOrEqual(1);
+    expect(
+      await total('extscope.requests', {
+        'mcp.method.name': 'tools/call',
+        'extscope.client.declaration': 'unknown',
+        'extscope.server.name': 'test-server',
+        'rpc.response.status_code': '-32602',
+      }),
+    ).toBeGreaterThanOrEqual(1);
     expect(await extensionCount('concurrent-client', TASKS, { 'mcp.method.name': 'tools/call', 'extscope.extension.negotiated': true })).toBe(1);
-    expect(await extensionCount('concurrent-client', TASKS, { 'mcp.method.name': 'tools/call', 'extscope.extension.client_declared': false, 'extscope.extension.server_declared': true })).toBe(1);
+    expect(
+      await extensionCount('concurrent-client', TASKS, {
+        'mcp.method.name': 'tools/call',
+        'extscope.extension.client_declared': false,
+        'extscope.extension.server_declared': true,
+      }),
+    ).toBe(1);
   });
 
   it('negotiates the intersection; {} settings count as declared; an unknown id is recorded and inert', async () => {
@@ -58,7 +86,10 @@ describe('2026-07-28: the declaration belongs to each request alone', () => {
     const { client, close } = await connectModern(factory, 'intersection-client', { extensions });
     const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
     expect(result.content).toEqual([{ type: 'text', text: 'hi' }]);
-    const [span] = await eventually(() => spansOf('intersection-client').filter((s) => s.name === 'tools/call echo'), (s) => s.length === 1);
+    const [span] = await eventually(
+      () => spansOf('intersection-client').filter((s) => s.name === 'tools/call echo'),
+      (s) => s.length === 1,
+    );
     await close();
     const attributes = span!.attributes;
     expect(attributes['extscope.client.extensions']).toEqual([TASKS, REPLAY, 'org.unknown/thing']);
@@ -72,9 +103,18 @@ describe('2026-07-28: the declaration belongs to each request alone', () => {
 
     const call = { 'mcp.method.name': 'tools/call' };
     expect(await extensionCount('intersection-client', TASKS, { ...call, 'extscope.extension.negotiated': true })).toBe(1);
-    expect(await extensionCount('intersection-client', REPLAY, { ...call, 'extscope.extension.client_declared': true, 'extscope.extension.server_declared': false, 'extscope.extension.negotiated': false })).toBe(1);
+    expect(
+      await extensionCount('intersection-client', REPLAY, {
+        ...call,
+        'extscope.extension.client_declared': true,
+        'extscope.extension.server_declared': false,
+        'extscope.extension.negotiated': false,
+      }),
+    ).toBe(1);
     expect(await extensionCount('intersection-client', 'org.unknown/thing', { ...call, 'extscope.extension.negotiated': false })).toBe(1);
-    expect(await requestCount('intersection-client', { ...call, 'extscope.outcome': 'complete', 'extscope.era': 'modern', 'mcp.protocol.version': '2026-07-28' })).toBe(1);
+    expect(
+      await requestCount('intersection-client', { ...call, 'extscope.outcome': 'complete', 'extscope.era': 'modern', 'mcp.protocol.version': '2026-07-28' }),
+    ).toBe(1);
   });
 });
 
@@ -142,7 +182,14 @@ describe('outcomes', () => {
     expect(required?.attributes['extscope.required.extensions']).toEqual([REPLAY]);
     expect(required?.attributes['error.type']).toBe('-32021');
 
-    for (const [outcome, count] of [['complete', 2], ['tool_error', 1], ['input_required', 1], ['task', 1], ['error', 3], ['cancelled', 1]] as const) {
+    for (const [outcome, count] of [
+      ['complete', 2],
+      ['tool_error', 1],
+      ['input_required', 1],
+      ['task', 1],
+      ['error', 3],
+      ['cancelled', 1],
+    ] as const) {
       expect(await requestCount('outcome-client', { 'extscope.outcome': outcome }), outcome).toBe(count);
     }
     expect(await requestCount('outcome-client', { 'rpc.response.status_code': '-32021' })).toBe(1);

@@ -26,19 +26,38 @@ const hostileExtensions = Object.fromEntries([
 /** Successes and errors of the 2026-07-28 era, one connection. */
 const MODERN_CORPUS = [
   { jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } },
-  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } },
+  {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { text: 'hi' }, _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) },
+  },
   { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fails', arguments: {}, _meta: ENVELOPE({}) } },
   { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'missing', arguments: {}, _meta: ENVELOPE({}) } },
   { jsonrpc: '2.0', id: 4, method: 'no/such/method', params: { _meta: ENVELOPE({}) } },
   { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { text: 'no envelope' } } },
   { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo', arguments: { text: 42 }, _meta: ENVELOPE({}) } },
   { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: ENVELOPE(hostileExtensions) } },
-  { jsonrpc: '2.0', id: 'traced', method: 'tools/call', params: { name: 'echo', arguments: { text: 't' }, _meta: { ...ENVELOPE({}), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } } },
+  {
+    jsonrpc: '2.0',
+    id: 'traced',
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { text: 't' }, _meta: { ...ENVELOPE({}), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } },
+  },
 ];
 
 /** The 2025 era: initialize, then requests without envelopes. */
 const LEGACY_CORPUS = [
-  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {}, 'com.example/replay': { maxAttempts: 3 } } }, clientInfo: { name: 'raw-legacy', version: '0.1.0' } } },
+  {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {}, 'com.example/replay': { maxAttempts: 3 } } },
+      clientInfo: { name: 'raw-legacy', version: '0.1.0' },
+    },
+  },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
   { jsonrpc: '2.0', id: 2, method: 'ping' },
@@ -83,7 +102,9 @@ describe('wire transparency: the same bytes on stdout with and without the agent
       expect(instrumented.stderr).toBe(plain.stderr);
 
       // And the agent did see them: every answered request is counted once.
-      const server = script.startsWith('v1') ? `fixture-v1-${script.endsWith('.mjs') ? 'esm' : 'cjs'}` : `fixture-v2-${script.endsWith('.mjs') ? 'esm' : 'cjs'}`;
+      const server = script.startsWith('v1')
+        ? `fixture-v1-${script.endsWith('.mjs') ? 'esm' : 'cjs'}`
+        : `fixture-v2-${script.endsWith('.mjs') ? 'esm' : 'cjs'}`;
       await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }), { timeout: 10_000 }).toBe(answers);
     });
   }
@@ -92,12 +113,39 @@ describe('wire transparency: the same bytes on stdout with and without the agent
 /** Raw HTTP requests to createMcpHandler: answers from server instances and from the entry itself. */
 const HTTP_CORPUS: { headers?: Record<string, string>; body: string; contentType?: string }[] = [
   // No Mcp-Method header: refused by the entry for the header/body mismatch.
-  { body: JSON.stringify({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } }), headers: { 'mcp-protocol-version': '2026-07-28' } },
-  { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: ENVELOPE({}) } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' } },
-  { body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fails', arguments: {}, _meta: ENVELOPE({}) } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fails' } },
-  { body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { ...ENVELOPE({}), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }), headers: { 'mcp-protocol-version': '2099-01-01' } },
-  { body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: ENVELOPE(hostileExtensions) } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
-  { body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) },
+  {
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: ENVELOPE({ 'io.modelcontextprotocol/tasks': {} }) } }),
+    headers: { 'mcp-protocol-version': '2026-07-28' },
+  },
+  {
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, _meta: ENVELOPE({}) } }),
+    headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+  },
+  {
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fails', arguments: {}, _meta: ENVELOPE({}) } }),
+    headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fails' },
+  },
+  {
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/list',
+      params: { _meta: { ...ENVELOPE({}), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+    }),
+    headers: { 'mcp-protocol-version': '2099-01-01' },
+  },
+  {
+    body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: ENVELOPE(hostileExtensions) } }),
+    headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+  },
+  {
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  },
   { body: '{ not json', headers: {} },
   { body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }), contentType: 'text/plain' },
 ];
@@ -149,7 +197,16 @@ describe('wire transparency over HTTP (createMcpHandler)', () => {
 
 /** A server's answer for each request of the corpus, and whether its text is the same from run to run. */
 const APPS_CORPUS = [
-  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } }, clientInfo: { name: 'raw-apps', version: '0.1.0' } } },
+  {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } },
+      clientInfo: { name: 'raw-apps', version: '0.1.0' },
+    },
+  },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
   // A 200 kB answer (the app's HTML): larger than any pipe chunk.
@@ -215,7 +272,14 @@ describe('wire transparency for servers with a bundled SDK copy (the wire fallba
     expect(instrumented.stderr).toBe(plain.stderr);
     await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }) - before, { timeout: 10_000 }).toBe(5);
     expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'resources/read', 'extscope.outcome': 'complete' })).toBe(1);
-    expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'no/such/method', 'extscope.outcome': 'error', 'rpc.response.status_code': '-32601' })).toBe(1);
+    expect(
+      sink.sum('extscope.requests', {
+        'extscope.server.name': server,
+        'mcp.method.name': 'no/such/method',
+        'extscope.outcome': 'error',
+        'rpc.response.status_code': '-32601',
+      }),
+    ).toBe(1);
   });
 
   it('a bundled createMcpHandler server over HTTP: same status, content type and body with and without the agent, every answer counted', async () => {

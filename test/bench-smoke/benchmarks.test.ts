@@ -69,7 +69,11 @@ function bench(file: string, args: string[], env: Record<string, string> = {}) {
 describe.concurrent('benchmarks at smoke size', () => {
   it('lists every entry point of test/bench', () => {
     const listed = new Set(LANES.flat().map(([file]) => file));
-    expect(readdirSync(BENCH).filter((name) => name.endsWith('.mjs')).sort()).toEqual([...listed].sort());
+    expect(
+      readdirSync(BENCH)
+        .filter((name) => name.endsWith('.mjs'))
+        .sort(),
+    ).toEqual([...listed].sort());
   });
 
   // Declared alternately from each lane: vitest starts a few concurrent tests at a time, in declaration order.

@@ -16,7 +16,11 @@ import { alternated } from './lib/interleaved.mjs';
 import { median, percent, quartiles } from './lib/paired-stats.mjs';
 import { numericArgs } from './lib/smoke.mjs';
 
-const [windows, perWindow, concurrency] = numericArgs(process.argv.slice(2), [[60, 4], [2000, 100], [16, 16]]);
+const [windows, perWindow, concurrency] = numericArgs(process.argv.slice(2), [
+  [60, 4],
+  [2000, 100],
+  [16, 16],
+]);
 const TASKS = 'io.modelcontextprotocol/tasks';
 const require = createRequire(import.meta.url);
 const { z } = await import('zod');
@@ -40,7 +44,10 @@ async function serve(serveStdio, McpServer, InMemoryTransport) {
     if (message.method === 'tools/call') template ??= JSON.stringify(message);
     return send(message, options);
   };
-  const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+  const client = new Client(
+    { name: 'bench-client', version: '1.0.0' },
+    { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
   await client.connect(clientSide);
   await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
   clientSide.send = send;
@@ -133,14 +140,20 @@ const row = (label, key) => {
   return `| ${label} | ${bareMedian.toFixed(2)} | ${observedMedian.toFixed(2)} | ${median(differences).toFixed(2)} (${low.toFixed(2)}..${high.toFixed(2)}) | ${percent(median(ratios))} (${percent(lowRatio)}..${percent(highRatio)}) |`;
 };
 
-console.log(`agent cost in one process: ${windows} window pairs × ${perWindow} tools/call requests, ${concurrency} in flight, raw 2026-07-28 client, Node ${process.version}`);
+console.log(
+  `agent cost in one process: ${windows} window pairs × ${perWindow} tools/call requests, ${concurrency} in flight, raw 2026-07-28 client, Node ${process.version}`,
+);
 console.log('');
-console.log('| CPU per request | unobserved server µs | observed (metrics only) µs | difference µs (paired median, quartiles) | ratio (paired median, quartiles) |');
+console.log(
+  '| CPU per request | unobserved server µs | observed (metrics only) µs | difference µs (paired median, quartiles) | ratio (paired median, quartiles) |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: |');
 console.log(row('main thread', 'main'));
 console.log(row('all threads', 'all'));
 console.log('');
 const sentObserved = observed.sentByClient() + 2; // and the real client's discovery probe and tools/call
-console.log(`observed copy: ${observed.answered()} raw requests answered, ${counted} requests counted by the agent (the raw ones and the real client's ${sentObserved - observed.sentByClient()})`);
+console.log(
+  `observed copy: ${observed.answered()} raw requests answered, ${counted} requests counted by the agent (the raw ones and the real client's ${sentObserved - observed.sentByClient()})`,
+);
 checkExact('observed copy: requests counted of those sent', counted, sentObserved);
 process.exit(0);

@@ -55,7 +55,11 @@ const collector = await startCollector({ dbPath: join(dir, 'extscope.db'), port:
 const times = await alternated(['bare', 'agent'], rounds, (variant) => once(variant === 'agent', collector.url));
 // Each agent's only export is its final one, at exit: every session's requests (initialize, tools/list) must be in it.
 const matrix = await (await fetch(`${collector.url}/api/v1/matrix?from=-1h`)).json();
-checkExact('requests the collector received from the agents\' final exports', matrix.rows.reduce((sum, row) => sum + row.requests, 0), rounds * 2);
+checkExact(
+  "requests the collector received from the agents' final exports",
+  matrix.rows.reduce((sum, row) => sum + row.requests, 0),
+  rounds * 2,
+);
 await collector.close();
 await rm(dir, { recursive: true, force: true });
 const row = (name) => `${name.padEnd(6)} p50 ${quantile(times[name], 0.5).toFixed(0)} ms  max ${Math.max(...times[name]).toFixed(0)} ms`;

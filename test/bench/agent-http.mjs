@@ -19,7 +19,13 @@ import { numericArgs } from './lib/smoke.mjs';
 const args = process.argv.slice(2);
 const mode = args[0] === 'entry' || args[0] === 'loopback' ? args.shift() : 'loopback';
 const worker = fileURLToPath(new URL(mode === 'entry' ? './workers/http-entry.mjs' : './workers/http-loopback.mjs', import.meta.url));
-const [rounds, windows, requests, concurrency, warmUp] = numericArgs(args, [[10, 1], [12, 2], [300, 50], [16, 16], [mode === 'entry' ? 25_000 : 20_000, 200]]);
+const [rounds, windows, requests, concurrency, warmUp] = numericArgs(args, [
+  [10, 1],
+  [12, 2],
+  [300, 50],
+  [16, 16],
+  [mode === 'entry' ? 25_000 : 20_000, 200],
+]);
 const variants = ['bare', 'metrics'];
 
 const results = { bare: [], metrics: [] };
@@ -28,15 +34,23 @@ for (let round = 0; round < rounds; round++) {
   const result = await interleavedRound(worker, order, (variant) => [variant, String(warmUp), String(concurrency)], windows, requests);
   for (const variant of variants) results[variant].push(roundFigures(result[variant]));
   checkExact(`round ${round + 1}: requests the agent counted of those its client sent`, result.metrics.report.counted, result.metrics.report.requestsSent);
-  process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`);
+  process.stderr.write(
+    `round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${results[variant].at(-1).cpu.toFixed(1)}/${results[variant].at(-1).main.toFixed(1)} µs`).join(', ')}\n`,
+  );
 }
 
 const versus = (key) => pairedSummary(results.metrics, results.bare, key);
 const of = (variant, key) => median(results[variant].map((row) => row[key])).toFixed(key === 'rps' ? 0 : 1);
 
-console.log(`agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, ${HTTP_SETTINGS[mode]}, Node ${process.version}`);
+console.log(
+  `agent overhead on HTTP, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, ${HTTP_SETTINGS[mode]}, Node ${process.version}`,
+);
 console.log('');
-console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented |');
+console.log(
+  '| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 console.log(`| uninstrumented | ${of('bare', 'rps')} | – | ${of('bare', 'cpu')} | – | ${of('bare', 'main')} | – |`);
-console.log(`| agent, metrics only | ${of('metrics', 'rps')} | ${versus('rps')} | ${of('metrics', 'cpu')} | ${versus('cpu')} | ${of('metrics', 'main')} | ${versus('main')} |`);
+console.log(
+  `| agent, metrics only | ${of('metrics', 'rps')} | ${versus('rps')} | ${of('metrics', 'cpu')} | ${versus('cpu')} | ${of('metrics', 'main')} | ${versus('main')} |`,
+);

@@ -26,19 +26,41 @@ try {
   const project = join(dir, 'server');
   await run('mkdir', [project]);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'server', private: true, type: 'module' }));
-  const specs = [tarball, '@opentelemetry/api@1.9.0', ...(grpc ? ['@opentelemetry/exporter-metrics-otlp-grpc@0.223.0', '@opentelemetry/exporter-trace-otlp-grpc@0.223.0'] : [])];
+  const specs = [
+    tarball,
+    '@opentelemetry/api@1.9.0',
+    ...(grpc ? ['@opentelemetry/exporter-metrics-otlp-grpc@0.223.0', '@opentelemetry/exporter-trace-otlp-grpc@0.223.0'] : []),
+  ];
   const started = Date.now();
-  const { stderr } = await run('npm', ['install', '--no-audit', '--no-fund', ...specs], { cwd: project, env: cleanEnv(), maxBuffer: 16 << 20, timeout: 900_000 });
+  const { stderr } = await run('npm', ['install', '--no-audit', '--no-fund', ...specs], {
+    cwd: project,
+    env: cleanEnv(),
+    maxBuffer: 16 << 20,
+    timeout: 900_000,
+  });
   const seconds = (Date.now() - started) / 1000;
   const { stdout: listed } = await run('npm', ['ls', '--all', '--parseable'], { cwd: project, env: cleanEnv(), maxBuffer: 16 << 20 });
   const packages = listed.split('\n').filter((line) => line.includes('node_modules')).length;
   const { stdout: du } = await run('du', ['-sk', join(project, 'node_modules')]);
   const kib = Number(du.split('\t')[0]);
-  console.log(JSON.stringify({ tarball: tarball.split('/').pop(), grpc, packages, nodeModulesMiB: Math.round((kib / 1024) * 10) / 10, installSeconds: seconds, engineWarnings: stderr.includes('EBADENGINE') }));
+  console.log(
+    JSON.stringify({
+      tarball: tarball.split('/').pop(),
+      grpc,
+      packages,
+      nodeModulesMiB: Math.round((kib / 1024) * 10) / 10,
+      installSeconds: seconds,
+      engineWarnings: stderr.includes('EBADENGINE'),
+    }),
+  );
   // What the agent's own install must not hold (the collector's stack), unless a given tarball is measured.
   if (given === undefined) {
     const heavy = listed.split('\n').filter((line) => /node_modules\/(fastify|pg|better-sqlite3|@grpc\/grpc-js)$/.test(line));
-    checkExact(`database, HTTP framework and gRPC packages in the agent's install${grpc ? ' (gRPC asked for)' : ''}`, heavy.filter((line) => !(grpc && line.endsWith('@grpc/grpc-js'))).length, 0);
+    checkExact(
+      `database, HTTP framework and gRPC packages in the agent's install${grpc ? ' (gRPC asked for)' : ''}`,
+      heavy.filter((line) => !(grpc && line.endsWith('@grpc/grpc-js'))).length,
+      0,
+    );
     checkExact('EBADENGINE warnings on this Node.js', stderr.split('EBADENGINE').length - 1, 0);
   }
 } finally {

@@ -39,15 +39,33 @@ const keep = argv.find((arg) => arg.startsWith('--keep='))?.slice('--keep='.leng
 const positional = argv.filter((arg) => !arg.startsWith('--'));
 const MODES = ['entry', 'loopback', 'stdio'];
 const mode = MODES.includes(positional[0]) ? positional.shift() : 'entry';
-const [rounds, warmUp, measured, concurrency] = numericArgs(positional, [[3, 1], [mode === 'loopback' ? 20_000 : 30_000, 20], [mode === 'loopback' ? 8_000 : 16_000, 20], [16, 16]]);
+const [rounds, warmUp, measured, concurrency] = numericArgs(positional, [
+  [3, 1],
+  [mode === 'loopback' ? 20_000 : 30_000, 20],
+  [mode === 'loopback' ? 8_000 : 16_000, 20],
+  [16, 16],
+]);
 const variants = mode === 'stdio' ? ['bare', 'loaded', 'metrics'] : ['bare', 'metrics'];
 const labels = { bare: 'uninstrumented', loaded: 'agent loaded, not enabled', metrics: 'agent, metrics only' };
 const settings = { ...HTTP_SETTINGS, stdio: 'in-memory stdio wire, 2026-07-28 client in the same process' };
 const SIMULATION = simulate ? ['--cache-sim=yes', '--branch-sim=yes', `--LL=${privateCache()}`] : [];
 const worker =
   mode === 'stdio'
-    ? (variant) => [fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url)), variant, String(warmUp), String(concurrency), `--counted=${measured}`]
-    : (variant) => [fileURLToPath(new URL('./workers/http-counted.mjs', import.meta.url)), mode, variant, String(warmUp), String(measured), String(concurrency)];
+    ? (variant) => [
+        fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url)),
+        variant,
+        String(warmUp),
+        String(concurrency),
+        `--counted=${measured}`,
+      ]
+    : (variant) => [
+        fileURLToPath(new URL('./workers/http-counted.mjs', import.meta.url)),
+        mode,
+        variant,
+        String(warmUp),
+        String(measured),
+        String(concurrency),
+      ];
 const NODE_FLAGS = ['--predictable', '--single-threaded', '--random-seed=1', '--hash-seed=1'];
 // Far longer than a worker takes (entry: about 5 minutes, 10 to 20 simulating; loopback: about 15, 27 simulating):
 // only one that hangs meets it.
@@ -60,7 +78,8 @@ const RUN_TIMEOUT_MS = (simulate ? 90 : 30) * (mode === 'entry' ? 1 : 3) * 60_00
 function privateCache() {
   const value = (name) => Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
   const [size, associativity, line] = ['LEVEL2_CACHE_SIZE', 'LEVEL2_CACHE_ASSOC', 'LEVEL2_CACHE_LINESIZE'].map(value);
-  if (!(size > 0 && associativity > 0 && line > 0)) throw new Error(`getconf gives no L2 cache geometry (${size}, ${associativity}, ${line}): run without --simulate`);
+  if (!(size > 0 && associativity > 0 && line > 0))
+    throw new Error(`getconf gives no L2 cache geometry (${size}, ${associativity}, ${line}): run without --simulate`);
   return `${size},${associativity},${line}`;
 }
 
@@ -80,7 +99,17 @@ function run(command, args) {
 async function countWindow(variant, dir, round) {
   const child = spawn(
     'setarch',
-    ['-R', 'valgrind', '--tool=callgrind', '--instr-atstart=no', ...SIMULATION, `--callgrind-out-file=${join(dir, `${variant}.%p`)}`, process.execPath, ...NODE_FLAGS, ...worker(variant)],
+    [
+      '-R',
+      'valgrind',
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      ...SIMULATION,
+      `--callgrind-out-file=${join(dir, `${variant}.%p`)}`,
+      process.execPath,
+      ...NODE_FLAGS,
+      ...worker(variant),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -91,7 +120,9 @@ async function countWindow(variant, dir, round) {
   const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
   const exited = new Promise((resolve, reject) => {
     child.once('error', (error) => reject(new Error(`setarch/valgrind: ${error.message} (is valgrind installed? Debian package valgrind)`)));
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the ${variant} worker exited ${code ?? signal}:\n${stderr.slice(-2000)}`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`the ${variant} worker exited ${code ?? signal}:\n${stderr.slice(-2000)}`)),
+    );
   });
   exited.catch(() => {}).finally(() => clearTimeout(timer));
   // The pid in the worker's next `<word> <pid>` line; a worker that exits first fails the wait.
@@ -121,7 +152,12 @@ async function countWindow(variant, dir, round) {
   const totals = /^(?:summary|totals):\s+(.+)$/m.exec(dump);
   if (names === null || totals === null) throw new Error(`no event totals in the ${variant} worker's callgrind dump`);
   const values = totals[1].trim().split(/\s+/).map(Number);
-  const events = Object.fromEntries(names[1].trim().split(/\s+/).map((name, index) => [name, values[index] ?? 0]));
+  const events = Object.fromEntries(
+    names[1]
+      .trim()
+      .split(/\s+/)
+      .map((name, index) => [name, values[index] ?? 0]),
+  );
   const caches = [...dump.matchAll(/^desc: (I1|D1|LL) cache:\s+(.+)$/gm)].map(([, name, config]) => `${name} ${config.trim()}`);
   return { instructions: events.Ir, events, caches, report: JSON.parse(stdout) };
 }
@@ -155,21 +191,30 @@ try {
       counted,
       sent: requestsSent ?? sent,
     });
-    process.stderr.write(`round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${(rows.at(-1).perRequest[variant] / 1000).toFixed(1)}k`).join(', ')} instructions per request\n`);
+    process.stderr.write(
+      `round ${round + 1}/${rounds}: ${variants.map((variant) => `${variant} ${(rows.at(-1).perRequest[variant] / 1000).toFixed(1)}k`).join(', ')} instructions per request\n`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 
 const thousands = (value) => `${(value / 1000).toFixed(1)}k`;
-const spread = (values) => `${thousands(Math.min(...values))}..${thousands(Math.max(...values))} (${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(2)} %)`;
+const spread = (values) =>
+  `${thousands(Math.min(...values))}..${thousands(Math.max(...values))} (${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(2)} %)`;
 const others = variants.filter((variant) => variant !== 'bare');
-console.log(`agent instructions per request: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${settings[mode]}, Node ${process.version} ${NODE_FLAGS.join(' ')}`);
+console.log(
+  `agent instructions per request: ${rounds} rounds × ${measured} tools/call per variant counted by callgrind (after ${warmUp} to warm up), ${concurrency} in flight, ${settings[mode]}, Node ${process.version} ${NODE_FLAGS.join(' ')}`,
+);
 console.log('');
-console.log(`| round | ${variants.map((variant) => `${labels[variant]}, instructions/request${variant === 'bare' ? '' : ' | vs uninstrumented'}`).join(' | ')} |`);
+console.log(
+  `| round | ${variants.map((variant) => `${labels[variant]}, instructions/request${variant === 'bare' ? '' : ' | vs uninstrumented'}`).join(' | ')} |`,
+);
 console.log(`| ---: | ${variants.map((variant) => (variant === 'bare' ? '---:' : '---: | ---:')).join(' | ')} |`);
 rows.forEach((row, index) =>
-  console.log(`| ${index + 1} | ${variants.map((variant) => (variant === 'bare' ? thousands(row.perRequest.bare) : `${thousands(row.perRequest[variant])} | ${percent(row.perRequest[variant] / row.perRequest.bare)}`)).join(' | ')} |`),
+  console.log(
+    `| ${index + 1} | ${variants.map((variant) => (variant === 'bare' ? thousands(row.perRequest.bare) : `${thousands(row.perRequest[variant])} | ${percent(row.perRequest[variant] / row.perRequest.bare)}`)).join(' | ')} |`,
+  ),
 );
 const medianOf = (variant) => median(rows.map((row) => row.perRequest[variant]));
 const versus = (variant) => {
@@ -177,13 +222,18 @@ const versus = (variant) => {
   const extra = median(rows.map((row) => row.perRequest[variant] - row.perRequest.bare));
   return `${percent(median(ratios))} (${thousands(extra)} per request; rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))})`;
 };
-console.log(`| median | ${variants.map((variant) => (variant === 'bare' ? thousands(medianOf('bare')) : `${thousands(medianOf(variant))} | ${versus(variant)}`)).join(' | ')} |`);
+console.log(
+  `| median | ${variants.map((variant) => (variant === 'bare' ? thousands(medianOf('bare')) : `${thousands(medianOf(variant))} | ${versus(variant)}`)).join(' | ')} |`,
+);
 console.log('');
 console.log(`spread between rounds: ${variants.map((variant) => `${labels[variant]} ${spread(rows.map((row) => row.perRequest[variant]))}`).join(', ')}`);
 if (simulate) {
-  const pair = (row, variant, key) => `${row.simulated.bare[key].toFixed(0)} → ${row.simulated[variant][key].toFixed(0)} (${percent(row.simulated[variant][key] / row.simulated.bare[key])})`;
+  const pair = (row, variant, key) =>
+    `${row.simulated.bare[key].toFixed(0)} → ${row.simulated[variant][key].toFixed(0)} (${percent(row.simulated[variant][key] / row.simulated.bare[key])})`;
   console.log('');
-  console.log(`simulated caches and branch predictor (callgrind --cache-sim=yes --branch-sim=yes; ${rows[0].caches.join(', ')}, the last level being the core's own L2), per request, uninstrumented → variant:`);
+  console.log(
+    `simulated caches and branch predictor (callgrind --cache-sim=yes --branch-sim=yes; ${rows[0].caches.join(', ')}, the last level being the core's own L2), per request, uninstrumented → variant:`,
+  );
   console.log('');
   console.log('| round | variant | estimated cycles | vs uninstrumented | L1 misses | last-level misses | mispredicted branches |');
   console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
@@ -194,6 +244,7 @@ if (simulate) {
       );
     }
   });
-  for (const variant of others) console.log(`| median | ${labels[variant]} | | ${percent(median(rows.map((row) => row.simulated[variant].cycles / row.simulated.bare.cycles)))} | | | |`);
+  for (const variant of others)
+    console.log(`| median | ${labels[variant]} | | ${percent(median(rows.map((row) => row.simulated[variant].cycles / row.simulated.bare.cycles)))} | | | |`);
 }
 console.log(`the agent counted ${rows.at(-1).counted} of the ${rows.at(-1).sent} requests (last round)`);

@@ -21,7 +21,10 @@ import { alternated } from './lib/interleaved.mjs';
 import { median } from './lib/paired-stats.mjs';
 import { numericArgs } from './lib/smoke.mjs';
 
-const [rounds, perRound] = numericArgs(process.argv.slice(2), [[8, 1], [1_000_000, 10_000]]);
+const [rounds, perRound] = numericArgs(process.argv.slice(2), [
+  [8, 1],
+  [1_000_000, 10_000],
+]);
 const TASKS = 'io.modelcontextprotocol/tasks';
 const LIMITS = { maxIds: 64, maxIdLength: 128 };
 // What a v2 client sends for `tools/call` on the 2026-07-28 revision, as fresh objects (a ring of them, as if just parsed).
@@ -46,12 +49,21 @@ const reader = new OnDemandReader();
 
 /** A stand-in for serveStdio with one pinned instance that answers every request at once; observed or not. */
 function standIn(observed) {
-  const pipeline = new RequestPipeline({ spans: false, captureSettings: false, limits: LIMITS, cardinalityLimit: 1000, maxStreams: 10_000 }, () => trace.getTracer('unused'));
+  const pipeline = new RequestPipeline({ spans: false, captureSettings: false, limits: LIMITS, cardinalityLimit: 1000, maxStreams: 10_000 }, () =>
+    trace.getTracer('unused'),
+  );
   pipeline.bind(new MeterProvider({ readers: observed ? [reader] : [] }).getMeter('extscope'));
   const exchanges = new EntryExchanges();
   const servers = new ServerConnections(pipeline, exchanges, undefined);
   let answered = 0;
-  const wire = { onmessage: undefined, onclose: undefined, start() {}, send() { answered++; } };
+  const wire = {
+    onmessage: undefined,
+    onclose: undefined,
+    start() {},
+    send() {
+      answered++;
+    },
+  };
   const serveStdio = (factory, options) => {
     const transport = options.transport;
     const channel = { onmessage: undefined, start() {}, send: (message) => transport.send(message) };
@@ -74,10 +86,11 @@ const nanosPer = (count, run) => {
 
 const bare = standIn(false);
 const observed = standIn(true);
-const drive = (side) => nanosPer(perRound, () => {
-  const { wire } = side;
-  for (let i = 0; i < perRound; i++) wire.onmessage(messages[i % RING]);
-});
+const drive = (side) =>
+  nanosPer(perRound, () => {
+    const { wire } = side;
+    for (let i = 0; i < perRound; i++) wire.onmessage(messages[i % RING]);
+  });
 const sides = { bare, observed };
 const timedRounds = await alternated(['bare', 'observed'], rounds + 2, async (side) => drive(sides[side]));
 // The first two rounds warm the JIT up.
@@ -87,7 +100,12 @@ const pairs = timedRounds.bare.map((bareNanos, round) => ({ bare: bareNanos, obs
 const reading = { limits: LIMITS, declarations: { last: undefined, settingsRead: false }, spanDetails: false };
 const facts = readRequest(messages[0], undefined, reading);
 const answer = readOutcome({ jsonrpc: '2.0', id: 0, result: { content: [] } }, LIMITS);
-const server = { identity: { name: 'pinned', version: '1.0.0' }, extensions: { declaration: 'declared', ids: [TASKS], settings: [{}], invalid: 0, dropped: 0 }, ids: new Set([TASKS]), fingerprints: ['0'] };
+const server = {
+  identity: { name: 'pinned', version: '1.0.0' },
+  extensions: { declaration: 'declared', ids: [TASKS], settings: [{}], invalid: 0, dropped: 0 },
+  ids: new Set([TASKS]),
+  fingerprints: ['0'],
+};
 const recorder = new Recorder({ cardinalityLimit: 1000, maxStreams: 10_000 });
 let sink = 0;
 const pieces = {
@@ -95,7 +113,8 @@ const pieces = {
     for (let i = 0; i < perRound; i++) sink += readRequest(messages[i % RING], undefined, reading).id;
   },
   'of it, reading its declaration (readDeclaredExtensions)': () => {
-    for (let i = 0; i < perRound; i++) sink += readDeclaredExtensions(messages[i % RING].params._meta['io.modelcontextprotocol/clientCapabilities'], LIMITS, reading.declarations).ids.length;
+    for (let i = 0; i < perRound; i++)
+      sink += readDeclaredExtensions(messages[i % RING].params._meta['io.modelcontextprotocol/clientCapabilities'], LIMITS, reading.declarations).ids.length;
   },
   'counting a repeat of the last request (Recorder.record)': () => {
     for (let i = 0; i < perRound; i++) recorder.record(facts, server, answer);
@@ -103,7 +122,9 @@ const pieces = {
 };
 const pieceNanos = Object.fromEntries(Object.entries(pieces).map(([label, run]) => [label, median(Array.from({ length: 5 }, () => nanosPer(perRound, run)))]));
 
-console.log(`the agent's path per request, hot: ${rounds} rounds × ${perRound} tools/call through a serveStdio stand-in, metrics only, Node ${process.version}`);
+console.log(
+  `the agent's path per request, hot: ${rounds} rounds × ${perRound} tools/call through a serveStdio stand-in, metrics only, Node ${process.version}`,
+);
 console.log('');
 console.log('| | ns per request (median of rounds) |');
 console.log('| --- | ---: |');

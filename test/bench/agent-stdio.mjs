@@ -23,7 +23,12 @@ import { median, medianInterval, percent } from './lib/paired-stats.mjs';
 import { numericArgs, size } from './lib/smoke.mjs';
 
 const server = fileURLToPath(new URL('./workers/stdio-server.mjs', import.meta.url));
-const [rounds, requests, concurrency, windows] = numericArgs(process.argv.slice(2), [[7, 1], [20_000, 200], [16, 16], [10, 2]]);
+const [rounds, requests, concurrency, windows] = numericArgs(process.argv.slice(2), [
+  [7, 1],
+  [20_000, 200],
+  [16, 16],
+  [10, 2],
+]);
 const warmUp = size(3000, 100);
 const variants = ['bare', 'metrics', 'spans'];
 const labels = { bare: 'uninstrumented', metrics: 'agent, metrics only', spans: 'agent, metrics + spans' };
@@ -71,7 +76,10 @@ const launch = {
 /** One server process of `variant`, connected, warmed up; `window(n)` times n requests in it. */
 async function start(variant) {
   const transport = new StdioClientTransport({ command: process.execPath, ...launch[variant], stderr: 'pipe' });
-  const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+  const client = new Client(
+    { name: 'bench-client', version: '1.0.0' },
+    { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
   await client.connect(transport);
   const marks = createInterface({ input: transport.stderr })[Symbol.asyncIterator]();
   const cpuNow = async () => {
@@ -91,7 +99,12 @@ async function start(variant) {
       await drive(count);
       const micros = Number(process.hrtime.bigint() - started) / 1000;
       const after = await cpuNow();
-      return { requests: count, micros, cpuMicros: after.cpuMicros - before.cpuMicros, mainMicros: before.mainMicros === undefined ? Number.NaN : after.mainMicros - before.mainMicros };
+      return {
+        requests: count,
+        micros,
+        cpuMicros: after.cpuMicros - before.cpuMicros,
+        mainMicros: before.mainMicros === undefined ? Number.NaN : after.mainMicros - before.mainMicros,
+      };
     },
     sent,
     close: () => client.close(),
@@ -125,9 +138,13 @@ const versus = (series, variant) => {
   return `${percent(median(ratios))} (${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))})`;
 };
 const helpers = Object.fromEntries(variants.map((variant) => [variant, cpu[variant].map((value, round) => value - main[variant][round])]));
-console.log(`agent overhead in a stdio server process: ${rounds} rounds × ${requests} tools/call requests in ${windows} alternating windows (after ${warmUp} to warm up), ${concurrency} in flight, 2026-07-28 client in another process`);
+console.log(
+  `agent overhead in a stdio server process: ${rounds} rounds × ${requests} tools/call requests in ${windows} alternating windows (after ${warmUp} to warm up), ${concurrency} in flight, 2026-07-28 client in another process`,
+);
 console.log('');
-console.log('| variant | server CPU µs/request | vs uninstrumented (paired median, range) | main thread µs | vs uninstrumented | V8 helper threads µs | vs uninstrumented | client-side req/s |');
+console.log(
+  '| variant | server CPU µs/request | vs uninstrumented (paired median, range) | main thread µs | vs uninstrumented | V8 helper threads µs | vs uninstrumented | client-side req/s |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
   console.log(
@@ -139,6 +156,11 @@ console.log('');
 console.log(`metrics only, server CPU vs uninstrumented: 95 % interval of the paired median ${percent(low)}..${percent(high)}`);
 console.log(`exports the sink received: ${exports.metrics} of metrics, ${exports.traces} of spans`);
 // A server exits once its client closes, after its final export; wait for the last of them to arrive.
-for (let waited = 0; waited < 10_000 && [...requestTotals.values()].reduce((sum, value) => sum + value, 0) < observedRequests; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+for (let waited = 0; waited < 10_000 && [...requestTotals.values()].reduce((sum, value) => sum + value, 0) < observedRequests; waited += 50)
+  await new Promise((resolve) => setTimeout(resolve, 50));
 sink.close();
-checkExact('requests the agents counted (their final exports) of those their clients sent', [...requestTotals.values()].reduce((sum, value) => sum + value, 0), observedRequests);
+checkExact(
+  'requests the agents counted (their final exports) of those their clients sent',
+  [...requestTotals.values()].reduce((sum, value) => sum + value, 0),
+  observedRequests,
+);

@@ -43,7 +43,20 @@ function exportBody(i) {
         resourceMetrics: [
           {
             resource: { attributes: [kv(contract.ATTR_SERVICE_NAME, 'bench'), kv(contract.ATTR_SERVICE_INSTANCE_ID, 'i-1')] },
-            scopeMetrics: [{ metrics: [{ name: contract.METRIC_REQUESTS, sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: [{ attributes, startTimeUnixNano: String(endNs - 60_000_000_000n), timeUnixNano: String(endNs), asInt: '1' }] } }] }],
+            scopeMetrics: [
+              {
+                metrics: [
+                  {
+                    name: contract.METRIC_REQUESTS,
+                    sum: {
+                      aggregationTemporality: 1,
+                      isMonotonic: true,
+                      dataPoints: [{ attributes, startTimeUnixNano: String(endNs - 60_000_000_000n), timeUnixNano: String(endNs), asInt: '1' }],
+                    },
+                  },
+                ],
+              },
+            ],
           },
         ],
       }),
@@ -84,9 +97,16 @@ function cycle() {
   for (let i = 0; i < TRANSITIONS; i++) {
     const id = ++sequence;
     const alert = {
-      fingerprint: `fp-${id}`, rule: 'advertisement-skew', kind: 'advertisement_skew', severity: 'warning', state: 'firing',
-      labels: { alertname: 'advertisement-skew', severity: 'warning', service: `svc-${id}` }, annotations: { summary: 'bench' },
-      activeSinceMs: now - 1000, firingSinceMs: now, dashboardPath: '/#/fleet',
+      fingerprint: `fp-${id}`,
+      rule: 'advertisement-skew',
+      kind: 'advertisement_skew',
+      severity: 'warning',
+      state: 'firing',
+      labels: { alertname: 'advertisement-skew', severity: 'warning', service: `svc-${id}` },
+      annotations: { summary: 'bench' },
+      activeSinceMs: now - 1000,
+      firingSinceMs: now,
+      dashboardPath: '/#/fleet',
     };
     transitions.push({ id: `t-${id}`, from: 'pending', to: 'firing', atMs: now, alert });
     firing.push(alert);
@@ -112,7 +132,9 @@ async function scenario(name, delivery, cleanup = async () => undefined) {
   } finally {
     clearInterval(feeding);
     const metrics = await (await fetch(`${collector.url}/metrics`)).text();
-    const counted = [...metrics.matchAll(/extscope_alert_deliveries_total\{receiver="(\w[\w-]*)",result="(\w+)"\} (\d+)/g)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+    const counted = [...metrics.matchAll(/extscope_alert_deliveries_total\{receiver="(\w[\w-]*)",result="(\w+)"\} (\d+)/g)].map(
+      (m) => `${m[1]} ${m[2]} ${m[3]}`,
+    );
     await collector.close();
     await cleanup();
     rmSync(dir, { recursive: true, force: true });
@@ -130,7 +152,15 @@ console.log(`node ${process.version}; ${TRANSITIONS} transitions handed over eve
 await scenario('no receivers', undefined);
 const dead = await port();
 await scenario('webhook + Alertmanager refusing connections', {
-  webhookUrl: `http://127.0.0.1:${dead}/hook`, webhookSecret: 'bench-secret-0123456789', alertmanagerUrls: [`http://127.0.0.1:${dead}`], retry: fast, queueCapacity: 1000,
+  webhookUrl: `http://127.0.0.1:${dead}/hook`,
+  webhookSecret: 'bench-secret-0123456789',
+  alertmanagerUrls: [`http://127.0.0.1:${dead}`],
+  retry: fast,
+  queueCapacity: 1000,
 });
 const hole = await blackhole();
-await scenario('webhook that never answers (timeout 2 s)', { webhookUrl: hole.url, webhookSecret: 'bench-secret-0123456789', retry: fast, requestTimeoutMs: 2000, queueCapacity: 1000, concurrency: 2 }, () => hole.close());
+await scenario(
+  'webhook that never answers (timeout 2 s)',
+  { webhookUrl: hole.url, webhookSecret: 'bench-secret-0123456789', retry: fast, requestTimeoutMs: 2000, queueCapacity: 1000, concurrency: 2 },
+  () => hole.close(),
+);

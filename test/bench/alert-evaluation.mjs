@@ -50,7 +50,16 @@ try {
     return result;
   };
   const source = { instances: timed('instances'), cellTotals: timed('cellTotals'), requiredTrend: timed('requiredTrend') };
-  const engine = new AlertEngine({ rules, source, states: store.alerts, clock: Date.now, staleAfterMs: 5 * 60_000, instanceTtlMs: 7 * 86_400_000, log: silent, intervalMs: 3_600_000 });
+  const engine = new AlertEngine({
+    rules,
+    source,
+    states: store.alerts,
+    clock: Date.now,
+    staleAfterMs: 5 * 60_000,
+    instanceTtlMs: 7 * 86_400_000,
+    log: silent,
+    intervalMs: 3_600_000,
+  });
   await engine.start();
   let cycle;
   for (let run = 0; run < 3; run++) cycle = await engine.evaluate();
@@ -69,7 +78,9 @@ try {
   const perRule = new Map();
   for (const alert of active) perRule.set(alert.rule, (perRule.get(alert.rule) ?? 0) + 1);
   const byRule = [...perRule].map(([rule, count]) => `${rule} ${count}`);
-  console.log(`        ${rules.rules.length} built-in rules, ${RUNS} cycles after 3 warm-up: median ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms; longest event-loop block ${(delay.max / 1e6).toFixed(1)} ms`);
+  console.log(
+    `        ${rules.rules.length} built-in rules, ${RUNS} cycles after 3 warm-up: median ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms; longest event-loop block ${(delay.max / 1e6).toFixed(1)} ms`,
+  );
   console.log(`        longest single read, ms: ${[...reads].map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ')}`);
   console.log(`        alerts pending or firing: ${active.length} (${byRule.join(', ') || 'none'}); firing in the last cycle: ${cycle.firing.length}`);
   // Each rule alone, on a snapshot of its own (no reads shared with other rules).

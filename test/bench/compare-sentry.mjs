@@ -18,7 +18,12 @@ import { numericArgs, size } from './lib/smoke.mjs';
 
 const run = promisify(execFile);
 const worker = fileURLToPath(new URL('./workers/inmemory-server.mjs', import.meta.url));
-const [rounds, windows, requests, concurrency] = numericArgs(process.argv.slice(2), [[8, 1], [10, 2], [1000, 100], [16, 16]]);
+const [rounds, windows, requests, concurrency] = numericArgs(process.argv.slice(2), [
+  [8, 1],
+  [10, 2],
+  [1000, 100],
+  [16, 16],
+]);
 const warmUp = size(5000, 200);
 const variants = ['bare', 'metrics', 'spans', 'sentry', 'wrapper'];
 const labels = {
@@ -60,10 +65,14 @@ const of = (variant, key) => median(results[variant].map((row) => row[key])).toF
 const memory = (variant, key) => median(reports[variant].map((report) => report[key])).toFixed(key === 'heapUsedMB' ? 1 : 0);
 const versus = (variant, key, base = 'bare') => (variant === base ? '–' : pairedSummary(results[variant], results[base], key));
 
-console.log(`compare, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, in-memory wire, 2026-07-28 client, Node ${process.version}`);
+console.log(
+  `compare, interleaved: ${rounds} rounds × ${windows} windows × ${requests} tools/call per variant (after ${warmUp} to warm up), ${concurrency} in flight, in-memory wire, 2026-07-28 client, Node ${process.version}`,
+);
 console.log(`load average (1 min) before ${loadBefore[0].toFixed(2)}, after ${loadAfter[0].toFixed(2)} on a shared 2-core machine`);
 console.log('');
-console.log('| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented | heap after GC MiB | RSS MiB |');
+console.log(
+  '| variant | req/s | vs uninstrumented (paired median; quartiles; 95 % interval of the median) | CPU µs/request | vs uninstrumented | main thread µs | vs uninstrumented | heap after GC MiB | RSS MiB |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const variant of variants) {
   console.log(
@@ -72,7 +81,9 @@ for (const variant of variants) {
 }
 console.log('');
 console.log(`extscope with spans vs Sentry: req/s ${versus('spans', 'rps', 'sentry')}, CPU per request ${versus('spans', 'cpu', 'sentry')}`);
-console.log(`extscope with spans vs the span-per-request wrapper: req/s ${versus('spans', 'rps', 'wrapper')}, CPU per request ${versus('spans', 'cpu', 'wrapper')}`);
+console.log(
+  `extscope with spans vs the span-per-request wrapper: req/s ${versus('spans', 'rps', 'wrapper')}, CPU per request ${versus('spans', 'cpu', 'wrapper')}`,
+);
 
 // What each one recorded, from what it exported in the last round.
 const last = Object.fromEntries(variants.map((variant) => [variant, reports[variant].at(-1)]));
@@ -84,7 +95,7 @@ const records = {
   wrapper: { sample: last.wrapper.spanSample, count: last.wrapper.spansExported },
 };
 console.log('');
-console.log('What each recorded (last round, every request its client sent: the connect\'s discover probe, the warm-up and the windows):');
+console.log("What each recorded (last round, every request its client sent: the connect's discover probe, the warm-up and the windows):");
 console.log('');
 const recordedSampled = {
   metrics: undefined,
@@ -92,7 +103,9 @@ const recordedSampled = {
   sentry: `${sampled.sentry.spansExported} of ${sampled.sentry.requestsSent}`,
   wrapper: `${sampled.wrapper.spansExported} of ${sampled.wrapper.requestsSent}`,
 };
-console.log(`| variant | extension ids | declaration state | negotiated ids | requests recorded (every trace sampled) | with ${SAMPLED * 100} % of traces sampled |`);
+console.log(
+  `| variant | extension ids | declaration state | negotiated ids | requests recorded (every trace sampled) | with ${SAMPLED * 100} % of traces sampled |`,
+);
 console.log('| --- | --- | --- | --- | ---: | ---: |');
 for (const variant of ['metrics', 'spans', 'sentry', 'wrapper']) {
   const { sample, count } = records[variant];
@@ -107,5 +120,6 @@ console.log(`An extscope extension point: ${JSON.stringify(last.metrics.metricSa
 console.log(`A wrapper span: ${JSON.stringify(last.wrapper.spanSample?.[0])}`);
 
 // Every request counted: extscope's counts always, and every span while every trace is sampled.
-for (const variant of ['metrics', 'spans', 'sentry', 'wrapper']) checkExact(`${labels[variant]}: requests recorded of those sent (last round)`, records[variant].count, last[variant].requestsSent);
+for (const variant of ['metrics', 'spans', 'sentry', 'wrapper'])
+  checkExact(`${labels[variant]}: requests recorded of those sent (last round)`, records[variant].count, last[variant].requestsSent);
 checkExact('extscope with 10 % of traces sampled: requests counted of those sent', sampled.spans.counted, sampled.spans.requestsSent);

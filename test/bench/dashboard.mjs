@@ -24,7 +24,13 @@ const STRIDE = Number(process.env.BENCH_STRIDE ?? size(10, 120));
 const DAYS = 7;
 const LARGE = process.env.BENCH_FLEET === 'large';
 const CLIENTS = LARGE ? 1000 : 200;
-const EXTENSIONS = Array.from({ length: LARGE ? 100 : 30 }, (_, index) => (index < 4 ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][index] : `com.vendor${index % 6}.mcp/feature-${index}`));
+const EXTENSIONS = Array.from({ length: LARGE ? 100 : 30 }, (_, index) =>
+  index < 4
+    ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][
+        index
+      ]
+    : `com.vendor${index % 6}.mcp/feature-${index}`,
+);
 const SERVICES = LARGE ? 50 : 20;
 const PER_SERVICE = LARGE ? 10 : 5;
 const CLIENTS_PER_INSTANCE = 20;
@@ -38,7 +44,11 @@ function plan() {
     while (set.size < n) set.add(EXTENSIONS[Math.floor(random() * EXTENSIONS.length)]);
     return [...set];
   };
-  const clients = Array.from({ length: CLIENTS }, (_, index) => ({ name: `client-${String(index).padStart(LARGE ? 4 : 3, '0')}`, version: `${1 + (index % 4)}.0.0`, declared: pick(5 + Math.floor(random() * 8)) }));
+  const clients = Array.from({ length: CLIENTS }, (_, index) => ({
+    name: `client-${String(index).padStart(LARGE ? 4 : 3, '0')}`,
+    version: `${1 + (index % 4)}.0.0`,
+    declared: pick(5 + Math.floor(random() * 8)),
+  }));
   const instances = [];
   for (let s = 0; s < SERVICES; s++) {
     const advertised = pick(12);
@@ -46,7 +56,14 @@ function plan() {
       const index = s * PER_SERVICE + i;
       // Every client is used by as many instances (10 of 100; 10 of 500 in the large fleet), in a fixed rotation.
       const used = Array.from({ length: CLIENTS_PER_INSTANCE }, (_, k) => clients[(index + k * (CLIENTS / CLIENTS_PER_INSTANCE)) % CLIENTS]);
-      instances.push({ service: `service-${s}`, instanceId: `instance-${s}-${i}`, host: `host-${s}-${i}`, serverName: `mcp-server-${s}`, advertised, clients: used });
+      instances.push({
+        service: `service-${s}`,
+        instanceId: `instance-${s}-${i}`,
+        host: `host-${s}-${i}`,
+        serverName: `mcp-server-${s}`,
+        advertised,
+        clients: used,
+      });
     }
   }
   return { clients, instances };
@@ -77,7 +94,10 @@ try {
   const reuse = process.env.BENCH_DB !== undefined && existsSync(dbPath);
   const loaded = reuse ? { points: NaN, requests: NaN, instances: SERVICES * PER_SERVICE } : await load(dbPath);
   if (reuse) console.log(`dashboard: reusing ${dbPath} (its data is relative to when it was loaded)`);
-  else console.log(`dashboard: ${CLIENTS} clients × ${EXTENSIONS.length} extension ids × ${DAYS} days, ${loaded.instances} instances (${SERVICES} services), ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  else
+    console.log(
+      `dashboard: ${CLIENTS} clients × ${EXTENSIONS.length} extension ids × ${DAYS} days, ${loaded.instances} instances (${SERVICES} services), ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
   collector = await startCollectorChild(dbPath);
   // Chromium's user-data directory lives inside this run's directory, so it goes with it.
   const profile = join(dir, 'chromium');
@@ -87,14 +107,24 @@ try {
     env: { ...process.env, TMPDIR: dir },
     headless: true,
     viewport: { width: 1366, height: 768 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-quic', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-quic',
+      '--disable-sync',
+    ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
   // `extscope:first-rows`: the matrix's rows are in the DOM with their handlers; `extscope:painted`: the frame after
   // the render has been painted and the main thread is free again (what "interactive" means here).
   const marks = () =>
     page.evaluate(async () => {
-      for (let waited = 0; waited < 10_000 && performance.getEntriesByName('extscope:painted').length === 0; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (let waited = 0; waited < 10_000 && performance.getEntriesByName('extscope:painted').length === 0; waited += 5)
+        await new Promise((resolve) => setTimeout(resolve, 5));
       const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
       return { rows: at('extscope:first-rows'), painted: at('extscope:painted') };
     });
@@ -108,7 +138,8 @@ try {
     await waitReady();
     const summary = await page.locator('p.summary').first().innerText();
     // The page asks for the 500 busiest rows (the API's default limit) and every id up to its column limit.
-    if (!summary.includes(` of ${CLIENTS.toLocaleString('en')} clients, `) || !summary.includes(` of ${EXTENSIONS.length} extensions`)) throw new Error(`unexpected matrix: ${summary}`);
+    if (!summary.includes(` of ${CLIENTS.toLocaleString('en')} clients, `) || !summary.includes(` of ${EXTENSIONS.length} extensions`))
+      throw new Error(`unexpected matrix: ${summary}`);
     // Rows are rendered as they come into view: the first screenful and some beyond it.
     const cells = await page.locator('td.cell').count();
     if (cells < 20 * Math.min(EXTENSIONS.length, 30)) throw new Error(`only ${cells} cells rendered`);
@@ -133,31 +164,37 @@ try {
   const sorted = [];
   const served = [];
   for (let run = 0; run < RUNS; run++) {
-    typed.push(await change(() => {
-      const input = document.querySelector('#matrix-rows');
-      const t = performance.now();
-      input.value = input.value === 'client-1' ? 'client-0' : 'client-1';
-      input.dispatchEvent(new Event('input', { bubbles: true }));
-      return t;
-    }));
+    typed.push(
+      await change(() => {
+        const input = document.querySelector('#matrix-rows');
+        const t = performance.now();
+        input.value = input.value === 'client-1' ? 'client-0' : 'client-1';
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        return t;
+      }),
+    );
   }
   await page.goto(`${collector.url}/?range=7d`);
   await waitReady();
   for (let run = 0; run < RUNS; run++) {
-    sorted.push(await change((n) => {
-      const t = performance.now();
-      document.querySelectorAll('button.sort')[2 + (n % 5)].click();
-      return t;
-    }, run));
+    sorted.push(
+      await change((n) => {
+        const t = performance.now();
+        document.querySelectorAll('button.sort')[2 + (n % 5)].click();
+        return t;
+      }, run),
+    );
   }
   for (let run = 0; run < RUNS; run++) {
-    served.push(await change((n) => {
-      const select = document.querySelector('#filter-service');
-      const t = performance.now();
-      select.value = `service-${n}`;
-      select.dispatchEvent(new Event('change', { bubbles: true }));
-      return t;
-    }, run % SERVICES));
+    served.push(
+      await change((n) => {
+        const select = document.querySelector('#filter-service');
+        const t = performance.now();
+        select.value = `service-${n}`;
+        select.dispatchEvent(new Event('change', { bubbles: true }));
+        return t;
+      }, run % SERVICES),
+    );
   }
   // Regrouping the rows by instance (and back by client). Once the matrix is on screen the page reads the rows by
   // instance in the background: the first regrouping is timed right after the matrix is ready (that read under
@@ -170,7 +207,9 @@ try {
     return t;
   };
   const idleAfterNavigation = async () => {
-    const background = page.waitForResponse((response) => response.url().includes('/api/v1/matrix?') && response.url().includes('group=instance'), { timeout: 60_000 });
+    const background = page.waitForResponse((response) => response.url().includes('/api/v1/matrix?') && response.url().includes('group=instance'), {
+      timeout: 60_000,
+    });
     await page.goto(`${collector.url}/?range=7d`);
     await waitReady();
     await (await background).finished();
@@ -205,7 +244,9 @@ try {
     trends[range] = times;
   }
   const line = (label, list) => console.log(`${label.padEnd(56)} rows ${fmt(rowsOf(list))}   painted ${fmt(paintedOf(list))}`);
-  console.log(`${'navigation → matrix, cold (first load)'.padEnd(56)} rows ${cold.rows.toFixed(0).padStart(4)} ms   painted ${cold.painted.toFixed(0).padStart(4)} ms   (GET /api/v1/matrix?from=-7d: ${coldApi.toFixed(0)} ms)`);
+  console.log(
+    `${'navigation → matrix, cold (first load)'.padEnd(56)} rows ${cold.rows.toFixed(0).padStart(4)} ms   painted ${cold.painted.toFixed(0).padStart(4)} ms   (GET /api/v1/matrix?from=-7d: ${coldApi.toFixed(0)} ms)`,
+  );
   line(`navigation → matrix, warm (${RUNS} loads)`, warm);
   console.log(`${''.padEnd(56)} of which GET /api/v1/matrix?from=-7d: ${fmt(apiMs)}`);
   line('client text filter → re-rendered (30 ms debounce)', typed);
@@ -216,8 +257,12 @@ try {
   line('then rows by instance ↔ by client → re-rendered', regrouped);
   console.log(`${'trends view, 24 h (hourly steps) → 4 charts drawn'.padEnd(56)} ${fmt(trends['24h'])}`);
   console.log(`${'trends view, 7 d (daily steps) → 4 charts drawn'.padEnd(56)} ${fmt(trends['7d'])}`);
-  const files = Object.entries(sizes.files).map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(1)} KiB`).join(', ');
-  console.log(`bundle: ${(sizes.bytes / 1024).toFixed(1)} KiB minified, ${(sizes.gzipBytes / 1024).toFixed(1)} KiB gzip (${files}); the matrix view loads app + css only, chart.js is loaded by the chart views`);
+  const files = Object.entries(sizes.files)
+    .map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(1)} KiB`)
+    .join(', ');
+  console.log(
+    `bundle: ${(sizes.bytes / 1024).toFixed(1)} KiB minified, ${(sizes.gzipBytes / 1024).toFixed(1)} KiB gzip (${files}); the matrix view loads app + css only, chart.js is loaded by the chart views`,
+  );
 } finally {
   await context?.close();
   if (collector !== undefined) {

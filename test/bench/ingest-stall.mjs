@@ -11,7 +11,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_ERA, ATTR_HOST_NAME, ATTR_MCP_METHOD_NAME, ATTR_OUTCOME, ATTR_SERVER_DECLARATION, ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, METRICS } from '../../dist/contract/index.js';
+import {
+  ATTR_CLIENT_DECLARATION,
+  ATTR_CLIENT_NAME,
+  ATTR_CLIENT_VERSION,
+  ATTR_ERA,
+  ATTR_HOST_NAME,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_OUTCOME,
+  ATTR_SERVER_DECLARATION,
+  ATTR_SERVER_NAME,
+  ATTR_SERVER_VERSION,
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  METRICS,
+} from '../../dist/contract/index.js';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { startCollectorChild } from './lib/collector-child.mjs';
 import { size } from './lib/smoke.mjs';
@@ -46,7 +60,12 @@ function wideExport(instance) {
     resourceMetrics: [
       {
         resource: { attributes: [kv(ATTR_SERVICE_NAME, 'svc'), kv(ATTR_SERVICE_INSTANCE_ID, instance), kv(ATTR_HOST_NAME, 'host-1')] },
-        scopeMetrics: [{ scope: { name: 'extscope', version: '0.1.0' }, metrics: [{ name: METRICS.requests.name, sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints } }] }],
+        scopeMetrics: [
+          {
+            scope: { name: 'extscope', version: '0.1.0' },
+            metrics: [{ name: METRICS.requests.name, sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints } }],
+          },
+        ],
       },
     ],
   };

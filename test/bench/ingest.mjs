@@ -61,7 +61,11 @@ function collection(instance, round, random, rows, streamIds, cellIds) {
     const key = `${instance.instanceId}|${list === requests ? 'r' : 'e'}|${JSON.stringify(attributes)}`;
     const total = (totals.get(key) ?? 0) + count;
     totals.set(key, total);
-    list.push(CUMULATIVE ? { attributes, startTimeUnixNano: processStartNs, timeUnixNano: time, asInt: String(total) } : { attributes, startTimeUnixNano: start, timeUnixNano: time, asInt: String(count) });
+    list.push(
+      CUMULATIVE
+        ? { attributes, startTimeUnixNano: processStartNs, timeUnixNano: time, asInt: String(total) }
+        : { attributes, startTimeUnixNano: start, timeUnixNano: time, asInt: String(count) },
+    );
     let id = streamIds.get(key);
     if (id === undefined) streamIds.set(key, (id = streamIds.size + 1));
     const cellId = (key) => {
@@ -116,7 +120,12 @@ function collection(instance, round, random, rows, streamIds, cellIds) {
   }
   const gaugeTime = time;
   const advertisedPoints = instance.advertised.map((id, index) => ({
-    attributes: [kv('extscope.server.name', instance.serverName), kv('extscope.server.version', '2.3.1'), kv('extscope.extension.id', id), kv('extscope.extension.fingerprint', `f${index}a4c9e0d71b2f3`)],
+    attributes: [
+      kv('extscope.server.name', instance.serverName),
+      kv('extscope.server.version', '2.3.1'),
+      kv('extscope.extension.id', id),
+      kv('extscope.extension.fingerprint', `f${index}a4c9e0d71b2f3`),
+    ],
     timeUnixNano: gaugeTime,
     asInt: '1',
   }));
@@ -144,12 +153,24 @@ function collection(instance, round, random, rows, streamIds, cellIds) {
           scope: { name: 'extscope', version: '0.1.0' },
           metrics: [
             { name: 'extscope.requests', unit: '{request}', sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: requests } },
-            { name: 'extscope.extension.requests', unit: '{request}', sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: extensions } },
+            {
+              name: 'extscope.extension.requests',
+              unit: '{request}',
+              sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: extensions },
+            },
             { name: 'extscope.server.extension.advertised', unit: '{extension}', gauge: { dataPoints: advertisedPoints } },
             {
               name: 'extscope.server.extensions',
               unit: '{extension}',
-              gauge: { dataPoints: [{ attributes: [kv('extscope.server.name', instance.serverName), kv('extscope.server.version', '2.3.1')], timeUnixNano: gaugeTime, asInt: String(advertisedPoints.length) }] },
+              gauge: {
+                dataPoints: [
+                  {
+                    attributes: [kv('extscope.server.name', instance.serverName), kv('extscope.server.version', '2.3.1')],
+                    timeUnixNano: gaugeTime,
+                    asInt: String(advertisedPoints.length),
+                  },
+                ],
+              },
             },
           ],
         },
@@ -195,13 +216,16 @@ function build() {
   return { warmup, bodies, rowBatches, counterPoints, gaugePoints, requestsSent, streams: streamIds.size };
 }
 
-
 function post(agent, url, body) {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/v1/metrics`, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
+    const req = request(
+      `${url}/v1/metrics`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -250,7 +274,10 @@ async function throughCollectors(data, db, replicas, database = undefined) {
     await visible();
     const warmupSeconds = (performance.now() - started) / 1000;
     started = performance.now();
-    const spent = cpuMeter(children.map(({ child }) => child.pid), db.startsWith('postgres'));
+    const spent = cpuMeter(
+      children.map(({ child }) => child.pid),
+      db.startsWith('postgres'),
+    );
     const waits = database === undefined ? undefined : sampleWaits(db, database);
     const steady = await sendAll(agent, urls, data.bodies);
     // Everything visible to queries (what is pending folded into the rollups) is part of the measured time.
@@ -303,10 +330,26 @@ function rawLoop(data, kind) {
     const tables =
       kind === 'minimal'
         ? [['series_minute', 0, 1]]
-        : [['series_minute', 0, 1], ['series_hour', 0, 60], ['cell_minute', 1, 1], ['cell_hour', 1, 60], ['cell_day', 1, 1440], ['cell_minute', 6, 1], ['cell_hour', 6, 60], ['cell_day', 6, 1440]];
-    for (const table of new Set(tables.map(([name]) => name))) db.exec(`CREATE TABLE ${table} (owner INTEGER NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (owner, bucket)) WITHOUT ROWID`);
-    db.exec('CREATE TABLE applied_points (end_ns INTEGER NOT NULL, stream_id INTEGER NOT NULL, start_ns INTEGER NOT NULL, PRIMARY KEY (end_ns, stream_id, start_ns)) WITHOUT ROWID');
-    const upserts = tables.map(([table, owner, unit]) => [db.prepare(`INSERT INTO ${table} (owner, bucket, count) VALUES (?, ?, ?) ON CONFLICT (owner, bucket) DO UPDATE SET count = count + excluded.count`), owner, unit]);
+        : [
+            ['series_minute', 0, 1],
+            ['series_hour', 0, 60],
+            ['cell_minute', 1, 1],
+            ['cell_hour', 1, 60],
+            ['cell_day', 1, 1440],
+            ['cell_minute', 6, 1],
+            ['cell_hour', 6, 60],
+            ['cell_day', 6, 1440],
+          ];
+    for (const table of new Set(tables.map(([name]) => name)))
+      db.exec(`CREATE TABLE ${table} (owner INTEGER NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (owner, bucket)) WITHOUT ROWID`);
+    db.exec(
+      'CREATE TABLE applied_points (end_ns INTEGER NOT NULL, stream_id INTEGER NOT NULL, start_ns INTEGER NOT NULL, PRIMARY KEY (end_ns, stream_id, start_ns)) WITHOUT ROWID',
+    );
+    const upserts = tables.map(([table, owner, unit]) => [
+      db.prepare(`INSERT INTO ${table} (owner, bucket, count) VALUES (?, ?, ?) ON CONFLICT (owner, bucket) DO UPDATE SET count = count + excluded.count`),
+      owner,
+      unit,
+    ]);
     const dedup = db.prepare('INSERT OR IGNORE INTO applied_points (end_ns, stream_id, start_ns) VALUES (?, ?, ?)');
     const apply = db.transaction((rows) => {
       for (const row of rows) {
@@ -374,9 +417,11 @@ async function rawPostgres(data) {
     };
     const run = async (batches) => {
       let next = 0;
-      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (next < batches.length) await apply(batches[next++]);
-      }));
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < batches.length) await apply(batches[next++]);
+        }),
+      );
     };
     await run(data.warmup.rowBatches);
     const started = performance.now();
@@ -396,7 +441,11 @@ console.log(
     `${data.bodies.length} requests (${BATCH} resource(s) each), ${data.counterPoints} counter points + ${data.gaugePoints} gauge points, ` +
     `${(bytes / 1e6).toFixed(1)} MB protobuf; ${CONCURRENCY} concurrent senders; synchronous=${SYNC}; ${TEMPORALITY}; ${REPEATS} repeat(s) of every variant, the order rotating`,
 );
-console.log(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (2 vCPU, shared)`);
+console.log(
+  `load average at start: ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')} (2 vCPU, shared)`,
+);
 const variants = {
   ...(backends.includes('sqlite') && {
     'raw SQLite, minimal': () => rawLoop(data, 'minimal'),
@@ -431,19 +480,33 @@ for (const name of Object.keys(variants)) {
   const extra = !collector
     ? ''
     : `${name.startsWith('PostgreSQL') ? `${share(name, baseline)}${share(name, 'SQLite, 1 collector')}` : `${share(name, 'raw SQLite, minimal')}${share(name, baseline)}`}; warm-up ${rate(data.warmup.counterPoints, median(results[name].map((run) => run.warmupSeconds)))} points/s; 503 retries ${results[name].reduce((sum, run) => sum + run.retries, 0)}`;
-  const cpu = results[name][0].cpu === undefined ? '' : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s; cores in use over the timed rounds: collectors ${coresUsed(results[name], 'collectors')}, PostgreSQL ${coresUsed(results[name], 'database')}`;
-  console.log(`${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}`);
+  const cpu =
+    results[name][0].cpu === undefined
+      ? ''
+      : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s; cores in use over the timed rounds: collectors ${coresUsed(results[name], 'collectors')}, PostgreSQL ${coresUsed(results[name], 'database')}`;
+  console.log(
+    `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}`,
+  );
   if (results[name][0].waits !== undefined) console.log(`${''.padEnd(26)} ${waitsLine(results[name])}`);
 }
 /** Sampled backend time per 1,000 exports (medians): waiting on heavyweight locks, on lightweight ones, active. */
 function waitsLine(runs) {
   const per = (part) => median(runs.map((run) => (1000 * run.waits.seconds[part]) / data.bodies.length));
   const events = {};
-  for (const run of runs) for (const [event, value] of Object.entries(run.waits.byEvent)) events[event] = (events[event] ?? 0) + (1000 * value) / data.bodies.length / runs.length;
-  const top = Object.entries(events).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([event, value]) => `${event} ${(value * 1000).toFixed(1)} ms`).join(', ');
+  for (const run of runs)
+    for (const [event, value] of Object.entries(run.waits.byEvent)) events[event] = (events[event] ?? 0) + (1000 * value) / data.bodies.length / runs.length;
+  const top = Object.entries(events)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([event, value]) => `${event} ${(value * 1000).toFixed(1)} ms`)
+    .join(', ');
   return `PostgreSQL backends per 1,000 exports (sampled every 20 ms): waiting on row, transaction or other locks ${(per('lock') * 1000).toFixed(0)} ms, on lightweight locks ${(per('lwlock') * 1000).toFixed(0)} ms; a fold (or the read that needs it) waiting for another replica's fold ${(per('foldLock') * 1000).toFixed(0)} ms; active ${per('active').toFixed(2)} s${top === '' ? '' : ` (mean of runs, most: ${top})`}`;
 }
-console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+console.log(
+  `load average at end: ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')}`,
+);
 for (const [name, runs] of Object.entries(results)) {
   runs.forEach((run, index) => {
     if (run.counted === undefined) return;

@@ -65,7 +65,11 @@ try {
       `matrix: ${loaded.instances} instances (20 services × 25), ${clients.length} client versions, 20 extension ids, ${DAYS} days; ${CLIENTS_PER_SERVICE} client versions per service, ` +
         `each instance reports one of them every ${STRIDE} minutes → ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests`,
     );
-    console.log(`        rows: ${Object.entries(loaded.counts).map(([table, count]) => `${table} ${count.toLocaleString('en')}`).join(', ')}; SQLite ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    console.log(
+      `        rows: ${Object.entries(loaded.counts)
+        .map(([table, count]) => `${table} ${count.toLocaleString('en')}`)
+        .join(', ')}; SQLite ${(statSync(dbPath).size / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
     if (usesPostgres) {
       started = performance.now();
       await copySqliteToPostgres(dbPath, database.url, 'refuse-non-empty', () => undefined);
@@ -74,7 +78,9 @@ try {
       await admin.query('VACUUM ANALYZE');
       const { rows } = await admin.query('SELECT pg_database_size(current_database()) AS bytes');
       await admin.end();
-      console.log(`        copied to PostgreSQL (db copy) and analysed in ${((performance.now() - started) / 1000).toFixed(0)} s; database ${(Number(rows[0].bytes) / 1e6).toFixed(0)} MB`);
+      console.log(
+        `        copied to PostgreSQL (db copy) and analysed in ${((performance.now() - started) / 1000).toFixed(0)} s; database ${(Number(rows[0].bytes) / 1e6).toFixed(0)} MB`,
+      );
     }
   } else console.log(`matrix: re-querying ${dbPath} and ${database?.url ?? '(no PostgreSQL)'}`);
 
@@ -94,7 +100,11 @@ try {
       ['timeseries 7 d, 1 h step', '/api/v1/timeseries?extension=io.modelcontextprotocol/tasks&from=-7d&step=1h'],
       ['instances', '/api/v1/instances'],
     ];
-    console.log(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (2 vCPU, shared)`);
+    console.log(
+      `load average at start: ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')} (2 vCPU, shared)`,
+    );
     console.log(`${''.padEnd(38)} ${backends.map((backend) => `${names[backend]} median / p95`.padStart(26)).join(' ')}`);
     const checks = {};
     for (const [name, path] of queries) {
@@ -116,7 +126,11 @@ try {
       };
       console.log(`${name.padEnd(38)} ${backends.map((backend) => cell(times[backend]).padStart(26)).join(' ')}`);
     }
-    console.log(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+    console.log(
+      `load average at end: ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')}`,
+    );
     const total = (matrix) => matrix.rows.reduce((sum, row) => sum + row.requests, 0);
     for (const backend of backends) {
       if (loaded !== undefined) checkExact(`${names[backend]}: requests in the 7-day matrix of those loaded`, total(checks[backend]), loaded.requests);

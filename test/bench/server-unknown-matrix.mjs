@@ -24,16 +24,28 @@ const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-unknown-'));
 const path = join(dir, 'extscope.db');
 try {
   // The schema, as the collector creates it.
-  const store = openSqliteStore({ path, clock: Date.now, retention: { minuteDays: 7, hourDays: 400, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 5, warn: () => undefined });
+  const store = openSqliteStore({
+    path,
+    clock: Date.now,
+    retention: { minuteDays: 7, hourDays: 400, dedupHours: 6 },
+    synchronous: 'normal',
+    examplesPerCell: 5,
+    warn: () => undefined,
+  });
   await store.lifecycle.close();
 
   const db = new Database(path);
   let unknownSeries = 0;
   db.pragma('journal_mode = WAL');
   const instances = 500;
-  const insertInstance = db.prepare('INSERT INTO instances (id, key_hash, service, instance_id, first_seen_ms, last_seen_ms) VALUES (?, randomblob(16), ?, ?, 0, 0)');
-  const insertCell = db.prepare('INSERT INTO cells (id, key_hash, scope, kind, client_name, client_version, client_declaration) VALUES (?, randomblob(16), 1, 0, ?, ?, ?)');
-  const insertSeries = db.prepare(`INSERT INTO series (id, key_hash, instance_ref, cell_id, all_cell_id, kind, method, client_name, client_version, client_declaration, server_declaration, outcome)
+  const insertInstance = db.prepare(
+    'INSERT INTO instances (id, key_hash, service, instance_id, first_seen_ms, last_seen_ms) VALUES (?, randomblob(16), ?, ?, 0, 0)',
+  );
+  const insertCell = db.prepare(
+    'INSERT INTO cells (id, key_hash, scope, kind, client_name, client_version, client_declaration) VALUES (?, randomblob(16), 1, 0, ?, ?, ?)',
+  );
+  const insertSeries =
+    db.prepare(`INSERT INTO series (id, key_hash, instance_ref, cell_id, all_cell_id, kind, method, client_name, client_version, client_declaration, server_declaration, outcome)
     VALUES (?, randomblob(16), ?, ?, ?, 0, 'tools/call', ?, '1.0', 'declared', ?, 'complete')`);
   const insertMinute = db.prepare('INSERT INTO series_minute (series_id, minute, count) VALUES (?, ?, ?)');
   const insertCellMinute = db.prepare('INSERT OR IGNORE INTO cell_minute (cell_id, minute, count) VALUES (?, ?, ?)');

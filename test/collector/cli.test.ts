@@ -20,7 +20,10 @@ function oneLine(stderr: string): string {
 
 /** Runs `extscope collector` until its "open" line is on stderr, then stops it; resolves with both streams. */
 async function startAndStop(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', '--grpc-port', '0', ...args], { env: { ...process.env, EXTSCOPE_INGEST_TOKEN: '', EXTSCOPE_READ_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', '--grpc-port', '0', ...args], {
+    env: { ...process.env, EXTSCOPE_INGEST_TOKEN: '', EXTSCOPE_READ_TOKEN: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -47,7 +50,8 @@ describe('extscope collector (the CLI)', () => {
     for (const variable of ENVIRONMENT) {
       const line = stdout.split('\n').find((text) => text.trimStart().startsWith(`${variable.name} `));
       expect(line, variable.name).toBeDefined();
-      if (variable.default !== undefined) expect(line, variable.name).toMatch(new RegExp(`\\(default ${String(variable.default).replace(/[./]/g, '\\$&')}\\)$`));
+      if (variable.default !== undefined)
+        expect(line, variable.name).toMatch(new RegExp(`\\(default ${String(variable.default).replace(/[./]/g, '\\$&')}\\)$`));
     }
     // …and those are the configuration's own.
     expect(stdout).toMatch(new RegExp(`EXTSCOPE_DEDUP_HOURS .*\\(default ${DEFAULT_RETENTION.dedupHours}\\)`));
@@ -78,7 +82,10 @@ describe('extscope collector (the CLI)', () => {
   it('refuses a database URL of another scheme in one line, creating nothing', async () => {
     const temp = await tempDir();
     try {
-      const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', '--grpc-port', 'off', '--db', 'mysql://user:secret@db.example/metrics'], { cwd: temp.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, 'collector', '--port', '0', '--grpc-port', 'off', '--db', 'mysql://user:secret@db.example/metrics'], {
+        cwd: temp.dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -99,7 +106,9 @@ describe('extscope collector (the CLI)', () => {
     try {
       const { code, stderr } = await runCli(['collector', '--port', String(port), '--grpc-port', 'off', '--db', join(temp.dir, 'c.db')]);
       expect(code).toBe(1);
-      expect(oneLine(stderr)).toBe(`extscope collector: 127.0.0.1:${port} is already in use (another extscope collector?): stop it, or choose other ports with --port (OTLP/HTTP, API, page) and --grpc-port (OTLP/gRPC, or off)`);
+      expect(oneLine(stderr)).toBe(
+        `extscope collector: 127.0.0.1:${port} is already in use (another extscope collector?): stop it, or choose other ports with --port (OTLP/HTTP, API, page) and --grpc-port (OTLP/gRPC, or off)`,
+      );
     } finally {
       holder.close();
       await temp.cleanup();
@@ -109,11 +118,15 @@ describe('extscope collector (the CLI)', () => {
   it('a PostgreSQL server that refuses, or a database that does not exist, is one line with the fix, exit code 1', async () => {
     const refused = await runCli(['collector', '--port', '0', '--grpc-port', 'off', '--db', 'postgres://root:hunter2@127.0.0.1:1/test']);
     expect(refused.code).toBe(1);
-    expect(oneLine(refused.stderr)).toMatch(/^extscope collector: cannot open the database: postgres:\/\/root(:\*+)?@127\.0\.0\.1:1\/test: .*ECONNREFUSED.*: is PostgreSQL running there\? Check the host and port in the URL$/);
+    expect(oneLine(refused.stderr)).toMatch(
+      /^extscope collector: cannot open the database: postgres:\/\/root(:\*+)?@127\.0\.0\.1:1\/test: .*ECONNREFUSED.*: is PostgreSQL running there\? Check the host and port in the URL$/,
+    );
     expect(refused.stderr).not.toContain('hunter2');
     const missing = await runCli(['collector', '--port', '0', '--grpc-port', 'off', '--db', 'postgres://root@127.0.0.1:5432/extscope_no_such_database']);
     expect(missing.code).toBe(1);
-    expect(oneLine(missing.stderr)).toMatch(/database "extscope_no_such_database" does not exist: create that database \(createdb NAME\) or fix the name at the end of the URL$/);
+    expect(oneLine(missing.stderr)).toMatch(
+      /database "extscope_no_such_database" does not exist: create that database \(createdb NAME\) or fix the name at the end of the URL$/,
+    );
   });
 
   it('logs JSON lines when stdout is not a terminal, pretty lines with --log-format pretty, and names the address to open plainly', async () => {
@@ -124,7 +137,9 @@ describe('extscope collector (the CLI)', () => {
       const lines = json.stdout.split('\n').filter((line) => line.length > 0);
       expect(lines.length).toBeGreaterThan(1);
       for (const line of lines) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
-      expect(json.stderr).toMatch(/^extscope collector: open (http:\/\/127\.0\.0\.1:\d+)\/ in a browser; agents export to \1 \(OTLP\/HTTP\) or 127\.0\.0\.1:\d+ \(OTLP\/gRPC\)\n$/);
+      expect(json.stderr).toMatch(
+        /^extscope collector: open (http:\/\/127\.0\.0\.1:\d+)\/ in a browser; agents export to \1 \(OTLP\/HTTP\) or 127\.0\.0\.1:\d+ \(OTLP\/gRPC\)\n$/,
+      );
 
       const pretty = await startAndStop(['--db', join(temp.dir, 'b.db'), '--log-format', 'pretty']);
       expect(pretty.code).toBe(0);

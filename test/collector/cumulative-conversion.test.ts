@@ -17,7 +17,9 @@ function cumulative(points: { client?: string; total: number; startMs: number; t
   return metricsRequest({
     resource: { service: 'svc', instance },
     temporality: CUMULATIVE,
-    requests: points.map((point) => requestPoint({ client: point.client ?? 'alpha', count: point.total, startNs: msToNs(point.startMs), timeNs: msToNs(point.timeMs) })),
+    requests: points.map((point) =>
+      requestPoint({ client: point.client ?? 'alpha', count: point.total, startNs: msToNs(point.startMs), timeNs: msToNs(point.timeMs) }),
+    ),
   });
 }
 
@@ -25,7 +27,8 @@ describe('cumulative streams over days, restarts and disorder', () => {
   let temp: Awaited<ReturnType<typeof tempDir>>;
   let now: number;
   let collector: TestCollector;
-  const start = async (): Promise<TestCollector> => (collector = await startTestCollector(temp.dir, { dbPath: join(temp.dir, 'cumulative.db'), clock: () => now }));
+  const start = async (): Promise<TestCollector> =>
+    (collector = await startTestCollector(temp.dir, { dbPath: join(temp.dir, 'cumulative.db'), clock: () => now }));
 
   beforeEach(async () => {
     temp = await tempDir();
@@ -55,7 +58,11 @@ describe('cumulative streams over days, restarts and disorder', () => {
   it('a stream reporting for days, past the dedup window and retention passes, is converted against its kept total', async () => {
     const startMs = T0 - HOUR;
     await send(cumulative([{ total: 5, startMs, timeMs: T0 }]));
-    for (const [day, total] of [[1, 9], [2, 20], [3, 26]] as const) {
+    for (const [day, total] of [
+      [1, 9],
+      [2, 20],
+      [3, 26],
+    ] as const) {
       now = T0 + day * DAY;
       await collector.store.lifecycle.maintain();
       await send(cumulative([{ total, startMs, timeMs: now }]));
@@ -103,7 +110,12 @@ describe('cumulative streams over days, restarts and disorder', () => {
     await send(cumulative(points));
     await send(cumulative(points.slice().reverse()));
     expect(await requests()).toBe(9);
-    await send(cumulative([{ total: 15, startMs, timeMs: T0 }, { total: 11, startMs, timeMs: T0 - 5 * MINUTE }]));
+    await send(
+      cumulative([
+        { total: 15, startMs, timeMs: T0 },
+        { total: 11, startMs, timeMs: T0 - 5 * MINUTE },
+      ]),
+    );
     expect(await requests()).toBe(15);
     const text = await (await fetch(`${collector.url}/metrics`)).text();
     expect(text).toMatch(/extscope_collector_points_total\{result="applied"\} 2\n/);

@@ -54,7 +54,11 @@ describe('exactly once: retries, overlaps, restarts', () => {
     const view = await matrix(collector.url);
     await collector.close();
     expect(view.rows).toEqual([
-      expect.objectContaining({ client: 'alpha', requests: 9, extensions: [{ id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0 }] }),
+      expect.objectContaining({
+        client: 'alpha',
+        requests: 9,
+        extensions: [{ id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0 }],
+      }),
     ]);
   });
 

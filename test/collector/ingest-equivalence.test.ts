@@ -4,7 +4,20 @@ import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-met
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_EXTENSION_CLIENT_DECLARED, ATTR_EXTENSION_ID, ATTR_EXTENSION_NEGOTIATED, ATTR_EXTENSION_REQUIRED, ATTR_EXTENSION_SERVER_DECLARED, ATTR_MCP_METHOD_NAME, ATTR_SERVER_DECLARATION, METRIC_EXTENSION_REQUESTS, METRIC_REQUESTS } from '../../contract/index.js';
+import {
+  ATTR_CLIENT_DECLARATION,
+  ATTR_CLIENT_NAME,
+  ATTR_CLIENT_VERSION,
+  ATTR_EXTENSION_CLIENT_DECLARED,
+  ATTR_EXTENSION_ID,
+  ATTR_EXTENSION_NEGOTIATED,
+  ATTR_EXTENSION_REQUIRED,
+  ATTR_EXTENSION_SERVER_DECLARED,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_SERVER_DECLARATION,
+  METRIC_EXTENSION_REQUESTS,
+  METRIC_REQUESTS,
+} from '../../contract/index.js';
 import { dumpRollups, matrix, startTestCollector, tempDir } from './helpers/collector.js';
 import {
   CUMULATIVE,

@@ -75,8 +75,13 @@ describe('operations', () => {
       expect((await getJson(`${collector.url}/readyz`)).status).toBe(200);
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('gamma', 1) })).status).toBe(200);
       const view = await matrix(collector.url);
-      expect(view.rows.map((row) => [row.client, row.requests]).sort()).toEqual([['client-0', 40_000], ['gamma', 1]]);
-      expect(await (await fetch(`${collector.url}/metrics`)).text()).toMatch(/extscope_collector_exports_total\{signal="metrics",result="throttled",protocol="http"\} 1/);
+      expect(view.rows.map((row) => [row.client, row.requests]).sort()).toEqual([
+        ['client-0', 40_000],
+        ['gamma', 1],
+      ]);
+      expect(await (await fetch(`${collector.url}/metrics`)).text()).toMatch(
+        /extscope_collector_exports_total\{signal="metrics",result="throttled",protocol="http"\} 1/,
+      );
     } finally {
       await collector.close();
     }
@@ -90,7 +95,11 @@ describe('operations', () => {
     await gauge(child.url, 'extscope_collector_exports_receiving', 1);
     child.child.kill('SIGTERM');
     // The signal is handled on the child's event loop: send the next export only once it is draining.
-    const draining = await eventually(() => child.output.join(''), (output) => /SIGTERM: draining in-flight exports/.test(output), 10_000);
+    const draining = await eventually(
+      () => child.output.join(''),
+      (output) => /SIGTERM: draining in-flight exports/.test(output),
+      10_000,
+    );
     expect(draining).toMatch(/SIGTERM: draining in-flight exports/);
     // While draining, a new export is refused with a retryable status (or the listener is already gone).
     let refusedStatus: number | string;
@@ -118,7 +127,16 @@ describe('operations', () => {
   it('readyz reports the schema; a second collector on the same database is refused', async () => {
     const collector = await startTestCollector(temp.dir);
     try {
-      expect(await getJson(`${collector.url}/readyz`)).toEqual({ status: 200, body: { status: 'ready', schemaVersion: loadMigrations(findMigrationsDir('sqlite')).at(-1)?.version, reasons: [], receivers: { otlpHttp: true, otlpGrpc: true }, exports: { inFlight: 0, limit: 32 } } });
+      expect(await getJson(`${collector.url}/readyz`)).toEqual({
+        status: 200,
+        body: {
+          status: 'ready',
+          schemaVersion: loadMigrations(findMigrationsDir('sqlite')).at(-1)?.version,
+          reasons: [],
+          receivers: { otlpHttp: true, otlpGrpc: true },
+          exports: { inFlight: 0, limit: 32 },
+        },
+      });
       await expect(startTestCollector(temp.dir, { dbPath: collector.dbPath })).rejects.toThrow(/in use by another process/);
       // The first one is unaffected.
       expect((await postMetrics(collector.url, undefined, { body: exportBytes('alpha', 1) })).status).toBe(200);

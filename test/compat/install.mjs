@@ -98,7 +98,12 @@ async function installApp(name, app, tarball, tarballHash) {
     if (seed !== undefined) await cp(join(seed, 'node_modules'), join(building, 'node_modules'), { recursive: true, verbatimSymlinks: true });
     await writeFile(join(building, 'package.json'), JSON.stringify({ name: `compat-${name}`, private: true }, null, 2));
     const specs = [tarball, ...Object.entries(app.packages).map(([pkg, version]) => `${pkg}@${version}`)];
-    await run('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--ignore-scripts', ...specs], { cwd: building, timeout: 900_000, env: cleanEnv(), maxBuffer: 64 << 20 }).catch((error) => {
+    await run('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--ignore-scripts', ...specs], {
+      cwd: building,
+      timeout: 900_000,
+      env: cleanEnv(),
+      maxBuffer: 64 << 20,
+    }).catch((error) => {
       throw new Error(`npm install in ${name} failed: ${error.stderr ?? error.message}`);
     });
     for (const file of app.fixtures ?? []) await cp(join(FIXTURES, file), join(building, file));
@@ -122,11 +127,13 @@ export async function installCompatApps(names = Object.keys(APPS)) {
   await mkdir(CACHE, { recursive: true });
   const { tarball, hash, dir } = await packTarball();
   try {
-    const folders = await Promise.all(names.map(async (name) => {
-      const app = APPS[name];
-      if (app === undefined) throw new Error(`no compat app named ${name}`);
-      return [name, await installApp(name, app, tarball, hash)];
-    }));
+    const folders = await Promise.all(
+      names.map(async (name) => {
+        const app = APPS[name];
+        if (app === undefined) throw new Error(`no compat app named ${name}`);
+        return [name, await installApp(name, app, tarball, hash)];
+      }),
+    );
     return Object.fromEntries(folders);
   } finally {
     await rm(dir, { recursive: true, force: true });

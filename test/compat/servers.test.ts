@@ -54,9 +54,25 @@ const SERVERS: ServerCase[] = [
 
 const SETUPS: SetupCase[] = [
   { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, CommonJS', service: 'node-sdk-cjs', node: ['node-sdk-server.cjs'], call: true },
-  { title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, ESM with the loader hook', service: 'node-sdk-esm', node: ['--import', './node-sdk-otel.mjs', 'node-sdk-server.mjs'], call: true },
-  { title: 'a v1 server that calls process.exit(0) on stdin EOF, with @extscope/agent/register', service: 'exit-on-eof', node: ['--import', '@extscope/agent/register', 'exit-on-eof.mjs'], call: true },
-  { title: 'a v2 server that dies of an uncaught exception after answering, with @extscope/agent/register', service: 'uncaught-exception', node: ['--import', '@extscope/agent/register', 'uncaught-exception.mjs'], call: true, dies: true },
+  {
+    title: 'a v2 server with the standard NodeSDK and ExtscopeInstrumentation, ESM with the loader hook',
+    service: 'node-sdk-esm',
+    node: ['--import', './node-sdk-otel.mjs', 'node-sdk-server.mjs'],
+    call: true,
+  },
+  {
+    title: 'a v1 server that calls process.exit(0) on stdin EOF, with @extscope/agent/register',
+    service: 'exit-on-eof',
+    node: ['--import', '@extscope/agent/register', 'exit-on-eof.mjs'],
+    call: true,
+  },
+  {
+    title: 'a v2 server that dies of an uncaught exception after answering, with @extscope/agent/register',
+    service: 'uncaught-exception',
+    node: ['--import', '@extscope/agent/register', 'uncaught-exception.mjs'],
+    call: true,
+    dies: true,
+  },
 ];
 
 let folders: Record<string, string>;
@@ -133,7 +149,14 @@ function closed(client: { onclose?: () => void }): Promise<void> {
 }
 
 /** One session: connect, list the tools (and call one), close. Resolves with the requests sent and the revision spoken. */
-async function session(kind: ClientKind, command: string, args: string[], cwd: string, env: Record<string, string>, options: SessionOptions = {}): Promise<{ requests: number; tools: number; version: string | undefined }> {
+async function session(
+  kind: ClientKind,
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  options: SessionOptions = {},
+): Promise<{ requests: number; tools: number; version: string | undefined }> {
   const sent = { requests: 0 };
   const info = { name: `compat-${kind}`, version: '1.0.0' };
   const echo = { name: 'echo', arguments: { text: 'compat' } };
@@ -163,10 +186,13 @@ async function session(kind: ClientKind, command: string, args: string[], cwd: s
 async function expectCounted(expected: Record<string, number>, label: (service: string) => string): Promise<void> {
   const results: Record<string, number> = {};
   await expect
-    .poll(async () => {
-      for (const service of Object.keys(expected)) results[service] = await counted(service);
-      return { ...results };
-    }, { timeout: 30_000, interval: 500 })
+    .poll(
+      async () => {
+        for (const service of Object.keys(expected)) results[service] = await counted(service);
+        return { ...results };
+      },
+      { timeout: 30_000, interval: 500 },
+    )
     .toEqual(expected);
   for (const service of Object.keys(expected)) table.push(`${label(service)}: ${results[service]}/${expected[service]}`);
 }
@@ -191,26 +217,41 @@ describe('the installs', () => {
 
 describe('real servers from npm, with the agent installed from its packed tarball', () => {
   for (const server of SERVERS) {
-    it(`${server.pkg} ${APPS[server.app]?.packages[server.pkg] ?? ''}: every request of each client, both eras and v1, is counted`, { timeout: 240_000 }, async () => {
-      const folder = folders[server.app]!;
-      const bin = await binOf(folder, server.pkg);
-      const work = await mkdtemp(join(tmpdir(), `extscope-compat-${server.app}-`));
-      try {
-        const expected: Record<string, number> = {};
-        for (const kind of CLIENTS) {
-          const service = `compat-${server.app}-${kind}`;
-          // The default export interval (60 s): only the way out carries these short sessions' counts.
-          const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: service, OTEL_METRIC_EXPORT_INTERVAL: '60000', EXTSCOPE_SPANS: 'false', ...server.env?.(work) });
-          const { requests, tools, version } = await session(kind, process.execPath, ['--import', '@extscope/agent/register', bin, ...(server.args?.(work) ?? [])], folder, env);
-          expect(tools, `${service}: tools listed`).toBeGreaterThan(0);
-          if (kind === 'v2-2025') expect(version).toBe('2025-11-25');
-          expected[service] = requests;
+    it(
+      `${server.pkg} ${APPS[server.app]?.packages[server.pkg] ?? ''}: every request of each client, both eras and v1, is counted`,
+      { timeout: 240_000 },
+      async () => {
+        const folder = folders[server.app]!;
+        const bin = await binOf(folder, server.pkg);
+        const work = await mkdtemp(join(tmpdir(), `extscope-compat-${server.app}-`));
+        try {
+          const expected: Record<string, number> = {};
+          for (const kind of CLIENTS) {
+            const service = `compat-${server.app}-${kind}`;
+            // The default export interval (60 s): only the way out carries these short sessions' counts.
+            const env = agentEnv(collector.url, {
+              OTEL_SERVICE_NAME: service,
+              OTEL_METRIC_EXPORT_INTERVAL: '60000',
+              EXTSCOPE_SPANS: 'false',
+              ...server.env?.(work),
+            });
+            const { requests, tools, version } = await session(
+              kind,
+              process.execPath,
+              ['--import', '@extscope/agent/register', bin, ...(server.args?.(work) ?? [])],
+              folder,
+              env,
+            );
+            expect(tools, `${service}: tools listed`).toBeGreaterThan(0);
+            if (kind === 'v2-2025') expect(version).toBe('2025-11-25');
+            expected[service] = requests;
+          }
+          await expectCounted(expected, (service) => `${server.pkg} × ${service.slice(`compat-${server.app}-`.length)}`);
+        } finally {
+          await rm(work, { recursive: true, force: true });
         }
-        await expectCounted(expected, (service) => `${server.pkg} × ${service.slice(`compat-${server.app}-`.length)}`);
-      } finally {
-        await rm(work, { recursive: true, force: true });
-      }
-    });
+      },
+    );
   }
 });
 

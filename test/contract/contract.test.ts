@@ -23,7 +23,7 @@ describe('contract', () => {
     expect(contract.ATTR_RPC_RESPONSE_STATUS_CODE).toBe(incubating.ATTR_RPC_RESPONSE_STATUS_CODE);
   });
 
-  it("every extscope-owned name is under the extscope. prefix; no bare mcp.* name is invented", () => {
+  it('every extscope-owned name is under the extscope. prefix; no bare mcp.* name is invented', () => {
     const all = [
       ...contract.REQUEST_ATTRIBUTES,
       ...contract.EXTENSION_ATTRIBUTES,

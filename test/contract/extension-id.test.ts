@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { MAX_EXTENSION_ID_LENGTH, isValidExtensionId } from '../../contract/index.js';
 
 describe('extension identifiers', () => {
-  it.each([
-    'io.modelcontextprotocol/tasks',
-    'com.example/replay',
-    'a/b',
-    'com.example-corp.x1/my_ext.v2',
-    'org.example/9lives',
-  ])('accepts %s', (id) => expect(isValidExtensionId(id)).toBe(true));
+  it.each(['io.modelcontextprotocol/tasks', 'com.example/replay', 'a/b', 'com.example-corp.x1/my_ext.v2', 'org.example/9lives'])('accepts %s', (id) =>
+    expect(isValidExtensionId(id)).toBe(true),
+  );
 
   it.each([
     '',

@@ -22,25 +22,33 @@ beforeAll(async () => {
   collector = await startTestCollector(temp.dir);
   const at = (ms: number) => ({ startNs: msToNs(ms) - MINUTE_NS, timeNs: msToNs(ms) });
   const minus32021 = { outcome: 'error', extra: [attribute(ATTR_RPC_RESPONSE_STATUS_CODE, '-32021')] };
-  const export1 = metricsRequest(
-    {
-      resource: { service: 'shop', instance: 'i-1' },
-      requests: [
-        requestPoint({ client: 'alpha', version: '1.0', declaration: 'declared', count: 5, ...at(t1) }),
-        requestPoint({ client: 'alpha', version: '1.0', declaration: 'none', count: 2, ...at(t1) }),
-        requestPoint({ client: 'beta', version: '2.0', declaration: 'unknown', count: 1, ...at(t2) }),
-        requestPoint({ client: 'beta', version: '2.0', declaration: 'declared', count: 3, ...at(t2), ...minus32021 }),
-        requestPoint({ declaration: 'declared', count: 4, ...at(t2) }),
-      ],
-      extensions: [
-        extensionPoint({ client: 'alpha', version: '1.0', id: TASKS, clientDeclared: true, serverDeclared: true, count: 5, ...at(t1) }),
-        extensionPoint({ client: 'alpha', version: '1.0', declaration: 'none', id: TASKS, clientDeclared: false, serverDeclared: true, count: 2, ...at(t1) }),
-        extensionPoint({ client: 'beta', version: '2.0', declaration: 'unknown', id: TASKS, clientDeclared: false, serverDeclared: true, count: 1, ...at(t2) }),
-        extensionPoint({ client: 'beta', version: '2.0', id: REPLAY, clientDeclared: false, serverDeclared: false, required: true, count: 3, ...at(t2), ...minus32021 }),
-        extensionPoint({ declaration: 'declared', id: TASKS, clientDeclared: true, serverDeclared: false, count: 4, ...at(t2) }),
-      ],
-    },
-  );
+  const export1 = metricsRequest({
+    resource: { service: 'shop', instance: 'i-1' },
+    requests: [
+      requestPoint({ client: 'alpha', version: '1.0', declaration: 'declared', count: 5, ...at(t1) }),
+      requestPoint({ client: 'alpha', version: '1.0', declaration: 'none', count: 2, ...at(t1) }),
+      requestPoint({ client: 'beta', version: '2.0', declaration: 'unknown', count: 1, ...at(t2) }),
+      requestPoint({ client: 'beta', version: '2.0', declaration: 'declared', count: 3, ...at(t2), ...minus32021 }),
+      requestPoint({ declaration: 'declared', count: 4, ...at(t2) }),
+    ],
+    extensions: [
+      extensionPoint({ client: 'alpha', version: '1.0', id: TASKS, clientDeclared: true, serverDeclared: true, count: 5, ...at(t1) }),
+      extensionPoint({ client: 'alpha', version: '1.0', declaration: 'none', id: TASKS, clientDeclared: false, serverDeclared: true, count: 2, ...at(t1) }),
+      extensionPoint({ client: 'beta', version: '2.0', declaration: 'unknown', id: TASKS, clientDeclared: false, serverDeclared: true, count: 1, ...at(t2) }),
+      extensionPoint({
+        client: 'beta',
+        version: '2.0',
+        id: REPLAY,
+        clientDeclared: false,
+        serverDeclared: false,
+        required: true,
+        count: 3,
+        ...at(t2),
+        ...minus32021,
+      }),
+      extensionPoint({ declaration: 'declared', id: TASKS, clientDeclared: true, serverDeclared: false, count: 4, ...at(t2) }),
+    ],
+  });
   const response = await postMetrics(collector.url, export1);
   expect(response.status).toBe(200);
   // A minute that is no multiple of 5, in its own service.
@@ -61,7 +69,9 @@ const get = <T>(path: string) => getJson<T>(`${collector.url}/api/v1/${path}`);
 
 describe('GET /api/v1/trends/*', () => {
   it('declarations: requests per step by the client declaration state, columnar', async () => {
-    const { status, body } = await get<{ stepMinutes: number; times: string[]; requests: number[]; unknown: number[]; none: number[]; declared: number[] }>('trends/declarations?from=-3h&step=1h&service=shop');
+    const { status, body } = await get<{ stepMinutes: number; times: string[]; requests: number[]; unknown: number[]; none: number[]; declared: number[] }>(
+      'trends/declarations?from=-3h&step=1h&service=shop',
+    );
     expect(status).toBe(200);
     expect(body.stepMinutes).toBe(60);
     expect(body.times.length).toBe(body.requests.length);
@@ -79,7 +89,9 @@ describe('GET /api/v1/trends/*', () => {
   });
 
   it('clients: requests per client per step, the top ones and the rest', async () => {
-    const { body } = await get<{ clients: { client: string; total: number; requests: number[] }[]; other: { clients: number; total: number } }>('trends/clients?from=-3h&step=1h&group=client_version&limit=2&service=shop');
+    const { body } = await get<{ clients: { client: string; total: number; requests: number[] }[]; other: { clients: number; total: number } }>(
+      'trends/clients?from=-3h&step=1h&group=client_version&limit=2&service=shop',
+    );
     expect(body.clients.map((client) => [client.client, client.total])).toEqual([
       ['alpha@1.0', 7],
       ['(unknown client)@(unknown version)', 4],
@@ -90,7 +102,10 @@ describe('GET /api/v1/trends/*', () => {
   });
 
   it('extensions: declared / advertised / negotiated per id per step, and the negotiated share of all requests', async () => {
-    const { body } = await get<{ requests: number[]; extensions: { id: string; clientDeclared: number[]; serverAdvertised: number[]; negotiated: number[]; negotiatedShare: (number | null)[] }[] }>('trends/extensions?from=-3h&step=1h&service=shop');
+    const { body } = await get<{
+      requests: number[];
+      extensions: { id: string; clientDeclared: number[]; serverAdvertised: number[]; negotiated: number[]; negotiatedShare: (number | null)[] }[];
+    }>('trends/extensions?from=-3h&step=1h&service=shop');
     const tasks = body.extensions.find((entry) => entry.id === TASKS);
     expect(tasks && [sum(tasks.clientDeclared), sum(tasks.serverAdvertised), sum(tasks.negotiated)]).toEqual([9, 8, 5]);
     const first = body.requests.findIndex((n) => n > 0);
@@ -100,9 +115,15 @@ describe('GET /api/v1/trends/*', () => {
   });
 
   it('required: -32021 answers per step, per id they named and per client', async () => {
-    const { body } = await get<{ total: number; errors: number[]; extensions: { id: string; total: number; counts: number[]; clients: { client: string; count: number }[] }[] }>('trends/required?from=-3h&step=1h');
+    const { body } = await get<{
+      total: number;
+      errors: number[];
+      extensions: { id: string; total: number; counts: number[]; clients: { client: string; count: number }[] }[];
+    }>('trends/required?from=-3h&step=1h');
     expect(body.total).toBe(3);
-    expect(body.extensions).toEqual([{ id: REPLAY, total: 3, counts: expect.any(Array), clients: [{ client: 'beta@2.0', name: 'beta', version: '2.0', count: 3 }] }]);
+    expect(body.extensions).toEqual([
+      { id: REPLAY, total: 3, counts: expect.any(Array), clients: [{ client: 'beta@2.0', name: 'beta', version: '2.0', count: 3 }] },
+    ]);
     expect(sum(body.extensions[0]?.counts ?? [])).toBe(3);
     expect((await get<{ extensions: unknown[] }>(`trends/required?from=-3h&extension=${encodeURIComponent(TASKS)}`)).body.extensions).toEqual([]);
   });
@@ -113,7 +134,9 @@ describe('GET /api/v1/trends/*', () => {
     expect(sum(body.requests)).toBe(4);
     const extensions = (await get<{ extensions: { id: string; negotiated: number[] }[] }>('trends/extensions?from=-3h&step=5m&service=odd')).body;
     expect(sum(extensions.extensions[0]?.negotiated ?? [])).toBe(4);
-    const series = (await get<{ points: { requests: number; negotiated: number }[] }>(`timeseries?extension=${encodeURIComponent(TASKS)}&from=-3h&step=5m&service=odd`)).body;
+    const series = (
+      await get<{ points: { requests: number; negotiated: number }[] }>(`timeseries?extension=${encodeURIComponent(TASKS)}&from=-3h&step=5m&service=odd`)
+    ).body;
     expect(series.points.reduce((total, point) => total + point.requests, 0)).toBe(4);
     expect(series.points.reduce((total, point) => total + point.negotiated, 0)).toBe(4);
   });

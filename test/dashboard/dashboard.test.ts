@@ -73,7 +73,11 @@ describe('the dashboard, end to end in Chromium', () => {
     // alpha negotiated tasks on 6 of its 7 requests: partial, by its symbol, word, hatching and shade.
     await expect(cell('alpha', TASKS).getAttribute('class')).resolves.toContain('state-partial');
     await expect(cell('alpha', TASKS).innerText()).resolves.toMatch(/86 %\s*◒ partial/);
-    await expect(cell('alpha', TASKS).evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundImage: string } }).getComputedStyle(element).backgroundImage)).resolves.toContain('repeating-linear-gradient');
+    await expect(
+      cell('alpha', TASKS).evaluate(
+        (element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundImage: string } }).getComputedStyle(element).backgroundImage,
+      ),
+    ).resolves.toContain('repeating-linear-gradient');
     await expect(cell('alpha', TASKS).getAttribute('data-share')).resolves.toBe(String(6 / 7));
     // Its -32021 answer naming replay is counted in that cell.
     await expect(cell('alpha', REPLAY).innerText()).resolves.toContain('×1');
@@ -277,7 +281,9 @@ describe('the dashboard, end to end in Chromium', () => {
     const moved = page.locator(`.moved-list tr[data-kind="share_moved"][data-client="alpha@1.0.0"][data-ext="${TASKS}"]`);
     await expect(moved.innerText()).resolves.toContain('▲ +66 points (20 % → 86 %)');
     // The periods: equal, adjacent, the later one ending now.
-    const times = await page.locator('.changes .summary time').evaluateAll((elements) => elements.map((element) => Date.parse(element.getAttribute('datetime') ?? '')));
+    const times = await page
+      .locator('.changes .summary time')
+      .evaluateAll((elements) => elements.map((element) => Date.parse(element.getAttribute('datetime') ?? '')));
     expect(times).toHaveLength(4);
     const [beforeFrom = 0, beforeTo = 0, afterFrom = 0, afterTo = 0] = times;
     expect(beforeTo).toBe(afterFrom);

@@ -24,7 +24,11 @@ function instance(collectorUrl: string, id: string, extensions: Record<string, R
     command: process.execPath,
     args: nodeArgs(fixture('dashboard-stdio.mjs'), true),
     cwd: ROOT,
-    env: agentEnv(collectorUrl, { OTEL_SERVICE_NAME: 'shop', OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${id}`, FIXTURE_EXTENSIONS: JSON.stringify(extensions) }),
+    env: agentEnv(collectorUrl, {
+      OTEL_SERVICE_NAME: 'shop',
+      OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${id}`,
+      FIXTURE_EXTENSIONS: JSON.stringify(extensions),
+    }),
     stderr: 'pipe',
   });
 }
@@ -206,7 +210,9 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
     await page.goto(`${fixtureSet.collector.url}/?group=instance`);
     await ready(page);
     await andRender(() => cell(ROW_B, TASKS).click());
-    const lines = await page.locator('.drill .split tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((child) => (child.textContent ?? '').trim())));
+    const lines = await page
+      .locator('.drill .split tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((child) => (child.textContent ?? '').trim())));
     expect(lines).toEqual([[ROW_B, '4', '● all 100 %', '4', '4', '4', '0']]);
     const answeredBy = await page.locator('.drill table.examples td.answered-by').allInnerTexts();
     expect(answeredBy.length).toBeGreaterThan(0);

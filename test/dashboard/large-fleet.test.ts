@@ -26,7 +26,8 @@ beforeAll(async () => {
   });
   // svc-small sorts after svc-big: its instances are past the first pages.
   const big = Array.from({ length: BIG }, (_, index) => instance('svc-big', index));
-  for (let offset = 0; offset < BIG; offset += 700) expect((await postMetrics(collector.url, metricsRequest(...big.slice(offset, offset + 700)))).status).toBe(200);
+  for (let offset = 0; offset < BIG; offset += 700)
+    expect((await postMetrics(collector.url, metricsRequest(...big.slice(offset, offset + 700)))).status).toBe(200);
   expect((await postMetrics(collector.url, metricsRequest(...Array.from({ length: SMALL }, (_, index) => instance('svc-small', index))))).status).toBe(200);
   browser = await launchBrowser();
   watched = await watchedPage(browser.context, collector.url);
@@ -44,7 +45,9 @@ describe(`a fleet of ${BIG + SMALL} instances`, () => {
     const { page } = watched;
     await page.goto(`${collector.url}/?view=fleet`);
     await ready(page);
-    await expect(page.locator('.fleet p.more').innerText()).resolves.toBe(`Showing 1000 of ${BIG + SMALL} instances: ${BIG + SMALL - 1000} more not shown. Filter by service to see them.`);
+    await expect(page.locator('.fleet p.more').innerText()).resolves.toBe(
+      `Showing 1000 of ${BIG + SMALL} instances: ${BIG + SMALL - 1000} more not shown. Filter by service to see them.`,
+    );
     await expect(page.locator('.fleet table.fleet-table tbody tr').count()).resolves.toBe(1000);
     expect(watched.errors).toEqual([]);
   });

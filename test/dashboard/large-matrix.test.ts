@@ -28,7 +28,9 @@ beforeAll(async () => {
     collector.url,
     metricsRequest({
       requests: names.map((client, index) => requestPoint({ client, count: 1000 - index, ...at })),
-      extensions: names.flatMap((client, index) => IDS.map((id, k) => extensionPoint({ client, id, clientDeclared: (index + k) % 2 === 0, serverDeclared: k < 3, count: 1000 - index, ...at }))),
+      extensions: names.flatMap((client, index) =>
+        IDS.map((id, k) => extensionPoint({ client, id, clientDeclared: (index + k) % 2 === 0, serverDeclared: k < 3, count: 1000 - index, ...at })),
+      ),
     }),
   );
   expect(response.status).toBe(200);

@@ -58,7 +58,7 @@ describe('the row summing the clients past the limit, beside a client named _OTH
     expect(named[1]?.summedRows).toBe(CLIENTS + 1 - 499);
   });
 
-  it('the summed row\'s cell says in its tooltip what it sums instead of asking for a split of a client named _OTHER', async () => {
+  it("the summed row's cell says in its tooltip what it sums instead of asking for a split of a client named _OTHER", async () => {
     const { page } = fixture.watched;
     await page.goto(`${fixture.collector.url}/?rows=_OTHER`);
     await ready(page);
@@ -72,7 +72,9 @@ describe('the row summing the clients past the limit, beside a client named _OTH
     const [summed, real] = [rows.nth(0), rows.nth(1)];
     await expect(real.innerText()).resolves.toContain('5,000');
     await summed.locator(`td.cell[data-ext="${TASKS}"]`).hover();
-    await expect.poll(() => page.locator('#cell-tooltip').innerText(), { timeout: 10_000 }).toContain(`This row sums the ${CLIENTS + 1 - 499} least busy rows past the row limit`);
+    await expect
+      .poll(() => page.locator('#cell-tooltip').innerText(), { timeout: 10_000 })
+      .toContain(`This row sums the ${CLIENTS + 1 - 499} least busy rows past the row limit`);
     await real.locator(`td.cell[data-ext="${TASKS}"]`).hover();
     await expect.poll(() => page.locator('#cell-tooltip .tooltip-split-title').innerText(), { timeout: 10_000 }).toBe('Across 1 instance:');
     expect(asked).toHaveLength(1);

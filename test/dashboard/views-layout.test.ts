@@ -49,7 +49,7 @@ beforeAll(async () => {
   await runFleet(collector.url);
   await feedHistory(collector.url);
   // The fleet's exports have arrived once its six client rows are in the matrix.
-  for (const deadline = Date.now() + 20_000; ; ) {
+  for (const deadline = Date.now() + 20_000; ;) {
     const { rows } = (await (await fetch(`${collector.url}/api/v1/matrix`)).json()) as { rows: unknown[] };
     if (rows.length >= 6) break;
     if (Date.now() > deadline) throw new Error(`the fleet's exports did not arrive: ${rows.length} rows`);

@@ -66,50 +66,53 @@ describe('alert steadiness: the demo delivering to a real Alertmanager for 90 s 
   let pollCount = 0;
   let collectorAlerts: CollectorAlert[] = [];
 
-  beforeAll(async () => {
-    hook = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      request.on('end', () => {
-        notifications.push(JSON.parse(body) as Notification);
-        response.end();
+  beforeAll(
+    async () => {
+      hook = createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        request.on('end', () => {
+          notifications.push(JSON.parse(body) as Notification);
+          response.end();
+        });
       });
-    });
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    alertmanager = await startAlertmanager(webhookConfig(`http://127.0.0.1:${(hook.address() as AddressInfo).port}/`));
+      await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+      alertmanager = await startAlertmanager(webhookConfig(`http://127.0.0.1:${(hook.address() as AddressInfo).port}/`));
 
-    demo = spawn(process.execPath, ['scripts/demo.mjs', '--port', '0', '--duration', String((STEADY_MS + 5 * MINUTE) / 1000)], {
-      cwd: ROOT,
-      env: { ...process.env, EXTSCOPE_ALERTMANAGER_URL: alertmanager.url, EXTSCOPE_ALERTMANAGER_RESEND_SECONDS: String(RESEND_SECONDS) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    demo.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-20_000)));
-    demo.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-20_000)));
-    exited = new Promise((resolve) => demo!.once('exit', (code) => resolve(code)));
-    const url = await until('the demo collector', 60_000, async () => /collector on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]);
+      demo = spawn(process.execPath, ['scripts/demo.mjs', '--port', '0', '--duration', String((STEADY_MS + 5 * MINUTE) / 1000)], {
+        cwd: ROOT,
+        env: { ...process.env, EXTSCOPE_ALERTMANAGER_URL: alertmanager.url, EXTSCOPE_ALERTMANAGER_RESEND_SECONDS: String(RESEND_SECONDS) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      demo.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-20_000)));
+      demo.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-20_000)));
+      exited = new Promise((resolve) => demo!.once('exit', (code) => resolve(code)));
+      const url = await until('the demo collector', 60_000, async () => /collector on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]);
 
-    // The drift alerts fire (the client upgrade starts 20 s in) and reach Alertmanager.
-    await until(`the alerts ${EXPECTED.join(', ')} firing in Alertmanager`, 3 * MINUTE, async () => {
-      const names = new Set((await alertmanager.alerts()).map((alert) => alert.labels['alertname']));
-      return EXPECTED.every((name) => names.has(name)) ? true : undefined;
-    });
-    const firstSeen = new Set((await alertmanager.alerts()).map((alert) => key(alert.labels)));
+      // The drift alerts fire (the client upgrade starts 20 s in) and reach Alertmanager.
+      await until(`the alerts ${EXPECTED.join(', ')} firing in Alertmanager`, 3 * MINUTE, async () => {
+        const names = new Set((await alertmanager.alerts()).map((alert) => alert.labels['alertname']));
+        return EXPECTED.every((name) => names.has(name)) ? true : undefined;
+      });
+      const firstSeen = new Set((await alertmanager.alerts()).map((alert) => key(alert.labels)));
 
-    // Steady traffic: Alertmanager is asked every 5 s which alerts it holds.
-    const end = Date.now() + STEADY_MS;
-    while (Date.now() < end) {
-      const held = new Map<string, AlertmanagerAlert>((await alertmanager.alerts()).map((alert) => [key(alert.labels), alert]));
-      pollCount++;
-      for (const alert of firstSeen) {
-        polls.set(alert, [...(polls.get(alert) ?? []), held.get(alert)?.startsAt ?? 'absent']);
-        const endsAt = held.get(alert)?.endsAt;
-        if (endsAt !== undefined) ends.set(alert, (ends.get(alert) ?? new Set()).add(endsAt));
+      // Steady traffic: Alertmanager is asked every 5 s which alerts it holds.
+      const end = Date.now() + STEADY_MS;
+      while (Date.now() < end) {
+        const held = new Map<string, AlertmanagerAlert>((await alertmanager.alerts()).map((alert) => [key(alert.labels), alert]));
+        pollCount++;
+        for (const alert of firstSeen) {
+          polls.set(alert, [...(polls.get(alert) ?? []), held.get(alert)?.startsAt ?? 'absent']);
+          const endsAt = held.get(alert)?.endsAt;
+          if (endsAt !== undefined) ends.set(alert, (ends.get(alert) ?? new Set()).add(endsAt));
+        }
+        await sleep(POLL_MS);
       }
-      await sleep(POLL_MS);
-    }
-    const response = await fetch(`${url}/api/v1/alerts?limit=500`);
-    collectorAlerts = ((await response.json()) as { alerts: CollectorAlert[] }).alerts;
-  }, STEADY_MS + 8 * MINUTE);
+      const response = await fetch(`${url}/api/v1/alerts?limit=500`);
+      collectorAlerts = ((await response.json()) as { alerts: CollectorAlert[] }).alerts;
+    },
+    STEADY_MS + 8 * MINUTE,
+  );
 
   afterAll(async () => {
     if (demo !== undefined && demo.exitCode === null) {
@@ -124,8 +127,14 @@ describe('alert steadiness: the demo delivering to a real Alertmanager for 90 s 
     expect([...new Set(collectorAlerts.map((alert) => alert.rule))].sort()).toEqual(expect.arrayContaining(EXPECTED));
     for (const alert of collectorAlerts) {
       const moves = alert.transitions.map((move) => `${move.from}>${move.to}`);
-      expect(moves.filter((move) => move.endsWith('>firing')), `${alert.rule} ${JSON.stringify(alert.labels)}: ${moves.join(' ')}`).toHaveLength(1);
-      expect(moves.filter((move) => move.endsWith('>resolved')), `${alert.rule} ${JSON.stringify(alert.labels)}`).toEqual([]);
+      expect(
+        moves.filter((move) => move.endsWith('>firing')),
+        `${alert.rule} ${JSON.stringify(alert.labels)}: ${moves.join(' ')}`,
+      ).toHaveLength(1);
+      expect(
+        moves.filter((move) => move.endsWith('>resolved')),
+        `${alert.rule} ${JSON.stringify(alert.labels)}`,
+      ).toEqual([]);
       expect(alert.state).toBe('firing');
     }
   });
@@ -135,7 +144,10 @@ describe('alert steadiness: the demo delivering to a real Alertmanager for 90 s 
     expect(pollCount).toBeGreaterThanOrEqual(15);
     expect(polls.size).toBeGreaterThanOrEqual(EXPECTED.length);
     for (const [alert, starts] of polls) {
-      expect(starts.filter((start) => start === 'absent'), alert).toEqual([]);
+      expect(
+        starts.filter((start) => start === 'absent'),
+        alert,
+      ).toEqual([]);
       expect(new Set(starts).size, alert).toBe(1);
     }
   });

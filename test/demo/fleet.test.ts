@@ -36,7 +36,11 @@ describe('demo/fleet.mjs', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const targets = { shopA: base, shopB: base, docsLegacy: base, docs: base };
-    const fleet = spawn(process.execPath, ['demo/fleet.mjs'], { cwd: ROOT, env: { ...process.env, DEMO_TARGETS: JSON.stringify(targets) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const fleet = spawn(process.execPath, ['demo/fleet.mjs'], {
+      cwd: ROOT,
+      env: { ...process.env, DEMO_TARGETS: JSON.stringify(targets) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     fleet.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     fleet.stdout.resume();

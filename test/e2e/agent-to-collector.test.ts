@@ -33,7 +33,13 @@ afterAll(async () => {
 });
 
 function stdio(script: string): StdioClientTransport {
-  return new StdioClientTransport({ command: process.execPath, args: nodeArgs(fixture(script), true), cwd: ROOT, env: agentEnv(collector.url), stderr: 'pipe' });
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: nodeArgs(fixture(script), true),
+    cwd: ROOT,
+    env: agentEnv(collector.url),
+    stderr: 'pipe',
+  });
 }
 
 async function matrix(): Promise<Map<string, MatrixRow>> {
@@ -74,7 +80,10 @@ describe('end to end: MCP servers run with the agent → OTLP → collector → 
     try {
       const [line] = (await once(http.stdout, 'data')) as [Buffer];
       const url = new URL(`http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}/mcp`);
-      const gamma = new Client({ name: 'gamma', version: '3.0.0' }, { capabilities: { extensions: { [SEARCH]: { mode: 'fast' } } }, versionNegotiation: { mode: 'auto' } });
+      const gamma = new Client(
+        { name: 'gamma', version: '3.0.0' },
+        { capabilities: { extensions: { [SEARCH]: { mode: 'fast' } } }, versionNegotiation: { mode: 'auto' } },
+      );
       await gamma.connect(new StreamableHTTPClientTransport(url));
       await gamma.callTool({ name: 'echo', arguments: { text: 'g' } });
       await gamma.close();
@@ -89,10 +98,13 @@ describe('end to end: MCP servers run with the agent → OTLP → collector → 
 
     const expected = { 'alpha@1.0.0': 4, 'beta@2.0.0': 3, 'gamma@3.0.0': 2, 'delta@4.0.0': 1 };
     await expect
-      .poll(async () => {
-        const rows = await matrix();
-        return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
-      }, { timeout: 20_000, interval: 250 })
+      .poll(
+        async () => {
+          const rows = await matrix();
+          return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
+        },
+        { timeout: 20_000, interval: 250 },
+      )
       .toEqual(expected);
 
     const rows = await matrix();

@@ -99,7 +99,10 @@ const extension = (row: MatrixRow | undefined, id: string) => {
 
 async function expectInstance(serverName: string): Promise<void> {
   await expect
-    .poll(async () => (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === serverName).length, { timeout: 20_000, interval: 250 })
+    .poll(async () => (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === serverName).length, {
+      timeout: 20_000,
+      interval: 250,
+    })
     .toBeGreaterThan(0);
   const instances = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === serverName);
   for (const instance of instances) {
@@ -131,10 +134,13 @@ describe('bundled SDK copies (MCP Apps servers from npm) are seen on the wire', 
       }
 
       await expect
-        .poll(async () => {
-          const rows = await matrixRows(serverName);
-          return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
-        }, { timeout: 20_000, interval: 250 })
+        .poll(
+          async () => {
+            const rows = await matrixRows(serverName);
+            return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
+          },
+          { timeout: 20_000, interval: 250 },
+        )
         .toEqual(expected);
       const rows = await matrixRows(serverName);
       expect([...rows.values()].reduce((sum, row) => sum + row.requests, 0)).toBe(9);
@@ -179,7 +185,11 @@ describe('bundled SDK copies (MCP Apps servers from npm) are seen on the wire', 
 
       // Named: the 2026-07-28 probe (refused with HTTP 400) and each `initialize`. Each later request lands on a
       // fresh server instance that never saw the client's `initialize`: no name, declaration unknown.
-      const expected = { [`v2-auto-http-${serverName.length}@1.0.0`]: 2, [`v2-2025-http-${serverName.length}@1.0.0`]: 1, [`v1-http-${serverName.length}@1.0.0`]: 1 };
+      const expected = {
+        [`v2-auto-http-${serverName.length}@1.0.0`]: 2,
+        [`v2-2025-http-${serverName.length}@1.0.0`]: 1,
+        [`v1-http-${serverName.length}@1.0.0`]: 1,
+      };
       for (const [client, count] of Object.entries(expected)) {
         expect(rows.get(client)?.requests, `${client}; stderr: ${stderr}`).toBe(count);
         expect(rows.get(client)?.declaration).toEqual({ unknown: 0, none: 0, declared: count });
@@ -201,7 +211,9 @@ describe('an esbuild-bundled v2 server, seen on the wire by real clients of both
     for (const era of CLIENTS) {
       const args = ['--import', '@extscope/agent/register', script];
       negotiated[era] = await exercise(era, `bundled-${era}`, () =>
-        era === 'v1' ? new V1StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }) : new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }),
+        era === 'v1'
+          ? new V1StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' })
+          : new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, env, stderr: 'pipe' }),
       );
     }
     expect(negotiated['v2-auto']).toBe('2026-07-28');
@@ -210,10 +222,13 @@ describe('an esbuild-bundled v2 server, seen on the wire by real clients of both
     // Each: tools/list and tools/call, after server/discover (2026-07-28) or initialize (2025).
     const expected = { 'bundled-v2-auto@1.0.0': 3, 'bundled-v2-2025@1.0.0': 3, 'bundled-v1@1.0.0': 3 };
     await expect
-      .poll(async () => {
-        const rows = await matrixRows('fixture-bundled-v2');
-        return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
-      }, { timeout: 20_000, interval: 250 })
+      .poll(
+        async () => {
+          const rows = await matrixRows('fixture-bundled-v2');
+          return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
+        },
+        { timeout: 20_000, interval: 250 },
+      )
       .toEqual(expected);
     const rows = await matrixRows('fixture-bundled-v2');
     for (const [client, count] of Object.entries(expected)) {
@@ -226,8 +241,11 @@ describe('an esbuild-bundled v2 server, seen on the wire by real clients of both
     expect(extension(rows.get('bundled-v2-2025@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
     expect(extension(rows.get('bundled-v1@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
     expect(extension(rows.get('bundled-v2-auto@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
-    const advertising = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === 'fixture-bundled-v2' && row.advertises.length > 0);
+    const advertising = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter(
+      (row) => row.serverName === 'fixture-bundled-v2' && row.advertises.length > 0,
+    );
     expect(advertising.length).toBe(4);
-    for (const instance of advertising) expect(instance.advertises.map((entry) => entry.id).sort()).toEqual(['com.example/search', 'io.modelcontextprotocol/tasks']);
+    for (const instance of advertising)
+      expect(instance.advertises.map((entry) => entry.id).sort()).toEqual(['com.example/search', 'io.modelcontextprotocol/tasks']);
   });
 });

@@ -36,7 +36,10 @@ describe('end to end: a collector killed and restarted mid-traffic', () => {
     const endpoint = collector.url;
     expect(endpoint).toBe(`http://127.0.0.1:${port}`);
 
-    server = spawn(process.execPath, nodeArgs(fixture('v2-http-sessions.mjs'), true), { cwd: ROOT, env: agentEnv(endpoint, { OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_INTERVAL_MS), EXTSCOPE_SPANS: 'false' }) });
+    server = spawn(process.execPath, nodeArgs(fixture('v2-http-sessions.mjs'), true), {
+      cwd: ROOT,
+      env: agentEnv(endpoint, { OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_INTERVAL_MS), EXTSCOPE_SPANS: 'false' }),
+    });
     const [line] = (await once(server.stdout!, 'data')) as [Buffer];
     const base = `http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}`;
 

@@ -103,7 +103,8 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
     return pair[1];
   };
   /** Samples as `label=value,… → number`, sorted, for comparison with what the API says. */
-  const table = (samples: Sample[], labels: string[]): string[] => samples.map((sample) => `${labels.map((name) => sample.metric[name] ?? '').join(' ')} → ${Number(sample.value[1])}`).sort();
+  const table = (samples: Sample[], labels: string[]): string[] =>
+    samples.map((sample) => `${labels.map((name) => sample.metric[name] ?? '').join(' ')} → ${Number(sample.value[1])}`).sort();
 
   const startServer = async (instance: string, extensions?: Record<string, object>): Promise<URL> => {
     const env = agentEnv(collector.url, {
@@ -165,7 +166,12 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
         job.static_configs = [{ targets: [new URL(collector.url).host] }];
         await writeFile(join(dir, 'read-token'), READ_TOKEN);
         await writeFile(join(dir, 'prometheus.yml'), stringify(config));
-        return [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
+        return [
+          `--config.file=${join(dir, 'prometheus.yml')}`,
+          `--storage.tsdb.path=${join(dir, 'data')}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+          '--log.level=warn',
+        ];
       },
     });
 
@@ -208,12 +214,17 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
         return (await values()).some((value) => value > 0);
       };
       await expect.poll(withTraffic, { timeout: 60_000, interval: 1000, message: `panel ${panel.id} ${target.refId}: ${expression}` }).toBe(true);
-      expect((await values()).filter((value) => !(Number.isFinite(value) && value >= 0)), `panel ${panel.id} ${target.refId}: ${expression}`).toEqual([]);
+      expect(
+        (await values()).filter((value) => !(Number.isFinite(value) && value >= 0)),
+        `panel ${panel.id} ${target.refId}: ${expression}`,
+      ).toEqual([]);
     }
     // The template variables' label_values() queries, as Grafana runs them: Prometheus' label values API.
     const services = (await (await fetch(`${prometheus.url}/api/v1/label/service/values?match[]=extscope_requests_total`)).json()) as { data: string[] };
     expect(services.data).toEqual(['shop']);
-    const clientNames = (await (await fetch(`${prometheus.url}/api/v1/label/client/values?match[]=${encodeURIComponent('extscope_requests_total{service=~".*"}')}`)).json()) as { data: string[] };
+    const clientNames = (await (
+      await fetch(`${prometheus.url}/api/v1/label/client/values?match[]=${encodeURIComponent('extscope_requests_total{service=~".*"}')}`)
+    ).json()) as { data: string[] };
     expect(clientNames.data).toEqual(['alpha', 'beta', 'ledger']);
     for (const client of Object.values(clients ?? {})) await client.close();
     clients = undefined;
@@ -230,10 +241,22 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
       const known = rows.reduce((sum, row) => sum + row.requests - row.serverUnknown, 0);
       const ids = [...new Set(rows.flatMap((row) => row.extensions.map((cell) => cell.id)))];
       return {
-        perExtension: ids.map((id) => `${id} → ${rows.reduce((sum, row) => sum + (row.extensions.find((cell) => cell.id === id)?.negotiated ?? 0), 0) / known}`).sort(),
+        perExtension: ids
+          .map((id) => `${id} → ${rows.reduce((sum, row) => sum + (row.extensions.find((cell) => cell.id === id)?.negotiated ?? 0), 0) / known}`)
+          .sort(),
         // The API lists every id in every row; Prometheus has a series where some request of the client mentioned the id.
-        matrix: rows.flatMap((row) => row.extensions.filter((cell) => cell.clientDeclared + cell.serverAdvertised + cell.required > 0).map((cell) => `${row.name ?? ''} ${cell.id} → ${cell.negotiatedShare}`)).sort(),
-        missing: versions.flatMap((row) => row.extensions.filter((cell) => cell.required > 0).map((cell) => `${row.name ?? ''} ${row.version ?? ''} ${cell.id} → ${cell.required}`)).sort(),
+        matrix: rows
+          .flatMap((row) =>
+            row.extensions
+              .filter((cell) => cell.clientDeclared + cell.serverAdvertised + cell.required > 0)
+              .map((cell) => `${row.name ?? ''} ${cell.id} → ${cell.negotiatedShare}`),
+          )
+          .sort(),
+        missing: versions
+          .flatMap((row) =>
+            row.extensions.filter((cell) => cell.required > 0).map((cell) => `${row.name ?? ''} ${row.version ?? ''} ${cell.id} → ${cell.required}`),
+          )
+          .sort(),
         requests: rows.reduce((sum, row) => sum + row.requests, 0),
       };
     };
@@ -253,7 +276,9 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
 
   it('the fleet skew and the alert states are the query API’s', async () => {
     const fromApi = async () => {
-      const instances = (await api<{ instances: Instance[] }>('/api/v1/instances?limit=100')).instances.filter((instance) => !instance.stale && instance.advertisedAt !== null);
+      const instances = (await api<{ instances: Instance[] }>('/api/v1/instances?limit=100')).instances.filter(
+        (instance) => !instance.stale && instance.advertisedAt !== null,
+      );
       const rows: string[] = [];
       const skewed = new Map<string, number>();
       for (const service of new Set(instances.map((instance) => instance.service ?? ''))) {
@@ -278,8 +303,12 @@ describe('the Grafana dashboard against a real Prometheus scraping the collector
     };
     const fromPrometheus = async () => {
       const fleet = byTitle('Fleet skew');
-      const advertising = new Map((await query(expr(fleet, 'A'))).map((sample) => [`${sample.metric['service']} ${sample.metric['extension']}`, Number(sample.value[1])]));
-      const missing = new Map((await query(expr(fleet, 'B'))).map((sample) => [`${sample.metric['service']} ${sample.metric['extension']}`, Number(sample.value[1])]));
+      const advertising = new Map(
+        (await query(expr(fleet, 'A'))).map((sample) => [`${sample.metric['service']} ${sample.metric['extension']}`, Number(sample.value[1])]),
+      );
+      const missing = new Map(
+        (await query(expr(fleet, 'B'))).map((sample) => [`${sample.metric['service']} ${sample.metric['extension']}`, Number(sample.value[1])]),
+      );
       return {
         fleet: [...advertising].map(([key, count]) => `${key} → ${count}/${missing.get(key)}`).sort(),
         skewed: table(await query(expr(byTitle('Extensions not advertised by every'))), ['service']),

@@ -45,7 +45,10 @@ interface Connections {
 
 /** The same three clients and requests, whichever way the server is measured; returns what each negotiated. */
 async function clients(connections: Connections): Promise<{ modern?: string; legacy?: string }> {
-  const modern = new Client({ name: 'three-modern', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {}, [CLIENT_ONLY]: {} } }, versionNegotiation: { mode: 'auto' } });
+  const modern = new Client(
+    { name: 'three-modern', version: '1.0.0' },
+    { capabilities: { extensions: { [TASKS]: {}, [CLIENT_ONLY]: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
   await modern.connect(connections.modern());
   await modern.callTool({ name: 'echo', arguments: { text: 'a' } });
   await modern.callTool({ name: 'fails', arguments: {} });
@@ -73,11 +76,19 @@ async function counted(service: string): Promise<unknown[]> {
     client: row.client,
     requests: row.requests,
     declaration: row.declaration,
-    extensions: row.extensions.map(({ id, clientDeclared, serverAdvertised, negotiated }) => ({ id, clientDeclared, serverAdvertised, negotiated })).sort((a, b) => a.id.localeCompare(b.id)),
+    extensions: row.extensions
+      .map(({ id, clientDeclared, serverAdvertised, negotiated }) => ({ id, clientDeclared, serverAdvertised, negotiated }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
   }));
 }
 
-const stdio = (args: string[], service: string) => ({ command: process.execPath, args, cwd: ROOT, env: agentEnv(collector.url, { OTEL_SERVICE_NAME: service }), stderr: 'pipe' as const });
+const stdio = (args: string[], service: string) => ({
+  command: process.execPath,
+  args,
+  cwd: ROOT,
+  env: agentEnv(collector.url, { OTEL_SERVICE_NAME: service }),
+  stderr: 'pipe' as const,
+});
 const httpConnections = (origin: URL): Connections => ({
   modern: () => new StreamableHTTPClientTransport(new URL('/mcp', origin)),
   legacy: () => new StreamableHTTPClientTransport(new URL('/session', origin)),
@@ -88,16 +99,32 @@ describe('one Node.js server measured in-process, through wrap and through proxy
   it('gives the same matrix each way: requests, declaration states and negotiated ids per client', async () => {
     // In-process over stdio: `node --import @extscope/agent/register server.mjs stdio`.
     const agentStdio = stdio(nodeArgs(SERVER, true).concat('stdio'), 'three-agent-stdio');
-    const versions = [await clients({ modern: () => new InPlaceStdioClientTransport(agentStdio), legacy: () => new StdioClientTransport(agentStdio), v1: () => new V1StdioClientTransport(agentStdio) })];
+    const versions = [
+      await clients({
+        modern: () => new InPlaceStdioClientTransport(agentStdio),
+        legacy: () => new StdioClientTransport(agentStdio),
+        v1: () => new V1StdioClientTransport(agentStdio),
+      }),
+    ];
 
     // In-process over HTTP.
-    const agentHttp = await startListening(process.execPath, nodeArgs(SERVER, true).concat('http'), agentEnv(collector.url, { OTEL_SERVICE_NAME: 'three-agent-http' }));
+    const agentHttp = await startListening(
+      process.execPath,
+      nodeArgs(SERVER, true).concat('http'),
+      agentEnv(collector.url, { OTEL_SERVICE_NAME: 'three-agent-http' }),
+    );
     children.push(agentHttp);
     versions.push(await clients(httpConnections(agentHttp.url)));
 
     // `extscope wrap -- node server.mjs stdio`.
     const wrapped = stdio([EXTSCOPE, 'wrap', '--', process.execPath, SERVER, 'stdio'], 'three-wrap');
-    versions.push(await clients({ modern: () => new InPlaceStdioClientTransport(wrapped), legacy: () => new StdioClientTransport(wrapped), v1: () => new V1StdioClientTransport(wrapped) }));
+    versions.push(
+      await clients({
+        modern: () => new InPlaceStdioClientTransport(wrapped),
+        legacy: () => new StdioClientTransport(wrapped),
+        v1: () => new V1StdioClientTransport(wrapped),
+      }),
+    );
 
     // `extscope proxy` in front of `node server.mjs http`.
     const upstream = await startListening(process.execPath, [SERVER, 'http'], agentEnv(collector.url));
@@ -111,10 +138,25 @@ describe('one Node.js server measured in-process, through wrap and through proxy
     const ext = (id: string, clientDeclared: number, serverAdvertised: number, negotiated: number) => ({ id, clientDeclared, serverAdvertised, negotiated });
     expect(agent).toEqual([
       // initialize and a call, both declared by the session's initialize.
-      { client: 'three-legacy@1.0.0', requests: 2, declaration: { unknown: 0, none: 0, declared: 2 }, extensions: [ext(CLIENT_ONLY, 0, 0, 0), ext(SEARCH, 2, 2, 2), ext(TASKS, 0, 2, 0)] },
+      {
+        client: 'three-legacy@1.0.0',
+        requests: 2,
+        declaration: { unknown: 0, none: 0, declared: 2 },
+        extensions: [ext(CLIENT_ONLY, 0, 0, 0), ext(SEARCH, 2, 2, 2), ext(TASKS, 0, 2, 0)],
+      },
       // server/discover, two calls and a list, each with its own envelope.
-      { client: 'three-modern@1.0.0', requests: 4, declaration: { unknown: 0, none: 0, declared: 4 }, extensions: [ext(CLIENT_ONLY, 4, 0, 0), ext(SEARCH, 0, 4, 0), ext(TASKS, 4, 4, 4)] },
-      { client: 'three-v1@1.0.0', requests: 3, declaration: { unknown: 0, none: 0, declared: 3 }, extensions: [ext(CLIENT_ONLY, 0, 0, 0), ext(SEARCH, 3, 3, 3), ext(TASKS, 3, 3, 3)] },
+      {
+        client: 'three-modern@1.0.0',
+        requests: 4,
+        declaration: { unknown: 0, none: 0, declared: 4 },
+        extensions: [ext(CLIENT_ONLY, 4, 0, 0), ext(SEARCH, 0, 4, 0), ext(TASKS, 4, 4, 4)],
+      },
+      {
+        client: 'three-v1@1.0.0',
+        requests: 3,
+        declaration: { unknown: 0, none: 0, declared: 3 },
+        extensions: [ext(CLIENT_ONLY, 0, 0, 0), ext(SEARCH, 3, 3, 3), ext(TASKS, 3, 3, 3)],
+      },
     ]);
     expect(await counted('three-agent-http')).toEqual(agent);
     expect(await counted('three-wrap')).toEqual(agent);

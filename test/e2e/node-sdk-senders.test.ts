@@ -125,7 +125,8 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('NodeSDK senders without servic
       const [pidA, pidB, pidA2] = await Promise.all([a.pid, b.pid, a2.pid]);
       const host = hostname();
       const instance = (pid: number): string => `pid:${pid}@${host}`;
-      const requests = async (query = ''): Promise<number> => (await matrix(collector.url, `&service=sdk-svc${query}`)).rows.reduce((sum, row) => sum + row.requests, 0);
+      const requests = async (query = ''): Promise<number> =>
+        (await matrix(collector.url, `&service=sdk-svc${query}`)).rows.reduce((sum, row) => sum + row.requests, 0);
       expect(await requests()).toBe(4 + 5 + 6 + 2 + 3);
       expect(await requests(`&instance=${encodeURIComponent(instance(pidA))}`)).toBe(4 + 5);
       expect(await requests(`&instance=${encodeURIComponent(instance(pidB))}`)).toBe(6 + 2);
@@ -141,7 +142,9 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('NodeSDK senders without servic
       expect(onMetrics).toBeGreaterThanOrEqual(2);
       expect(exposition).toContain(`extscope_collector_points_total{result="rejected"} ${onMetrics}`);
       const { body: refused } = await getJson<RejectionsAnswer>(`${collector.url}/api/v1/rejections`);
-      expect(refused.rejections.map(({ reason, service, points }) => ({ reason, service, points }))).toEqual([{ reason: 'no_instance_identity', service: 'sdk-anon', points: onMetrics }]);
+      expect(refused.rejections.map(({ reason, service, points }) => ({ reason, service, points }))).toEqual([
+        { reason: 'no_instance_identity', service: 'sdk-anon', points: onMetrics },
+      ]);
     } finally {
       await collector.close();
     }

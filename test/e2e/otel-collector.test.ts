@@ -40,7 +40,10 @@ interface Otelcol {
 /** Runs the Collector with the users' file, and waits for its "ready" line. */
 async function startOtelcol(binary: string, overrides: string, env: Record<string, string>): Promise<Otelcol> {
   // The second file only keeps the Collector's own telemetry off its default port 8888 (fixed, so shared).
-  const child = spawn(binary, ['--config', `file:${CONFIG}`, '--config', `file:${overrides}`], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, ['--config', `file:${CONFIG}`, '--config', `file:${overrides}`], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   const exited = once(child, 'exit');
   await new Promise<void>((resolve, reject) => {
@@ -112,7 +115,13 @@ describe('end to end: agent → OpenTelemetry Collector (deploy/otelcol/extscope
       MAIN_BACKEND_ENDPOINT: sink.url,
     };
     // extscope beside a Collector that owns the OTLP ports: both of its own ports chosen (the port advice).
-    const startExtscope = () => spawnCollector(join(dir.dir, 'extscope.db'), ['--port', String(extscopePort), '--grpc-port', String(extscopeGrpcPort)], { EXTSCOPE_INGEST_TOKEN: TOKEN }, { startWithinMs: START_WITHIN_MS });
+    const startExtscope = () =>
+      spawnCollector(
+        join(dir.dir, 'extscope.db'),
+        ['--port', String(extscopePort), '--grpc-port', String(extscopeGrpcPort)],
+        { EXTSCOPE_INGEST_TOKEN: TOKEN },
+        { startWithinMs: START_WITHIN_MS },
+      );
     extscope = await startExtscope();
     const extscopeUrl = extscope.url;
     otelcol = await startOtelcol(binary, overrides, otelcolEnv);
@@ -145,7 +154,6 @@ describe('end to end: agent → OpenTelemetry Collector (deploy/otelcol/extscope
     };
     const calls = 4; // of the stdio server that lives while extscope is down
     try {
-
       // Through the Collector into the matrix.
       await expect.poll(async () => Object.keys(await matrixRequests(extscopeUrl)).length, { timeout: 20_000, interval: 100 }).toBe(clients.length);
 
@@ -165,9 +173,19 @@ describe('end to end: agent → OpenTelemetry Collector (deploy/otelcol/extscope
       const exchange = await rawStdioExchange(
         fixture('v2-stdio.mjs'),
         [
-          { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otelcol-stdio', version: '1.0.0' } } },
+          {
+            jsonrpc: '2.0',
+            id: 0,
+            method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otelcol-stdio', version: '1.0.0' } },
+          },
           { jsonrpc: '2.0', method: 'notifications/initialized' },
-          ...Array.from({ length: calls }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'echo', arguments: { text: `queued ${i}` } } })),
+          ...Array.from({ length: calls }, (_, i) => ({
+            jsonrpc: '2.0',
+            id: i + 1,
+            method: 'tools/call',
+            params: { name: 'echo', arguments: { text: `queued ${i}` } },
+          })),
         ],
         true,
         agentEnv(collectorEndpoint, { OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_INTERVAL_MS) }),

@@ -90,7 +90,10 @@ describe('extscope proxy: a Streamable HTTP server measured from in between', ()
   it('counts 2026-07-28, 2025-era and v1 clients exactly, with their declarations and negotiated ids', async () => {
     const service = 'proxied-v2';
     const { proxy } = await proxied('v2-http.mjs', service);
-    const alpha = new Client({ name: 'proxy-alpha', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+    const alpha = new Client(
+      { name: 'proxy-alpha', version: '1.0.0' },
+      { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } },
+    );
     await alpha.connect(new StreamableHTTPClientTransport(proxy.url));
     expect(alpha.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     await alpha.callTool({ name: 'echo', arguments: { text: 'a' } });
@@ -134,9 +137,16 @@ describe('extscope proxy: a Streamable HTTP server measured from in between', ()
     const { proxy } = await proxied('v2-http.mjs', service);
     const clients = await Promise.all(
       Array.from({ length: 50 }, async (_, i) => {
-        const client = new Client({ name: `fifty-${i}`, version: '1.0.0' }, { capabilities: { extensions: { [`com.example/only-${i}`]: {}, ...(i % 2 === 0 && { [TASKS]: {} }) } }, versionNegotiation: { mode: 'auto' } });
+        const client = new Client(
+          { name: `fifty-${i}`, version: '1.0.0' },
+          { capabilities: { extensions: { [`com.example/only-${i}`]: {}, ...(i % 2 === 0 && { [TASKS]: {} }) } }, versionNegotiation: { mode: 'auto' } },
+        );
         await client.connect(new StreamableHTTPClientTransport(proxy.url));
-        await Promise.all([client.callTool({ name: 'echo', arguments: { text: `${i}` } }), client.callTool({ name: 'echo', arguments: { text: 'again' } }), client.listTools()]);
+        await Promise.all([
+          client.callTool({ name: 'echo', arguments: { text: `${i}` } }),
+          client.callTool({ name: 'echo', arguments: { text: 'again' } }),
+          client.listTools(),
+        ]);
         await client.close();
         return client;
       }),
@@ -174,15 +184,22 @@ describe('extscope proxy: a Streamable HTTP server measured from in between', ()
     }
     // SSE: the first event reaches the client while the upstream still holds the rest back.
     let firstEvent = '';
-    const streamed = post(proxy.url, JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'stream', arguments: {}, _meta: envelope(name, { [TASKS]: {} }) } }), headers, (chunk) => {
-      firstEvent = chunk.toString('utf8');
-      void post(new URL('/release', upstream.url), '', {});
-    });
+    const streamed = post(
+      proxy.url,
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'stream', arguments: {}, _meta: envelope(name, { [TASKS]: {} }) } }),
+      headers,
+      (chunk) => {
+        firstEvent = chunk.toString('utf8');
+        void post(new URL('/release', upstream.url), '', {});
+      },
+    );
     const answer = await streamed;
     expect(firstEvent).toContain('notifications/progress');
     expect(firstEvent).not.toContain('streamed');
     expect(answer.headers['mcp-session-id']).toBe('corpus-session');
-    expect(answer.body.toString('utf8')).toMatch(/^event: message\nid: 1\ndata: .*progress.*\n\n: a comment\n\nevent: message\nid: 2\ndata: .*streamed ✓.*\n\n$/s);
+    expect(answer.body.toString('utf8')).toMatch(
+      /^event: message\nid: 1\ndata: .*progress.*\n\n: a comment\n\nevent: message\nid: 2\ndata: .*streamed ✓.*\n\n$/s,
+    );
 
     await pollRequests(collector.url, { 'raw-proxy@1.0.0': 5 }, service);
     const row = (await matrixByClient(collector.url, service)).get('raw-proxy@1.0.0');
@@ -195,7 +212,8 @@ describe('extscope proxy: a Streamable HTTP server measured from in between', ()
   it('answers 502 while the upstream is down and counts only what the upstream saw', async () => {
     const service = 'proxied-outage';
     const { upstream, proxy } = await proxied('corpus-http.mjs', service);
-    const call = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'auth', arguments: {}, _meta: envelope('outage-client', {}) } });
+    const call = (id: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'auth', arguments: {}, _meta: envelope('outage-client', {}) } });
     expect((await post(proxy.url, call(1), MODERN_HEADERS)).status).toBe(200);
     await upstream.stop();
     for (let id = 2; id <= 4; id++) {
@@ -236,7 +254,11 @@ describe('extscope proxy: a Streamable HTTP server measured from in between', ()
     });
     await post(new URL('/release', upstream.url), '', {});
     const during = await peakRss(proxy.child.pid!);
-    const ok = await post(proxy.url, JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'auth', arguments: {}, _meta: envelope('after-abuse', {}) } }), MODERN_HEADERS);
+    const ok = await post(
+      proxy.url,
+      JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'auth', arguments: {}, _meta: envelope('after-abuse', {}) } }),
+      MODERN_HEADERS,
+    );
     expect(ok.status).toBe(200);
     for (const socket of sockets) socket.destroy();
     expect(proxy.child.exitCode).toBeNull();

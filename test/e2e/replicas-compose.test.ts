@@ -23,7 +23,9 @@ const nginxConf = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
 
 describe('docker compose profile "postgres"', () => {
   it('runs PostgreSQL, two collector replicas on it and nginx in front, all in the profile', () => {
-    const inProfile = Object.entries(compose.services).filter(([, service]) => service.profiles?.includes('postgres')).map(([name]) => name);
+    const inProfile = Object.entries(compose.services)
+      .filter(([, service]) => service.profiles?.includes('postgres'))
+      .map(([name]) => name);
     expect(inProfile.sort()).toEqual(['collector-1', 'collector-2', 'nginx', 'postgres']);
     for (const name of ['collector-1', 'collector-2']) {
       const replica = compose.services[name] as Service;

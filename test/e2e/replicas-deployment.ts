@@ -11,7 +11,6 @@ import { type ChildCollector, spawnCollector } from '../collector/helpers/collec
 import { freePort } from '../support/counting-clients.js';
 import { NGINX, nginxConfig } from '../support/nginx.js';
 
-
 export interface Replica {
   port: number;
   url: string;
@@ -76,7 +75,14 @@ export async function startDeployment(dir: string, dbUrl: string, count: number)
     const port = await freePort();
     await mkdir(join(dir, 'nginx'), { recursive: true });
     const conf = join(dir, 'nginx', 'nginx.conf');
-    await writeFile(conf, nginxConfig(join(dir, 'nginx'), port, replicas.map((replica) => `127.0.0.1:${replica.port}`)));
+    await writeFile(
+      conf,
+      nginxConfig(
+        join(dir, 'nginx'),
+        port,
+        replicas.map((replica) => `127.0.0.1:${replica.port}`),
+      ),
+    );
     let output = '';
     nginx = spawn(NGINX, ['-c', conf, '-p', join(dir, 'nginx'), '-e', join(dir, 'nginx', 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
     nginx.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

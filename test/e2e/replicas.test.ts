@@ -215,7 +215,12 @@ describe('alerting with three collector replicas on PostgreSQL', () => {
     // Two instances of one service, one advertising an extension more: skew, through different replicas.
     const atMs = Date.now() - 60_000;
     await send((collectors[0] as ChildCollector).url, { service: 'replicated', instance: 'r-1', atMs, advertised: [{ id: 'com.example/a' }] });
-    await send((collectors[1] as ChildCollector).url, { service: 'replicated', instance: 'r-2', atMs, advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }] });
+    await send((collectors[1] as ChildCollector).url, {
+      service: 'replicated',
+      instance: 'r-2',
+      atMs,
+      advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }],
+    });
     await expect.poll(() => messages().map((message) => message.transition.to), { timeout: 60_000, interval: 200 }).toEqual(['pending', 'firing']);
 
     // Exactly one replica has evaluated: that is the leader.
@@ -229,14 +234,27 @@ describe('alerting with three collector replicas on PostgreSQL', () => {
 
     // The second instance is updated too: the replica that takes over resolves the stored firing alert.
     const survivor = live()[0] as ChildCollector;
-    await send(survivor.url, { service: 'replicated', instance: 'r-1', atMs: Date.now() - 30_000, advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }] });
-    await send(survivor.url, { service: 'replicated', instance: 'r-2', atMs: Date.now() - 30_000, advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }] });
+    await send(survivor.url, {
+      service: 'replicated',
+      instance: 'r-1',
+      atMs: Date.now() - 30_000,
+      advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }],
+    });
+    await send(survivor.url, {
+      service: 'replicated',
+      instance: 'r-2',
+      atMs: Date.now() - 30_000,
+      advertised: [{ id: 'com.example/a' }, { id: 'com.example/b' }],
+    });
     await expect.poll(() => messages().map((message) => message.transition.to), { timeout: 60_000, interval: 200 }).toEqual(['pending', 'firing', 'resolved']);
 
     // Three more cycles of the new leader (whichever survivor evaluates), then nothing else has been sent.
     const resolvedAt = Date.now();
     await expect
-      .poll(async () => (await lastEvaluations()).some((at, index) => index !== leader && at !== null && Date.parse(at) > resolvedAt + 3000), { timeout: 60_000, interval: 200 })
+      .poll(async () => (await lastEvaluations()).some((at, index) => index !== leader && at !== null && Date.parse(at) > resolvedAt + 3000), {
+        timeout: 60_000,
+        interval: 200,
+      })
       .toBe(true);
     const sent = messages();
     expect(sent.map((message) => `${message.transition.from}>${message.transition.to}`)).toEqual(['inactive>pending', 'pending>firing', 'firing>resolved']);
@@ -244,10 +262,12 @@ describe('alerting with three collector replicas on PostgreSQL', () => {
 
     // A replica started now, and both survivors, read the same alert and history from the database.
     collectors[leader] = await spawnCollector(url, ['--grpc-port', '0'], env);
-    const answers = await Promise.all(live().map(async (collector) => {
-      const { total, alerts } = await alertsOf(collector.url);
-      return { total, alerts };
-    }));
+    const answers = await Promise.all(
+      live().map(async (collector) => {
+        const { total, alerts } = await alertsOf(collector.url);
+        return { total, alerts };
+      }),
+    );
     expect(answers[0]?.total).toBe(1);
     expect(answers[0]?.alerts.map((alert) => [alert.state, alert.transitions.map((t) => t.to)])).toEqual([['resolved', ['pending', 'firing', 'resolved']]]);
     for (const answer of answers) expect(answer).toEqual(answers[0]);

@@ -33,9 +33,18 @@ afterAll(async () => {
 });
 
 /** The server process as a client's stdio configuration would name it: `extscope wrap -- node <fixture>`. */
-const wrapped = (script: string, env: Record<string, string> = {}) => ({ command: process.execPath, args: [...WRAP, process.execPath, fixture(script)], cwd: ROOT, env: agentEnv(collector.url, env), stderr: 'pipe' as const });
+const wrapped = (script: string, env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: [...WRAP, process.execPath, fixture(script)],
+  cwd: ROOT,
+  env: agentEnv(collector.url, env),
+  stderr: 'pipe' as const,
+});
 
-function run(argv: string[], env: Record<string, string> = {}): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
+function run(
+  argv: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
   const child = spawn(process.execPath, argv, { cwd: ROOT, env: agentEnv(collector.url, env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -47,7 +56,10 @@ describe('extscope wrap: a stdio server measured from outside', () => {
   it('counts every request of 2026-07-28, 2025-era and v1 clients exactly, with their declarations and negotiated ids', async () => {
     const service = 'wrapped-v2';
     // 2026-07-28 (per-request envelopes): server/discover and two calls.
-    const alpha = new Client({ name: 'wrap-alpha', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {}, [REPLAY]: { maxAttempts: 3 } } }, versionNegotiation: { mode: 'auto' } });
+    const alpha = new Client(
+      { name: 'wrap-alpha', version: '1.0.0' },
+      { capabilities: { extensions: { [TASKS]: {}, [REPLAY]: { maxAttempts: 3 } } }, versionNegotiation: { mode: 'auto' } },
+    );
     await alpha.connect(new StdioClientTransport(wrapped('v2-stdio.mjs', { OTEL_SERVICE_NAME: service })));
     expect(alpha.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     await alpha.callTool({ name: 'echo', arguments: { text: 'a' } });
@@ -99,16 +111,23 @@ describe('extscope wrap: a stdio server measured from outside', () => {
       await client.close();
     }
     await expect
-      .poll(async () => {
-        const response = await fetch(`${collector.url}/api/v1/instances?service=fixture-v2-esm`);
-        const body = (await response.json()) as { instances: { instanceId: string | null; serverName: string | null }[] };
-        return new Set(body.instances.map((instance) => instance.instanceId)).size;
-      }, { timeout: 30_000, interval: 250 })
+      .poll(
+        async () => {
+          const response = await fetch(`${collector.url}/api/v1/instances?service=fixture-v2-esm`);
+          const body = (await response.json()) as { instances: { instanceId: string | null; serverName: string | null }[] };
+          return new Set(body.instances.map((instance) => instance.instanceId)).size;
+        },
+        { timeout: 30_000, interval: 250 },
+      )
       .toBe(2);
   });
 
   it('passes a corpus through byte for byte (both directions) and counts it, malformed lines and batches included', async () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'wrap-raw', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'wrap-raw', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+    };
     const corpus = [
       { jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope } },
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'é ✓ \u2028' }, _meta: envelope } },
@@ -127,7 +146,12 @@ describe('extscope wrap: a stdio server measured from outside', () => {
     // The child reads exactly what the client wrote, whatever it is: `cat` through wrap echoes it back.
     const bytes = Buffer.concat([
       Buffer.from('not json at all\n{"jsonrpc":"2.0","id":1,\n'),
-      Buffer.from(`${JSON.stringify([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }])}\n`),
+      Buffer.from(
+        `${JSON.stringify([
+          { jsonrpc: '2.0', id: 'a', method: 'ping' },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ])}\n`,
+      ),
       Buffer.from([0xff, 0xfe, 0x00, 0x0a, 0xe2, 0x82]),
       Buffer.from('\xac no final newline'),
     ]);
@@ -142,7 +166,12 @@ describe('extscope wrap: a stdio server measured from outside', () => {
   it('a server that exits right after stdin ends loses no count', async () => {
     const env = agentEnv(collector.url, { OTEL_SERVICE_NAME: 'wrap-eof', OTEL_METRIC_EXPORT_INTERVAL: '600000' });
     const corpus = [
-      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: 'wrap-eof-client', version: '1.0.0' } } },
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: 'wrap-eof-client', version: '1.0.0' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
       { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
@@ -170,7 +199,8 @@ describe('extscope wrap: a stdio server measured from outside', () => {
   });
 
   it('forwards SIGTERM to the child, which decides how to end', async () => {
-    const script = "process.on('SIGTERM', () => { process.stderr.write('child got SIGTERM\\n'); process.exit(3); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
+    const script =
+      "process.on('SIGTERM', () => { process.stderr.write('child got SIGTERM\\n'); process.exit(3); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
     const { child, exited } = run([...WRAP, process.execPath, '-e', script]);
     await once(child.stdout!, 'data');
     child.kill('SIGTERM');
@@ -211,7 +241,11 @@ describe('extscope wrap: a stdio server measured from outside', () => {
   });
 
   it('counts a real server exactly past malformed lines, and a client leaving mid-message adds nothing', async () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'wrap-resync', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'wrap-resync', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+    };
     const line = (message: object) => Buffer.from(`${JSON.stringify(message)}\n`);
     const chunks = [
       line({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope } }),

@@ -67,41 +67,59 @@ describe('online backups are bounded and same-origin', () => {
     return child;
   }
 
-  it('ten concurrent backups whose answers are never read hold at most one copy; the others are 503 with Retry-After; the copy is removed when its client goes', { timeout: 180_000 }, async () => {
-    const { url } = await collector(tmp);
-    const requests = Array.from({ length: 10 }, () => unreadBackup(url));
-    const statuses = await Promise.all(requests.map(({ status }) => status));
-    await sleep(1000);
-    const held = copies(tmp);
-    const dbBytes = statSync(join(temp.dir, 'extscope.db')).size;
-    console.log(`[faults] 10 concurrent unread backups of a ${(dbBytes / 1e6).toFixed(1)} MB database: statuses ${statuses.join(' ')}; ${held.count} copy held (${(held.bytes / 1e6).toFixed(1)} MB) in TMPDIR`);
-    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
-    expect(statuses.filter((status) => status === 503)).toHaveLength(9);
-    // The one being sent is held until its client reads it or goes; before, each of the ten held a copy.
-    expect(held.count).toBeLessThanOrEqual(1);
-    expect(held.bytes).toBeLessThanOrEqual(dbBytes);
-    for (const { request } of requests) request.destroy();
-    await expect.poll(() => copies(tmp).count, { timeout: 10_000 }).toBe(0);
-    // And the next one is made.
-    const next = await fetch(`${url}/admin/backup`, { method: 'POST', headers: JSON_HEADERS, body: '{}' });
-    expect(next.status).toBe(200);
-    expect((await next.arrayBuffer()).byteLength).toBeGreaterThan(0);
-  });
+  it(
+    'ten concurrent backups whose answers are never read hold at most one copy; the others are 503 with Retry-After; the copy is removed when its client goes',
+    { timeout: 180_000 },
+    async () => {
+      const { url } = await collector(tmp);
+      const requests = Array.from({ length: 10 }, () => unreadBackup(url));
+      const statuses = await Promise.all(requests.map(({ status }) => status));
+      await sleep(1000);
+      const held = copies(tmp);
+      const dbBytes = statSync(join(temp.dir, 'extscope.db')).size;
+      console.log(
+        `[faults] 10 concurrent unread backups of a ${(dbBytes / 1e6).toFixed(1)} MB database: statuses ${statuses.join(' ')}; ${held.count} copy held (${(held.bytes / 1e6).toFixed(1)} MB) in TMPDIR`,
+      );
+      expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+      expect(statuses.filter((status) => status === 503)).toHaveLength(9);
+      // The one being sent is held until its client reads it or goes; before, each of the ten held a copy.
+      expect(held.count).toBeLessThanOrEqual(1);
+      expect(held.bytes).toBeLessThanOrEqual(dbBytes);
+      for (const { request } of requests) request.destroy();
+      await expect.poll(() => copies(tmp).count, { timeout: 10_000 }).toBe(0);
+      // And the next one is made.
+      const next = await fetch(`${url}/admin/backup`, { method: 'POST', headers: JSON_HEADERS, body: '{}' });
+      expect(next.status).toBe(200);
+      expect((await next.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    },
+  );
 
-  it('a cross-origin POST (a web page of another site) gets 403 and makes no copy, also on loopback without tokens; so does a simple content type', { timeout: 180_000 }, async () => {
-    const { url } = await collector(tmp);
-    const crossSite = await fetch(`${url}/admin/backup`, { method: 'POST', headers: { origin: 'https://attacker.example', 'content-type': 'text/plain' }, body: 'x' });
-    expect(crossSite.status).toBe(403);
-    const fetchMetadata = await fetch(`${url}/admin/backup`, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', ...JSON_HEADERS }, body: '{}' });
-    expect(fetchMetadata.status).toBe(403);
-    const simple = await fetch(`${url}/admin/backup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
-    expect(simple.status).toBe(403);
-    expect(((await simple.json()) as { message: string }).message).toMatch(/Content-Type: application\/json/);
-    expect(copies(tmp).count).toBe(0);
-    const sameOrigin = await fetch(`${url}/admin/backup`, { method: 'POST', headers: { origin: url, 'sec-fetch-site': 'same-origin', ...JSON_HEADERS }, body: '{}' });
-    expect(sameOrigin.status).toBe(200);
-    await sameOrigin.arrayBuffer();
-  });
+  it(
+    'a cross-origin POST (a web page of another site) gets 403 and makes no copy, also on loopback without tokens; so does a simple content type',
+    { timeout: 180_000 },
+    async () => {
+      const { url } = await collector(tmp);
+      const crossSite = await fetch(`${url}/admin/backup`, {
+        method: 'POST',
+        headers: { origin: 'https://attacker.example', 'content-type': 'text/plain' },
+        body: 'x',
+      });
+      expect(crossSite.status).toBe(403);
+      const fetchMetadata = await fetch(`${url}/admin/backup`, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', ...JSON_HEADERS }, body: '{}' });
+      expect(fetchMetadata.status).toBe(403);
+      const simple = await fetch(`${url}/admin/backup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+      expect(simple.status).toBe(403);
+      expect(((await simple.json()) as { message: string }).message).toMatch(/Content-Type: application\/json/);
+      expect(copies(tmp).count).toBe(0);
+      const sameOrigin = await fetch(`${url}/admin/backup`, {
+        method: 'POST',
+        headers: { origin: url, 'sec-fetch-site': 'same-origin', ...JSON_HEADERS },
+        body: '{}',
+      });
+      expect(sameOrigin.status).toBe(200);
+      await sameOrigin.arrayBuffer();
+    },
+  );
 
   it('a full temporary directory is a 503 with Retry-After, and the collector goes on', { timeout: 180_000 }, async () => {
     mounted = join(temp.dir, 'small-tmp');

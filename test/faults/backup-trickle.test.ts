@@ -41,7 +41,11 @@ async function trickleBackup(url: string): Promise<Trickle> {
   let read = 0;
   const timer = setInterval(() => {
     let taken = 0;
-    for (let chunk: Buffer | null; taken < CHUNK && (chunk = response.read(Math.min(CHUNK - taken, response.readableLength || CHUNK)) as Buffer | null) !== null; ) taken += chunk.length;
+    for (
+      let chunk: Buffer | null;
+      taken < CHUNK && (chunk = response.read(Math.min(CHUNK - taken, response.readableLength || CHUNK)) as Buffer | null) !== null;
+    )
+      taken += chunk.length;
     read += taken;
   }, TICK_MS);
   const ended = new Promise<{ read: number; complete: boolean; afterMs: number }>((resolve) => {
@@ -109,7 +113,9 @@ describe('a backup read as a trickle', () => {
         await sleep(1000);
       }
       const madeAfterMs = Date.now() - started;
-      console.log(`[faults] trickling backup (${CHUNK} bytes / ${TICK_MS} ms) of ${trickle.contentLength} bytes: next backup ${next === undefined ? 'never made' : `made after ${madeAfterMs} ms`} (statuses ${statuses.join(' ')})`);
+      console.log(
+        `[faults] trickling backup (${CHUNK} bytes / ${TICK_MS} ms) of ${trickle.contentLength} bytes: next backup ${next === undefined ? 'never made' : `made after ${madeAfterMs} ms`} (statuses ${statuses.join(' ')})`,
+      );
       expect(statuses[0]).toBe(503);
       expect(next).toBeDefined();
       expect(madeAfterMs).toBeGreaterThanOrEqual(DEADLINE_MS - 1000);

@@ -17,7 +17,14 @@ function filler(bytes: number): Buffer {
     asDouble: index * 1.5,
   });
   const request = (points: number): Buffer =>
-    encodeMetrics({ resourceMetrics: [{ resource: { attributes: [attribute('service.name', 'app')] }, scopeMetrics: [{ metrics: [{ name: 'app.latency', gauge: { dataPoints: Array.from({ length: points }, (_, index) => point(index)) } }] }] }] });
+    encodeMetrics({
+      resourceMetrics: [
+        {
+          resource: { attributes: [attribute('service.name', 'app')] },
+          scopeMetrics: [{ metrics: [{ name: 'app.latency', gauge: { dataPoints: Array.from({ length: points }, (_, index) => point(index)) } }] }],
+        },
+      ],
+    });
   const perPoint = request(1000).length / 1000;
   const body = request(Math.max(0, Math.floor(bytes / perPoint)));
   fillers.set(bytes, body);

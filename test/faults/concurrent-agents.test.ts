@@ -18,10 +18,14 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 function post(url: string, body: Buffer, agent: Agent): Promise<{ status: number; ms: number }> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${url}/v1/metrics`, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, ms: performance.now() - start }));
-    });
+    const request = httpRequest(
+      `${url}/v1/metrics`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, ms: performance.now() - start }));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -64,7 +68,9 @@ describe('200 concurrent agents', () => {
               requestPoint({ client: 'claude-code', count, startNs: end - MINUTE_NS, timeNs: end }),
               requestPoint({ client: 'cursor', count, startNs: end - MINUTE_NS, timeNs: end }),
             ],
-            extensions: [extensionPoint({ client: 'claude-code', count, startNs: end - MINUTE_NS, timeNs: end, id: TASKS, clientDeclared: true, serverDeclared: true })],
+            extensions: [
+              extensionPoint({ client: 'claude-code', count, startNs: end - MINUTE_NS, timeNs: end, id: TASKS, clientDeclared: true, serverDeclared: true }),
+            ],
           }),
         );
       });

@@ -11,7 +11,9 @@ const now = (): bigint => msToNs(Date.now());
 function manyPoints(count: number, value: number, timeNs: bigint) {
   return metricsRequest({
     resource: { service: 'svc', instance: 'i-1' },
-    requests: Array.from({ length: count }, (_, index) => requestPoint({ client: 'flood', count: value, startNs: timeNs - 1_000_000n * BigInt(index + 1), timeNs })),
+    requests: Array.from({ length: count }, (_, index) =>
+      requestPoint({ client: 'flood', count: value, startNs: timeNs - 1_000_000n * BigInt(index + 1), timeNs }),
+    ),
   });
 }
 
@@ -61,7 +63,11 @@ describe('count overflow: counts are bounded where they enter and every sum is o
       const t = now();
       const start = t - 10n * MINUTE_NS;
       const cumulative = (total: number, timeNs: bigint) =>
-        metricsRequest({ resource: { service: 'svc', instance: 'i-1' }, temporality: CUMULATIVE, requests: [requestPoint({ client: 'cum', count: total, startNs: start, timeNs })] });
+        metricsRequest({
+          resource: { service: 'svc', instance: 'i-1' },
+          temporality: CUMULATIVE,
+          requests: [requestPoint({ client: 'cum', count: total, startNs: start, timeNs })],
+        });
       const first = await postMetrics(collector.url, cumulative(MAX - 10, t - MINUTE_NS), { format: 'json' });
       expect(first.status).toBe(200);
       expect(((await first.json()) as { partialSuccess?: { rejectedDataPoints?: string | number } }).partialSuccess?.rejectedDataPoints).toBe('1');
@@ -82,7 +88,9 @@ describe('count overflow: counts are bounded where they enter and every sum is o
     // What the older build logged from the 1,100-point export: 2^53−1 each, unfolded, in one stream and minute.
     const db = new Database(dbPath);
     const row = db.prepare('SELECT * FROM point_log ORDER BY seq DESC LIMIT 1').get() as Record<string, number | bigint>;
-    const insert = db.prepare('INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    const insert = db.prepare(
+      'INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
     db.transaction(() => {
       for (let index = 1; index <= 1100; index++) {
         insert.run(BigInt(row['end_ns'] as number), row['stream_id'], BigInt(index), row['minute'], row['series_id'], row['cell_id'], row['all_cell_id'], MAX);

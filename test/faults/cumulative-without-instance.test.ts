@@ -40,15 +40,27 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
       const send = (instance: string | undefined, total: number, startNs: bigint, timeNs: bigint, client: string) =>
         postMetrics(
           collector.url,
-          metricsRequest({ resource: { service: 'svc', ...(instance === undefined ? {} : { instance }) }, temporality: CUMULATIVE, requests: [requestPoint({ client, count: total, startNs, timeNs })] }),
+          metricsRequest({
+            resource: { service: 'svc', ...(instance === undefined ? {} : { instance }) },
+            temporality: CUMULATIVE,
+            requests: [requestPoint({ client, count: total, startNs, timeNs })],
+          }),
           { format: 'json' },
         );
       // Process A and process B, interleaved: A 3 → 8, B 5 → 8 (16 requests in all).
       const startA = t - 10n * MINUTE_NS;
       const startB = t - 9n * MINUTE_NS;
       const answers: ExportAnswer[] = [];
-      for (const [instance, client] of [[undefined, 'anonymous'], ['a', 'identified']] as const) {
-        for (const [who, total, offset] of [['a', 3, 4n], ['b', 5, 3n], ['a', 8, 2n], ['b', 8, 1n]] as const) {
+      for (const [instance, client] of [
+        [undefined, 'anonymous'],
+        ['a', 'identified'],
+      ] as const) {
+        for (const [who, total, offset] of [
+          ['a', 3, 4n],
+          ['b', 5, 3n],
+          ['a', 8, 2n],
+          ['b', 8, 1n],
+        ] as const) {
           const id = instance === undefined ? undefined : who;
           const response = await send(id, total, who === 'a' ? startA : startB, t - offset * MINUTE_NS, client);
           expect(response.status).toBe(200);
@@ -68,10 +80,16 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
       expect(exposition).toContain('extscope_collector_points_rejected_total{reason="no_instance_identity",service="svc"} 4');
       const { body: refused } = await getJson<RejectionsAnswer>(`${collector.url}/api/v1/rejections`);
       expect(refused.total).toBe(4);
-      expect(refused.rejections).toEqual([{ reason: 'no_instance_identity', service: 'svc', points: 4, explanation: expect.stringMatching(/service\.instance\.id/) as unknown }]);
+      expect(refused.rejections).toEqual([
+        { reason: 'no_instance_identity', service: 'svc', points: 4, explanation: expect.stringMatching(/service\.instance\.id/) as unknown },
+      ]);
 
       // Delta points need no instance id: each is an increment of its own.
-      const delta = metricsRequest({ resource: { service: 'svc' }, temporality: DELTA, requests: [requestPoint({ client: 'delta', count: 2, startNs: t - MINUTE_NS, timeNs: t })] });
+      const delta = metricsRequest({
+        resource: { service: 'svc' },
+        temporality: DELTA,
+        requests: [requestPoint({ client: 'delta', count: 2, startNs: t - MINUTE_NS, timeNs: t })],
+      });
       expect((await postMetrics(collector.url, delta)).status).toBe(200);
       expect((await matrix(collector.url)).rows.find((row) => row.client === 'delta')?.requests).toBe(2);
     } finally {
@@ -84,7 +102,11 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
     try {
       const t = msToNs(Date.now());
       const send = async (pidValue: number, total: number, startNs: bigint, timeNs: bigint): Promise<ExportAnswer> => {
-        const request = metricsRequest({ resource: { service: 'svc', extra: pid(pidValue) }, temporality: CUMULATIVE, requests: [requestPoint({ client: 'sdk', count: total, startNs, timeNs })] });
+        const request = metricsRequest({
+          resource: { service: 'svc', extra: pid(pidValue) },
+          temporality: CUMULATIVE,
+          requests: [requestPoint({ client: 'sdk', count: total, startNs, timeNs })],
+        });
         const response = await postMetrics(collector.url, request, { format: 'json' });
         expect(response.status).toBe(200);
         return (await response.json()) as ExportAnswer;
@@ -119,9 +141,13 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('cumulative streams without ser
       expect(noStart.partialSuccess?.rejectedDataPoints).toBe('1');
       expect(noStart.partialSuccess?.errorMessage).toMatch(/start_time_unix_nano/);
       expect((await matrix(collector.url)).rows.find((row) => row.client === 'sdk')?.requests).toBe(26);
-      expect(await (await fetch(`${collector.url}/metrics`)).text()).toContain('extscope_collector_points_rejected_total{reason="no_start_time",service="svc"} 1');
+      expect(await (await fetch(`${collector.url}/metrics`)).text()).toContain(
+        'extscope_collector_points_rejected_total{reason="no_start_time",service="svc"} 1',
+      );
       const { body: refused } = await getJson<RejectionsAnswer>(`${collector.url}/api/v1/rejections`);
-      expect(refused.rejections.map(({ reason, service, points }) => ({ reason, service, points }))).toEqual([{ reason: 'no_start_time', service: 'svc', points: 1 }]);
+      expect(refused.rejections.map(({ reason, service, points }) => ({ reason, service, points }))).toEqual([
+        { reason: 'no_start_time', service: 'svc', points: 1 },
+      ]);
     } finally {
       await collector.close();
     }

@@ -13,7 +13,9 @@ const dir = join(tmpdir(), `extscope-disk-full-${process.pid}`);
 function wideExport(prefix: string, clients: number, timeNs: bigint) {
   return metricsRequest({
     resource: { service: 'svc', instance: 'i-1' },
-    requests: Array.from({ length: clients }, (_, index) => requestPoint({ client: `${prefix}-${index}-${'x'.repeat(200)}`, count: 1, startNs: timeNs - MINUTE_NS, timeNs })),
+    requests: Array.from({ length: clients }, (_, index) =>
+      requestPoint({ client: `${prefix}-${index}-${'x'.repeat(200)}`, count: 1, startNs: timeNs - MINUTE_NS, timeNs }),
+    ),
   });
 }
 

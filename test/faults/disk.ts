@@ -54,7 +54,9 @@ export function mountExt4Image(dir: string, image: string, size: string, options
     execFileSync('mkfs.ext4', ['-q', '-F', image], { stdio: 'pipe' });
     execFileSync('mount', ['-o', `loop,${options}`, image, dir], { stdio: 'pipe' });
   } catch (error) {
-    throw new Error(`these tests need an ext4 loop mount of their own (run as root, mkfs.ext4): ${(error as { stderr?: Buffer }).stderr?.toString() ?? String(error)}`);
+    throw new Error(
+      `these tests need an ext4 loop mount of their own (run as root, mkfs.ext4): ${(error as { stderr?: Buffer }).stderr?.toString() ?? String(error)}`,
+    );
   }
 }
 

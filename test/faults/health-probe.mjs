@@ -20,8 +20,7 @@ const probe = () =>
         if (response.statusCode === 200) {
           latencies.push(performance.now() - start);
           at.push(Date.now() - (performance.now() - start));
-        }
-        else failures.push(`HTTP ${response.statusCode}`);
+        } else failures.push(`HTTP ${response.statusCode}`);
         resolve();
       });
     });

@@ -19,7 +19,13 @@ interface Answer {
 }
 
 /** A request with the Host (and Origin) given, over a connection to the collector's loopback address. */
-function send(url: string, method: string, path: string, host: string, options: { origin?: string; contentType?: string; body?: Buffer } = {}): Promise<Answer> {
+function send(
+  url: string,
+  method: string,
+  path: string,
+  host: string,
+  options: { origin?: string; contentType?: string; body?: Buffer } = {},
+): Promise<Answer> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { host };
@@ -38,7 +44,9 @@ function send(url: string, method: string, path: string, host: string, options: 
 
 function exportBody(client: string): Buffer {
   const t = msToNs(Date.now());
-  return encodeMetrics(metricsRequest({ resource: { instance: `i-${client}` }, requests: [requestPoint({ client, count: 1, startNs: t - MINUTE_NS, timeNs: t })] }));
+  return encodeMetrics(
+    metricsRequest({ resource: { instance: `i-${client}` }, requests: [requestPoint({ client, count: 1, startNs: t - MINUTE_NS, timeNs: t })] }),
+  );
 }
 
 /** Every kind of route: the API, admin, the dashboard and its assets, OTLP ingest, /metrics, the probes, an unknown path. */
@@ -77,9 +85,17 @@ describe('a loopback collector answers only to loopback names', () => {
   it('Host: evil.example:<port> with the same Origin: every route is refused 421, nothing stored, no backup taken', async () => {
     const evil = `evil.example:${port}`;
     for (const route of ROUTES) {
-      const answer = await send(collector.url, route.method, route.path, evil, { origin: `http://${evil}`, ...(route.contentType === undefined ? {} : { contentType: route.contentType }), ...(route.body === undefined ? {} : { body: route.body() }) });
+      const answer = await send(collector.url, route.method, route.path, evil, {
+        origin: `http://${evil}`,
+        ...(route.contentType === undefined ? {} : { contentType: route.contentType }),
+        ...(route.body === undefined ? {} : { body: route.body() }),
+      });
       expect({ route: `${route.method} ${route.path}`, status: answer.status }).toEqual({ route: `${route.method} ${route.path}`, status: 421 });
-      expect(JSON.parse(answer.body.toString('utf8'))).toMatchObject({ statusCode: 421, code: 'EXTSCOPE_HOST_NOT_ALLOWED', message: expect.stringContaining(`Host "${evil}" is not a name of this collector`) });
+      expect(JSON.parse(answer.body.toString('utf8'))).toMatchObject({
+        statusCode: 421,
+        code: 'EXTSCOPE_HOST_NOT_ALLOWED',
+        message: expect.stringContaining(`Host "${evil}" is not a name of this collector`),
+      });
     }
     // Other names of the attacker's, and look-alikes of loopback names.
     for (const host of ['evil.example', 'localhost.evil.example', '127.0.0.1.nip.io', 'localhost.', `[::2]:${port}`, `0.0.0.0:${port}`]) {
@@ -89,7 +105,17 @@ describe('a loopback collector answers only to loopback names', () => {
   });
 
   it('127.0.0.1, localhost and [::1], with or without the port: the API, the dashboard, ingest, /metrics and the probes answer', async () => {
-    const hosts = [`127.0.0.1:${port}`, '127.0.0.1', `localhost:${port}`, 'localhost', `LOCALHOST:${port}`, `[::1]:${port}`, '[::1]', '::1', `127.1.2.3:${port}`];
+    const hosts = [
+      `127.0.0.1:${port}`,
+      '127.0.0.1',
+      `localhost:${port}`,
+      'localhost',
+      `LOCALHOST:${port}`,
+      `[::1]:${port}`,
+      '[::1]',
+      '::1',
+      `127.1.2.3:${port}`,
+    ];
     for (const [index, host] of hosts.entries()) {
       const client = `agent-${index}`;
       const exported = await send(collector.url, 'POST', '/v1/metrics', host, { contentType: 'application/x-protobuf', body: exportBody(client) });

@@ -29,7 +29,9 @@ async function compressedCall(address: string, payload: Buffer): Promise<{ statu
     return await new Promise((resolve, reject) => {
       let headers: Record<string, unknown> = {};
       stream.on('response', (received) => (headers = received));
-      stream.on('trailers', (trailers) => resolve({ status: Number(trailers['grpc-status']), message: decodeURIComponent(String(trailers['grpc-message'] ?? '')) }));
+      stream.on('trailers', (trailers) =>
+        resolve({ status: Number(trailers['grpc-status']), message: decodeURIComponent(String(trailers['grpc-message'] ?? '')) }),
+      );
       // A trailers-only answer comes as the response headers.
       stream.on('end', () => resolve({ status: Number(headers['grpc-status']), message: decodeURIComponent(String(headers['grpc-message'] ?? '')) }));
       stream.on('error', reject);
@@ -72,13 +74,28 @@ describe('answers to hostile input', () => {
       metricsRequest({
         resource: { instance: 'md-1' },
         requests: names.map((client) => requestPoint({ client, count: 1, startNs: now - MINUTE_NS, timeNs: now })),
-        extensions: names.map((client) => extensionPoint({ client, id: 'io.modelcontextprotocol/tasks', clientDeclared: true, serverDeclared: true, count: 1, startNs: now - MINUTE_NS, timeNs: now })),
+        extensions: names.map((client) =>
+          extensionPoint({
+            client,
+            id: 'io.modelcontextprotocol/tasks',
+            clientDeclared: true,
+            serverDeclared: true,
+            count: 1,
+            startNs: now - MINUTE_NS,
+            timeNs: now,
+          }),
+        ),
       }),
     );
     expect((await fetch(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body })).status).toBe(200);
     const matrix = await matrixAnswer<MatrixResponse>(collector.url);
     expect(matrix.rows.map((row) => row.client).sort()).toEqual([...names].sort());
-    const markdown = matrixMarkdown(matrix, sliceMatrix(matrix, { rows: '', cols: '', client: '', group: 'client', sort: '', dir: 'asc' }), 'negotiated', 'service https://evil.example/scope');
+    const markdown = matrixMarkdown(
+      matrix,
+      sliceMatrix(matrix, { rows: '', cols: '', client: '', group: 'client', sort: '', dir: 'asc' }),
+      'negotiated',
+      'service https://evil.example/scope',
+    );
     // GitHub Flavored Markdown, as GitHub renders it (the autolink literal extension included).
     const html = micromark(markdown, { extensions: [gfm()], htmlExtensions: [gfmHtml()] });
     expect(html).toContain('<table>');

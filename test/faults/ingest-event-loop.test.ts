@@ -72,7 +72,9 @@ describe('a 7.66 MB export does not stall the event loop', () => {
     latencies.sort((a, b) => a - b);
     const max = latencies.at(-1) ?? 0;
     const p50 = latencies[Math.floor(latencies.length / 2)] ?? 0;
-    console.log(`[faults] /healthz during 3 × ${(exports[0]!.body.length / 1e6).toFixed(2)} MB exports: ${latencies.length} probes, p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+    console.log(
+      `[faults] /healthz during 3 × ${(exports[0]!.body.length / 1e6).toFixed(2)} MB exports: ${latencies.length} probes, p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
+    );
     expect(statuses).toEqual([200, 200, 200]);
     // Before the decode moved off the main thread one such export held every other request for ~2.3 s.
     expect(max).toBeLessThan(500);
@@ -107,7 +109,9 @@ describe('a 7.66 MB export does not stall the event loop', () => {
     const before = (await matrix(collector.url)).rows.reduce((sum, row) => sum + row.requests, 0);
     const responses = await Promise.all(exports.map(({ body }) => post(collector.url, body)));
     const statuses = responses.map((response) => response.status);
-    console.log(`[faults] 8 concurrent ${(exports[0]!.body.length / 1e6).toFixed(2)} MB exports, EXTSCOPE_MAX_IN_FLIGHT=2: ${statuses.filter((s) => s === 200).length} × 200, ${statuses.filter((s) => s === 503).length} × 503`);
+    console.log(
+      `[faults] 8 concurrent ${(exports[0]!.body.length / 1e6).toFixed(2)} MB exports, EXTSCOPE_MAX_IN_FLIGHT=2: ${statuses.filter((s) => s === 200).length} × 200, ${statuses.filter((s) => s === 503).length} × 503`,
+    );
     for (const response of responses) {
       expect([200, 503]).toContain(response.status);
       if (response.status === 503) expect(response.headers.get('retry-after')).toBe('1');
@@ -133,7 +137,9 @@ describe('a 7.66 MB export does not stall the event loop', () => {
       if (!done) answeredDuring++;
     }
     expect(await sending).toBe(200);
-    console.log(`[faults] one ${(big.body.length / 1e6).toFixed(2)} MB export of ${HTTP_POINTS} counted points: /healthz answered ${answeredDuring} times while it was processed`);
+    console.log(
+      `[faults] one ${(big.body.length / 1e6).toFixed(2)} MB export of ${HTTP_POINTS} counted points: /healthz answered ${answeredDuring} times while it was processed`,
+    );
     // The decode runs in a worker; normalisation, the store and the fold yield between steps (next describe).
     expect(answeredDuring).toBeGreaterThan(0);
     const view = await matrix(collector.url, '&instance=wide-1');
@@ -145,14 +151,23 @@ describe('a large export is normalised, stored and folded in steps', () => {
   it('the event loop turns many times while one export of 20,000 counted points goes through normalisation and the store, and once more for its fold; counted exactly', async () => {
     const temp = await tempDir();
     const clock = (): number => Date.now();
-    const store = openSqliteStore({ path: join(temp.dir, 'steps.db'), clock, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
+    const store = openSqliteStore({
+      path: join(temp.dir, 'steps.db'),
+      clock,
+      retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 },
+      synchronous: 'normal',
+      examplesPerCell: 1,
+    });
     const end = {
       async consumeMetrics(batch: Parameters<StoreRoles['ingest']['applyMetrics']>[0]) {
         const { applied, duplicates, counts } = await store.ingest.applyMetrics(batch);
         return { applied, duplicates, ignored: new Map(), rejections: [], rejectedReason: undefined, counts };
       },
     };
-    const pipeline = new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock }, new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store.idLimits));
+    const pipeline = new NormaliseMetrics(
+      { maxAttributeLength: 256, maxFutureSkewMs: 600_000, dedupWindowMs: 6 * 3_600_000, clock },
+      new ExtensionIdLimit({ maxIdsPerInstanceHour: 1024 }, end, store.idLimits),
+    );
     const big = wideExport(POINTS, { instance: 'steps-1', count: 2 });
     const request = decodeMetricsRequest(big.body, 'protobuf');
     // Counts the turns of the event loop (other requests would be served in each) while `work` runs.

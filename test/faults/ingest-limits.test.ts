@@ -84,10 +84,22 @@ describe('ingest limits', () => {
 
   it('refuses OTLP/JSON integers beyond their 64-bit range, naming the field, instead of wrapping them', async () => {
     const t = now();
-    const overflowingCount = metricsRequest({ resource: { instance: 'wrap' }, requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), asInt: String(2n ** 64n + 5n) }] });
-    const overflowingTime = metricsRequest({ resource: { instance: 'wrap' }, requests: [requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t + 2n ** 64n })] });
-    const belowSigned = metricsRequest({ resource: { instance: 'wrap' }, requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), asInt: String(-(2n ** 63n) - 1n) }] });
-    const negativeTime = metricsRequest({ resource: { instance: 'wrap' }, requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), startTimeUnixNano: '-1' }] });
+    const overflowingCount = metricsRequest({
+      resource: { instance: 'wrap' },
+      requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), asInt: String(2n ** 64n + 5n) }],
+    });
+    const overflowingTime = metricsRequest({
+      resource: { instance: 'wrap' },
+      requests: [requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t + 2n ** 64n })],
+    });
+    const belowSigned = metricsRequest({
+      resource: { instance: 'wrap' },
+      requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), asInt: String(-(2n ** 63n) - 1n) }],
+    });
+    const negativeTime = metricsRequest({
+      resource: { instance: 'wrap' },
+      requests: [{ ...requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: t }), startTimeUnixNano: '-1' }],
+    });
     for (const [request, field] of [
       [overflowingCount, 'asInt'],
       [overflowingTime, 'timeUnixNano'],
@@ -102,7 +114,10 @@ describe('ingest limits', () => {
     }
     expect((await matrix(collector.url, '&instance=wrap')).rows).toEqual([]);
     // The largest in-range values are still read as themselves (and refused or accepted on their merits).
-    const maxTime = metricsRequest({ resource: { instance: 'wrap' }, requests: [requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: 2n ** 64n - 1n })] });
+    const maxTime = metricsRequest({
+      resource: { instance: 'wrap' },
+      requests: [requestPoint({ client: 'a', count: 1, startNs: t - MINUTE_NS, timeNs: 2n ** 64n - 1n })],
+    });
     const response = await postMetrics(collector.url, maxTime, { format: 'json' });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toMatch(/ahead of the collector|future/);
@@ -116,7 +131,11 @@ describe('ingest limits', () => {
     }
     // As OTLP exporters send: the whole body in one write (fetch / undici).
     for (let attempt = 0; attempt < 5; attempt++) {
-      const response = await fetch(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.alloc(24 * 1024 * 1024, 1) });
+      const response = await fetch(`${collector.url}/v1/metrics`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf' },
+        body: Buffer.alloc(24 * 1024 * 1024, 1),
+      });
       expect(response.status).toBe(413);
     }
     expect((await fetch(`${collector.url}/healthz`)).status).toBe(200);
@@ -184,7 +203,9 @@ describe('decompression memory of a collector process under 32 concurrent gzip b
       statuses.push(...responses.map((response) => response.status));
     }
     const after = rssMb(pid);
-    console.log(`[faults] 3 rounds × 32 concurrent ${(bomb.length / 1024).toFixed(0)} KB gzip bombs: RSS ${before.rss.toFixed(0)} → ${after.rss.toFixed(0)} MB, peak ${after.peak.toFixed(0)} MB; ${statuses.filter((s) => s === 413).length} × 413, ${statuses.filter((s) => s === 503).length} × 503`);
+    console.log(
+      `[faults] 3 rounds × 32 concurrent ${(bomb.length / 1024).toFixed(0)} KB gzip bombs: RSS ${before.rss.toFixed(0)} → ${after.rss.toFixed(0)} MB, peak ${after.peak.toFixed(0)} MB; ${statuses.filter((s) => s === 413).length} × 413, ${statuses.filter((s) => s === 503).length} × 503`,
+    );
     for (const status of statuses) expect([413, 503]).toContain(status);
     // The budget (128 MiB) plus the process itself and allocator slack; unbounded it was 1.37 GB.
     expect(after.peak).toBeLessThan(before.peak + 400);
@@ -220,7 +241,12 @@ describe('tokens and failed authentication (findings 4 and 5)', () => {
   });
 
   it('answers 429 + Retry-After after repeated failures from one address, never limiting valid tokens or the probes', async () => {
-    const collector = await startTestCollector(temp.dir, { dbPath: join(temp.dir, 'auth.db'), ingestToken: INGEST, readToken: READ, limits: { maxAuthFailuresPerMinute: 5 } });
+    const collector = await startTestCollector(temp.dir, {
+      dbPath: join(temp.dir, 'auth.db'),
+      ingestToken: INGEST,
+      readToken: READ,
+      limits: { maxAuthFailuresPerMinute: 5 },
+    });
     try {
       const statuses: number[] = [];
       for (let attempt = 0; attempt < 8; attempt++) statuses.push((await postMetrics(collector.url, valid('guess'), { token: `wrong-${attempt}` })).status);
@@ -283,7 +309,12 @@ describe('Retry-After agrees with the agent’s 2 s export timeout', () => {
       authFailures: undefined,
     });
     try {
-      const response = await app.inject({ method: 'POST', url: '/v1/metrics', headers: { 'content-type': 'application/x-protobuf' }, payload: encodeMetrics(valid('store-error')) });
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/metrics',
+        headers: { 'content-type': 'application/x-protobuf' },
+        payload: encodeMetrics(valid('store-error')),
+      });
       expect(response.statusCode).toBe(503);
       expect(Number(response.headers['retry-after'])).toBe(MAX_RETRY_AFTER_SECONDS);
       // The exporter gives up when Retry-After ends past its deadline; the agent's deadline is 2 s.

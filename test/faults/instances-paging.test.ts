@@ -41,7 +41,9 @@ describe('the instances list is paged, and ended instances age out of it', () =>
       const seen: (string | null)[] = [];
       let offset: number | null = 0;
       while (offset !== null) {
-        const { status, body }: { status: number; body: InstancesPage } = await getJson<InstancesPage>(`${collector.url}/api/v1/instances?limit=300&offset=${offset}`);
+        const { status, body }: { status: number; body: InstancesPage } = await getJson<InstancesPage>(
+          `${collector.url}/api/v1/instances?limit=300&offset=${offset}`,
+        );
         expect(status).toBe(200);
         seen.push(...body.instances.map((instance) => instance.instanceId));
         offset = body.nextOffset;

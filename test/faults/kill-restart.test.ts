@@ -99,7 +99,9 @@ describe('kill -9 during sustained ingest', () => {
     const expected = exports.reduce((sum, entry) => sum + entry.count, 0);
     const view = await matrix(child.url, '&service=crash');
     const stored = view.rows.reduce((sum, row) => sum + row.requests, 0);
-    console.log(`[faults] kill -9 × ${CYCLES} (${INGEST_MS} ms of ingest each, ${SENDERS} senders): ${exports.length} exports, ${duplicates} re-sent acknowledged, requests expected ${expected}, stored ${stored}; collector peak RSS ${peakRss.toFixed(0)} MB`);
+    console.log(
+      `[faults] kill -9 × ${CYCLES} (${INGEST_MS} ms of ingest each, ${SENDERS} senders): ${exports.length} exports, ${duplicates} re-sent acknowledged, requests expected ${expected}, stored ${stored}; collector peak RSS ${peakRss.toFixed(0)} MB`,
+    );
     expect(stored).toBe(expected);
     expect(unexpected).toEqual([]);
   });

@@ -12,7 +12,12 @@ interface LimitedMatrix extends MatrixJson {
 
 async function metricValue(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(text.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1]);
+  return Number(
+    text
+      .split('\n')
+      .find((line) => line.startsWith(`${name} `))
+      ?.split(' ')[1],
+  );
 }
 
 describe('matrix cardinality: every sender-controlled dimension is bounded, the matrix answer too', () => {
@@ -30,14 +35,26 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
     const t = msToNs(Date.now());
     try {
       for (let batch = 0; batch < 5; batch++) {
-        const requests = Array.from({ length: 1000 }, (_, index) => requestPoint({ client: `client-${batch * 1000 + index}`, count: 1, startNs: t - MINUTE_NS, timeNs: t }));
+        const requests = Array.from({ length: 1000 }, (_, index) =>
+          requestPoint({ client: `client-${batch * 1000 + index}`, count: 1, startNs: t - MINUTE_NS, timeNs: t }),
+        );
         expect((await postMetrics(collector.url, metricsRequest({ resource: { service: 'svc', instance: 'i-1' }, requests }))).status).toBe(200);
       }
       // The 1,025th and later ids of this instance in this hour: counted under _OTHER, not a 400.
       const extensions = Array.from({ length: 1100 }, (_, index) =>
-        extensionPoint({ client: 'client-0', count: 1, startNs: t - MINUTE_NS, timeNs: t, id: `com.example/ext-${index}`, clientDeclared: true, serverDeclared: false }),
+        extensionPoint({
+          client: 'client-0',
+          count: 1,
+          startNs: t - MINUTE_NS,
+          timeNs: t,
+          id: `com.example/ext-${index}`,
+          clientDeclared: true,
+          serverDeclared: false,
+        }),
       );
-      expect((await postMetrics(collector.url, metricsRequest({ resource: { service: 'svc', instance: 'i-1' }, extensions }), { gzip: true })).status).toBe(200);
+      expect((await postMetrics(collector.url, metricsRequest({ resource: { service: 'svc', instance: 'i-1' }, extensions }), { gzip: true })).status).toBe(
+        200,
+      );
 
       const started = performance.now();
       const { status, body } = await getJson<LimitedMatrix>(`${collector.url}/api/v1/matrix?from=-1h`);
@@ -67,7 +84,10 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
     collector = await startTestCollector(temp.dir, { dbPath });
     try {
       const later = t + 1_000_000n;
-      const requests = [requestPoint({ client: 'client-new', count: 2, startNs: later - MINUTE_NS, timeNs: later }), requestPoint({ client: 'client-7', count: 3, startNs: later - MINUTE_NS, timeNs: later })];
+      const requests = [
+        requestPoint({ client: 'client-new', count: 2, startNs: later - MINUTE_NS, timeNs: later }),
+        requestPoint({ client: 'client-7', count: 3, startNs: later - MINUTE_NS, timeNs: later }),
+      ];
       expect((await postMetrics(collector.url, metricsRequest({ resource: { service: 'svc', instance: 'i-1' }, requests }))).status).toBe(200);
       const { body } = await getJson<LimitedMatrix>(`${collector.url}/api/v1/matrix?from=-1h&limit=5000&extensionLimit=20`);
       expect(body.rows.find((row) => row.client === 'client-new')).toBeUndefined();
@@ -106,7 +126,10 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
 
       await collector.close();
       collector = await startTestCollector(temp.dir, options);
-      const later = metricsRequest({ resource: { service: 's-0', instance: 'i-9' }, requests: [requestPoint({ client: 'c', count: 5, startNs: t - MINUTE_NS, timeNs: t })] });
+      const later = metricsRequest({
+        resource: { service: 's-0', instance: 'i-9' },
+        requests: [requestPoint({ client: 'c', count: 5, startNs: t - MINUTE_NS, timeNs: t })],
+      });
       expect((await postMetrics(collector.url, later)).status).toBe(200);
       expect((await postMetrics(collector.url, request)).status).toBe(200);
       expect(await total()).toBe(25);

@@ -12,10 +12,12 @@ export function fillCells(dbPath: string, clients: number, ids: number, nowMs: n
   try {
     const minute = Math.floor(nowMs / MS_PER_MINUTE);
     db.transaction(() => {
-      db.prepare(`
+      db.prepare(
+        `
         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < @total - 1)
         INSERT INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated)
-        SELECT randomblob(16), 1, 1, NULL, 'client-' || (i / CAST(@ids AS INTEGER)), '1.0', NULL, 'com.example/ext-' || (i % CAST(@ids AS INTEGER)), 1, 0, 0 FROM n`).run({ total: clients * ids, ids });
+        SELECT randomblob(16), 1, 1, NULL, 'client-' || (i / CAST(@ids AS INTEGER)), '1.0', NULL, 'com.example/ext-' || (i % CAST(@ids AS INTEGER)), 1, 0, 0 FROM n`,
+      ).run({ total: clients * ids, ids });
       // Every level, as a fold leaves them: a read that happens to span a whole hour (or day) reads the coarser one.
       db.prepare('INSERT INTO cell_minute (cell_id, minute, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(minute);
       db.prepare('INSERT INTO cell_hour (cell_id, hour, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(Math.floor(minute / MINUTES_PER_HOUR));
@@ -33,10 +35,12 @@ export function fillSparse(dbPath: string, clients: number, ids: number, nowMs: 
   try {
     const minute = Math.floor(nowMs / MS_PER_MINUTE);
     db.transaction(() => {
-      db.prepare(`
+      db.prepare(
+        `
         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < @total - 1)
         INSERT INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated)
-        SELECT randomblob(16), 1, 1, NULL, 'client-' || i, '1.0', NULL, 'com.example/ext-' || (i % @ids), 1, 0, 0 FROM n`).run({ total: clients, ids });
+        SELECT randomblob(16), 1, 1, NULL, 'client-' || i, '1.0', NULL, 'com.example/ext-' || (i % @ids), 1, 0, 0 FROM n`,
+      ).run({ total: clients, ids });
       db.prepare('INSERT INTO cell_minute (cell_id, minute, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(minute);
       db.prepare('INSERT INTO cell_hour (cell_id, hour, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(Math.floor(minute / MINUTES_PER_HOUR));
       db.prepare('INSERT INTO cell_day (cell_id, day, count) SELECT id, ?, 1 FROM cells WHERE scope = 1').run(Math.floor(minute / MINUTES_PER_DAY));

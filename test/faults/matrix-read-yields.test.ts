@@ -50,7 +50,11 @@ describe('one wide read does not hold up the collector', () => {
 
   it(`a matrix over ${CLIENTS} clients × ${IDS} ids (one cell each): /healthz keeps answering while it is read, and the read is complete`, async () => {
     const { url, cells } = await wideCollector('wide.db');
-    const { status, body, answeredDuring } = await readWhileProbing<MatrixJson & { rowsTotal: number; extensionsTotal: number }>(url, '/api/v1/matrix?from=-1h&limit=10&extensionLimit=10', cells);
+    const { status, body, answeredDuring } = await readWhileProbing<MatrixJson & { rowsTotal: number; extensionsTotal: number }>(
+      url,
+      '/api/v1/matrix?from=-1h&limit=10&extensionLimit=10',
+      cells,
+    );
     expect(status).toBe(200);
     expect(body.rowsTotal).toBe(CLIENTS);
     expect(body.extensionsTotal).toBe(IDS);
@@ -62,7 +66,11 @@ describe('one wide read does not hold up the collector', () => {
 
   it(`a trend over ${CLIENTS} clients × ${IDS} ids: /healthz keeps answering while it is read, and every id is in it`, async () => {
     const { url, cells } = await wideCollector('wide-trend.db');
-    const { status, body, answeredDuring } = await readWhileProbing<{ extensions: { id: string; clientDeclared: number[] }[] }>(url, '/api/v1/trends/extensions?from=-1h&step=1m', cells);
+    const { status, body, answeredDuring } = await readWhileProbing<{ extensions: { id: string; clientDeclared: number[] }[] }>(
+      url,
+      '/api/v1/trends/extensions?from=-1h&step=1m',
+      cells,
+    );
     expect(status).toBe(200);
     expect(body.extensions).toHaveLength(IDS);
     // Every cell holds one count in this minute: each id was declared once per client.

@@ -43,7 +43,12 @@ async function scrape(url: string, acceptEncoding = 'gzip'): Promise<Scrape> {
       response.on('end', () => {
         const body = Buffer.concat(chunks);
         const encoding = response.headers['content-encoding'] ?? null;
-        resolve({ status: response.statusCode ?? 0, encoding, text: (encoding === 'gzip' ? gunzipSync(body) : body).toString(), ms: performance.now() - started });
+        resolve({
+          status: response.statusCode ?? 0,
+          encoding,
+          text: (encoding === 'gzip' ? gunzipSync(body) : body).toString(),
+          ms: performance.now() - started,
+        });
       });
       response.on('error', reject);
     });
@@ -76,14 +81,20 @@ describe('/metrics on a large fleet', () => {
       for (let index = first; index < Math.min(INSTANCES + SHARED, first + PER_EXPORT); index++) {
         const own = index < INSTANCES;
         // Shared: every instance advertises the same 32 ids, but the first lacks ext-0.
-        const ids = Array.from({ length: IDS }, (_, id) => (own ? `com.example/i${index}-ext-${id}` : `com.example/ext-${id}`)).filter((id) => index !== INSTANCES || id !== 'com.example/ext-0');
+        const ids = Array.from({ length: IDS }, (_, id) => (own ? `com.example/i${index}-ext-${id}` : `com.example/ext-${id}`)).filter(
+          (id) => index !== INSTANCES || id !== 'com.example/ext-0',
+        );
         resources.push({
           resource: { service: own ? 'fleet' : 'shared', instance: `instance-${String(index).padStart(4, '0')}` },
           advertised: ids.map((id) => advertisedPoint({ id, fingerprint: 'f', timeNs: now })),
           counts: [countPoint(ids.length, now)],
         });
       }
-      const response = await fetch(`${child.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: encodeMetrics(metricsRequest(...resources)) });
+      const response = await fetch(`${child.url}/v1/metrics`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf' },
+        body: encodeMetrics(metricsRequest(...resources)),
+      });
       expect(response.status).toBe(200);
     }
   }, 300_000);
@@ -93,36 +104,40 @@ describe('/metrics on a large fleet', () => {
     await temp.cleanup();
   });
 
-  it(`${INSTANCES} live instances × ${IDS} ids of their own and ${SHARED} sharing ${IDS}, ${CONCURRENT} concurrent scrapes: each gzipped, the first service left out and counted in the overflow series, the second in full, /healthz never over ${HEALTH_MAX_MS} ms`, { timeout: 300_000 }, async () => {
-    const prober = probeHealth(`${child.url}/healthz`, 20);
-    // This process inflates and parses the answers on the same two cores: below the collector and the prober.
-    setPriority(process.pid, 10);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const scrapes = await Promise.all(Array.from({ length: CONCURRENT }, () => scrape(child.url)));
-    const plain = await scrape(child.url, 'identity');
-    const { latencies, failures } = await prober.stop();
-    const advertises = samples(scrapes[0]?.text ?? '', 'extscope_instance_advertises');
-    const overflow = samples(scrapes[0]?.text ?? '', 'extscope_instance_advertises_overflow_series');
-    console.log(
-      `[faults] ${CONCURRENT} concurrent scrapes of ${INSTANCES} instances × ${IDS} ids: ${scrapes.map((one) => `${one.status} ${one.encoding ?? 'identity'} ${(one.text.length / 1e6).toFixed(1)} MB in ${one.ms.toFixed(0)} ms`).join('; ')}; ` +
-        `${advertises.size} advertises series, overflow ${[...overflow.values()].join(',')}; /healthz ${latencies.length} probes p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${(latencies.at(-1) ?? 0).toFixed(1)} ms`,
-    );
-    for (const one of scrapes) {
-      expect(one.status).toBe(200);
-      expect(one.encoding).toBe('gzip');
-      expect(one.text).toContain('extscope_instance_advertises');
-    }
-    expect(plain.status).toBe(200);
-    expect(plain.encoding).toBeNull();
-    expect(samples(plain.text, 'extscope_instance_advertises').size).toBe(advertises.size);
-    expect(failures).toEqual([]);
-    expect(latencies.at(-1) ?? Number.POSITIVE_INFINITY).toBeLessThan(HEALTH_MAX_MS);
-    // The service of 2,000 instances × 64,000 ids is 128 million (instance, id) pairs: over the bound, left out whole,
-    // and said so; the shared service is there in full, the one id its first instance lacks a 0.
-    expect(overflow.get('')).toBe(INSTANCES * INSTANCES * IDS);
-    expect([...advertises.keys()].filter((labels) => labels.includes('service="fleet"'))).toEqual([]);
-    expect(advertises.size).toBe(SHARED * IDS);
-    expect([...advertises.values()].reduce((sum, value) => sum + value, 0)).toBe(SHARED * IDS - 1);
-    expect(advertises.get(`{service="shared",service_instance="instance-${INSTANCES}",extension="com.example/ext-0"}`)).toBe(0);
-  });
+  it(
+    `${INSTANCES} live instances × ${IDS} ids of their own and ${SHARED} sharing ${IDS}, ${CONCURRENT} concurrent scrapes: each gzipped, the first service left out and counted in the overflow series, the second in full, /healthz never over ${HEALTH_MAX_MS} ms`,
+    { timeout: 300_000 },
+    async () => {
+      const prober = probeHealth(`${child.url}/healthz`, 20);
+      // This process inflates and parses the answers on the same two cores: below the collector and the prober.
+      setPriority(process.pid, 10);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const scrapes = await Promise.all(Array.from({ length: CONCURRENT }, () => scrape(child.url)));
+      const plain = await scrape(child.url, 'identity');
+      const { latencies, failures } = await prober.stop();
+      const advertises = samples(scrapes[0]?.text ?? '', 'extscope_instance_advertises');
+      const overflow = samples(scrapes[0]?.text ?? '', 'extscope_instance_advertises_overflow_series');
+      console.log(
+        `[faults] ${CONCURRENT} concurrent scrapes of ${INSTANCES} instances × ${IDS} ids: ${scrapes.map((one) => `${one.status} ${one.encoding ?? 'identity'} ${(one.text.length / 1e6).toFixed(1)} MB in ${one.ms.toFixed(0)} ms`).join('; ')}; ` +
+          `${advertises.size} advertises series, overflow ${[...overflow.values()].join(',')}; /healthz ${latencies.length} probes p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${(latencies.at(-1) ?? 0).toFixed(1)} ms`,
+      );
+      for (const one of scrapes) {
+        expect(one.status).toBe(200);
+        expect(one.encoding).toBe('gzip');
+        expect(one.text).toContain('extscope_instance_advertises');
+      }
+      expect(plain.status).toBe(200);
+      expect(plain.encoding).toBeNull();
+      expect(samples(plain.text, 'extscope_instance_advertises').size).toBe(advertises.size);
+      expect(failures).toEqual([]);
+      expect(latencies.at(-1) ?? Number.POSITIVE_INFINITY).toBeLessThan(HEALTH_MAX_MS);
+      // The service of 2,000 instances × 64,000 ids is 128 million (instance, id) pairs: over the bound, left out whole,
+      // and said so; the shared service is there in full, the one id its first instance lacks a 0.
+      expect(overflow.get('')).toBe(INSTANCES * INSTANCES * IDS);
+      expect([...advertises.keys()].filter((labels) => labels.includes('service="fleet"'))).toEqual([]);
+      expect(advertises.size).toBe(SHARED * IDS);
+      expect([...advertises.values()].reduce((sum, value) => sum + value, 0)).toBe(SHARED * IDS - 1);
+      expect(advertises.get(`{service="shared",service_instance="instance-${INSTANCES}",extension="com.example/ext-0"}`)).toBe(0);
+    },
+  );
 });

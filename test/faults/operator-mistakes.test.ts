@@ -35,7 +35,11 @@ describe('operator mistakes are refused with one line, changing nothing', () => 
     const missing = join(temp.dir, 'extscpoe.db');
     const notDb = join(temp.dir, 'notes.txt');
     await writeFile(notDb, 'not a database\n');
-    const results = [await runCli(['db', 'copy', '--from', missing, '--to', target]), await runCli(['db', 'copy', '--from', temp.dir, '--to', target]), await runCli(['db', 'copy', '--from', notDb, '--to', target])];
+    const results = [
+      await runCli(['db', 'copy', '--from', missing, '--to', target]),
+      await runCli(['db', 'copy', '--from', temp.dir, '--to', target]),
+      await runCli(['db', 'copy', '--from', notDb, '--to', target]),
+    ];
     expect(results.map(({ code, stdout, stderr }) => ({ code, stdout, stderr }))).toEqual([
       { code: 1, stdout: '', stderr: `extscope db copy: --from ${missing}: no such file\n` },
       { code: 1, stdout: '', stderr: `extscope db copy: --from ${temp.dir}: not a regular file\n` },
@@ -52,21 +56,31 @@ describe('operator mistakes are refused with one line, changing nothing', () => 
     }
   });
 
-  it('a webhook or Alertmanager URL that is the collector\'s own address is refused at start, before the database is opened (loopback, listen, wildcard and interface addresses); another port is accepted', async () => {
+  it("a webhook or Alertmanager URL that is the collector's own address is refused at start, before the database is opened (loopback, listen, wildcard and interface addresses); another port is accepted", async () => {
     const port = await freePort();
     const own = [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/`, `http://[::1]:${port}/`];
     for (const url of own) {
-      const result = await runCli(['collector', '--port', String(port), '--db', join(temp.dir, 'c.db')], { EXTSCOPE_WEBHOOK_URL: url, EXTSCOPE_WEBHOOK_SECRET: SECRET });
-      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 2, stderr: `extscope collector: EXTSCOPE_WEBHOOK_URL ${JSON.stringify(url)} is this collector's own address (127.0.0.1:${port}): notifications would be sent to the collector itself; point it at the receiver\n` });
+      const result = await runCli(['collector', '--port', String(port), '--db', join(temp.dir, 'c.db')], {
+        EXTSCOPE_WEBHOOK_URL: url,
+        EXTSCOPE_WEBHOOK_SECRET: SECRET,
+      });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 2,
+        stderr: `extscope collector: EXTSCOPE_WEBHOOK_URL ${JSON.stringify(url)} is this collector's own address (127.0.0.1:${port}): notifications would be sent to the collector itself; point it at the receiver\n`,
+      });
     }
-    const alertmanager = await runCli(['collector', '--port', String(port), '--db', join(temp.dir, 'c.db')], { EXTSCOPE_ALERTMANAGER_URL: `http://127.0.0.1:${port}` });
+    const alertmanager = await runCli(['collector', '--port', String(port), '--db', join(temp.dir, 'c.db')], {
+      EXTSCOPE_ALERTMANAGER_URL: `http://127.0.0.1:${port}`,
+    });
     expect(alertmanager.code).toBe(2);
     expect(alertmanager.stderr).toContain('EXTSCOPE_ALERTMANAGER_URL "http://127.0.0.1:');
     // Nothing was opened: the database file was never created.
     expect(existsSync(join(temp.dir, 'c.db'))).toBe(false);
     // What counts as the collector's own address: its port, and its listen address, loopback, or any address of
     // the machine when it listens on all of them (the check the start makes, also once a port 0 is known).
-    const lan = Object.values(networkInterfaces()).flatMap((list) => list ?? []).find((entry) => entry.family === 'IPv4' && !entry.internal)?.address;
+    const lan = Object.values(networkInterfaces())
+      .flatMap((list) => list ?? [])
+      .find((entry) => entry.family === 'IPv4' && !entry.internal)?.address;
     const cases: [string, string, number, boolean][] = [
       [`http://127.0.0.2:${port}/`, '127.0.0.1', port, true],
       [`http://localhost:${port}/`, '0.0.0.0', port, true],
@@ -77,7 +91,12 @@ describe('operator mistakes are refused with one line, changing nothing', () => 
       [`http://10.1.2.3:${port}/`, '10.1.2.3', port, true],
       ['http://127.0.0.1/', '127.0.0.1', 80, true],
       ['https://127.0.0.1/', '127.0.0.1', 80, false],
-      ...(lan === undefined ? [] : ([[`http://${lan}:${port}/`, '0.0.0.0', port, true], [`http://${lan}:${port}/`, '127.0.0.1', port, false]] as [string, string, number, boolean][])),
+      ...(lan === undefined
+        ? []
+        : ([
+            [`http://${lan}:${port}/`, '0.0.0.0', port, true],
+            [`http://${lan}:${port}/`, '127.0.0.1', port, false],
+          ] as [string, string, number, boolean][])),
     ];
     expect(cases.map(([url, host, listening]) => reachesCollector(url, host, listening))).toEqual(cases.map(([, , , expected]) => expected));
     // Another port on this machine is another program: accepted.

@@ -29,7 +29,12 @@ async function exportOnce(url: string, index: number, minuteMs: number): Promise
   const startNs = msToNs(minuteMs) + BigInt(index) * 1_000_000n;
   const body = encodeMetrics(metricsRequest({ requests: [requestPoint({ client: 'locked', count: 1, startNs, timeNs: startNs + MINUTE_NS / 2n })] }));
   const started = performance.now();
-  const response = await fetch(`${url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body, signal: AbortSignal.timeout(60_000) });
+  const response = await fetch(`${url}/v1/metrics`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-protobuf' },
+    body,
+    signal: AbortSignal.timeout(60_000),
+  });
   await response.arrayBuffer();
   return { status: response.status, ms: performance.now() - started };
 }
@@ -64,101 +69,111 @@ describe('PostgreSQL locks held elsewhere', () => {
     await databases.dropAll();
   });
 
-  it(`a ${LOCK_HELD_MS / 1000} s ACCESS EXCLUSIVE lock on pending_increments: /readyz 503 within its budget, exports and matrix reads answered (503 or 200) within their deadlines; once released, every export counted once`, { timeout: 120_000 }, async () => {
-    const url = await databases.create();
-    const collector = await startTestCollector(temp.dir, { dbPath: url });
-    collectors.push(collector);
-    const minuteMs = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
-    let index = 0;
-    expect((await exportOnce(collector.url, index++, minuteMs)).status).toBe(200);
-    expect((await timedGet(`${collector.url}/readyz`)).status).toBe(200);
+  it(
+    `a ${LOCK_HELD_MS / 1000} s ACCESS EXCLUSIVE lock on pending_increments: /readyz 503 within its budget, exports and matrix reads answered (503 or 200) within their deadlines; once released, every export counted once`,
+    { timeout: 120_000 },
+    async () => {
+      const url = await databases.create();
+      const collector = await startTestCollector(temp.dir, { dbPath: url });
+      collectors.push(collector);
+      const minuteMs = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
+      let index = 0;
+      expect((await exportOnce(collector.url, index++, minuteMs)).status).toBe(200);
+      expect((await timedGet(`${collector.url}/readyz`)).status).toBe(200);
 
-    blocker = new pg.Client({ connectionString: url });
-    await blocker.connect();
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE pending_increments IN ACCESS EXCLUSIVE MODE');
-    const lockedAt = performance.now();
+      blocker = new pg.Client({ connectionString: url });
+      await blocker.connect();
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE pending_increments IN ACCESS EXCLUSIVE MODE');
+      const lockedAt = performance.now();
 
-    const readiness = await timedGet(`${collector.url}/readyz`);
-    // Exports one after another as an agent sends them, and matrix reads beside them, while the lock is held.
-    const exports: (Timed & { index: number })[] = [];
-    const reads: Timed[] = [];
-    const exporting = (async () => {
-      while (performance.now() - lockedAt < LOCK_HELD_MS - EXPORT_DEADLINE_MS) {
-        const at = index++;
-        exports.push({ index: at, ...(await exportOnce(collector.url, at, minuteMs)) });
+      const readiness = await timedGet(`${collector.url}/readyz`);
+      // Exports one after another as an agent sends them, and matrix reads beside them, while the lock is held.
+      const exports: (Timed & { index: number })[] = [];
+      const reads: Timed[] = [];
+      const exporting = (async () => {
+        while (performance.now() - lockedAt < LOCK_HELD_MS - EXPORT_DEADLINE_MS) {
+          const at = index++;
+          exports.push({ index: at, ...(await exportOnce(collector.url, at, minuteMs)) });
+        }
+      })();
+      const reading = (async () => {
+        while (performance.now() - lockedAt < LOCK_HELD_MS - READ_DEADLINE_MS) {
+          reads.push(await timedGet(`${collector.url}/api/v1/matrix?from=-7d`));
+          await sleep(500);
+        }
+      })();
+      await Promise.all([exporting, reading]);
+      const duringLock = await timedGet(`${collector.url}/readyz`);
+      await sleep(Math.max(0, LOCK_HELD_MS - (performance.now() - lockedAt)));
+      await blocker.query('ROLLBACK');
+
+      // Refused exports are sent again, as an agent retries them, until stored.
+      const refused = exports.filter((one) => one.status !== 200);
+      for (const one of refused) {
+        let status = 0;
+        for (let attempt = 0; attempt < 20 && status !== 200; attempt++) {
+          status = (await exportOnce(collector.url, one.index, minuteMs)).status;
+          if (status !== 200) await sleep(500);
+        }
+        expect(status).toBe(200);
       }
-    })();
-    const reading = (async () => {
-      while (performance.now() - lockedAt < LOCK_HELD_MS - READ_DEADLINE_MS) {
-        reads.push(await timedGet(`${collector.url}/api/v1/matrix?from=-7d`));
-        await sleep(500);
+      await expect.poll(async () => (await timedGet(`${collector.url}/readyz`)).status, { timeout: 20_000, interval: 200 }).toBe(200);
+      const total = await counted(collector.url);
+
+      console.log(
+        `[faults] ${LOCK_HELD_MS / 1000} s lock on pending_increments: /readyz ${readiness.status} in ${readiness.ms.toFixed(0)} ms (${JSON.stringify((readiness.body as { reasons: string[] }).reasons)}); ` +
+          `${exports.length} exports → ${exports.map((one) => `${one.status}/${one.ms.toFixed(0)}ms`).join(' ')}; ${reads.length} matrix reads → ${reads.map((one) => `${one.status}/${one.ms.toFixed(0)}ms`).join(' ')}; ` +
+          `${refused.length} retried after; counted ${total} of ${index}`,
+      );
+      expect(readiness.status).toBe(503);
+      expect(readiness.ms).toBeLessThan(READY_TIMEOUT_MS + 1000);
+      expect(duringLock.status).toBe(503);
+      expect(exports.length).toBeGreaterThan(0);
+      for (const one of exports) {
+        expect([200, 503]).toContain(one.status);
+        expect(one.ms).toBeLessThan(EXPORT_DEADLINE_MS);
       }
-    })();
-    await Promise.all([exporting, reading]);
-    const duringLock = await timedGet(`${collector.url}/readyz`);
-    await sleep(Math.max(0, LOCK_HELD_MS - (performance.now() - lockedAt)));
-    await blocker.query('ROLLBACK');
-
-    // Refused exports are sent again, as an agent retries them, until stored.
-    const refused = exports.filter((one) => one.status !== 200);
-    for (const one of refused) {
-      let status = 0;
-      for (let attempt = 0; attempt < 20 && status !== 200; attempt++) {
-        status = (await exportOnce(collector.url, one.index, minuteMs)).status;
-        if (status !== 200) await sleep(500);
+      expect(reads.length).toBeGreaterThan(0);
+      for (const one of reads) {
+        expect([200, 503]).toContain(one.status);
+        expect(one.ms).toBeLessThan(READ_DEADLINE_MS);
       }
-      expect(status).toBe(200);
-    }
-    await expect.poll(async () => (await timedGet(`${collector.url}/readyz`)).status, { timeout: 20_000, interval: 200 }).toBe(200);
-    const total = await counted(collector.url);
+      expect(total).toBe(index);
+    },
+  );
 
-    console.log(
-      `[faults] ${LOCK_HELD_MS / 1000} s lock on pending_increments: /readyz ${readiness.status} in ${readiness.ms.toFixed(0)} ms (${JSON.stringify((readiness.body as { reasons: string[] }).reasons)}); ` +
-        `${exports.length} exports → ${exports.map((one) => `${one.status}/${one.ms.toFixed(0)}ms`).join(' ')}; ${reads.length} matrix reads → ${reads.map((one) => `${one.status}/${one.ms.toFixed(0)}ms`).join(' ')}; ` +
-        `${refused.length} retried after; counted ${total} of ${index}`,
-    );
-    expect(readiness.status).toBe(503);
-    expect(readiness.ms).toBeLessThan(READY_TIMEOUT_MS + 1000);
-    expect(duringLock.status).toBe(503);
-    expect(exports.length).toBeGreaterThan(0);
-    for (const one of exports) {
-      expect([200, 503]).toContain(one.status);
-      expect(one.ms).toBeLessThan(EXPORT_DEADLINE_MS);
-    }
-    expect(reads.length).toBeGreaterThan(0);
-    for (const one of reads) {
-      expect([200, 503]).toContain(one.status);
-      expect(one.ms).toBeLessThan(READ_DEADLINE_MS);
-    }
-    expect(total).toBe(index);
-  });
+  it(
+    "a session holding the fold lock: the other replica's matrix reads answer within the lock timeout, and count every export once it is released",
+    { timeout: 120_000 },
+    async () => {
+      const url = await databases.create();
+      const ingest = await startTestCollector(temp.dir, { dbPath: url });
+      collectors.push(ingest);
+      const reader = await startTestCollector(temp.dir, { dbPath: url });
+      collectors.push(reader);
+      const minuteMs = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
+      expect((await exportOnce(ingest.url, 0, minuteMs)).status).toBe(200);
+      expect(await counted(reader.url)).toBe(1);
 
-  it('a session holding the fold lock: the other replica\'s matrix reads answer within the lock timeout, and count every export once it is released', { timeout: 120_000 }, async () => {
-    const url = await databases.create();
-    const ingest = await startTestCollector(temp.dir, { dbPath: url });
-    collectors.push(ingest);
-    const reader = await startTestCollector(temp.dir, { dbPath: url });
-    collectors.push(reader);
-    const minuteMs = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
-    expect((await exportOnce(ingest.url, 0, minuteMs)).status).toBe(200);
-    expect(await counted(reader.url)).toBe(1);
-
-    blocker = new pg.Client({ connectionString: url });
-    await blocker.connect();
-    await blocker.query("SELECT pg_advisory_lock(hashtextextended('extscope:fold', 0))");
-    // Pending now, and no replica can fold it.
-    expect((await exportOnce(ingest.url, 1, minuteMs)).status).toBe(200);
-    const reads: Timed[] = [];
-    for (let read = 0; read < 3; read++) reads.push(await timedGet(`${reader.url}/api/v1/matrix?from=-7d`));
-    await blocker.query("SELECT pg_advisory_unlock(hashtextextended('extscope:fold', 0))");
-    const after = await counted(reader.url);
-    console.log(`[faults] fold lock held elsewhere: the other replica's matrix reads → ${reads.map((one) => `${one.status}/${one.ms.toFixed(0)}ms`).join(' ')}; after release ${after} counted of 2`);
-    for (const one of reads) {
-      expect(one.status).toBe(200);
-      // The lock timeout (3 s by default) and the read itself.
-      expect(one.ms).toBeLessThan(8000);
-    }
-    expect(after).toBe(2);
-  });
+      blocker = new pg.Client({ connectionString: url });
+      await blocker.connect();
+      await blocker.query("SELECT pg_advisory_lock(hashtextextended('extscope:fold', 0))");
+      // Pending now, and no replica can fold it.
+      expect((await exportOnce(ingest.url, 1, minuteMs)).status).toBe(200);
+      const reads: Timed[] = [];
+      for (let read = 0; read < 3; read++) reads.push(await timedGet(`${reader.url}/api/v1/matrix?from=-7d`));
+      await blocker.query("SELECT pg_advisory_unlock(hashtextextended('extscope:fold', 0))");
+      const after = await counted(reader.url);
+      console.log(
+        `[faults] fold lock held elsewhere: the other replica's matrix reads → ${reads.map((one) => `${one.status}/${one.ms.toFixed(0)}ms`).join(' ')}; after release ${after} counted of 2`,
+      );
+      for (const one of reads) {
+        expect(one.status).toBe(200);
+        // The lock timeout (3 s by default) and the read itself.
+        expect(one.ms).toBeLessThan(8000);
+      }
+      expect(after).toBe(2);
+    },
+  );
 });

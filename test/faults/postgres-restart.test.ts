@@ -21,7 +21,8 @@ const EXPORTS = 60;
 const RESTART_AFTER = 25;
 
 /** Runs a PostgreSQL tool as the `postgres` user (initdb and the server refuse root). */
-const asPostgres = (tool: string, args: string[]): Promise<{ stdout: string; stderr: string }> => run('runuser', ['-u', 'postgres', '--', join(BIN, tool), ...args], { timeout: 60_000 });
+const asPostgres = (tool: string, args: string[]): Promise<{ stdout: string; stderr: string }> =>
+  run('runuser', ['-u', 'postgres', '--', join(BIN, tool), ...args], { timeout: 60_000 });
 
 describe('a PostgreSQL restart under ingest', () => {
   let dir: string;
@@ -64,7 +65,10 @@ describe('a PostgreSQL restart under ingest', () => {
     for (let index = 0; index < EXPORTS; index++) {
       // One delta point per export, each its own interval: 1..EXPORTS requests of client "steady".
       const startNs = msToNs(minute) + BigInt(index) * 1_000_000n;
-      const body = metricsRequest({ requests: [requestPoint({ client: 'steady', count: index + 1, startNs, timeNs: startNs + MINUTE_NS / 2n })], extensions: [] });
+      const body = metricsRequest({
+        requests: [requestPoint({ client: 'steady', count: index + 1, startNs, timeNs: startNs + MINUTE_NS / 2n })],
+        extensions: [],
+      });
       if (index === RESTART_AFTER) {
         // Down first (every connection ended), then up again while the exports keep coming and being retried.
         await pgctl('-m', 'fast', 'stop');
@@ -72,7 +76,10 @@ describe('a PostgreSQL restart under ingest', () => {
       }
       let answered = false;
       for (let attempt = 0; attempt < 200 && !answered; attempt++) {
-        const status = await postMetrics(url, body).then((response) => response.status, () => 0);
+        const status = await postMetrics(url, body).then(
+          (response) => response.status,
+          () => 0,
+        );
         if (status === 200) answered = true;
         else {
           expect([0, 503]).toContain(status);

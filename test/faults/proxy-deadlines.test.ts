@@ -39,7 +39,12 @@ afterEach(async () => {
 });
 
 /** Opens a socket to `port`, writes `first`, then a byte every `everyMs` until the peer closes it; resolves with when that was. */
-function slowSender(port: number, first: string, everyMs: number, sockets: Socket[]): { connected: Promise<void>; closedAfterMs: Promise<number>; received: () => string } {
+function slowSender(
+  port: number,
+  first: string,
+  everyMs: number,
+  sockets: Socket[],
+): { connected: Promise<void>; closedAfterMs: Promise<number>; received: () => string } {
   const started = Date.now();
   const socket = connect(port, '127.0.0.1');
   sockets.push(socket);
@@ -61,7 +66,12 @@ describe('extscope proxy: deadlines for slow clients', () => {
   it(`closes ${HEADER_SLOWLORIS} header slowloris and ${BODY_SLOWLORIS} one-byte-per-5-s bodies by its own deadlines, releasing the upstream connections, and keeps serving`, async () => {
     const upstream = await countingUpstream();
     cleanups.push(() => upstream.close());
-    const proxy: ListeningChild = await startProxyProcess(upstream.url, agentEnv('http://127.0.0.1:9', { OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_EXPORTER: 'none' }), '/mcp', { args: ['--header-timeout', '1', '--body-timeout', '2'] });
+    const proxy: ListeningChild = await startProxyProcess(
+      upstream.url,
+      agentEnv('http://127.0.0.1:9', { OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_EXPORTER: 'none' }),
+      '/mcp',
+      { args: ['--header-timeout', '1', '--body-timeout', '2'] },
+    );
     cleanups.push(() => proxy.stop());
     const port = Number(proxy.url.port);
     const sockets: Socket[] = [];
@@ -89,7 +99,11 @@ describe('extscope proxy: deadlines for slow clients', () => {
     // The upstream connections those requests held are released.
     await expect.poll(() => upstream.open(), { timeout: 5_000 }).toBe(0);
 
-    const honest = await fetch(proxy.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const honest = await fetch(proxy.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     expect(honest.status).toBe(200);
     expect(proxy.child.exitCode).toBeNull();
   }, 60_000);

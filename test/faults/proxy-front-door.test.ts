@@ -35,7 +35,12 @@ async function recordingUpstream(base = ''): Promise<{ url: URL; seen: Seen[]; c
         response.writeHead(307, { location: `${origin}${base}/mcp`, 'content-length': '0' });
         response.end();
       } else if (request.url === `${base}/moved`) {
-        response.writeHead(201, { location: `${origin}${base}/next?x=1`, 'content-location': `${base}/doc`, link: `<${origin}${base}/next>`, 'x-elsewhere': 'kept' });
+        response.writeHead(201, {
+          location: `${origin}${base}/next?x=1`,
+          'content-location': `${base}/doc`,
+          link: `<${origin}${base}/next>`,
+          'x-elsewhere': 'kept',
+        });
         response.end('moved');
       } else if (request.url === `${base}/elsewhere`) {
         response.writeHead(302, { location: 'https://example.com/x' });
@@ -70,7 +75,12 @@ afterEach(async () => {
 });
 
 async function proxyFor(upstreamUrl: URL, service: string, upstreamArg?: string): Promise<ListeningChild> {
-  const proxy = await startProxyProcess(upstreamUrl, agentEnv(sink.url, { OTEL_SERVICE_NAME: service }), '/mcp', upstreamArg === undefined ? {} : { upstream: upstreamArg });
+  const proxy = await startProxyProcess(
+    upstreamUrl,
+    agentEnv(sink.url, { OTEL_SERVICE_NAME: service }),
+    '/mcp',
+    upstreamArg === undefined ? {} : { upstream: upstreamArg },
+  );
   cleanups.push(() => proxy.stop());
   return proxy;
 }
@@ -80,17 +90,29 @@ const rpc = (id: number, client: string) =>
     jsonrpc: '2.0',
     id,
     method: 'tools/call',
-    params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: {} } } },
+    params: {
+      name: 'echo',
+      arguments: {},
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': { extensions: {} },
+      },
+    },
   });
 
 function post(url: URL, body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, agent: false }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
-    });
+    const request = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, agent: false },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -113,7 +135,10 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'door-absolute');
     const body = rpc(1, 'absolute');
-    const answer = await raw(Number(proxy.url.port), `POST http://169.254.169.254/mcp HTTP/1.1\r\nHost: 169.254.169.254\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const answer = await raw(
+      Number(proxy.url.port),
+      `POST http://169.254.169.254/mcp HTTP/1.1\r\nHost: 169.254.169.254\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(upstream.seen.map(({ url, headers }) => ({ url, host: headers.host }))).toEqual([{ url: '/mcp', host: upstream.url.host }]);
     const star = await raw(Number(proxy.url.port), 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
@@ -165,7 +190,9 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
     const proxy = await proxyFor(new URL(`http://127.0.0.1:${port}/mcp`), 'door-502');
     const answer = await post(proxy.url, rpc(1, 'unreachable'));
     expect(answer.status).toBe(502);
-    await expect.poll(() => proxy.stderr(), { timeout: 5_000 }).toMatch(new RegExp(`extscope proxy: 502 for POST /mcp: upstream http://127\\.0\\.0\\.1:${port} unreachable \\(ECONNREFUSED\\)\\n`));
+    await expect
+      .poll(() => proxy.stderr(), { timeout: 5_000 })
+      .toMatch(new RegExp(`extscope proxy: 502 for POST /mcp: upstream http://127\\.0\\.0\\.1:${port} unreachable \\(ECONNREFUSED\\)\\n`));
   });
 
   it('refuses a bad --listen, a bad --upstream and a --listen other machines reach, each with its own one-line message and exit code 2', () => {

@@ -50,7 +50,7 @@ function cpuSeconds(pid: number): Promise<number> {
 /** The process's CPU seconds once it has stopped working (decoding goes on in zlib's threads after the answers). */
 async function cpuWhenIdle(pid: number): Promise<number> {
   let last = await cpuSeconds(pid);
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const now = await cpuSeconds(pid);
     if (now - last < 0.05) return now;
@@ -59,9 +59,20 @@ async function cpuWhenIdle(pid: number): Promise<number> {
   return last;
 }
 
-const MODERN_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
-const meta = (client: string) => ({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: {} } });
-const call = (id: number, client: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', _meta: meta(client), arguments: { text: 'hi' } } });
+const MODERN_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'echo',
+};
+const meta = (client: string) => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': { extensions: {} },
+});
+const call = (id: number, client: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', _meta: meta(client), arguments: { text: 'hi' } } });
 
 // Kept alive, as MCP clients keep their connections.
 const keepAlive = new http.Agent({ keepAlive: true });
@@ -102,7 +113,9 @@ describe('extscope proxy: memory under large bodies', () => {
     const pid = proxy.child.pid!;
     expect((await post(proxy.url, call(0, 'honest'))).status).toBe(200);
 
-    const flood = spawn(process.execPath, [join(ROOT, 'test/faults/proxy-flood.mjs'), proxy.url.port, String(FLOODERS), String(FLOOD_MIB)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const flood = spawn(process.execPath, [join(ROOT, 'test/faults/proxy-flood.mjs'), proxy.url.port, String(FLOODERS), String(FLOOD_MIB)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let floodOutput = '';
     flood.stdout.on('data', (chunk: Buffer) => (floodOutput += chunk.toString('utf8')));
     const floodDone = once(flood, 'exit');

@@ -36,7 +36,9 @@ const image = join(tmpdir(), `extscope-read-only-${process.pid}.img`);
 function wideExport(prefix: string, clients: number, timeNs: bigint) {
   return metricsRequest({
     resource: { service: 'svc', instance: 'i-1' },
-    requests: Array.from({ length: clients }, (_, index) => requestPoint({ client: `${prefix}-${index}-${'x'.repeat(100)}`, count: 1, startNs: timeNs - MINUTE_NS, timeNs })),
+    requests: Array.from({ length: clients }, (_, index) =>
+      requestPoint({ client: `${prefix}-${index}-${'x'.repeat(100)}`, count: 1, startNs: timeNs - MINUTE_NS, timeNs }),
+    ),
   });
 }
 

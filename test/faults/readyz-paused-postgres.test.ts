@@ -40,23 +40,32 @@ describe('/readyz answers while PostgreSQL does not', () => {
     await databases.dropAll();
   });
 
-  it('a held lock on the table it writes: 503 "did not answer" within its deadline, three probes in a row; ready again once released', { timeout: 60_000 }, async () => {
-    const url = await databases.create();
-    collector = await startTestCollector(temp.dir, { dbPath: url });
-    expect(await readyz(collector.url)).toMatchObject({ status: 200, body: { status: 'ready', reasons: [] } });
+  it(
+    'a held lock on the table it writes: 503 "did not answer" within its deadline, three probes in a row; ready again once released',
+    { timeout: 60_000 },
+    async () => {
+      const url = await databases.create();
+      collector = await startTestCollector(temp.dir, { dbPath: url });
+      expect(await readyz(collector.url)).toMatchObject({ status: 200, body: { status: 'ready', reasons: [] } });
 
-    blocker = new pg.Client({ connectionString: url });
-    await blocker.connect();
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE meta IN ACCESS EXCLUSIVE MODE');
-    for (let probe = 0; probe < 3; probe++) {
-      expect(await readyz(collector.url)).toEqual({ status: 503, body: expect.objectContaining({ status: 'not ready', reasons: [`database did not answer within ${READY_TIMEOUT_MS} ms`] }) as unknown });
-    }
-    // The probe's write was waiting for the lock: it is there, blocked, not given up.
-    const { rows } = await blocker.query<{ waiting: string }>("SELECT count(*) AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO meta%'");
-    expect(Number(rows[0]?.waiting)).toBeGreaterThanOrEqual(1);
+      blocker = new pg.Client({ connectionString: url });
+      await blocker.connect();
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE meta IN ACCESS EXCLUSIVE MODE');
+      for (let probe = 0; probe < 3; probe++) {
+        expect(await readyz(collector.url)).toEqual({
+          status: 503,
+          body: expect.objectContaining({ status: 'not ready', reasons: [`database did not answer within ${READY_TIMEOUT_MS} ms`] }) as unknown,
+        });
+      }
+      // The probe's write was waiting for the lock: it is there, blocked, not given up.
+      const { rows } = await blocker.query<{ waiting: string }>(
+        "SELECT count(*) AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO meta%'",
+      );
+      expect(Number(rows[0]?.waiting)).toBeGreaterThanOrEqual(1);
 
-    await blocker.query('ROLLBACK');
-    await expect.poll(async () => (await readyz((collector as TestCollector).url)).status, { timeout: 20_000, interval: 200 }).toBe(200);
-  });
+      await blocker.query('ROLLBACK');
+      await expect.poll(async () => (await readyz((collector as TestCollector).url)).status, { timeout: 20_000, interval: 200 }).toBe(200);
+    },
+  );
 });

@@ -63,68 +63,83 @@ describe('rules reload never stalls the collector', () => {
     await temp.cleanup();
   });
 
-  it('a 60 MB file, a FIFO, a directory, an alias bomb and a file of too many rules at the rules path: each one line in the log, the rules in force kept, /healthz answering throughout; valid files afterwards are loaded', { timeout: 120_000 }, async () => {
-    const file = join(temp.dir, 'rules.yaml');
-    await writeFile(file, ONE_RULE);
-    const running = await spawnCollector(join(temp.dir, 'c.db'), ['--rules', file]);
-    collector = running;
-    const evaluation = async (): Promise<{ rules: number; rulesFile: string }> => (await getJson<{ evaluation: { rules: number; rulesFile: string } }>(`${running.url}/api/v1/alerts`)).body.evaluation;
-    const failures = (): LogLine[] =>
-      running.output
-        .join('')
-        .split('\n')
-        .filter((line) => line.includes('rules reload failed'))
-        .map((line) => JSON.parse(line) as LogLine);
-    expect(await evaluation()).toMatchObject({ rules: 1, rulesFile: file });
-    const prober = probeHealth(`${running.url}/healthz`);
-
-    /** Puts `make`'s thing at the rules path, signals, and returns the reload's log line. */
-    const reloadWith = async (make: (path: string) => Promise<void>): Promise<string> => {
-      const before = failures().length;
-      await rm(file, { recursive: true, force: true });
-      await make(file);
-      running.child.kill('SIGHUP');
-      await expect.poll(() => failures().length, { timeout: 60_000, interval: 100 }).toBe(before + 1);
+  it(
+    'a 60 MB file, a FIFO, a directory, an alias bomb and a file of too many rules at the rules path: each one line in the log, the rules in force kept, /healthz answering throughout; valid files afterwards are loaded',
+    { timeout: 120_000 },
+    async () => {
+      const file = join(temp.dir, 'rules.yaml');
+      await writeFile(file, ONE_RULE);
+      const running = await spawnCollector(join(temp.dir, 'c.db'), ['--rules', file]);
+      collector = running;
+      const evaluation = async (): Promise<{ rules: number; rulesFile: string }> =>
+        (await getJson<{ evaluation: { rules: number; rulesFile: string } }>(`${running.url}/api/v1/alerts`)).body.evaluation;
+      const failures = (): LogLine[] =>
+        running.output
+          .join('')
+          .split('\n')
+          .filter((line) => line.includes('rules reload failed'))
+          .map((line) => JSON.parse(line) as LogLine);
       expect(await evaluation()).toMatchObject({ rules: 1, rulesFile: file });
-      return failures()[before]?.msg ?? '';
-    };
+      const prober = probeHealth(`${running.url}/healthz`);
 
-    const huge = await reloadWith(async (path) => {
-      // Written aside and renamed: the collector never sees it half written.
-      await writeFile(`${path}.new`, hugeRules());
-      await rename(`${path}.new`, path);
-    });
-    expect(huge).toMatch(new RegExp(`^rules reload failed, keeping the 1 rules in force: invalid rules file ${file}: is \\d{8} bytes: a rules file may hold at most 1 MiB \\(1048576 bytes\\)$`));
+      /** Puts `make`'s thing at the rules path, signals, and returns the reload's log line. */
+      const reloadWith = async (make: (path: string) => Promise<void>): Promise<string> => {
+        const before = failures().length;
+        await rm(file, { recursive: true, force: true });
+        await make(file);
+        running.child.kill('SIGHUP');
+        await expect.poll(() => failures().length, { timeout: 60_000, interval: 100 }).toBe(before + 1);
+        expect(await evaluation()).toMatchObject({ rules: 1, rulesFile: file });
+        return failures()[before]?.msg ?? '';
+      };
 
-    const fifo = await reloadWith(async (path) => void execFileSync('mkfifo', [path]));
-    expect(fifo).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}: is a FIFO (named pipe), not a regular file`);
+      const huge = await reloadWith(async (path) => {
+        // Written aside and renamed: the collector never sees it half written.
+        await writeFile(`${path}.new`, hugeRules());
+        await rename(`${path}.new`, path);
+      });
+      expect(huge).toMatch(
+        new RegExp(
+          `^rules reload failed, keeping the 1 rules in force: invalid rules file ${file}: is \\d{8} bytes: a rules file may hold at most 1 MiB \\(1048576 bytes\\)$`,
+        ),
+      );
 
-    const directory = await reloadWith(async (path) => void (await mkdir(path)));
-    expect(directory).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}: is a directory, not a regular file`);
+      const fifo = await reloadWith(async (path) => void execFileSync('mkfifo', [path]));
+      expect(fifo).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}: is a FIFO (named pipe), not a regular file`);
 
-    const bomb = await reloadWith(async (path) => writeFile(path, ALIAS_BOMB));
-    expect(bomb).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}:2:8: not valid YAML: aliases expand more than 100 times (an alias bomb); the file is not read`);
+      const directory = await reloadWith(async (path) => void (await mkdir(path)));
+      expect(directory).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}: is a directory, not a regular file`);
 
-    // Just under the size limit: parsed (on a worker thread) and checked, then refused for what it holds.
-    const nearLimit = await reloadWith(async (path) => writeFile(path, nearLimitRules()));
-    expect(nearLimit).toBe(`rules reload failed, keeping the 1 rules in force: invalid rules file ${file}:2:3: rules: must NOT have more than 1000 items (got a list)`);
+      const bomb = await reloadWith(async (path) => writeFile(path, ALIAS_BOMB));
+      expect(bomb).toBe(
+        `rules reload failed, keeping the 1 rules in force: invalid rules file ${file}:2:8: not valid YAML: aliases expand more than 100 times (an alias bomb); the file is not read`,
+      );
 
-    // The reloads that failed held nothing up: the next valid files are read, a large one (parsed on a worker
-    // thread) and a small one.
-    await rm(file, { force: true });
-    await writeFile(file, manyRules(900));
-    running.child.kill('SIGHUP');
-    await expect.poll(async () => (await evaluation()).rules, { timeout: 15_000, interval: 100 }).toBe(900);
-    await writeFile(file, TWO_RULES);
-    running.child.kill('SIGHUP');
-    await expect.poll(async () => (await evaluation()).rules, { timeout: 15_000, interval: 100 }).toBe(2);
+      // Just under the size limit: parsed (on a worker thread) and checked, then refused for what it holds.
+      const nearLimit = await reloadWith(async (path) => writeFile(path, nearLimitRules()));
+      expect(nearLimit).toBe(
+        `rules reload failed, keeping the 1 rules in force: invalid rules file ${file}:2:3: rules: must NOT have more than 1000 items (got a list)`,
+      );
 
-    const probed = await prober.stop();
-    console.log(`[faults] /healthz during the reloads: ${probed.latencies.length} answers, slowest ${Math.round(probed.latencies.at(-1) ?? 0)} ms, ${probed.failures.length} failures`);
-    expect(probed.failures).toEqual([]);
-    expect(probed.latencies.length).toBeGreaterThan(0);
-    expect(running.child.exitCode).toBe(null);
-  });
+      // The reloads that failed held nothing up: the next valid files are read, a large one (parsed on a worker
+      // thread) and a small one.
+      await rm(file, { force: true });
+      await writeFile(file, manyRules(900));
+      running.child.kill('SIGHUP');
+      await expect.poll(async () => (await evaluation()).rules, { timeout: 15_000, interval: 100 }).toBe(900);
+      await writeFile(file, TWO_RULES);
+      running.child.kill('SIGHUP');
+      await expect.poll(async () => (await evaluation()).rules, { timeout: 15_000, interval: 100 }).toBe(2);
+
+      const probed = await prober.stop();
+      console.log(
+        `[faults] /healthz during the reloads: ${probed.latencies.length} answers, slowest ${Math.round(probed.latencies.at(-1) ?? 0)} ms, ${probed.failures.length} failures`,
+      );
+      expect(probed.failures).toEqual([]);
+      expect(probed.latencies.length).toBeGreaterThan(0);
+      expect(running.child.exitCode).toBe(null);
+    },
+  );
 
   it('extscope rules check reports each as one FILE[:LINE:COL]: line, exit 1, no stack trace; the collector refuses to start with that line', async () => {
     const huge = join(temp.dir, 'huge.yaml');

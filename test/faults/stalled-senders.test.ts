@@ -99,100 +99,114 @@ async function stalledGrpc(address: string): Promise<void> {
 }
 
 describe('stalled senders cannot stop ingest', () => {
-  it(`${STALLED} stalled senders (${HTTP_HEADERS_ONLY} HTTP headers only, ${HTTP_TRICKLE} HTTP stalled mid-body, ${GRPC_HEADERS_ONLY} gRPC streams without a message) for ${DURATION_MS / 1000} s: real agents' answers land exactly, honest gRPC exports are acknowledged, /healthz p99 < ${HEALTH_P99_MS} ms`, { timeout: DURATION_MS + 120_000 }, async () => {
-    collector = await spawnCollector(join(dir.dir, 'extscope.db'), [], { EXTSCOPE_RECEIVE_TIMEOUT_MS: String(RECEIVE_TIMEOUT_MS) });
-    const url = collector.url;
-    const grpcAddress = /"grpc":"([^"]+)"/.exec(collector.output.join(''))?.[1];
-    expect(grpcAddress).toBeDefined();
+  it(
+    `${STALLED} stalled senders (${HTTP_HEADERS_ONLY} HTTP headers only, ${HTTP_TRICKLE} HTTP stalled mid-body, ${GRPC_HEADERS_ONLY} gRPC streams without a message) for ${DURATION_MS / 1000} s: real agents' answers land exactly, honest gRPC exports are acknowledged, /healthz p99 < ${HEALTH_P99_MS} ms`,
+    { timeout: DURATION_MS + 120_000 },
+    async () => {
+      collector = await spawnCollector(join(dir.dir, 'extscope.db'), [], { EXTSCOPE_RECEIVE_TIMEOUT_MS: String(RECEIVE_TIMEOUT_MS) });
+      const url = collector.url;
+      const grpcAddress = /"grpc":"([^"]+)"/.exec(collector.output.join(''))?.[1];
+      expect(grpcAddress).toBeDefined();
 
-    const prober = probeHealth(`${url}/healthz`);
-    // Everything else this test runs (the stalled senders, the instrumented servers, the clients) shares two cores
-    // with the collector: it runs at a lower priority, so that the latency measured is the collector's own and not
-    // that of the harness's CPU use (on a real host, neither attackers nor agents run on the collector's cores).
-    // The collector and the prober were started before, at the normal priority.
-    setPriority(process.pid, HARNESS_NICE);
-    for (let index = 0; index < HTTP_HEADERS_ONLY; index++) stallers.push(stalledHttp(url, 0));
-    for (let index = 0; index < HTTP_TRICKLE; index++) stallers.push(stalledHttp(url, 10));
-    for (let index = 0; index < GRPC_HEADERS_ONLY; index++) stallers.push(stalledGrpc(grpcAddress as string));
-    await sleep(1000);
+      const prober = probeHealth(`${url}/healthz`);
+      // Everything else this test runs (the stalled senders, the instrumented servers, the clients) shares two cores
+      // with the collector: it runs at a lower priority, so that the latency measured is the collector's own and not
+      // that of the harness's CPU use (on a real host, neither attackers nor agents run on the collector's cores).
+      // The collector and the prober were started before, at the normal priority.
+      setPriority(process.pid, HARNESS_NICE);
+      for (let index = 0; index < HTTP_HEADERS_ONLY; index++) stallers.push(stalledHttp(url, 0));
+      for (let index = 0; index < HTTP_TRICKLE; index++) stallers.push(stalledHttp(url, 10));
+      for (let index = 0; index < GRPC_HEADERS_ONLY; index++) stallers.push(stalledGrpc(grpcAddress as string));
+      await sleep(1000);
 
-    const bases: string[] = [];
-    for (let index = 0; index < 2; index++) {
-      const server = spawn(process.execPath, nodeArgs(fixture('v2-http-sessions.mjs'), true), {
-        cwd: ROOT,
-        env: agentEnv(url, { OTEL_METRIC_EXPORT_INTERVAL: '500', EXTSCOPE_SPANS: 'false', OTEL_SERVICE_NAME: `stalled-${index}` }),
-      });
-      servers.push(server);
-      const [line] = (await once(server.stdout!, 'data')) as [Buffer];
-      bases.push(`http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}`);
-    }
-    const clients = await Promise.all(bases.flatMap((base, index) => [countingClient(`stalled-${index}-a`, new URL(`${base}/mcp`)), countingClient(`stalled-${index}-b`, new URL(`${base}/mcp`))]));
-
-    let stop = false;
-    const traffic = clients.map(async ({ client }) => {
-      for (let i = 0; i < 1_000_000 && !stop; i++) {
-        const result = await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
-        expect(result.isError).toBeFalsy();
-        await sleep(100);
+      const bases: string[] = [];
+      for (let index = 0; index < 2; index++) {
+        const server = spawn(process.execPath, nodeArgs(fixture('v2-http-sessions.mjs'), true), {
+          cwd: ROOT,
+          env: agentEnv(url, { OTEL_METRIC_EXPORT_INTERVAL: '500', EXTSCOPE_SPANS: 'false', OTEL_SERVICE_NAME: `stalled-${index}` }),
+        });
+        servers.push(server);
+        const [line] = (await once(server.stdout!, 'data')) as [Buffer];
+        bases.push(`http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}`);
       }
-    });
+      const clients = await Promise.all(
+        bases.flatMap((base, index) => [
+          countingClient(`stalled-${index}-a`, new URL(`${base}/mcp`)),
+          countingClient(`stalled-${index}-b`, new URL(`${base}/mcp`)),
+        ]),
+      );
 
-    // An honest gRPC sender: one delta export a second, retried as OTLP exporters retry (after RESOURCE_EXHAUSTED
-    // or UNAVAILABLE); every export must be acknowledged, and the acknowledged ones counted once each.
-    const grpcHonest = { sent: 0, acknowledged: 0, attempts: 0, refusals: 0 };
-    const grpcSender = (async () => {
-      const client = rawClient(grpcAddress as string, METRICS_EXPORT);
-      try {
-        for (let round = 0; !stop; round++) {
-          const end = msToNs(Date.now());
-          const bytes = encodeMetrics(metricsRequest({ resource: { service: 'grpc-honest', instance: 'grpc-honest-1' }, requests: [requestPoint({ client: 'grpc-honest', count: 1, startNs: end - MINUTE_NS / 60n, timeNs: end })] }));
-          grpcHonest.sent++;
-          for (let attempt = 0; attempt < 10; attempt++) {
-            grpcHonest.attempts++;
-            const answer = await client.call(bytes);
-            if (answer.code === status.OK) {
-              grpcHonest.acknowledged++;
-              break;
+      let stop = false;
+      const traffic = clients.map(async ({ client }) => {
+        for (let i = 0; i < 1_000_000 && !stop; i++) {
+          const result = await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+          expect(result.isError).toBeFalsy();
+          await sleep(100);
+        }
+      });
+
+      // An honest gRPC sender: one delta export a second, retried as OTLP exporters retry (after RESOURCE_EXHAUSTED
+      // or UNAVAILABLE); every export must be acknowledged, and the acknowledged ones counted once each.
+      const grpcHonest = { sent: 0, acknowledged: 0, attempts: 0, refusals: 0 };
+      const grpcSender = (async () => {
+        const client = rawClient(grpcAddress as string, METRICS_EXPORT);
+        try {
+          for (let round = 0; !stop; round++) {
+            const end = msToNs(Date.now());
+            const bytes = encodeMetrics(
+              metricsRequest({
+                resource: { service: 'grpc-honest', instance: 'grpc-honest-1' },
+                requests: [requestPoint({ client: 'grpc-honest', count: 1, startNs: end - MINUTE_NS / 60n, timeNs: end })],
+              }),
+            );
+            grpcHonest.sent++;
+            for (let attempt = 0; attempt < 10; attempt++) {
+              grpcHonest.attempts++;
+              const answer = await client.call(bytes);
+              if (answer.code === status.OK) {
+                grpcHonest.acknowledged++;
+                break;
+              }
+              grpcHonest.refusals++;
+              await sleep(1000);
             }
-            grpcHonest.refusals++;
             await sleep(1000);
           }
-          await sleep(1000);
+        } finally {
+          client.close();
         }
-      } finally {
-        client.close();
-      }
-    })();
+      })();
 
-    await sleep(DURATION_MS);
-    const { latencies: health, failures } = await prober.stop();
-    stop = true;
-    await Promise.all(traffic);
-    await grpcSender;
-    for (const { client } of clients) await client.close();
-    const expected = { ...Object.fromEntries(clients.map(({ name, counted }) => [name, counted.answers])), 'grpc-honest': grpcHonest.acknowledged };
-    let stored: Record<string, number> = {};
-    await expect
-      .poll(
-        async () => {
-          stored = await matrixRequests(url);
-          return stored;
-        },
-        { timeout: 30_000, interval: 500 },
-      )
-      .toEqual(expected);
-    stopping = true;
+      await sleep(DURATION_MS);
+      const { latencies: health, failures } = await prober.stop();
+      stop = true;
+      await Promise.all(traffic);
+      await grpcSender;
+      for (const { client } of clients) await client.close();
+      const expected = { ...Object.fromEntries(clients.map(({ name, counted }) => [name, counted.answers])), 'grpc-honest': grpcHonest.acknowledged };
+      let stored: Record<string, number> = {};
+      await expect
+        .poll(
+          async () => {
+            stored = await matrixRequests(url);
+            return stored;
+          },
+          { timeout: 30_000, interval: 500 },
+        )
+        .toEqual(expected);
+      stopping = true;
 
-    console.log(
-      `[faults] ${STALLED} stalled senders for ${DURATION_MS / 1000} s (receive timeout ${RECEIVE_TIMEOUT_MS} ms; closed by the collector and reopened: HTTP ${closedByCollector.http}, gRPC ${closedByCollector.grpc}): ` +
-        `${Object.values(expected).reduce((a, b) => a + b, 0)} answers and exports counted exactly (${JSON.stringify(stored)}); honest gRPC ${grpcHonest.acknowledged}/${grpcHonest.sent} acknowledged in ${grpcHonest.attempts} attempts; ` +
-        `/healthz ${health.length} probes p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms, max ${(health.at(-1) ?? 0).toFixed(1)} ms`,
-    );
-    expect(failures).toEqual([]);
-    expect(grpcHonest.acknowledged).toBe(grpcHonest.sent);
-    expect(percentile(health, 99)).toBeLessThan(HEALTH_P99_MS);
-    // The stalled senders were there throughout: the mid-body ones were closed at their deadline and came back.
-    expect(closedByCollector.http).toBeGreaterThanOrEqual(HTTP_TRICKLE);
-    expect(closedByCollector.grpc).toBeGreaterThanOrEqual(GRPC_HEADERS_ONLY);
-  });
+      console.log(
+        `[faults] ${STALLED} stalled senders for ${DURATION_MS / 1000} s (receive timeout ${RECEIVE_TIMEOUT_MS} ms; closed by the collector and reopened: HTTP ${closedByCollector.http}, gRPC ${closedByCollector.grpc}): ` +
+          `${Object.values(expected).reduce((a, b) => a + b, 0)} answers and exports counted exactly (${JSON.stringify(stored)}); honest gRPC ${grpcHonest.acknowledged}/${grpcHonest.sent} acknowledged in ${grpcHonest.attempts} attempts; ` +
+          `/healthz ${health.length} probes p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms, max ${(health.at(-1) ?? 0).toFixed(1)} ms`,
+      );
+      expect(failures).toEqual([]);
+      expect(grpcHonest.acknowledged).toBe(grpcHonest.sent);
+      expect(percentile(health, 99)).toBeLessThan(HEALTH_P99_MS);
+      // The stalled senders were there throughout: the mid-body ones were closed at their deadline and came back.
+      expect(closedByCollector.http).toBeGreaterThanOrEqual(HTTP_TRICKLE);
+      expect(closedByCollector.grpc).toBeGreaterThanOrEqual(GRPC_HEADERS_ONLY);
+    },
+  );
 });

@@ -15,7 +15,9 @@ describe('the time series ends now by default', () => {
     try {
       for (const query of ['&from=-1h&step=1m', '']) {
         const before = Date.now();
-        const { status, body } = await getJson<{ points: { t: string }[]; stepMinutes: number }>(`${collector.url}/api/v1/timeseries?extension=io.modelcontextprotocol/tasks${query}`);
+        const { status, body } = await getJson<{ points: { t: string }[]; stepMinutes: number }>(
+          `${collector.url}/api/v1/timeseries?extension=io.modelcontextprotocol/tasks${query}`,
+        );
         expect(status).toBe(200);
         const starts = body.points.map((point) => Date.parse(point.t));
         const stepMs = body.stepMinutes * 60_000;

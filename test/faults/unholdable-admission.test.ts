@@ -64,7 +64,11 @@ async function stalledSender(url: string, rounds: { opened: number }): Promise<v
   while (!stopping) {
     rounds.opened++;
     await new Promise<void>((resolve) => {
-      const request = httpRequest(`${url}/v1/metrics`, { method: 'POST', agent: false, headers: { 'content-type': 'application/x-protobuf', 'content-length': String(DECLARED_BYTES) } });
+      const request = httpRequest(`${url}/v1/metrics`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': String(DECLARED_BYTES) },
+      });
       openRequests.add(request);
       const done = (): void => {
         openRequests.delete(request);
@@ -101,86 +105,96 @@ function twoMessageCall(client: Client, message: Buffer): Promise<{ code: status
 }
 
 describe('no sender can hold ingest admission', () => {
-  it(`${STALLED_HTTP} HTTP senders stalling mid-body and reconnecting at once, plus ${TWO_MESSAGE_CALLS} two-message gRPC calls: honest exports land exactly, the in-flight gauge returns to 0, /healthz p99 < ${HEALTH_P99_MS} ms`, { timeout: DURATION_MS + 120_000 }, async () => {
-    collector = await spawnCollector(join(dir.dir, 'extscope.db'), [], { EXTSCOPE_RECEIVE_TIMEOUT_MS: String(RECEIVE_TIMEOUT_MS) });
-    const url = collector.url;
-    const grpcAddress = /"grpc":"([^"]+)"/.exec(collector.output.join(''))?.[1];
-    expect(grpcAddress).toBeDefined();
+  it(
+    `${STALLED_HTTP} HTTP senders stalling mid-body and reconnecting at once, plus ${TWO_MESSAGE_CALLS} two-message gRPC calls: honest exports land exactly, the in-flight gauge returns to 0, /healthz p99 < ${HEALTH_P99_MS} ms`,
+    { timeout: DURATION_MS + 120_000 },
+    async () => {
+      collector = await spawnCollector(join(dir.dir, 'extscope.db'), [], { EXTSCOPE_RECEIVE_TIMEOUT_MS: String(RECEIVE_TIMEOUT_MS) });
+      const url = collector.url;
+      const grpcAddress = /"grpc":"([^"]+)"/.exec(collector.output.join(''))?.[1];
+      expect(grpcAddress).toBeDefined();
 
-    // 31 unary calls with two messages each: every one refused, nothing of them stored, no slot kept.
-    const client = new Client(grpcAddress as string, credentials.createInsecure());
-    const end = msToNs(Date.now());
-    const twoMessages = encodeMetrics(metricsRequest({ resource: { service: 'broken', instance: 'broken-1' }, requests: [requestPoint({ client: 'two-messages', count: 1, startNs: end - MINUTE_NS, timeNs: end })] }));
-    const broken = await Promise.all(Array.from({ length: TWO_MESSAGE_CALLS }, () => twoMessageCall(client, twoMessages)));
-    client.close();
-    const inFlightAfterBroken = await gauge(url, 'extscope_collector_exports_in_flight');
+      // 31 unary calls with two messages each: every one refused, nothing of them stored, no slot kept.
+      const client = new Client(grpcAddress as string, credentials.createInsecure());
+      const end = msToNs(Date.now());
+      const twoMessages = encodeMetrics(
+        metricsRequest({
+          resource: { service: 'broken', instance: 'broken-1' },
+          requests: [requestPoint({ client: 'two-messages', count: 1, startNs: end - MINUTE_NS, timeNs: end })],
+        }),
+      );
+      const broken = await Promise.all(Array.from({ length: TWO_MESSAGE_CALLS }, () => twoMessageCall(client, twoMessages)));
+      client.close();
+      const inFlightAfterBroken = await gauge(url, 'extscope_collector_exports_in_flight');
 
-    const prober = probeHealth(`${url}/healthz`);
-    // The harness (senders, attackers) shares two cores with the collector: it runs at a lower priority, so that the
-    // latency measured is the collector's own (the collector and the prober were started before, at normal priority).
-    setPriority(process.pid, HARNESS_NICE);
-    const rounds = { opened: 0 };
-    for (let index = 0; index < STALLED_HTTP; index++) stallers.push(stalledSender(url, rounds));
-    await sleep(1000);
+      const prober = probeHealth(`${url}/healthz`);
+      // The harness (senders, attackers) shares two cores with the collector: it runs at a lower priority, so that the
+      // latency measured is the collector's own (the collector and the prober were started before, at normal priority).
+      setPriority(process.pid, HARNESS_NICE);
+      const rounds = { opened: 0 };
+      for (let index = 0; index < STALLED_HTTP; index++) stallers.push(stalledSender(url, rounds));
+      await sleep(1000);
 
-    // Honest senders: exports one after another, each retried after a 503 (Retry-After) until acknowledged.
-    const honest = { sent: 0, acknowledged: 0, attempts: 0, refusals: 0, lost: 0 };
-    let stop = false;
-    const senders = Array.from({ length: HONEST_SENDERS }, async (_, sender) => {
-      for (let round = 0; !stop; round++) {
-        const { body } = bigExport(HONEST_BYTES, { instance: `honest-${sender}-${round}`, points: 1 });
-        honest.sent++;
-        let acknowledged = false;
-        for (let attempt = 0; attempt < HONEST_ATTEMPTS && !acknowledged; attempt++) {
-          honest.attempts++;
-          const answer = await fetch(`${url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body }).then(
-            async (response) => (await response.arrayBuffer(), response.status),
-            () => 0,
-          );
-          if (answer === 200) acknowledged = true;
-          else {
-            honest.refusals++;
-            await sleep(1000);
+      // Honest senders: exports one after another, each retried after a 503 (Retry-After) until acknowledged.
+      const honest = { sent: 0, acknowledged: 0, attempts: 0, refusals: 0, lost: 0 };
+      let stop = false;
+      const senders = Array.from({ length: HONEST_SENDERS }, async (_, sender) => {
+        for (let round = 0; !stop; round++) {
+          const { body } = bigExport(HONEST_BYTES, { instance: `honest-${sender}-${round}`, points: 1 });
+          honest.sent++;
+          let acknowledged = false;
+          for (let attempt = 0; attempt < HONEST_ATTEMPTS && !acknowledged; attempt++) {
+            honest.attempts++;
+            const answer = await fetch(`${url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body }).then(
+              async (response) => (await response.arrayBuffer(), response.status),
+              () => 0,
+            );
+            if (answer === 200) acknowledged = true;
+            else {
+              honest.refusals++;
+              await sleep(1000);
+            }
           }
+          if (acknowledged) honest.acknowledged++;
+          else honest.lost++;
         }
-        if (acknowledged) honest.acknowledged++;
-        else honest.lost++;
-      }
-    });
-    await sleep(DURATION_MS);
-    stop = true;
-    await Promise.all(senders);
-    const { latencies: health, failures } = await prober.stop();
-    const inFlightUnderAttack = await gauge(url, 'extscope_collector_exports_in_flight');
-    stopping = true;
-    for (const request of openRequests) request.destroy();
-    await Promise.allSettled(stallers);
+      });
+      await sleep(DURATION_MS);
+      stop = true;
+      await Promise.all(senders);
+      const { latencies: health, failures } = await prober.stop();
+      const inFlightUnderAttack = await gauge(url, 'extscope_collector_exports_in_flight');
+      stopping = true;
+      for (const request of openRequests) request.destroy();
+      await Promise.allSettled(stallers);
 
-    // Once the attackers are gone, nothing is held: no slot, no byte.
-    let inFlight = Number.NaN;
-    let receivingBytes = Number.NaN;
-    for (let attempt = 0; attempt < 200; attempt++) {
-      inFlight = await gauge(url, 'extscope_collector_exports_in_flight');
-      receivingBytes = await gauge(url, 'extscope_collector_receiving_bytes');
-      if (inFlight === 0 && receivingBytes === 0) break;
-      await sleep(50);
-    }
-    const stored = await matrixRequests(url);
-    console.log(
-      `[faults] ${STALLED_HTTP} stalled HTTP senders (${rounds.opened} bodies opened in ${DURATION_MS / 1000} s) and ${TWO_MESSAGE_CALLS} two-message gRPC calls (${JSON.stringify([...new Set(broken.map((answer) => status[answer.code]))])}): ` +
-        `honest ${honest.acknowledged}/${honest.sent} ${HONEST_BYTES / 1024} KB exports acknowledged in ${honest.attempts} attempts (${honest.refusals} refused, ${honest.lost} given up), stored ${JSON.stringify(stored)}; ` +
-        `in flight ${inFlightAfterBroken} after the two-message calls, ${inFlightUnderAttack} under attack, ${inFlight} after; /healthz ${health.length} probes p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms, max ${(health.at(-1) ?? 0).toFixed(1)} ms`,
-    );
-    expect(inFlightAfterBroken).toBe(0);
-    for (const answer of broken) expect(answer).toEqual({ code: status.INVALID_ARGUMENT, details: 'Export is a unary call: it carries exactly one message, this call sent more' });
-    expect(honest.lost).toBe(0);
-    expect(honest.acknowledged).toBeGreaterThanOrEqual(HONEST_SENDERS);
-    // Every acknowledged export counted once (one request point each), and nothing of the two-message calls.
-    expect(stored).toEqual({ 'client-0': honest.acknowledged });
-    expect([inFlight, receivingBytes]).toEqual([0, 0]);
-    expect(failures).toEqual([]);
-    expect(percentile(health, 99)).toBeLessThan(HEALTH_P99_MS);
-    // The stalled senders were there throughout, cut off and back again.
-    expect(rounds.opened).toBeGreaterThan(STALLED_HTTP * 2);
-  });
+      // Once the attackers are gone, nothing is held: no slot, no byte.
+      let inFlight = Number.NaN;
+      let receivingBytes = Number.NaN;
+      for (let attempt = 0; attempt < 200; attempt++) {
+        inFlight = await gauge(url, 'extscope_collector_exports_in_flight');
+        receivingBytes = await gauge(url, 'extscope_collector_receiving_bytes');
+        if (inFlight === 0 && receivingBytes === 0) break;
+        await sleep(50);
+      }
+      const stored = await matrixRequests(url);
+      console.log(
+        `[faults] ${STALLED_HTTP} stalled HTTP senders (${rounds.opened} bodies opened in ${DURATION_MS / 1000} s) and ${TWO_MESSAGE_CALLS} two-message gRPC calls (${JSON.stringify([...new Set(broken.map((answer) => status[answer.code]))])}): ` +
+          `honest ${honest.acknowledged}/${honest.sent} ${HONEST_BYTES / 1024} KB exports acknowledged in ${honest.attempts} attempts (${honest.refusals} refused, ${honest.lost} given up), stored ${JSON.stringify(stored)}; ` +
+          `in flight ${inFlightAfterBroken} after the two-message calls, ${inFlightUnderAttack} under attack, ${inFlight} after; /healthz ${health.length} probes p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms, max ${(health.at(-1) ?? 0).toFixed(1)} ms`,
+      );
+      expect(inFlightAfterBroken).toBe(0);
+      for (const answer of broken)
+        expect(answer).toEqual({ code: status.INVALID_ARGUMENT, details: 'Export is a unary call: it carries exactly one message, this call sent more' });
+      expect(honest.lost).toBe(0);
+      expect(honest.acknowledged).toBeGreaterThanOrEqual(HONEST_SENDERS);
+      // Every acknowledged export counted once (one request point each), and nothing of the two-message calls.
+      expect(stored).toEqual({ 'client-0': honest.acknowledged });
+      expect([inFlight, receivingBytes]).toEqual([0, 0]);
+      expect(failures).toEqual([]);
+      expect(percentile(health, 99)).toBeLessThan(HEALTH_P99_MS);
+      // The stalled senders were there throughout, cut off and back again.
+      expect(rounds.opened).toBeGreaterThan(STALLED_HTTP * 2);
+    },
+  );
 });

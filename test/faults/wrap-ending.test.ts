@@ -63,7 +63,12 @@ async function until(condition: () => boolean, what: string, withinMs = 15_000):
   }
 }
 
-const initialize = (client: string) => ({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: client, version: '1.0.0' } } });
+const initialize = (client: string) => ({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: client, version: '1.0.0' } },
+});
 const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } };
 
 describe('extscope wrap ends when its server does, and its server ends when it does', () => {
@@ -110,7 +115,10 @@ describe('extscope wrap ends when its server does, and its server ends when it d
 
   it('a wrapper that ends normally leaves no watchdog behind and its server ends by itself, with its own exit code', async () => {
     const env = agentEnv(`http://127.0.0.1:${port}`, { OTEL_SERVICE_NAME: 'wrap-normal-end' });
-    const { child, stderr } = wrap(['-e', "process.stderr.write(`pid ${process.pid}\\n`); process.stdin.on('end', () => setTimeout(() => process.exit(7), 300)); process.stdin.resume();"], env);
+    const { child, stderr } = wrap(
+      ['-e', "process.stderr.write(`pid ${process.pid}\\n`); process.stdin.on('end', () => setTimeout(() => process.exit(7), 300)); process.stdin.resume();"],
+      env,
+    );
     await until(() => /pid (\d+)/.test(stderr()), 'the server naming its pid');
     const pid = Number(/pid (\d+)/.exec(stderr())![1]);
     // While the server runs, one watchdog waits on the wrapper.

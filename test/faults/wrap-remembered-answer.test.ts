@@ -29,7 +29,7 @@ let collector: RunningCollector;
 let dir: string;
 let cases = 0;
 beforeAll(async () => {
-  if (process.getuid?.() !== 0) throw new Error('this test creates another user\'s directory (chown): run it as root, as CI does');
+  if (process.getuid?.() !== 0) throw new Error("this test creates another user's directory (chown): run it as root, as CI does");
   dir = await mkdtemp(join(tmpdir(), 'extscope-wrap-memory-'));
   collector = await startCollector({ dbPath: join(dir, 'extscope.db'), port: 0 });
 });
@@ -66,14 +66,28 @@ const envelope = (client: string) => ({
 
 /** The client's first process: it probes `server/discover`, and the wrapper writes the answer down. */
 async function probe(client: string, env: Record<string, string>, args: string[] = []): Promise<void> {
-  const result = await rawStdioExchange(SERVER, [{ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope(client) } }], false, env, args, { wrapper: WRAP });
+  const result = await rawStdioExchange(
+    SERVER,
+    [{ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope(client) } }],
+    false,
+    env,
+    args,
+    { wrapper: WRAP },
+  );
   expect(result.code).toBe(0);
   expect(result.stdout.toString('utf8')).toContain('"id":"probe"');
 }
 
 /** The client's session process: one call, no probe; the server names itself in the result, nothing more. */
 async function session(client: string, env: Record<string, string>, args: string[] = []): Promise<string> {
-  const result = await rawStdioExchange(SERVER, [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: client }, _meta: envelope(client) } }], false, env, args, { wrapper: WRAP });
+  const result = await rawStdioExchange(
+    SERVER,
+    [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: client }, _meta: envelope(client) } }],
+    false,
+    env,
+    args,
+    { wrapper: WRAP },
+  );
   expect(result.code).toBe(0);
   expect(result.stdout.toString('utf8')).toContain(`"text":"${client}"`);
   return result.stderr;
@@ -187,7 +201,10 @@ describe("wrap's remembered discover answer: one launch configuration, fresh, an
     // Another user writes their own answer in place of ours: same name and version, their extension.
     const planted = join(memory, files[0]!);
     await rm(planted);
-    await writeFile(planted, JSON.stringify({ name: 'configured-extensions', version: '1.0.0', capabilities: { extensions: { [PLANTED]: {} } }, savedAt: Date.now() }));
+    await writeFile(
+      planted,
+      JSON.stringify({ name: 'configured-extensions', version: '1.0.0', capabilities: { extensions: { [PLANTED]: {} } }, savedAt: Date.now() }),
+    );
     await chown(planted, OTHER_UID, OTHER_UID);
     await session('open-session', config);
     expect(await serverSide(service, 'open-session')).toEqual({ [ALPHA]: 0, [BETA]: 0, [PLANTED]: 0 });

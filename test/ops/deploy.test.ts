@@ -29,7 +29,10 @@ const collector = compose.services['collector']!;
 
 /** The last CMD of the Dockerfile, in its exec (JSON) form. */
 function containerCommand(): string[] {
-  const line = dockerfile.split('\n').filter((text) => text.startsWith('CMD ')).pop();
+  const line = dockerfile
+    .split('\n')
+    .filter((text) => text.startsWith('CMD '))
+    .pop();
   return JSON.parse(line!.slice(4)) as string[];
 }
 

@@ -47,7 +47,12 @@ const providers = parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'provisioni
   providers: { name: string; type: string; options: { path: string } }[];
 };
 const scrape = parse(readFileSync(join(ROOT, 'deploy', 'prometheus', 'prometheus.yml'), 'utf8')) as {
-  scrape_configs: { job_name: string; metrics_path: string; authorization: { type?: string; credentials_file: string }; static_configs: { targets: string[] }[] }[];
+  scrape_configs: {
+    job_name: string;
+    metrics_path: string;
+    authorization: { type?: string; credentials_file: string };
+    static_configs: { targets: string[] }[];
+  }[];
 };
 
 /** A service's bind mounts (`./host:container[:ro]`) as host path (from the repository root) → container path. */
@@ -91,7 +96,11 @@ describe('the Grafana dashboard JSON', () => {
     for (const a of dashboard.panels) {
       for (const b of dashboard.panels) {
         if (a.id >= b.id) continue;
-        const apart = a.gridPos.x + a.gridPos.w <= b.gridPos.x || b.gridPos.x + b.gridPos.w <= a.gridPos.x || a.gridPos.y + a.gridPos.h <= b.gridPos.y || b.gridPos.y + b.gridPos.h <= a.gridPos.y;
+        const apart =
+          a.gridPos.x + a.gridPos.w <= b.gridPos.x ||
+          b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
+          a.gridPos.y + a.gridPos.h <= b.gridPos.y ||
+          b.gridPos.y + b.gridPos.h <= a.gridPos.y;
         expect(apart, `panels ${a.id} and ${b.id} overlap`).toBe(true);
       }
     }
@@ -126,7 +135,8 @@ describe('the Grafana dashboard JSON', () => {
       for (const transformation of panel.transformations ?? []) {
         if (transformation.id !== 'groupingToMatrix') continue;
         const { columnField, rowField } = transformation.options as { columnField: string; rowField: string };
-        for (const target of panel.targets) expect(target.expr, `panel ${panel.id}`).toMatch(new RegExp(`sum by \\((?=[^)]*\\b${columnField}\\b)(?=[^)]*\\b${rowField}\\b)`));
+        for (const target of panel.targets)
+          expect(target.expr, `panel ${panel.id}`).toMatch(new RegExp(`sum by \\((?=[^)]*\\b${columnField}\\b)(?=[^)]*\\b${rowField}\\b)`));
       }
     }
   });
@@ -149,7 +159,9 @@ describe('docker-compose.yml monitoring profile', () => {
       for (const host of bindMounts(service).keys()) expect(existsSync(join(ROOT, host)), host).toBe(true);
     }
     expect(containerPathOf(prometheusService, 'deploy/prometheus/prometheus.yml')).toBe('/etc/prometheus/prometheus.yml');
-    expect(containerPathOf(grafanaService, 'deploy/grafana/provisioning/datasources/extscope.yaml')).toBe('/etc/grafana/provisioning/datasources/extscope.yaml');
+    expect(containerPathOf(grafanaService, 'deploy/grafana/provisioning/datasources/extscope.yaml')).toBe(
+      '/etc/grafana/provisioning/datasources/extscope.yaml',
+    );
     expect(containerPathOf(grafanaService, 'deploy/grafana/provisioning/dashboards/extscope.yaml')).toBe('/etc/grafana/provisioning/dashboards/extscope.yaml');
     // The dashboard provider reads the directory the dashboard JSON is mounted in; Grafana's home dashboard is that file.
     const dashboardInContainer = containerPathOf(grafanaService, posix.relative(ROOT, DASHBOARD_PATH));

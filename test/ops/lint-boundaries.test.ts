@@ -53,9 +53,24 @@ describe('lint: the import boundaries, each checked by a planted import', () => 
   });
 
   it('allows a view lib/ and components/, and the files of a view folder each other', async () => {
-    expect(await importErrors('dashboard/src/views/planted.mjs', "import { matrixParams } from '../lib/params.js';\nimport { chartPanel } from '../components/chart-panel.js';")).toEqual([]);
-    expect(await importErrors('dashboard/src/views/matrix/planted.mjs', "import { MatrixGrid } from './grid.js';\nimport { matrixParams } from '../../lib/params.js';")).toEqual([]);
+    expect(
+      await importErrors(
+        'dashboard/src/views/planted.mjs',
+        "import { matrixParams } from '../lib/params.js';\nimport { chartPanel } from '../components/chart-panel.js';",
+      ),
+    ).toEqual([]);
+    expect(
+      await importErrors(
+        'dashboard/src/views/matrix/planted.mjs',
+        "import { MatrixGrid } from './grid.js';\nimport { matrixParams } from '../../lib/params.js';",
+      ),
+    ).toEqual([]);
     expect(await importErrors('dashboard/src/components/planted.mjs', "import { h } from '../lib/dom.js';\nimport { draw } from './charts.js';")).toEqual([]);
-    expect(await importErrors('dashboard/src/main.mjs', "import { matrixView } from './views/matrix/view.js';\nimport { FilterBar } from './components/filter-bar.js';")).toEqual([]);
+    expect(
+      await importErrors(
+        'dashboard/src/main.mjs',
+        "import { matrixView } from './views/matrix/view.js';\nimport { FilterBar } from './components/filter-bar.js';",
+      ),
+    ).toEqual([]);
   });
 });

@@ -108,7 +108,14 @@ describe('docker-compose.yml against the package', () => {
     for (const path of ['/app/agent/package.json', '/app/agent/dist']) expect(copied).toContain(path);
     expect(readlinkSync(join(ROOT, 'node_modules', '@extscope', 'agent'))).toBe(join('..', '..', 'agent'));
     // What those paths hold after `npm run build` here.
-    for (const path of ['dist/bin/extscope.js', 'dashboard/dist/index.html', 'migrations/sqlite/001_initial.sql', 'agent/dist/agent/wrap/wrap.js', 'agent/dist/agent/proxy/proxy.js']) expect(existsSync(join(ROOT, path)), path).toBe(true);
+    for (const path of [
+      'dist/bin/extscope.js',
+      'dashboard/dist/index.html',
+      'migrations/sqlite/001_initial.sql',
+      'agent/dist/agent/wrap/wrap.js',
+      'agent/dist/agent/proxy/proxy.js',
+    ])
+      expect(existsSync(join(ROOT, path)), path).toBe(true);
   });
 
   it('the demo service: a profile of its own, a Dockerfile target that exists, waiting for a healthy collector', () => {
@@ -122,7 +129,10 @@ describe('docker-compose.yml against the package', () => {
     // Ctrl-C is what the demo stops on (it stops its servers and clients in order).
     expect(demoService.stop_signal).toBe('SIGINT');
     for (const name of Object.keys(demoService.environment!)) expect(KNOWN_VARIABLES.has(name), name).toBe(true);
-    expect(demoService.environment).toEqual({ EXTSCOPE_INGEST_TOKEN: collectorService.environment!['EXTSCOPE_INGEST_TOKEN'], EXTSCOPE_READ_TOKEN: collectorService.environment!['EXTSCOPE_READ_TOKEN'] });
+    expect(demoService.environment).toEqual({
+      EXTSCOPE_INGEST_TOKEN: collectorService.environment!['EXTSCOPE_INGEST_TOKEN'],
+      EXTSCOPE_READ_TOKEN: collectorService.environment!['EXTSCOPE_READ_TOKEN'],
+    });
   });
 
   it("the demo's command, run here against a collector with tokens, fills the matrix and stops on SIGINT", { timeout: 120_000 }, async () => {
@@ -143,7 +153,8 @@ describe('docker-compose.yml against the package', () => {
     collector = await startCollector({ dbPath: join(dir, 'extscope.db'), port: 0, ...tokens });
     const local = args.map((arg, index) => (args[index - 1] === '--collector' ? collector!.url : arg));
     const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_')) env[key] = value;
+    for (const [key, value] of Object.entries(process.env))
+      if (value !== undefined && !key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_')) env[key] = value;
     const demo = spawn(process.execPath, [script!, ...local], {
       cwd: ROOT,
       env: { ...env, EXTSCOPE_INGEST_TOKEN: tokens.ingestToken, EXTSCOPE_READ_TOKEN: tokens.readToken },

@@ -33,9 +33,32 @@ const agentPkg = JSON.parse(await readFile(join(ROOT, 'agent', 'package.json'), 
 
 /** What may be in each tarball: the build and its run-time files (npm adds package.json, README.md and LICENSE). */
 const AGENT_FILES = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(agent|contract)\/.+\.(js|d\.ts)$/];
-const AGENT_REQUIRED = ['README.md', 'LICENSE', 'dist/agent/index.js', 'dist/agent/register/register.js', 'dist/agent/wrap/wrap.js', 'dist/agent/proxy/proxy.js', 'dist/contract/index.js'];
-const COLLECTOR_FILES = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(collector|contract|bin)\/.+\.(js|d\.ts|json)$/, /^dashboard\/dist\/(assets\/)?[^/]+$/, /^migrations\/[a-z]+\/\d{3}_[a-z0-9_]+\.sql$/];
-const COLLECTOR_REQUIRED = ['README.md', 'LICENSE', 'dist/collector/index.js', 'dist/contract/index.js', 'dist/bin/extscope.js', 'dashboard/dist/index.html', 'migrations/sqlite/001_initial.sql'];
+const AGENT_REQUIRED = [
+  'README.md',
+  'LICENSE',
+  'dist/agent/index.js',
+  'dist/agent/register/register.js',
+  'dist/agent/wrap/wrap.js',
+  'dist/agent/proxy/proxy.js',
+  'dist/contract/index.js',
+];
+const COLLECTOR_FILES = [
+  /^package\.json$/,
+  /^README\.md$/,
+  /^LICENSE$/,
+  /^dist\/(collector|contract|bin)\/.+\.(js|d\.ts|json)$/,
+  /^dashboard\/dist\/(assets\/)?[^/]+$/,
+  /^migrations\/[a-z]+\/\d{3}_[a-z0-9_]+\.sql$/,
+];
+const COLLECTOR_REQUIRED = [
+  'README.md',
+  'LICENSE',
+  'dist/collector/index.js',
+  'dist/contract/index.js',
+  'dist/bin/extscope.js',
+  'dashboard/dist/index.html',
+  'migrations/sqlite/001_initial.sql',
+];
 /** What a server project must not carry because of the agent: the collector's database, HTTP framework and gRPC. */
 const NOT_IN_A_SERVER = ['extscope', 'fastify', 'pg', 'better-sqlite3', '@grpc/grpc-js', ...Object.values(GRPC_EXPORTERS)];
 
@@ -132,7 +155,12 @@ function serverEnv(endpoint: string, extra: Record<string, string>): Record<stri
 /** initialize, tools/list and one tools/call (3 requests) under `clientName`, in the 2025 era. */
 function rawSession(clientName: string): object[] {
   return [
-    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1.0.0' } } },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1.0.0' } },
+    },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     { jsonrpc: '2.0', id: 2, method: 'tools/list' },
     { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'a' } } },
@@ -161,86 +189,114 @@ describe('npm pack', () => {
 describe('installed from the tarballs, each in a folder of its own', () => {
   let collector: { url: string; grpc: string };
 
-  it('the agent, into a server project with @opentelemetry/api and the v1 MCP SDK: no engine warning, no database, HTTP framework or gRPC package', { timeout: 600_000 }, async () => {
-    expect(tarballs.agent, 'the agent tarball from npm pack').toBeDefined();
-    await writeFile(join(server, 'package.json'), JSON.stringify({ name: 'server', private: true, type: 'module' }));
-    await copyFile(fixture('packaged/server.mjs'), join(server, 'server.mjs'));
-    const warnings = await npmInstall(server, [tarballs.agent!, '@opentelemetry/api@1.9.0', `@modelcontextprotocol/sdk@${collectorPkg.devDependencies['@modelcontextprotocol/sdk']!}`, 'zod@4.6.7']);
-    expect(warnings).not.toContain('EBADENGINE');
-    const names = await installedNames(server);
-    expect(names).toContain(agentPkg.name);
-    expect(NOT_IN_A_SERVER.filter((name) => names.includes(name))).toEqual([]);
-  });
+  it(
+    'the agent, into a server project with @opentelemetry/api and the v1 MCP SDK: no engine warning, no database, HTTP framework or gRPC package',
+    { timeout: 600_000 },
+    async () => {
+      expect(tarballs.agent, 'the agent tarball from npm pack').toBeDefined();
+      await writeFile(join(server, 'package.json'), JSON.stringify({ name: 'server', private: true, type: 'module' }));
+      await copyFile(fixture('packaged/server.mjs'), join(server, 'server.mjs'));
+      const warnings = await npmInstall(server, [
+        tarballs.agent!,
+        '@opentelemetry/api@1.9.0',
+        `@modelcontextprotocol/sdk@${collectorPkg.devDependencies['@modelcontextprotocol/sdk']!}`,
+        'zod@4.6.7',
+      ]);
+      expect(warnings).not.toContain('EBADENGINE');
+      const names = await installedNames(server);
+      expect(names).toContain(agentPkg.name);
+      expect(NOT_IN_A_SERVER.filter((name) => names.includes(name))).toEqual([]);
+    },
+  );
 
-  it('the collector, with the agent tarball it depends on: no engine warning, npx extscope --version, the gRPC exporters for wrap and proxy', { timeout: 600_000 }, async () => {
-    expect(tarballs.collector, 'the collector tarball from npm pack').toBeDefined();
-    // The native SQLite binding's build allowed, as the collector's README says.
-    await writeFile(join(ops, 'package.json'), JSON.stringify({ name: 'ops', private: true, allowScripts: { 'better-sqlite3': true } }));
-    const warnings = await npmInstall(ops, [tarballs.collector!, tarballs.agent!]);
-    expect(warnings).not.toContain('EBADENGINE');
-    const { stdout } = await run('npx', ['--no-install', 'extscope', '--version'], { cwd: ops, env: cleanEnv() });
-    expect(stdout).toBe(`extscope ${collectorPkg.version}\n`);
-    // `extscope wrap` and `proxy` run the agent installed here: its optional gRPC exporters come with the collector.
-    const fromAgent = createRequire(join(ops, 'node_modules', agentPkg.name, 'dist', 'agent', 'register', 'exporters.js'));
-    for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), name).not.toThrow();
-  });
+  it(
+    'the collector, with the agent tarball it depends on: no engine warning, npx extscope --version, the gRPC exporters for wrap and proxy',
+    { timeout: 600_000 },
+    async () => {
+      expect(tarballs.collector, 'the collector tarball from npm pack').toBeDefined();
+      // The native SQLite binding's build allowed, as the collector's README says.
+      await writeFile(join(ops, 'package.json'), JSON.stringify({ name: 'ops', private: true, allowScripts: { 'better-sqlite3': true } }));
+      const warnings = await npmInstall(ops, [tarballs.collector!, tarballs.agent!]);
+      expect(warnings).not.toContain('EBADENGINE');
+      const { stdout } = await run('npx', ['--no-install', 'extscope', '--version'], { cwd: ops, env: cleanEnv() });
+      expect(stdout).toBe(`extscope ${collectorPkg.version}\n`);
+      // `extscope wrap` and `proxy` run the agent installed here: its optional gRPC exporters come with the collector.
+      const fromAgent = createRequire(join(ops, 'node_modules', agentPkg.name, 'dist', 'agent', 'register', 'exporters.js'));
+      for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), name).not.toThrow();
+    },
+  );
 
-  it('npx extscope collector serves the dashboard and counts every request of a v1 server run with node --import @extscope/agent/register', { timeout: 240_000 }, async () => {
-    expect(existsSync(join(ops, 'node_modules', '.bin', 'extscope')), 'the collector installed by the test before').toBe(true);
-    collector = await startChild(['npx', '--no-install', 'extscope', 'collector', '--port', '0', '--grpc-port', '0', '--db', './data/extscope.db', '--log-format', 'json'], ops, (line) => {
-      if (!line.startsWith('{')) return undefined;
-      const entry = JSON.parse(line) as { url?: string; grpc?: string };
-      return entry.url !== undefined && entry.grpc !== undefined ? { url: entry.url, grpc: entry.grpc } : undefined;
-    });
-    const page = await fetch(`${collector.url}/`);
-    expect(page.status).toBe(200);
-    const script = /<script[^>]+src="([^"]+)"/.exec(await page.text())?.[1];
-    expect(script).toBeDefined();
-    expect((await fetch(new URL(script!, collector.url))).status).toBe(200);
+  it(
+    'npx extscope collector serves the dashboard and counts every request of a v1 server run with node --import @extscope/agent/register',
+    { timeout: 240_000 },
+    async () => {
+      expect(existsSync(join(ops, 'node_modules', '.bin', 'extscope')), 'the collector installed by the test before').toBe(true);
+      collector = await startChild(
+        ['npx', '--no-install', 'extscope', 'collector', '--port', '0', '--grpc-port', '0', '--db', './data/extscope.db', '--log-format', 'json'],
+        ops,
+        (line) => {
+          if (!line.startsWith('{')) return undefined;
+          const entry = JSON.parse(line) as { url?: string; grpc?: string };
+          return entry.url !== undefined && entry.grpc !== undefined ? { url: entry.url, grpc: entry.grpc } : undefined;
+        },
+      );
+      const page = await fetch(`${collector.url}/`);
+      expect(page.status).toBe(200);
+      const script = /<script[^>]+src="([^"]+)"/.exec(await page.text())?.[1];
+      expect(script).toBeDefined();
+      expect((await fetch(new URL(script!, collector.url))).status).toBe(200);
 
-    // A real v1 client over stdio, declaring the extension the server advertises; it counts what it sends.
-    let sent = 0;
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', '@extscope/agent/register', 'server.mjs'],
-      cwd: server,
-      env: serverEnv(collector.url, { OTEL_SERVICE_NAME: 'packaged', EXTSCOPE_SPANS: 'false' }),
-      stderr: 'pipe',
-    });
-    const send = transport.send.bind(transport);
-    transport.send = (message) => {
-      if ('method' in message && 'id' in message) sent++;
-      return send(message);
-    };
-    const client = new Client({ name: 'packaged-client', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
-    await client.connect(transport);
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
-    for (let call = 0; call < 5; call++) expect(await client.callTool({ name: 'echo', arguments: { text: 'packaged' } })).toMatchObject({ content: [{ type: 'text', text: 'packaged' }] });
-    await client.close();
-    expect(sent).toBe(7);
+      // A real v1 client over stdio, declaring the extension the server advertises; it counts what it sends.
+      let sent = 0;
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', '@extscope/agent/register', 'server.mjs'],
+        cwd: server,
+        env: serverEnv(collector.url, { OTEL_SERVICE_NAME: 'packaged', EXTSCOPE_SPANS: 'false' }),
+        stderr: 'pipe',
+      });
+      const send = transport.send.bind(transport);
+      transport.send = (message) => {
+        if ('method' in message && 'id' in message) sent++;
+        return send(message);
+      };
+      const client = new Client({ name: 'packaged-client', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+      await client.connect(transport);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+      for (let call = 0; call < 5; call++)
+        expect(await client.callTool({ name: 'echo', arguments: { text: 'packaged' } })).toMatchObject({ content: [{ type: 'text', text: 'packaged' }] });
+      await client.close();
+      expect(sent).toBe(7);
 
-    await expect.poll(() => requestsOfService(collector.url, 'packaged'), { timeout: 30_000, interval: 250 }).toBe(sent);
-    const row = (await matrixByClient(collector.url, 'packaged')).get('packaged-client@1.0.0');
-    expect(row?.requests).toBe(sent);
-    expect(extensionCounts(row, 'io.modelcontextprotocol/tasks')).toEqual({ client: sent, server: sent, negotiated: sent });
-  });
+      await expect.poll(() => requestsOfService(collector.url, 'packaged'), { timeout: 30_000, interval: 250 }).toBe(sent);
+      const row = (await matrixByClient(collector.url, 'packaged')).get('packaged-client@1.0.0');
+      expect(row?.requests).toBe(sent);
+      expect(extensionCounts(row, 'io.modelcontextprotocol/tasks')).toEqual({ client: sent, server: sent, negotiated: sent });
+    },
+  );
 
-  it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc without the optional exporters: one stderr line per signal, the same answers and exit code, nothing exported', { timeout: 120_000 }, async () => {
-    expect(collector, 'the collector from the test before').toBeDefined();
-    const bare = await rawStdioExchange('server.mjs', rawSession('grpc-absent'), false, serverEnv(collector.url, {}), [], { cwd: server });
-    expect(bare.code).toBe(0);
-    const lines = (signal: 'METRICS' | 'TRACES', what: string): string =>
-      `extscope: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs ${GRPC_EXPORTERS[signal]}, which is not installed (npm install ${GRPC_EXPORTERS[signal]}@${GRPC_EXPORTER_VERSION}); ${what} are not exported`;
-    for (const spans of [false, true]) {
-      const service = `grpc-absent-${spans ? 'spans' : 'metrics'}`;
-      const env = serverEnv(`http://${collector.grpc}`, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: service, EXTSCOPE_SPANS: String(spans) });
-      const withAgent = await rawStdioExchange('server.mjs', rawSession('grpc-absent'), true, env, [], { cwd: server });
-      expect(withAgent.stdout.equals(bare.stdout)).toBe(true);
-      expect(withAgent.code).toBe(0);
-      expect(withAgent.stderr.split('\n').filter((line) => line !== '')).toEqual(spans ? [lines('METRICS', 'metrics'), lines('TRACES', 'traces')] : [lines('METRICS', 'metrics')]);
-      expect(await requestsOfService(collector.url, service)).toBe(0);
-    }
-  });
+  it(
+    'OTEL_EXPORTER_OTLP_PROTOCOL=grpc without the optional exporters: one stderr line per signal, the same answers and exit code, nothing exported',
+    { timeout: 120_000 },
+    async () => {
+      expect(collector, 'the collector from the test before').toBeDefined();
+      const bare = await rawStdioExchange('server.mjs', rawSession('grpc-absent'), false, serverEnv(collector.url, {}), [], { cwd: server });
+      expect(bare.code).toBe(0);
+      const lines = (signal: 'METRICS' | 'TRACES', what: string): string =>
+        `extscope: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs ${GRPC_EXPORTERS[signal]}, which is not installed (npm install ${GRPC_EXPORTERS[signal]}@${GRPC_EXPORTER_VERSION}); ${what} are not exported`;
+      for (const spans of [false, true]) {
+        const service = `grpc-absent-${spans ? 'spans' : 'metrics'}`;
+        const env = serverEnv(`http://${collector.grpc}`, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: service, EXTSCOPE_SPANS: String(spans) });
+        const withAgent = await rawStdioExchange('server.mjs', rawSession('grpc-absent'), true, env, [], { cwd: server });
+        expect(withAgent.stdout.equals(bare.stdout)).toBe(true);
+        expect(withAgent.code).toBe(0);
+        expect(withAgent.stderr.split('\n').filter((line) => line !== '')).toEqual(
+          spans ? [lines('METRICS', 'metrics'), lines('TRACES', 'traces')] : [lines('METRICS', 'metrics')],
+        );
+        expect(await requestsOfService(collector.url, service)).toBe(0);
+      }
+    },
+  );
 
   it('with the exporter the stderr line names installed, OTLP/gRPC to the collector counts every request', { timeout: 300_000 }, async () => {
     expect(collector, 'the collector from the tests before').toBeDefined();
@@ -258,6 +314,14 @@ describe('installed from the tarballs, each in a folder of its own', () => {
     const groups = new Set(children.map((child) => child.pid!));
     await stopAll();
     // (A process killed a moment ago may still be tearing down its threads: it is gone within seconds.)
-    await expect.poll(() => processes().filter((entry) => groups.has(entry.pgid) && entry.state !== 'Z').map((entry) => `${entry.pid} ${entry.state}`), { timeout: 5_000, interval: 100 }).toEqual([]);
+    await expect
+      .poll(
+        () =>
+          processes()
+            .filter((entry) => groups.has(entry.pgid) && entry.state !== 'Z')
+            .map((entry) => `${entry.pid} ${entry.state}`),
+        { timeout: 5_000, interval: 100 },
+      )
+      .toEqual([]);
   });
 });

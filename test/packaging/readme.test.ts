@@ -16,7 +16,12 @@ const REPOSITORY = 'https://github.com/extscope/extscope/';
 const RAW = 'https://raw.githubusercontent.com/extscope/extscope/main/';
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-const slug = (heading: string): string => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+const slug = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
 
 /**
  * Links and images of a Markdown text that would break outside the repository: relative ones, in-page anchors with
@@ -27,9 +32,14 @@ function brokenLinks(markdown: string): string[] {
   const targets = [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!);
   return targets.filter((target) => {
     if (target.startsWith('#')) return !headings.has(target.slice(1));
-    const path = target.startsWith(RAW) ? target.slice(RAW.length) : /^https:\/\/github\.com\/extscope\/extscope\/(?:blob|tree)\/main\/([^#?]*)/.exec(target)?.[1];
+    const path = target.startsWith(RAW)
+      ? target.slice(RAW.length)
+      : /^https:\/\/github\.com\/extscope\/extscope\/(?:blob|tree)\/main\/([^#?]*)/.exec(target)?.[1];
     if (path !== undefined) return !existsSync(join(ROOT, path));
-    return !/^https?:\/\//.test(target) || (target.startsWith(REPOSITORY) && !/^https:\/\/github\.com\/extscope\/extscope\/(issues|blob\/main|tree\/main)/.test(target));
+    return (
+      !/^https?:\/\//.test(target) ||
+      (target.startsWith(REPOSITORY) && !/^https:\/\/github\.com\/extscope\/extscope\/(issues|blob\/main|tree\/main)/.test(target))
+    );
   });
 }
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
@@ -38,7 +48,10 @@ describe('README.md', () => {
   it('gives exactly two commands to start with, and both are package scripts', () => {
     const quickStart = readme.slice(readme.indexOf('## Quick start'));
     const block = /```sh\n([\s\S]*?)```/.exec(quickStart)![1]!;
-    const commands = block.split('\n').filter((line) => line.trim() !== '').map((line) => line.replace(/#.*$/, '').trim());
+    const commands = block
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => line.replace(/#.*$/, '').trim());
     expect(commands).toEqual(['npm install && npm start', 'npm test']);
     expect(scripts['start']).toBeDefined();
     expect(scripts['test']).toBeDefined();
@@ -47,7 +60,9 @@ describe('README.md', () => {
   });
 
   it('documents every environment variable the collector reads (here or in a page of docs/)', () => {
-    const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => readFileSync(join(ROOT, 'docs', name), 'utf8'));
+    const docs = readdirSync(join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => readFileSync(join(ROOT, 'docs', name), 'utf8'));
     const text = [readme, ...docs].join('\n');
     const missing = ENVIRONMENT.map((variable) => variable.name).filter((name) => !text.includes(`\`${name}\``));
     expect(missing).toEqual([]);
@@ -80,7 +95,7 @@ describe('agent/README.md', () => {
     expect(brokenLinks(agentReadme)).toEqual([]);
   });
 
-  it('sits beside a copy of the repository\'s licence, which the agent package ships', () => {
+  it("sits beside a copy of the repository's licence, which the agent package ships", () => {
     expect(readFileSync(join(ROOT, 'agent', 'LICENSE'), 'utf8')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
   });
 

@@ -18,7 +18,10 @@ export async function freePort(): Promise<number> {
  * up counting for it. `modern`: 2026-07-28 through version negotiation; otherwise the 2025 era.
  */
 export async function countingClient(name: string, url: URL, modern = true) {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, ...(modern && { versionNegotiation: { mode: 'auto' as const } }) });
+  const client = new Client(
+    { name, version: '1.0.0' },
+    { capabilities: { extensions: { [TASKS]: {} } }, ...(modern && { versionNegotiation: { mode: 'auto' as const } }) },
+  );
   const transport = new StreamableHTTPClientTransport(url);
   const counted = { answers: 0 };
   // The client (re)assigns the transport's onmessage (the 2026-07-28 negotiation does so after its probe):
@@ -27,10 +30,12 @@ export async function countingClient(name: string, url: URL, modern = true) {
   Object.defineProperty(transport, 'onmessage', {
     get: () => deliver,
     set: (handler: Transport['onmessage']) => {
-      deliver = handler && ((message) => {
-        if ('id' in message && ('result' in message || 'error' in message)) counted.answers++;
-        handler(message);
-      });
+      deliver =
+        handler &&
+        ((message) => {
+          if ('id' in message && ('result' in message || 'error' in message)) counted.answers++;
+          handler(message);
+        });
     },
   });
   await client.connect(transport);

@@ -59,6 +59,8 @@ export const dashboardQueries = {
   },
   /** Every panel target's query, variables substituted. */
   all(dashboard: Dashboard, values: Record<string, string>): { panel: DashboardPanel; target: DashboardTarget; expression: string }[] {
-    return dashboard.panels.flatMap((panel) => panel.targets.map((target) => ({ panel, target, expression: dashboardQueries.substitute(target.expr, values) })));
+    return dashboard.panels.flatMap((panel) =>
+      panel.targets.map((target) => ({ panel, target, expression: dashboardQueries.substitute(target.expr, values) })),
+    );
   },
 };

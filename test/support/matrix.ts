@@ -26,10 +26,13 @@ export function extensionCounts(row: MatrixRow | undefined, id: string): { clien
 /** Waits until every named client row has exactly its expected number of requests. */
 export async function pollRequests(collectorUrl: string, expected: Record<string, number>, service?: string): Promise<void> {
   await expect
-    .poll(async () => {
-      const rows = await matrixByClient(collectorUrl, service);
-      return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
-    }, { timeout: 30_000, interval: 250 })
+    .poll(
+      async () => {
+        const rows = await matrixByClient(collectorUrl, service);
+        return Object.fromEntries(Object.keys(expected).map((client) => [client, rows.get(client)?.requests ?? 0]));
+      },
+      { timeout: 30_000, interval: 250 },
+    )
     .toEqual(expected);
 }
 

@@ -17,29 +17,36 @@ export function nginxConfig(dir: string, port: number, upstreams: readonly strin
   const deployed = readFileSync(DEPLOYED, 'utf8');
   const servers = [...deployed.matchAll(/^(\s*)server collector-\d+:4318( [^;]*)?;\n/gm)];
   const first = servers[0];
-  if (first === undefined || !/^\s*listen 4318;$/m.test(deployed)) throw new Error(`${DEPLOYED} no longer has "server collector-N:4318" lines and "listen 4318": update test/support/nginx.ts`);
+  if (first === undefined || !/^\s*listen 4318;$/m.test(deployed))
+    throw new Error(`${DEPLOYED} no longer has "server collector-N:4318" lines and "listen 4318": update test/support/nginx.ts`);
   const indent = first[1] ?? '';
   const options = first[2] ?? '';
   const replicas = upstreams.map((upstream) => `${indent}server ${upstream}${options};\n`).join('');
-  return deployed
-    .replace(/^worker_processes .*$/m, `daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;`)
-    .replace(/^(\s*)server collector-\d+:4318( [^;]*)?;\n/gm, (line) => (line === first[0] ? replicas : ''))
-    .replace(/^(\s*)listen 4318;$/m, `$1listen 127.0.0.1:${port};`)
-    // One try per replica, as the deployed file has for its two.
-    .replace(/proxy_next_upstream_tries \d+;/, `proxy_next_upstream_tries ${upstreams.length};`)
-    .replace(
-      /^http \{$/m,
-      [
-        'http {',
-        ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${dir}/${kind === 'client_body' ? 'body' : kind};`),
-        "  log_format upstream '$request_method $uri $status $upstream_addr';",
-        `  access_log ${dir}/access.log upstream;`,
-      ].join('\n'),
-    );
+  return (
+    deployed
+      .replace(/^worker_processes .*$/m, `daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;`)
+      .replace(/^(\s*)server collector-\d+:4318( [^;]*)?;\n/gm, (line) => (line === first[0] ? replicas : ''))
+      .replace(/^(\s*)listen 4318;$/m, `$1listen 127.0.0.1:${port};`)
+      // One try per replica, as the deployed file has for its two.
+      .replace(/proxy_next_upstream_tries \d+;/, `proxy_next_upstream_tries ${upstreams.length};`)
+      .replace(
+        /^http \{$/m,
+        [
+          'http {',
+          ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${dir}/${kind === 'client_body' ? 'body' : kind};`),
+          "  log_format upstream '$request_method $uri $status $upstream_addr';",
+          `  access_log ${dir}/access.log upstream;`,
+        ].join('\n'),
+      )
+  );
 }
 
 /** nginx (Debian's package) on the deployed configuration, in `dir`, in front of `upstreams`; resolves once it answers `/healthz`. */
-export async function startNginx(dir: string, port: number, upstreams: readonly string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startNginx(
+  dir: string,
+  port: number,
+  upstreams: readonly string[],
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: this test needs nginx (Debian package "nginx"; .ci/run installs it)`);
   await mkdir(dir, { recursive: true });
   const conf = join(dir, 'nginx.conf');

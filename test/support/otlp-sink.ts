@@ -142,7 +142,13 @@ export async function startOtlpSink(): Promise<OtlpSink> {
           const resource = attributes(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? []) {
             for (const span of ss.spans ?? []) {
-              sink.spans.push({ resource, name: span.name, traceId: hex(span.traceId), parentSpanId: hex(span.parentSpanId), attributes: attributes(span.attributes) });
+              sink.spans.push({
+                resource,
+                name: span.name,
+                traceId: hex(span.traceId),
+                parentSpanId: hex(span.parentSpanId),
+                attributes: attributes(span.attributes),
+              });
             }
           }
         }

@@ -21,15 +21,22 @@ export const PACKAGE_DIRS = { agent: join(ROOT, 'agent'), collector: ROOT };
  */
 export function cleanEnv() {
   const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_') && !key.startsWith('npm_')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !key.startsWith('OTEL_') && !key.startsWith('EXTSCOPE_') && !key.startsWith('npm_')) env[key] = value;
   return { ...env, PUPPETEER_SKIP_DOWNLOAD: '1', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' };
 }
 
 /** Packs `which` into `destination`; resolves with the tarball's path, its sha256, its name and the paths it holds. */
 export async function pack(which, destination) {
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: PACKAGE_DIRS[which], timeout: 120_000, env: cleanEnv() });
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], {
+    cwd: PACKAGE_DIRS[which],
+    timeout: 120_000,
+    env: cleanEnv(),
+  });
   const [packed] = JSON.parse(stdout);
   const tarball = join(destination, packed.filename);
-  const hash = createHash('sha256').update(await readFile(tarball)).digest('hex');
+  const hash = createHash('sha256')
+    .update(await readFile(tarball))
+    .digest('hex');
   return { tarball, hash, name: packed.name, filename: packed.filename, files: packed.files.map((file) => file.path) };
 }

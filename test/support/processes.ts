@@ -52,10 +52,19 @@ export interface ExchangeOptions {
   cwd?: string;
 }
 
-export async function rawStdioExchange(script: string, lines: object[], agent: boolean, env: Record<string, string>, args: string[] = [], options: ExchangeOptions = {}): Promise<Exchange> {
+export async function rawStdioExchange(
+  script: string,
+  lines: object[],
+  agent: boolean,
+  env: Record<string, string>,
+  args: string[] = [],
+  options: ExchangeOptions = {},
+): Promise<Exchange> {
   const argv = [...nodeArgs(script, agent, options.preload), ...args];
   const child: ChildProcessWithoutNullStreams =
-    options.wrapper === undefined ? spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env }) : spawn(process.execPath, [...options.wrapper, process.execPath, ...argv], { cwd: options.cwd ?? ROOT, env });
+    options.wrapper === undefined
+      ? spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env })
+      : spawn(process.execPath, [...options.wrapper, process.execPath, ...argv], { cwd: options.cwd ?? ROOT, env });
   const stdout: Buffer[] = [];
   let stderr = '';
   let answers = 0;
@@ -104,7 +113,14 @@ export async function rawStdioExchange(script: string, lines: object[], agent: b
  * Starts `command args`, writes `chunks` to its stdin as fast as it reads them (however large), ends stdin, and
  * waits for it to exit: a client that sends what it has and leaves, wherever its last chunk stops.
  */
-export async function feedStdin(command: string, args: string[], chunks: Buffer[], env: Record<string, string>, cwd = ROOT, options: { answersBeforeLast?: number } = {}): Promise<Exchange> {
+export async function feedStdin(
+  command: string,
+  args: string[],
+  chunks: Buffer[],
+  env: Record<string, string>,
+  cwd = ROOT,
+  options: { answersBeforeLast?: number } = {},
+): Promise<Exchange> {
   const child = spawn(command, args, { cwd, env });
   const stdout: Buffer[] = [];
   let stderr = '';

@@ -11,7 +11,14 @@ export interface ListeningChild {
 }
 
 /** Starts `command args` and waits for its `{"port": N}` line (on stdout, or on stderr for `fromStderr`); the URL is `http://127.0.0.1:N<path>`. */
-export async function startListening(command: string, args: string[], env: Record<string, string>, path = '/mcp', timeoutMs = 60_000, announce: { stream: 'stdout' | 'stderr'; pattern: RegExp } = { stream: 'stdout', pattern: /\{"port":\s*(\d+)\}/ }): Promise<ListeningChild> {
+export async function startListening(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  path = '/mcp',
+  timeoutMs = 60_000,
+  announce: { stream: 'stdout' | 'stderr'; pattern: RegExp } = { stream: 'stdout', pattern: /\{"port":\s*(\d+)\}/ },
+): Promise<ListeningChild> {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -49,7 +56,12 @@ export async function startListening(command: string, args: string[], env: Recor
  * `extscope proxy --listen 127.0.0.1:0 --upstream <upstream>`, as a process of its own; `options.upstream` replaces
  * the `--upstream` value (the upstream's origin by default) and `options.args` are added.
  */
-export function startProxyProcess(upstream: URL, env: Record<string, string>, path = '/mcp', options: { upstream?: string; args?: string[] } = {}): Promise<ListeningChild> {
+export function startProxyProcess(
+  upstream: URL,
+  env: Record<string, string>,
+  path = '/mcp',
+  options: { upstream?: string; args?: string[] } = {},
+): Promise<ListeningChild> {
   const args = [`${ROOT}/dist/bin/extscope.js`, 'proxy', '--listen', '127.0.0.1:0', '--upstream', options.upstream ?? upstream.origin, ...(options.args ?? [])];
   return startListening(process.execPath, args, env, path, 60_000, { stream: 'stderr', pattern: /listening on http:\/\/127\.0\.0\.1:(\d+)/ });
 }

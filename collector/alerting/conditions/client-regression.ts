@@ -30,7 +30,13 @@ function clientRegression(rule: Rule<'client_regression'>, view: MatrixView, ser
       const now = newest.extensions[index]?.clientDeclared ?? 0;
       if (before < rule.options.minRequests || now > 0) return;
       findings.push({
-        labels: { ...(service === undefined ? {} : { service }), client: name, version: newest.version ?? '', previous_version: previous.version ?? '', extension: id },
+        labels: {
+          ...(service === undefined ? {} : { service }),
+          client: name,
+          version: newest.version ?? '',
+          previous_version: previous.version ?? '',
+          extension: id,
+        },
         value: newest.requests,
         summary: `${name} ${newest.version} no longer declares ${id}`,
         description: `${name} ${previous.version} declared ${id} on ${before} requests; ${name} ${newest.version} declared it on none of its ${newest.requests} requests (last ${rule.options.window}).`,

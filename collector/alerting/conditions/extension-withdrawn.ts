@@ -22,7 +22,9 @@ function extensionWithdrawn(rule: Rule<'extension_withdrawn'>, records: readonly
       if (!live(record, now, staleAfterMs)) continue;
       const current = currentIds(record);
       const withdrawn = new Set(
-        record.advertised.filter((row) => !row.current && row.lastSeenMs >= since && !current.has(row.extensionId) && inScope(rule.scope, 'extensions', row.extensionId)).map((row) => row.extensionId),
+        record.advertised
+          .filter((row) => !row.current && row.lastSeenMs >= since && !current.has(row.extensionId) && inScope(rule.scope, 'extensions', row.extensionId))
+          .map((row) => row.extensionId),
       );
       for (const id of [...withdrawn].sort()) {
         const service = record.service ?? '';

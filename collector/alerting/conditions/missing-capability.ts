@@ -39,7 +39,8 @@ export async function evaluateMissingCapability(rule: Rule<'missing_capability'>
   const window = snapshot.window(parseDuration(rule.options.window));
   const findings: Finding[] = [];
   for (const service of await snapshot.services()) {
-    if (inScope(rule.scope, 'services', service)) findings.push(...missingCapability(rule, service, await snapshot.required(service, window.fromMs, window.toMs), window));
+    if (inScope(rule.scope, 'services', service))
+      findings.push(...missingCapability(rule, service, await snapshot.required(service, window.fromMs, window.toMs), window));
   }
   return findings;
 }

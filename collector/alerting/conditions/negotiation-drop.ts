@@ -61,7 +61,12 @@ function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string, recent
         value: Math.round(drop * 10) / 10,
         summary: `${id} negotiated on ${points(shareNow)} of ${who}'s requests, down from ${points(shareBefore)}`,
         description: `Over the last ${rule.options.window}, ${id} was negotiated on ${points(shareNow)} of ${knownNow} requests (${who}); over the ${rule.options.baseline} before, on ${points(shareBefore)} of ${knownBefore}: ${drop.toFixed(1)} points down.`,
-        dashboardPath: dashboardPath('extension', { ext: id, service, client: before.client === undefined ? undefined : (recentView.rows.find((row) => row.client === before.client)?.name ?? undefined), ...viewRange(recentWindow) }),
+        dashboardPath: dashboardPath('extension', {
+          ext: id,
+          service,
+          client: before.client === undefined ? undefined : (recentView.rows.find((row) => row.client === before.client)?.name ?? undefined),
+          ...viewRange(recentWindow),
+        }),
       });
     }
   }
@@ -74,7 +79,10 @@ export async function evaluateNegotiationDrop(rule: Rule<'negotiation_drop'>, sn
   const findings: Finding[] = [];
   for (const service of await snapshot.services()) {
     if (!inScope(rule.scope, 'services', service)) continue;
-    const [recentView, baselineView] = await Promise.all([snapshot.matrix(service, recent.fromMs, recent.toMs, 'client'), snapshot.matrix(service, baseline.fromMs, baseline.toMs, 'client')]);
+    const [recentView, baselineView] = await Promise.all([
+      snapshot.matrix(service, recent.fromMs, recent.toMs, 'client'),
+      snapshot.matrix(service, baseline.fromMs, baseline.toMs, 'client'),
+    ]);
     findings.push(...negotiationDrop(rule, service, recentView, baselineView, recent));
   }
   return findings;

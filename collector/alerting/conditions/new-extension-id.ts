@@ -10,7 +10,14 @@ import { type Snapshot, floorMinute } from './snapshot.js';
 function declared(cells: readonly CellTotal[], clientIn: (name: string | null) => boolean): Map<string, Set<string>> {
   const ids = new Map<string, Set<string>>();
   for (const cell of cells) {
-    if (cell.kind !== SeriesKind.Extension || cell.clientDeclared !== true || cell.count === 0 || cell.extensionId === null || isPseudoExtensionId(cell.extensionId)) continue;
+    if (
+      cell.kind !== SeriesKind.Extension ||
+      cell.clientDeclared !== true ||
+      cell.count === 0 ||
+      cell.extensionId === null ||
+      isPseudoExtensionId(cell.extensionId)
+    )
+      continue;
     if (!clientIn(cell.clientName)) continue;
     const names = ids.get(cell.extensionId) ?? new Set<string>();
     if (cell.clientName !== null) names.add(cell.clientName);

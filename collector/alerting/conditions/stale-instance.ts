@@ -16,7 +16,13 @@ function staleInstances(rule: Rule<'stale_instance'>, records: readonly Instance
   const findings: Finding[] = [];
   for (const record of records) {
     const silentMs = now - record.lastSeenMs;
-    if (!(silentMs > after) || record.lastSeenMs < since || record.lastSeenMs - record.firstSeenMs < minUptime || !inScope(rule.scope, 'services', record.service)) continue;
+    if (
+      !(silentMs > after) ||
+      record.lastSeenMs < since ||
+      record.lastSeenMs - record.firstSeenMs < minUptime ||
+      !inScope(rule.scope, 'services', record.service)
+    )
+      continue;
     const service = orNone(record.service);
     const instance = orNone(record.instanceId);
     const minutes = Math.floor(silentMs / MS_PER_MINUTE);

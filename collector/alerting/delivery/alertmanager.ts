@@ -186,7 +186,9 @@ export class AlertmanagerNotifier implements Notifier {
     // As Prometheus does: a firing alert ends a few sends ahead unless it is sent again; a resolved one ends at its
     // resolution, and at the latest now (an evaluation clock running ahead must not keep it open).
     const endsAtMs =
-      alert.state === 'resolved' ? Math.min(alert.resolvedAtMs ?? wallNowMs, wallNowMs) : wallNowMs + 4 * Math.max(this.config.alertmanagerResendMs, this.cycleGapMs);
+      alert.state === 'resolved'
+        ? Math.min(alert.resolvedAtMs ?? wallNowMs, wallNowMs)
+        : wallNowMs + 4 * Math.max(this.config.alertmanagerResendMs, this.cycleGapMs);
     return {
       labels: labelSet(alert.labels),
       annotations: labelSet(alert.annotations),

@@ -77,7 +77,8 @@ function positiveInteger(name: string, value: number): number {
 
 export function resolveDeliveryConfig(options: DeliveryOptions = {}): DeliveryConfig {
   const retry = { ...DEFAULT_RETRY, ...options.retry };
-  for (const [name, value] of Object.entries(retry)) positiveInteger(name === 'maxAttempts' ? 'retry.maxAttempts (EXTSCOPE_DELIVERY_MAX_ATTEMPTS)' : `retry.${name}`, value);
+  for (const [name, value] of Object.entries(retry))
+    positiveInteger(name === 'maxAttempts' ? 'retry.maxAttempts (EXTSCOPE_DELIVERY_MAX_ATTEMPTS)' : `retry.${name}`, value);
   if (retry.maxDelayMs < retry.initialDelayMs) throw new ConfigError('delivery.retry.maxDelayMs must be at least delivery.retry.initialDelayMs');
   let webhook: WebhookConfig | undefined;
   if (options.webhookUrl !== undefined && options.webhookUrl !== '') {
@@ -95,7 +96,10 @@ export function resolveDeliveryConfig(options: DeliveryOptions = {}): DeliveryCo
     publicUrl,
     webhook,
     alertmanagerUrls: (options.alertmanagerUrls ?? []).map((url) => httpUrl('EXTSCOPE_ALERTMANAGER_URL', url)),
-    alertmanagerResendMs: positiveInteger('alertmanagerResendMs (EXTSCOPE_ALERTMANAGER_RESEND_SECONDS × 1000)', options.alertmanagerResendMs ?? DEFAULT_ALERTMANAGER_RESEND_MS),
+    alertmanagerResendMs: positiveInteger(
+      'alertmanagerResendMs (EXTSCOPE_ALERTMANAGER_RESEND_SECONDS × 1000)',
+      options.alertmanagerResendMs ?? DEFAULT_ALERTMANAGER_RESEND_MS,
+    ),
     retry,
     queueCapacity: positiveInteger('delivery.queueCapacity', options.queueCapacity ?? DEFAULT_QUEUE_CAPACITY),
     concurrency: positiveInteger('delivery.concurrency', options.concurrency ?? DEFAULT_CONCURRENCY),
@@ -114,13 +118,31 @@ const set = (options: WithDelivery, delivery: DeliveryOptions): void => {
 
 /** The delivery part of the CLI's environment (listed in its help). */
 export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable<WithDelivery>[] = [
-  { name: 'EXTSCOPE_PUBLIC_URL', help: 'Dashboard base URL as alert receivers reach it (links in notifications)', apply: (options, value) => set(options, { publicUrl: value }) },
-  { name: 'EXTSCOPE_WEBHOOK_URL', help: 'POST every alert transition here (signed JSON, see docs/alerting-delivery.md)', apply: (options, value) => set(options, { webhookUrl: value }) },
-  { name: 'EXTSCOPE_WEBHOOK_SECRET', help: 'HMAC-SHA256 key for X-Extscope-Signature (required with EXTSCOPE_WEBHOOK_URL)', apply: (options, value) => set(options, { webhookSecret: value }) },
+  {
+    name: 'EXTSCOPE_PUBLIC_URL',
+    help: 'Dashboard base URL as alert receivers reach it (links in notifications)',
+    apply: (options, value) => set(options, { publicUrl: value }),
+  },
+  {
+    name: 'EXTSCOPE_WEBHOOK_URL',
+    help: 'POST every alert transition here (signed JSON, see docs/alerting-delivery.md)',
+    apply: (options, value) => set(options, { webhookUrl: value }),
+  },
+  {
+    name: 'EXTSCOPE_WEBHOOK_SECRET',
+    help: 'HMAC-SHA256 key for X-Extscope-Signature (required with EXTSCOPE_WEBHOOK_URL)',
+    apply: (options, value) => set(options, { webhookSecret: value }),
+  },
   {
     name: 'EXTSCOPE_ALERTMANAGER_URL',
     help: 'Prometheus Alertmanager base URL(s), comma-separated',
-    apply: (options, value) => set(options, { alertmanagerUrls: value.split(',').map((url) => url.trim()).filter((url) => url !== '') }),
+    apply: (options, value) =>
+      set(options, {
+        alertmanagerUrls: value
+          .split(',')
+          .map((url) => url.trim())
+          .filter((url) => url !== ''),
+      }),
   },
   {
     name: 'EXTSCOPE_ALERTMANAGER_RESEND_SECONDS',

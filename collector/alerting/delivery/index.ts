@@ -50,6 +50,8 @@ export class Notifiers implements Notifier {
 export function buildNotifiers(config: DeliveryConfig, deps: DeliveryDependencies): Notifiers {
   const receivers: Notifier[] = [];
   if (config.webhook !== undefined) receivers.push(new WebhookNotifier('webhook', config.webhook, config, deps));
-  config.alertmanagerUrls.forEach((url, index) => receivers.push(new AlertmanagerNotifier(index === 0 ? 'alertmanager' : `alertmanager-${index + 1}`, url, config, deps)));
+  config.alertmanagerUrls.forEach((url, index) =>
+    receivers.push(new AlertmanagerNotifier(index === 0 ? 'alertmanager' : `alertmanager-${index + 1}`, url, config, deps)),
+  );
   return new Notifiers(receivers, deps.warn);
 }

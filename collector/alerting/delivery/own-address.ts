@@ -30,10 +30,15 @@ export function reachesCollector(url: string, host: string, port: number): boole
 
 /** Throws {@link ConfigError} when a webhook or Alertmanager URL reaches the collector on `host`:`port`. */
 export function refuseOwnAddress(delivery: DeliveryConfig, host: string, port: number): void {
-  const receivers: [string, string][] = [...(delivery.webhook === undefined ? [] : [['EXTSCOPE_WEBHOOK_URL', delivery.webhook.url] as [string, string]]), ...delivery.alertmanagerUrls.map((url): [string, string] => ['EXTSCOPE_ALERTMANAGER_URL', url])];
+  const receivers: [string, string][] = [
+    ...(delivery.webhook === undefined ? [] : [['EXTSCOPE_WEBHOOK_URL', delivery.webhook.url] as [string, string]]),
+    ...delivery.alertmanagerUrls.map((url): [string, string] => ['EXTSCOPE_ALERTMANAGER_URL', url]),
+  ];
   for (const [name, url] of receivers) {
     if (reachesCollector(url, host, port)) {
-      throw new ConfigError(`${name} ${JSON.stringify(url)} is this collector's own address (${host}:${port}): notifications would be sent to the collector itself; point it at the receiver`);
+      throw new ConfigError(
+        `${name} ${JSON.stringify(url)} is this collector's own address (${host}:${port}): notifications would be sent to the collector itself; point it at the receiver`,
+      );
     }
   }
 }

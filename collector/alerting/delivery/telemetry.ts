@@ -53,7 +53,8 @@ export class DeliveryLogBuffer {
       this.deps.log.recordDeliveries(entries).then(
         () => void (this.failing = false),
         (error: unknown) => {
-          if (!this.failing) this.deps.warn(`alert delivery log: cannot write (${error instanceof Error ? error.message : String(error)}); notifications are still sent`);
+          if (!this.failing)
+            this.deps.warn(`alert delivery log: cannot write (${error instanceof Error ? error.message : String(error)}); notifications are still sent`);
           this.failing = true;
         },
       ),

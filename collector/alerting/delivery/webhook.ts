@@ -23,7 +23,13 @@ interface Message {
   queuedAtMs: number;
 }
 
-const keyOf = (transition: AlertTransition): MessageKey => ({ id: transition.id, fingerprint: transition.alert.fingerprint, rule: transition.alert.rule, from: transition.from, to: transition.to });
+const keyOf = (transition: AlertTransition): MessageKey => ({
+  id: transition.id,
+  fingerprint: transition.alert.fingerprint,
+  rule: transition.alert.rule,
+  from: transition.from,
+  to: transition.to,
+});
 
 const LOGGED_STATE: Record<JobChange['state'], DeliveryState> = {
   queued: 'queued',
@@ -66,7 +72,14 @@ export class WebhookNotifier implements Notifier {
       concurrency: config.concurrency,
       policy: config.retry,
       now: deps.clock,
-      send: (message) => postJson(webhook.url, message.body, { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.key.id }, config.requestTimeoutMs, this.cancel.signal),
+      send: (message) =>
+        postJson(
+          webhook.url,
+          message.body,
+          { ...signedHeaders(webhook.secret, message.body, Date.now()), [IDEMPOTENCY_HEADER]: message.key.id },
+          config.requestTimeoutMs,
+          this.cancel.signal,
+        ),
       changed: (job, change) => {
         const { key, body } = job.payload;
         this.log.write({
@@ -123,7 +136,9 @@ export class WebhookNotifier implements Notifier {
     try {
       unfinished = await read.call(this.deps.log, this.name, limit);
     } catch (error) {
-      this.deps.warn(`webhook ${this.name}: cannot read the unfinished notifications to resume them (${error instanceof Error ? error.message : String(error)})`);
+      this.deps.warn(
+        `webhook ${this.name}: cannot read the unfinished notifications to resume them (${error instanceof Error ? error.message : String(error)})`,
+      );
       return;
     }
     // A full read may leave more behind it (oldest first: those queued here already come first, and are skipped).

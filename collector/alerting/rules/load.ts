@@ -84,7 +84,16 @@ function nodeAt(doc: Document, segments: readonly Segment[]): { node: Node | und
   return { node: node as Node | undefined, key };
 }
 
-const describe = (value: unknown): string => (typeof value === 'string' ? cut(JSON.stringify(value)) : value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : String(value));
+const describe = (value: unknown): string =>
+  typeof value === 'string'
+    ? cut(JSON.stringify(value))
+    : value === null
+      ? 'null'
+      : Array.isArray(value)
+        ? 'a list'
+        : typeof value === 'object'
+          ? 'a mapping'
+          : String(value);
 
 /** One schema error in words, and the path it is about. */
 function explain(error: ErrorObject, data: unknown): { segments: Segment[]; message: string; onKey: boolean } {
@@ -101,17 +110,31 @@ function explain(error: ErrorObject, data: unknown): { segments: Segment[]; mess
     case 'required':
       return { segments, message: `missing required field "${String(params['missingProperty'])}"`, onKey: false };
     case 'discriminator':
-      return { segments: [...segments, 'kind'], message: `unknown rule kind ${describe((value as Record<string, unknown> | undefined)?.['kind'])}: must be one of ${RULE_KINDS.join(', ')}`, onKey: false };
+      return {
+        segments: [...segments, 'kind'],
+        message: `unknown rule kind ${describe((value as Record<string, unknown> | undefined)?.['kind'])}: must be one of ${RULE_KINDS.join(', ')}`,
+        onKey: false,
+      };
     case 'pattern':
-      if (params['pattern'] === DURATION_PATTERN) return { segments, message: `must be a duration such as 30s, 10m, 1h or 7d (got ${describe(value)})`, onKey: false };
-      if (params['pattern'] === LABEL_NAME_PATTERN) return { segments, message: `must be a label name: letters, digits and _, not starting with a digit or __ (got ${describe(value)})`, onKey: false };
+      if (params['pattern'] === DURATION_PATTERN)
+        return { segments, message: `must be a duration such as 30s, 10m, 1h or 7d (got ${describe(value)})`, onKey: false };
+      if (params['pattern'] === LABEL_NAME_PATTERN)
+        return { segments, message: `must be a label name: letters, digits and _, not starting with a digit or __ (got ${describe(value)})`, onKey: false };
       return { segments, message: `${describe(value)} is not a valid name (letters, digits, _ . -; starting with a letter or _)`, onKey: false };
     case 'propertyNames':
-      return { segments: [...segments, String(params['propertyName'])], message: 'is not a valid label name: letters, digits and _, not starting with a digit or __', onKey: true };
+      return {
+        segments: [...segments, String(params['propertyName'])],
+        message: 'is not a valid label name: letters, digits and _, not starting with a digit or __',
+        onKey: true,
+      };
     case 'enum':
       return { segments, message: `must be one of ${(params['allowedValues'] as unknown[]).join(', ')} (got ${describe(value)})`, onKey: false };
     case 'type':
-      return { segments, message: `must be ${params['type'] === 'object' ? 'a mapping' : params['type'] === 'array' ? 'a list' : `a ${String(params['type'])}`} (got ${describe(value)})`, onKey: false };
+      return {
+        segments,
+        message: `must be ${params['type'] === 'object' ? 'a mapping' : params['type'] === 'array' ? 'a list' : `a ${String(params['type'])}`} (got ${describe(value)})`,
+        onKey: false,
+      };
     default:
       return { segments, message: `${error.message ?? 'is invalid'} (got ${describe(value)})`, onKey: false };
   }
@@ -134,21 +157,32 @@ function semanticErrors(data: unknown): { segments: Segment[]; message: string; 
     if (first !== undefined) errors.push({ segments: ['rules', index, 'name'], message: `duplicate rule name ${describe(rule.name)} (also rules[${first}])` });
     else if (typeof rule.name === 'string') seen.set(rule.name, index);
     for (const label of Object.keys(isRecord(rule.labels) ? rule.labels : {})) {
-      if (RESERVED_LABELS.has(label)) errors.push({ segments: ['rules', index, 'labels', label], message: `label "${label}" is set by extscope (${label === 'severity' ? 'use the rule\'s severity field' : 'it is the rule name'})`, onKey: true });
+      if (RESERVED_LABELS.has(label))
+        errors.push({
+          segments: ['rules', index, 'labels', label],
+          message: `label "${label}" is set by extscope (${label === 'severity' ? "use the rule's severity field" : 'it is the rule name'})`,
+          onKey: true,
+        });
     }
     for (const dimension of ['services', 'clients', 'extensions'] as const) {
       if (isRecord(rule.scope) && rule.scope[dimension] !== undefined && !SCOPES[rule.kind].includes(dimension)) {
-        errors.push({ segments: ['rules', index, 'scope', dimension], message: `${rule.kind} alerts are not about ${dimension}: it may be scoped by ${SCOPES[rule.kind].join(', ')} only`, onKey: true });
+        errors.push({
+          segments: ['rules', index, 'scope', dimension],
+          message: `${rule.kind} alerts are not about ${dimension}: it may be scoped by ${SCOPES[rule.kind].join(', ')} only`,
+          onKey: true,
+        });
       }
     }
     for (const option of WINDOWS) {
       const text = (rule as Record<string, unknown>)[option];
-      if (typeof text === 'string' && DURATION.test(text) && parseDuration(text) === 0) errors.push({ segments: ['rules', index, option], message: 'must be longer than 0 (a window of no time holds nothing)' });
+      if (typeof text === 'string' && DURATION.test(text) && parseDuration(text) === 0)
+        errors.push({ segments: ['rules', index, option], message: 'must be longer than 0 (a window of no time holds nothing)' });
     }
     if (rule.kind === 'negotiation_drop') {
       const window = parseDuration(String(rule.window ?? KIND_DEFAULTS.negotiation_drop.options.window));
       const baseline = parseDuration(String(rule.baseline ?? KIND_DEFAULTS.negotiation_drop.options.baseline));
-      if (window > 0 && baseline > 0 && baseline < window) errors.push({ segments: ['rules', index, 'baseline'], message: 'must be at least as long as window (the baseline is what the window is compared to)' });
+      if (window > 0 && baseline > 0 && baseline < window)
+        errors.push({ segments: ['rules', index, 'baseline'], message: 'must be at least as long as window (the baseline is what the window is compared to)' });
     }
   });
   if (typeof file.interval === 'string' && parseDuration(file.interval) < 1000) errors.push({ segments: ['interval'], message: 'must be at least 1s' });
@@ -190,7 +224,11 @@ function parseRulesText(text: string, source: string): ParseOutcome {
     // The parser may report one mistake many times over (once per enclosing collection): each once.
     const unique = new Map<string, RuleError>();
     for (const error of doc.errors) {
-      const found = { ...at(error.pos[0]), path: '', message: `not valid YAML: ${cut(error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '', 200)}` };
+      const found = {
+        ...at(error.pos[0]),
+        path: '',
+        message: `not valid YAML: ${cut(error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '', 200)}`,
+      };
       unique.set(`${found.line}:${found.column}:${found.message}`, found);
     }
     return { ok: false, errors: [...unique.values()] };
@@ -200,7 +238,9 @@ function parseRulesText(text: string, source: string): ParseOutcome {
     data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     // The one way toJS fails on a document that parsed: aliases that expand too far ("billion laughs").
-    const message = isAliasBomb(error) ? `aliases expand more than ${MAX_ALIAS_COUNT} times (an alias bomb); the file is not read` : `cannot be read as data: ${cut((error as Error).message, 200)}`;
+    const message = isAliasBomb(error)
+      ? `aliases expand more than ${MAX_ALIAS_COUNT} times (an alias bomb); the file is not read`
+      : `cannot be read as data: ${cut((error as Error).message, 200)}`;
     return { ok: false, errors: [{ ...at(firstAlias(doc)), path: '', message: `not valid YAML: ${message}` }] };
   }
   if (data === null || data === undefined) {
@@ -234,7 +274,9 @@ const isAliasBomb = (error: unknown): boolean => error instanceof Error && /alia
  * last one counting the rest.
  */
 export function formatRuleErrors(source: string, errors: readonly RuleError[]): string {
-  const listed = errors.slice(0, LISTED_ERRORS).map((error) => `${source}${error.line > 0 ? `:${error.line}:${error.column}` : ''}: ${error.path === '' ? '' : `${error.path}: `}${error.message}`);
+  const listed = errors
+    .slice(0, LISTED_ERRORS)
+    .map((error) => `${source}${error.line > 0 ? `:${error.line}:${error.column}` : ''}: ${error.path === '' ? '' : `${error.path}: `}${error.message}`);
   if (errors.length > LISTED_ERRORS) listed.push(`${source}: … and ${errors.length - LISTED_ERRORS} more errors`);
   return listed.join('\n');
 }
@@ -246,7 +288,11 @@ export class RulesFileError extends ConfigError {
     readonly errors: readonly RuleError[],
   ) {
     // One error, one line (`invalid rules file FILE:LINE:COL: reason`); several, a header and a line each.
-    super(errors.length === 1 ? `invalid rules file ${formatRuleErrors(source, errors)}` : `invalid rules file ${source} (${errors.length} errors):\n${formatRuleErrors(source, errors)}`);
+    super(
+      errors.length === 1
+        ? `invalid rules file ${formatRuleErrors(source, errors)}`
+        : `invalid rules file ${source} (${errors.length} errors):\n${formatRuleErrors(source, errors)}`,
+    );
   }
 }
 

@@ -104,7 +104,15 @@ const ruleSchema = {
   type: 'object',
   discriminator: { propertyName: 'kind' },
   required: ['kind'],
-  oneOf: [advertisementSkewSchema, extensionWithdrawnSchema, negotiationDropSchema, clientRegressionSchema, missingCapabilitySchema, newExtensionIdSchema, staleInstanceSchema],
+  oneOf: [
+    advertisementSkewSchema,
+    extensionWithdrawnSchema,
+    negotiationDropSchema,
+    clientRegressionSchema,
+    missingCapabilitySchema,
+    newExtensionIdSchema,
+    staleInstanceSchema,
+  ],
 } as const;
 
 export const rulesFileSchema = {

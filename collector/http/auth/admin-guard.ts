@@ -41,12 +41,20 @@ export function adminGuard(token: BearerToken | undefined, otherTokens: boolean,
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const crossSite = crossSiteReason(request);
     if (crossSite !== undefined) {
-      await reply.code(403).send({ statusCode: 403, error: 'Forbidden', message: `admin requests must come from the same origin with Content-Type: ${ADMIN_CONTENT_TYPE} (${crossSite})` });
+      await reply
+        .code(403)
+        .send({
+          statusCode: 403,
+          error: 'Forbidden',
+          message: `admin requests must come from the same origin with Content-Type: ${ADMIN_CONTENT_TYPE} (${crossSite})`,
+        });
       return;
     }
     if (token === undefined && !otherTokens) return;
     if (token === undefined) {
-      await reply.code(403).send({ statusCode: 403, error: 'Forbidden', message: 'admin routes are off: the collector has tokens but no EXTSCOPE_ADMIN_TOKEN' });
+      await reply
+        .code(403)
+        .send({ statusCode: 403, error: 'Forbidden', message: 'admin routes are off: the collector has tokens but no EXTSCOPE_ADMIN_TOKEN' });
       return;
     }
     if (token.matches(request.headers.authorization)) return;

@@ -7,7 +7,13 @@ import { AUTH_RATE_LIMITED, type AuthFailureLimit } from './failure-limit.js';
  * token, or, once the address has failed too often (see {@link AuthFailureLimit}), a {@link RateLimitedError},
  * which the app's error table answers 429 with Retry-After.
  */
-export async function refuseToken(request: FastifyRequest, reply: FastifyReply, failures: AuthFailureLimit | undefined, realm: string, variable: string): Promise<void> {
+export async function refuseToken(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  failures: AuthFailureLimit | undefined,
+  realm: string,
+  variable: string,
+): Promise<void> {
   const wait = failures?.failed(request.ip);
   if (wait !== undefined) throw new RateLimitedError(AUTH_RATE_LIMITED, 'auth_rate_limited', wait);
   await reply

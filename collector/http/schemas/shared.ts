@@ -32,7 +32,19 @@ export const extensionCountsSchema = {
   items: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'clientDeclared', 'serverAdvertised', 'negotiated', 'serverUnknown', 'required', 'state', 'known', 'negotiatedShare', 'clientShare', 'serverShare'],
+    required: [
+      'id',
+      'clientDeclared',
+      'serverAdvertised',
+      'negotiated',
+      'serverUnknown',
+      'required',
+      'state',
+      'known',
+      'negotiatedShare',
+      'clientShare',
+      'serverShare',
+    ],
     properties: {
       id: { type: 'string' },
       clientDeclared: { type: 'integer' },

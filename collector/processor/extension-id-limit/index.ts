@@ -17,7 +17,10 @@ export interface ExtensionIdLimitConfig {
 export interface AdmittedIdsState {
   admittedIds(keys: readonly { instance: string; hour: number }[]): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
   /** The store decides the room left, atomically against any other collector on it (ExtensionIdLimitStore.admitIdsWithin). */
-  admitIdsWithin(entries: readonly { instance: string; hour: number; ids: readonly string[] }[], max: number): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
+  admitIdsWithin(
+    entries: readonly { instance: string; hour: number; ids: readonly string[] }[],
+    max: number,
+  ): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
 }
 
 /** Hours behind the newest one seen that are still kept in memory (points within the dedup window, clock skew). */
@@ -121,7 +124,10 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
     const entries = [...fresh.values()].filter((entry) => entry.ids.size > 0);
     if (entries.length === 0) return;
     const decided = new Map<string, Set<string>>();
-    for (const { instance, hour, ids } of await state.admitIdsWithin(entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })), this.config.maxIdsPerInstanceHour)) {
+    for (const { instance, hour, ids } of await state.admitIdsWithin(
+      entries.map(({ instance, hour, ids }) => ({ instance, hour, ids: [...ids] })),
+      this.config.maxIdsPerInstanceHour,
+    )) {
       decided.set(`${hour}:${instance}`, new Set(ids));
     }
     for (const entry of entries) {

@@ -238,7 +238,13 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       return undefined;
     }
     const read = this.advertisedAttributes.read(point.attributes ?? [], where);
-    return { serverName: read.serverName, serverVersion: read.serverVersion, extensionId: this.values.extensionId(read.extensionId as string), fingerprint: read.fingerprint, timeMs: nanosToMs(timeNs) };
+    return {
+      serverName: read.serverName,
+      serverVersion: read.serverVersion,
+      extensionId: this.values.extensionId(read.extensionId as string),
+      fingerprint: read.fingerprint,
+      timeMs: nanosToMs(timeNs),
+    };
   }
 
   private advertisedCount(point: NumberDataPoint, context: PointContext, where: string): AdvertisedCount | undefined {

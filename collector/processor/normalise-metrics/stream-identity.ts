@@ -60,11 +60,13 @@ export class StreamIdentity {
     }
     const names = attributes.map((attribute) => attribute.key ?? '');
     // Stable: equal names (which OTLP forbids) keep the sender's order.
-    const order = names.map((_, index) => index).sort((a, b) => {
-      const x = names[a] as string;
-      const y = names[b] as string;
-      return x < y ? -1 : x > y ? 1 : a - b;
-    });
+    const order = names
+      .map((_, index) => index)
+      .sort((a, b) => {
+        const x = names[a] as string;
+        const y = names[b] as string;
+        return x < y ? -1 : x > y ? 1 : a - b;
+      });
     this.last = { names, order, tag: StreamIdentity.tagOf(order.map((index) => names[index] as string)) };
     return this.last;
   }

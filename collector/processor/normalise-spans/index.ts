@@ -45,7 +45,12 @@ export class NormaliseSpans implements TracesConsumer<ExportTraceServiceRequest>
   async consumeTraces(request: ExportTraceServiceRequest): Promise<TracesOutcome> {
     const batch = this.normalise(request);
     const outcome = await this.next.consumeTraces(batch);
-    return { ...outcome, ignored: outcome.ignored + batch.ignored, rejected: outcome.rejected + batch.rejected, rejectedReason: batch.rejectedReason ?? outcome.rejectedReason };
+    return {
+      ...outcome,
+      ignored: outcome.ignored + batch.ignored,
+      rejected: outcome.rejected + batch.rejected,
+      rejectedReason: batch.rejectedReason ?? outcome.rejectedReason,
+    };
   }
 
   private normalise(request: ExportTraceServiceRequest): SpanBatch {

@@ -101,7 +101,9 @@ export class OtlpGrpcReceiver implements Component {
     this.boundPort = await new Promise<number>((resolve, reject) => {
       this.server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (error, port) =>
         // grpc-js says only "No address added out of total 1 resolved"; say which address, and the cause it gives.
-        error === null ? resolve(port) : reject(new Error(`the OTLP/gRPC receiver cannot listen on ${host}:${this.options.port} (--grpc-port, or off): ${error.message}`, { cause: error })),
+        error === null
+          ? resolve(port)
+          : reject(new Error(`the OTLP/gRPC receiver cannot listen on ${host}:${this.options.port} (--grpc-port, or off): ${error.message}`, { cause: error })),
       );
     });
   }
@@ -167,7 +169,8 @@ export class OtlpGrpcReceiver implements Component {
     // is the one place to see it. Bad input from the sender is INVALID_ARGUMENT (not retryable), as on OTLP/HTTP.
     const send = call.sendStatus.bind(call);
     call.sendStatus = (status) => {
-      if (status.code === GrpcStatus.INTERNAL && status.details === DECOMPRESS_FAILED && !answered) refuse(new PermanentError('the message is not valid gzip', 'bad_gzip'));
+      if (status.code === GrpcStatus.INTERNAL && status.details === DECOMPRESS_FAILED && !answered)
+        refuse(new PermanentError('the message is not valid gzip', 'bad_gzip'));
       else send(status);
     };
     const peer = (): string => call.getConnectionInfo().remoteAddress ?? call.getPeer();
@@ -188,7 +191,11 @@ export class OtlpGrpcReceiver implements Component {
               observation.failed({ result: 'rejected', reason: 'not_received' });
               log.warn({ reason: 'not_received', protocol: 'grpc' }, `export refused: its message did not arrive within ${limits.receiveTimeoutMs} ms`);
               answer();
-              call.sendStatus({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `the message did not arrive within ${limits.receiveTimeoutMs} ms`, metadata: new Metadata() });
+              call.sendStatus({
+                code: GrpcStatus.DEADLINE_EXCEEDED,
+                details: `the message did not arrive within ${limits.receiveTimeoutMs} ms`,
+                metadata: new Metadata(),
+              });
               closeStream(call);
             }, limits.receiveTimeoutMs);
             pass(metadata);
@@ -254,7 +261,8 @@ export class OtlpGrpcReceiver implements Component {
       const receive = async () => {
         // grpc-js has already inflated a compressed message (bounded by the message limit); what all calls hold
         // at once while they decode and store is bounded by the budget OTLP/HTTP's gunzip draws from.
-        if (!decompression.tryTake(bytes.length)) throw new BusyError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
+        if (!decompression.tryTake(bytes.length))
+          throw new BusyError('too much decompression in progress; retry later', 'decompression_busy', RETRY_AFTER_BUDGET);
         try {
           return await consumeExport(pipeline, signal, bytes, 'protobuf');
         } finally {

@@ -11,6 +11,7 @@ export interface GrpcFailure extends ExportFailure {
 export function grpcFailureOf(error: unknown): GrpcFailure {
   const failure = exportFailureOf(error);
   const metadata = new Metadata();
-  if (failure.retryAfterSeconds !== undefined) metadata.set('grpc-status-details-bin', Buffer.from(encodeStatusWithRetryInfo(failure.rpcCode, failure.message, failure.retryAfterSeconds)));
+  if (failure.retryAfterSeconds !== undefined)
+    metadata.set('grpc-status-details-bin', Buffer.from(encodeStatusWithRetryInfo(failure.rpcCode, failure.message, failure.retryAfterSeconds)));
   return { ...failure, status: { code: failure.rpcCode, details: failure.message, metadata } };
 }

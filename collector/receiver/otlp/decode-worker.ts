@@ -13,9 +13,7 @@ export interface DecodeTask {
   bytes: Uint8Array;
 }
 
-export type DecodeAnswer =
-  | { id: number; ok: true; parts: Uint8Array[] }
-  | { id: number; ok: false; message: string; reason: string; status: number };
+export type DecodeAnswer = { id: number; ok: true; parts: Uint8Array[] } | { id: number; ok: false; message: string; reason: string; status: number };
 
 /** The metrics whose points the pipeline reads; of every other metric it only counts the points (as ignored). */
 const READ_METRICS = new Set<string>([METRICS.requests.name, METRICS.extensionRequests.name, METRICS.advertised.name, METRICS.advertisedCount.name]);
@@ -53,7 +51,13 @@ parentPort?.on('message', (task: DecodeTask) => {
     moved = parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer);
   } catch (error) {
     const permanent = error instanceof PermanentError;
-    answer = { id: task.id, ok: false, message: (error as Error).message, reason: permanent ? error.reason : 'malformed', status: permanent ? error.status : 400 };
+    answer = {
+      id: task.id,
+      ok: false,
+      message: (error as Error).message,
+      reason: permanent ? error.reason : 'malformed',
+      status: permanent ? error.status : 400,
+    };
   }
   parentPort?.postMessage(answer, moved);
 });

@@ -3,14 +3,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import type { MetricsConsumer, TracesConsumer } from '../../model/consumer.js';
 import { BusyError } from '../../model/errors.js';
 import { PermanentError } from '../../model/errors.js';
-import {
-  CONTENT_TYPE,
-  type OtlpFormat,
-  type PartialSuccess,
-  type Signal,
-  encodeExportResponse,
-  encodeStatusBody,
-} from '../../otlp/codec.js';
+import { CONTENT_TYPE, type OtlpFormat, type PartialSuccess, type Signal, encodeExportResponse, encodeStatusBody } from '../../otlp/codec.js';
 import type { ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../otlp/messages.js';
 import type { Admission, Ticket } from './admission.js';
 import { type DecodedBody, type DecompressionBudget, UNSUPPORTED_MEDIA_TYPE, decodedBody, formatOf } from './body.js';
@@ -64,11 +57,14 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   /** Each export from its arrival to its answer: ended with the answer, by the route or by the error handler. */
   const observations = new WeakMap<FastifyRequest, ExportObservation>();
   const signalOf = (request: FastifyRequest): Signal => (request.url.startsWith('/v1/traces') ? 'traces' : 'metrics');
-  const observationOf = (request: FastifyRequest): ExportObservation => observations.get(request) ?? new ExportObservation(telemetry, 'http', signalOf(request));
+  const observationOf = (request: FastifyRequest): ExportObservation =>
+    observations.get(request) ?? new ExportObservation(telemetry, 'http', signalOf(request));
 
   // Only the two OTLP encodings; anything else is a 415 before the body is read.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer', bodyLimit: limits.maxBodyBytes }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer', bodyLimit: limits.maxBodyBytes }, (_request, body, done) =>
+    done(null, body),
+  );
 
   /** Each export's place in the admission, and the bytes of its body while it arrives. */
   const tickets = new WeakMap<FastifyRequest, Ticket>();
@@ -135,7 +131,10 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
       await discardBody(request);
       void reply.header('connection', 'close');
     }
-    return reply.code(status).header('content-type', CONTENT_TYPE[format]).send(encodeStatusBody(format, failure.rpcCode, failure.message));
+    return reply
+      .code(status)
+      .header('content-type', CONTENT_TYPE[format])
+      .send(encodeStatusBody(format, failure.rpcCode, failure.message));
   });
 
   const body = async (request: FastifyRequest): Promise<{ format: OtlpFormat; bytes: Buffer }> => {
@@ -147,7 +146,10 @@ export const otlpReceiver: FastifyPluginAsync<OtlpReceiverOptions> = async (app,
   };
 
   const respond = (reply: FastifyReply, signal: Signal, format: OtlpFormat, partial: PartialSuccess | undefined): FastifyReply => {
-    return reply.code(200).header('content-type', CONTENT_TYPE[format]).send(encodeExportResponse(signal, format, partial));
+    return reply
+      .code(200)
+      .header('content-type', CONTENT_TYPE[format])
+      .send(encodeExportResponse(signal, format, partial));
   };
 
   for (const signal of ['metrics', 'traces'] as const) {

@@ -8,7 +8,15 @@ export interface AdvertisingState {
 }
 
 /** An `advertised` row to upsert (first seen: the least, last seen and generation: the greatest). Absent values are ''. */
-type AdvertisedRow = [serverName: string, serverVersion: string, extensionId: string, fingerprint: string, firstSeenMs: number, lastSeenMs: number, generation: number];
+type AdvertisedRow = [
+  serverName: string,
+  serverVersion: string,
+  extensionId: string,
+  fingerprint: string,
+  firstSeenMs: number,
+  lastSeenMs: number,
+  generation: number,
+];
 
 /** An `advertised_counts` row to upsert: the count of the latest generation wins. */
 type AdvertisedCountRow = [serverName: string, serverVersion: string, count: number, timeMs: number, generation: number];
@@ -44,12 +52,29 @@ export function planAdvertisements(batch: ResourceBatch, stored: ResourceIdentit
   const genFor = (timeMs: number): number => (timeMs >= currentMs ? generation : 0);
   const byKey = new Map<string, AdvertisedRow>();
   for (const point of batch.advertised) {
-    const row: AdvertisedRow = [point.serverName ?? '', point.serverVersion ?? '', point.extensionId, point.fingerprint ?? '', point.timeMs, point.timeMs, genFor(point.timeMs)];
+    const row: AdvertisedRow = [
+      point.serverName ?? '',
+      point.serverVersion ?? '',
+      point.extensionId,
+      point.fingerprint ?? '',
+      point.timeMs,
+      point.timeMs,
+      genFor(point.timeMs),
+    ];
     const key = JSON.stringify(row.slice(0, 4));
     const seen = byKey.get(key);
-    byKey.set(key, seen === undefined ? row : [row[0], row[1], row[2], row[3], Math.min(seen[4], row[4]), Math.max(seen[5], row[5]), Math.max(seen[6], row[6])]);
+    byKey.set(
+      key,
+      seen === undefined ? row : [row[0], row[1], row[2], row[3], Math.min(seen[4], row[4]), Math.max(seen[5], row[5]), Math.max(seen[6], row[6])],
+    );
   }
   const advertised = [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row);
-  const counts = batch.advertisedCounts.map((point): AdvertisedCountRow => [point.serverName ?? '', point.serverVersion ?? '', point.count, point.timeMs, genFor(point.timeMs)]);
+  const counts = batch.advertisedCounts.map((point): AdvertisedCountRow => [
+    point.serverName ?? '',
+    point.serverVersion ?? '',
+    point.count,
+    point.timeMs,
+    genFor(point.timeMs),
+  ]);
   return { instance, advertised, counts };
 }

@@ -45,7 +45,13 @@ function splitHours(h0: number, h1: number, useDays: boolean): { days: UnitRange
   const d0 = Math.ceil(h0 / 24);
   const d1 = Math.floor(h1 / 24);
   if (d1 <= d0) return { days: EMPTY, hours: [{ from: h0, to: h1 }, EMPTY] };
-  return { days: { from: d0, to: d1 }, hours: [{ from: h0, to: d0 * 24 }, { from: d1 * 24, to: h1 }] };
+  return {
+    days: { from: d0, to: d1 },
+    hours: [
+      { from: h0, to: d0 * 24 },
+      { from: d1 * 24, to: h1 },
+    ],
+  };
 }
 
 /** Ranges covering whole minutes [m0, m1) (whole hours when `hourly`), finest at the edges. */
@@ -56,7 +62,13 @@ function cover(m0: number, m1: number, hourly: boolean, useDays: boolean): Range
   const ha = Math.ceil(m0 / 60);
   const hb = Math.floor(m1 / 60);
   if (hb <= ha) return { days: EMPTY, hours: [EMPTY, EMPTY], minutes: [{ from: m0, to: m1 }, EMPTY] };
-  return { minutes: [{ from: m0, to: ha * 60 }, { from: hb * 60, to: m1 }], ...splitHours(ha, hb, useDays) };
+  return {
+    minutes: [
+      { from: m0, to: ha * 60 },
+      { from: hb * 60, to: m1 },
+    ],
+    ...splitHours(ha, hb, useDays),
+  };
 }
 
 const isEmpty = (range: UnitRange): boolean => range.to <= range.from;
@@ -104,10 +116,19 @@ export function planBuckets(fromMs: number, toMs: number, options: PlanOptions):
     m1 = Math.ceil(m1 / 60) * 60;
   }
   // The way with the fewest seeks; the range as it is when nothing saves one.
-  const { days, hours, minutes } = [cover(m0, m1, hourly, options.useDays), ...endingNow(m0, m1, hourly, options)].reduce((best, way) => (seeks(way) < seeks(best) ? way : best));
+  const { days, hours, minutes } = [cover(m0, m1, hourly, options.useDays), ...endingNow(m0, m1, hourly, options)].reduce((best, way) =>
+    seeks(way) < seeks(best) ? way : best,
+  );
   // Empty ranges in one form: a reader may leave them out.
   const tidy = (range: UnitRange): UnitRange => (isEmpty(range) ? EMPTY : range);
-  return { fromMs: m0 * MS_PER_MINUTE, toMs: m1 * MS_PER_MINUTE, resolution: hourly ? 'hour' : 'minute', days: tidy(days), hours: [tidy(hours[0]), tidy(hours[1])], minutes: [tidy(minutes[0]), tidy(minutes[1])] };
+  return {
+    fromMs: m0 * MS_PER_MINUTE,
+    toMs: m1 * MS_PER_MINUTE,
+    resolution: hourly ? 'hour' : 'minute',
+    days: tidy(days),
+    hours: [tidy(hours[0]), tidy(hours[1])],
+    minutes: [tidy(minutes[0]), tidy(minutes[1])],
+  };
 }
 
 /** One of a plan's ranges as a reader sums it: the rollup table, its bucket column, and the parameters bounding it. */
@@ -123,7 +144,9 @@ export const CELL_RANGES: readonly PlanRange[] = [
 ];
 
 /** The same over the series rollups, which have no daily level. */
-export const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) => table !== 'cell_day').map(([table, ...rest]) => [table.replace('cell_', 'series_'), ...rest] as const);
+export const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) => table !== 'cell_day').map(
+  ([table, ...rest]) => [table.replace('cell_', 'series_'), ...rest] as const,
+);
 
 /** The ranges the plan's parameters leave non-empty: a statement leaves the others out (each would cost a seek per row). */
 export function presentRanges(ranges: readonly PlanRange[], parameters: Readonly<Record<string, unknown>>): PlanRange[] {

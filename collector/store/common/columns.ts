@@ -61,11 +61,13 @@ export function unbound(column: DimColumn, value: unknown): string | boolean | n
 export const MAX_STORED_COUNT = Number.MAX_SAFE_INTEGER;
 
 /** The stored columns of a series (`series.kind` and {@link SERIES_COLUMNS}), as selected by {@link seriesDimsSql}. */
-export const seriesDimsSql = (alias: string): string => [`${alias}.kind AS kind`, ...SERIES_COLUMNS.map((column) => `${alias}.${column.column} AS ${column.column}`)].join(', ');
+export const seriesDimsSql = (alias: string): string =>
+  [`${alias}.kind AS kind`, ...SERIES_COLUMNS.map((column) => `${alias}.${column.column} AS ${column.column}`)].join(', ');
 
 /** A series' dimensions read back from the columns {@link seriesDimsSql} selects (flags as booleans). */
 export function storedDims(row: Record<string, unknown>): SeriesDims {
   const dims: Record<string, unknown> = { kind: Number(row['kind']) };
-  for (const column of SERIES_COLUMNS) dims[column.key] = unbound(column, column.flag && row[column.column] != null ? Number(row[column.column]) : row[column.column]);
+  for (const column of SERIES_COLUMNS)
+    dims[column.key] = unbound(column, column.flag && row[column.column] != null ? Number(row[column.column]) : row[column.column]);
   return dims as SeriesDims;
 }

@@ -17,9 +17,13 @@ export interface CumulativeState {
 }
 
 /** `undefined`: the point adds nothing. */
-export function convertCumulative(state: CumulativeState | undefined, point: { timeNs: bigint; value: number }): { increment: number; state: CumulativeState } | undefined {
+export function convertCumulative(
+  state: CumulativeState | undefined,
+  point: { timeNs: bigint; value: number },
+): { increment: number; state: CumulativeState } | undefined {
   if (state === undefined) return { increment: point.value, state: { endNs: point.timeNs, value: point.value } };
-  if (point.timeNs > state.endNs) return { increment: point.value >= state.value ? point.value - state.value : point.value, state: { endNs: point.timeNs, value: point.value } };
+  if (point.timeNs > state.endNs)
+    return { increment: point.value >= state.value ? point.value - state.value : point.value, state: { endNs: point.timeNs, value: point.value } };
   if (point.value > state.value) return { increment: point.value - state.value, state: { endNs: state.endNs, value: point.value } };
   return undefined;
 }

@@ -2,10 +2,12 @@ import { type AttributeSpec, OVERFLOW_VALUE, REQUEST_ATTRIBUTES } from '../../..
 import type { SeriesDims } from '../../model/batches.js';
 
 /** The sender-controlled string dimensions of a series (the extension id has a limit of its own). */
-const BOUNDED = (REQUEST_ATTRIBUTES as readonly AttributeSpec[]).filter((attribute) => attribute.sender === true && attribute.type === 'string').map((attribute) => ({
-  key: attribute.key as Exclude<keyof SeriesDims, 'kind'>,
-  column: attribute.column,
-}));
+const BOUNDED = (REQUEST_ATTRIBUTES as readonly AttributeSpec[])
+  .filter((attribute) => attribute.sender === true && attribute.type === 'string')
+  .map((attribute) => ({
+    key: attribute.key as Exclude<keyof SeriesDims, 'kind'>,
+    column: attribute.column,
+  }));
 
 /** The columns of the bounded dimensions: retention frees the values no series keeps any more. */
 export const BOUNDED_DIMENSIONS: readonly string[] = BOUNDED.map((bounded) => bounded.column);

@@ -26,6 +26,10 @@ export function planExamples(examples: readonly SpanExample[], perCell: number):
       cell.list.push(example);
     }
   }
-  const cells = [...byCell].map(([key, { extensionId, list }]) => ({ cellHash: identityHash(key), extensionId, examples: list.sort((a, b) => b.startMs - a.startMs).slice(0, perCell) }));
+  const cells = [...byCell].map(([key, { extensionId, list }]) => ({
+    cellHash: identityHash(key),
+    extensionId,
+    examples: list.sort((a, b) => b.startMs - a.startMs).slice(0, perCell),
+  }));
   return cells.sort((a, b) => Buffer.compare(a.cellHash, b.cellHash));
 }

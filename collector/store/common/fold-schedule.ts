@@ -37,7 +37,9 @@ export class FoldSchedule {
   ) {
     if (intervalMs !== undefined) {
       this.timer = setInterval(() => {
-        this.start(false).catch((error: unknown) => this.warn(`folding pending increments failed (reads answer from what is folded; retried): ${(error as Error).message}`));
+        this.start(false).catch((error: unknown) =>
+          this.warn(`folding pending increments failed (reads answer from what is folded; retried): ${(error as Error).message}`),
+        );
       }, intervalMs);
       this.timer.unref();
     }

@@ -176,7 +176,16 @@ export class IngestPlan {
 }
 
 function logRow(point: CounterPoint, stream: StreamRef, value: number): LogRow {
-  return { endNs: point.timeNs, streamId: stream.streamId, startNs: point.startNs, minute: Number(point.timeNs / NANOS_PER_MINUTE), seriesId: stream.seriesId, cellId: stream.cellId, allCellId: stream.allCellId, value };
+  return {
+    endNs: point.timeNs,
+    streamId: stream.streamId,
+    startNs: point.startNs,
+    minute: Number(point.timeNs / NANOS_PER_MINUTE),
+    seriesId: stream.seriesId,
+    cellId: stream.cellId,
+    allCellId: stream.allCellId,
+    value,
+  };
 }
 
 /** A new cell's dimension values, in {@link CELL_COLUMNS} order: an extension cell does not keep the request's declaration state. */

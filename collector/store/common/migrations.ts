@@ -56,7 +56,11 @@ export function loadMigrations(dir: string): Migration[] {
  * in order, and the applied ones whose file has changed since. A database recorded at a newer version than this
  * build knows is refused. Both backends run migrations by this plan; each applies them its own way.
  */
-export function migrationPlan(recorded: readonly { version: number; checksum: string }[], migrations: readonly Migration[], where: string): { pending: Migration[]; outcome: MigrationOutcome } {
+export function migrationPlan(
+  recorded: readonly { version: number; checksum: string }[],
+  migrations: readonly Migration[],
+  where: string,
+): { pending: Migration[]; outcome: MigrationOutcome } {
   const latest = migrations.at(-1)?.version ?? 0;
   const current = recorded.at(-1)?.version ?? 0;
   if (current > latest) {
@@ -67,6 +71,8 @@ export function migrationPlan(recorded: readonly { version: number; checksum: st
   }
   const known = new Map(recorded.map((row) => [row.version, row.checksum]));
   const pending = migrations.filter((migration) => !known.has(migration.version));
-  const changed = migrations.filter((migration) => known.has(migration.version) && known.get(migration.version) !== migration.checksum).map((migration) => migration.version);
+  const changed = migrations
+    .filter((migration) => known.has(migration.version) && known.get(migration.version) !== migration.checksum)
+    .map((migration) => migration.version);
   return { pending, outcome: { version: Math.max(current, latest), applied: pending.map((migration) => migration.version), changed } };
 }

@@ -107,9 +107,17 @@ function extensionSlots(flags: readonly ExtensionFlagRow[], serverUnknown: reado
   const rows = flags.map((row): ExtensionSlot =>
     row.kind === 0
       ? { slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: row.n }
-      : { slot: row.slot, id: row.ext, clientDeclared: row.cd === 1 ? row.n : 0, serverAdvertised: row.sd === 1 ? row.n : 0, negotiated: row.ng === 1 ? row.n : 0, requests: 0 },
+      : {
+          slot: row.slot,
+          id: row.ext,
+          clientDeclared: row.cd === 1 ? row.n : 0,
+          serverAdvertised: row.sd === 1 ? row.n : 0,
+          negotiated: row.ng === 1 ? row.n : 0,
+          requests: 0,
+        },
   );
-  for (const row of serverUnknown) rows.push({ slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: 0, serverUnknown: row.n });
+  for (const row of serverUnknown)
+    rows.push({ slot: row.slot, id: null, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, requests: 0, serverUnknown: row.n });
   return rows;
 }
 

@@ -39,7 +39,15 @@ export function retentionCutoffs(nowMs: number, retention: RetentionConfig): Ret
   const dedupMs = nowMs - retention.dedupHours * MS_PER_HOUR;
   const minute = Math.floor((nowMs - retention.minuteDays * MS_PER_DAY) / MS_PER_MINUTE);
   const hour = Math.floor((nowMs - retention.hourDays * MS_PER_DAY) / MS_PER_HOUR);
-  return { dedupNs: msToNanos(dedupMs), idLimitHour: Math.floor(dedupMs / MS_PER_HOUR), examplesMs: minute * MS_PER_MINUTE, minute, hour, historyMs: nowMs - retention.hourDays * MS_PER_DAY, silentInstancesMs: hour * MS_PER_HOUR };
+  return {
+    dedupNs: msToNanos(dedupMs),
+    idLimitHour: Math.floor(dedupMs / MS_PER_HOUR),
+    examplesMs: minute * MS_PER_MINUTE,
+    minute,
+    hour,
+    historyMs: nowMs - retention.hourDays * MS_PER_DAY,
+    silentInstancesMs: hour * MS_PER_HOUR,
+  };
 }
 
 /** The first bucket of `rollup` retention keeps. */
@@ -61,7 +69,10 @@ export class RetentionPasses {
   due(cutoffs: RetentionCutoffs): { levels: { rollup: RollupLevel; before: number }[]; minute: boolean; hour: boolean } {
     const minute = cutoffs.minute - this.minuteDone >= 60;
     const hour = cutoffs.hour - this.hourDone >= 24;
-    const levels = ROLLUP_LEVELS.filter((rollup) => (rollup.window === 'minuteDays' ? minute : hour)).map((rollup) => ({ rollup, before: firstKept(rollup, cutoffs) }));
+    const levels = ROLLUP_LEVELS.filter((rollup) => (rollup.window === 'minuteDays' ? minute : hour)).map((rollup) => ({
+      rollup,
+      before: firstKept(rollup, cutoffs),
+    }));
     return { levels, minute, hour };
   }
 

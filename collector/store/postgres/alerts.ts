@@ -4,8 +4,6 @@ import { type AlertRow, type TransitionRow, alertRecord } from '../common/rows.j
 import type { AlertChanges, AlertPage, AlertQuery, AlertRecord, AlertStateStore } from '../store.js';
 import { inTransaction, storeRead } from './connection.js';
 
-
-
 /** In the order every store lists them (store.ts `AlertStateStore.alerts`), byte order for text whatever the locale. */
 const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule COLLATE "C", service COLLATE "C", labels COLLATE "C", fingerprint COLLATE "C"`;
 
@@ -20,7 +18,6 @@ const INSERT_TRANSITIONS = `
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])
   ON CONFLICT (id) DO NOTHING`;
 
-
 /** The `alerts` and `alert_transitions` tables (migration 005); written by the one replica that evaluates. */
 export class AlertsTable implements AlertStateStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -34,7 +31,9 @@ export class AlertsTable implements AlertStateStore {
     if (changes.alerts.length === 0 && changes.transitions.length === 0) return Promise.resolve();
     // One row per activation (the last given wins): an upsert statement may not touch a row twice.
     const latest = new Map(changes.alerts.map((alert) => [`${alert.fingerprint}\u0000${alert.activeSinceMs}`, alert]));
-    const alerts = [...latest.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : a.activeSinceMs - b.activeSinceMs));
+    const alerts = [...latest.values()].sort((a, b) =>
+      a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : a.activeSinceMs - b.activeSinceMs,
+    );
     return inTransaction(this.pool, async (db) => {
       if (alerts.length > 0) {
         await db.query(UPSERT, [
@@ -109,7 +108,10 @@ export class AlertsTable implements AlertStateStore {
         if (list === undefined) byAlert.set(key, (list = []));
         list.push({ from: t.from_state, to: t.to_state, atMs: t.at_ms });
       }
-      const alerts: AlertRecord[] = rows.map((row) => ({ ...alertRecord(row), transitions: byAlert.get(`${row.fingerprint}\u0000${row.active_since_ms}`) ?? [] }));
+      const alerts: AlertRecord[] = rows.map((row) => ({
+        ...alertRecord(row),
+        transitions: byAlert.get(`${row.fingerprint}\u0000${row.active_since_ms}`) ?? [],
+      }));
       return { total: counted[0]?.n ?? 0, alerts };
     } catch (error) {
       client.release(error as Error);

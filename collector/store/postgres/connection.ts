@@ -6,7 +6,9 @@ import { StoreUnavailableError } from '../store.js';
 const INT8_OID = 20;
 const TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** True for a `postgres://` or `postgresql://` URL (anything else given as `--db` is an SQLite file). */
@@ -93,7 +95,10 @@ function isUnavailable(error: unknown): boolean {
   const code = sqlState(error);
   if (error instanceof pg.DatabaseError) return code !== undefined && UNAVAILABLE_CLASSES.has(code.slice(0, 2));
   if (code !== undefined && UNAVAILABLE_CODES.has(code)) return true;
-  return error instanceof Error && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(error.message);
+  return (
+    error instanceof Error &&
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(error.message)
+  );
 }
 
 /** A failure as the store reports it: retryable when the database is the reason, otherwise unchanged (a bug). */
@@ -172,7 +177,10 @@ export class NamedStatement {
   }
 
   async all<Row>(db: Queryable, values: Record<string, unknown>): Promise<Row[]> {
-    const result = await db.query(this.text, this.order.map((name) => values[name] ?? null));
+    const result = await db.query(
+      this.text,
+      this.order.map((name) => values[name] ?? null),
+    );
     return result.rows as Row[];
   }
 }

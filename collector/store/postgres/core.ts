@@ -48,7 +48,11 @@ export class PostgresCore {
     const warn = options.warn ?? (() => undefined);
     this.timeouts = options.timeouts ?? DEFAULT_STATEMENT_TIMEOUTS;
     this.pool = createPool(options.url, options.poolSize ?? DEFAULT_POOL_SIZE, warn, this.timeouts);
-    this.writer = new MetricsWriter(options.clock, options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION, options.maxInstances ?? DEFAULT_MAX_INSTANCES);
+    this.writer = new MetricsWriter(
+      options.clock,
+      options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION,
+      options.maxInstances ?? DEFAULT_MAX_INSTANCES,
+    );
     this.lead = new AdvisoryLeadership(options.url, warn);
     this.fold = new FoldSchedule(new PostgresFolder(this.pool), (message) => warn(`extscope: ${message}`), options.foldIntervalMs);
   }

@@ -47,7 +47,10 @@ export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
       const decided: InstanceHourIds[] = [];
       for (const { instance, hour, ids } of sorted) {
         await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, $2))', [`extscope:extension-ids:${instance}`, hour]);
-        const { rows } = await db.query<{ extension_id: string }>('SELECT extension_id FROM extension_id_limits WHERE instance = $1 AND hour = $2', [instance, hour]);
+        const { rows } = await db.query<{ extension_id: string }>('SELECT extension_id FROM extension_id_limits WHERE instance = $1 AND hour = $2', [
+          instance,
+          hour,
+        ]);
         const admitted = new Set(rows.map((row) => row.extension_id));
         const added: string[] = [];
         for (const id of ids) {
@@ -56,10 +59,11 @@ export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
           added.push(id);
         }
         if (added.length > 0) {
-          await db.query(
-            'INSERT INTO extension_id_limits (instance, hour, extension_id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING',
-            [instance, hour, added],
-          );
+          await db.query('INSERT INTO extension_id_limits (instance, hour, extension_id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING', [
+            instance,
+            hour,
+            added,
+          ]);
         }
         decided.push({ instance, hour, ids: [...admitted] });
       }

@@ -40,7 +40,9 @@ export class PostgresLifecycle implements StoreLifecycle {
       await client.query(`SET LOCAL lock_timeout = ${core.timeouts.statementTimeoutMs}`);
       health.schemaVersion = await schemaVersion(client);
       // A write, as an export would make one: false on a read-only standby, a full disk, a lost connection.
-      await client.query("INSERT INTO meta (key, value) VALUES ('ready_probe', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(core.options.clock())]);
+      await client.query("INSERT INTO meta (key, value) VALUES ('ready_probe', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [
+        String(core.options.clock()),
+      ]);
       // And the locks an export and the fold take: a table locked elsewhere holds every export until it is released.
       await client.query(`LOCK TABLE ${INGEST_TABLES.join(', ')} IN ROW EXCLUSIVE MODE`);
       await client.query('COMMIT');
@@ -74,7 +76,13 @@ export class PostgresLifecycle implements StoreLifecycle {
       ),
     );
     // Nothing is quarantined here (ingest lets in only what the fold can add); a count copied from an SQLite database is still reported.
-    return { cumulativeStreams: rows[0]?.streams ?? 0, quarantinedPoints: Number(rows[0]?.quarantined ?? 0), foldFailures: core.fold.failures, overflowedValues: core.writer.overflowedValues, overflowedInstances: core.writer.overflowedInstances };
+    return {
+      cumulativeStreams: rows[0]?.streams ?? 0,
+      quarantinedPoints: Number(rows[0]?.quarantined ?? 0),
+      foldFailures: core.fold.failures,
+      overflowedValues: core.writer.overflowedValues,
+      overflowedInstances: core.writer.overflowedInstances,
+    };
   }
 
   /** Everything acknowledged so far into the rollups. */

@@ -82,7 +82,9 @@ export class Retention {
       await db.query('DELETE FROM instances WHERE id = ANY($1::bigint[])', [ids]);
       // Values no series keeps any more free their place under the dimension limit.
       for (const column of BOUNDED_DIMENSIONS) {
-        await db.query(`DELETE FROM dimension_values WHERE dimension = '${column}' AND value NOT IN (SELECT ${column} FROM series WHERE ${column} IS NOT NULL)`);
+        await db.query(
+          `DELETE FROM dimension_values WHERE dimension = '${column}' AND value NOT IN (SELECT ${column} FROM series WHERE ${column} IS NOT NULL)`,
+        );
       }
     });
   }

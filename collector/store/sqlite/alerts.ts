@@ -4,11 +4,8 @@ import { type AlertRow, type TransitionRow, alertRecord } from '../common/rows.j
 import type { AlertChanges, AlertPage, AlertQuery, AlertRecord, AlertStateStore } from '../store.js';
 import type { SqliteCore } from './core.js';
 
-
-
 /** Firing, pending, resolved; newest first; then by rule, service and labels, so that the order is the same each time. */
 const ORDER = `CASE state WHEN 'firing' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, active_since_ms DESC, rule, service, labels, fingerprint`;
-
 
 /** The `alerts` and `alert_transitions` tables (migration 005); written through the store's one write queue. */
 export class AlertsTable implements AlertStateStore {
@@ -34,7 +31,9 @@ export class AlertsTable implements AlertStateStore {
       INSERT INTO alert_transitions (id, fingerprint, active_since_ms, from_state, to_state, at_ms) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO NOTHING`);
     this.active = db.prepare(`SELECT * FROM alerts WHERE state <> 'resolved' ORDER BY ${ORDER}`);
-    this.transitionsOf = db.prepare(`SELECT * FROM alert_transitions WHERE fingerprint = ? AND active_since_ms = ? ORDER BY at_ms, CASE to_state WHEN 'pending' THEN 0 WHEN 'firing' THEN 1 ELSE 2 END`);
+    this.transitionsOf = db.prepare(
+      `SELECT * FROM alert_transitions WHERE fingerprint = ? AND active_since_ms = ? ORDER BY at_ms, CASE to_state WHEN 'pending' THEN 0 WHEN 'firing' THEN 1 ELSE 2 END`,
+    );
     this.pruneTransitions = db.prepare(`
       DELETE FROM alert_transitions WHERE (fingerprint, active_since_ms) IN (SELECT fingerprint, active_since_ms FROM alerts WHERE resolved_at_ms < ?)`);
     this.pruneResolved = db.prepare('DELETE FROM alerts WHERE resolved_at_ms < ?');
@@ -87,10 +86,16 @@ export class AlertsTable implements AlertStateStore {
     }
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
     const total = (this.db.prepare(`SELECT count(*) AS n FROM alerts ${where}`).get(...parameters) as { n: number }).n;
-    const rows = this.db.prepare(`SELECT * FROM alerts ${where} ORDER BY ${ORDER} LIMIT ? OFFSET ?`).all(...parameters, query.limit, query.offset) as AlertRow[];
+    const rows = this.db
+      .prepare(`SELECT * FROM alerts ${where} ORDER BY ${ORDER} LIMIT ? OFFSET ?`)
+      .all(...parameters, query.limit, query.offset) as AlertRow[];
     const alerts: AlertRecord[] = rows.map((row) => ({
       ...alertRecord(row),
-      transitions: (this.transitionsOf.all(row.fingerprint, row.active_since_ms) as TransitionRow[]).map((t) => ({ from: t.from_state, to: t.to_state, atMs: t.at_ms })),
+      transitions: (this.transitionsOf.all(row.fingerprint, row.active_since_ms) as TransitionRow[]).map((t) => ({
+        from: t.from_state,
+        to: t.to_state,
+        atMs: t.at_ms,
+      })),
     }));
     return { total, alerts };
   }

@@ -152,7 +152,9 @@ export class SqliteCore {
       throw this.failed(error);
     }
     if (quarantined > 0) {
-      this.options.warn?.(`${quarantined} logged increments are not counts ingest accepts (beyond the per-stream bound, or not whole): quarantined, left out of the rollups`);
+      this.options.warn?.(
+        `${quarantined} logged increments are not counts ingest accepts (beyond the per-stream bound, or not whole): quarantined, left out of the rollups`,
+      );
     }
   }
 }

@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import { type DeliveryRow, MAX_DELIVERY_ERROR_LENGTH, deliveryRecord } from '../common/rows.js';
-import { type DeliveryEntry, type DeliveryLogStore, type DeliveryQuery, type DeliveryRecord, UNFINISHED_DELIVERY_STATES, type UnfinishedDelivery } from '../store.js';
+import {
+  type DeliveryEntry,
+  type DeliveryLogStore,
+  type DeliveryQuery,
+  type DeliveryRecord,
+  UNFINISHED_DELIVERY_STATES,
+  type UnfinishedDelivery,
+} from '../store.js';
 import type { SqliteCore } from './core.js';
 
 /** The states whose rows keep their body, as an SQL list. */

@@ -19,5 +19,13 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreRoles {
   const alerts = new AlertsTable(core);
   const deliveries = new DeliveryLog(core);
   const lifecycle = new SqliteLifecycle(core, deliveries, alerts);
-  return { ingest: new SqliteIngest(core), reader: sqliteReader(core), idLimits: new ExtensionIdLimitTable(core), alerts, deliveries, lifecycle, backup: lifecycle };
+  return {
+    ingest: new SqliteIngest(core),
+    reader: sqliteReader(core),
+    idLimits: new ExtensionIdLimitTable(core),
+    alerts,
+    deliveries,
+    lifecycle,
+    backup: lifecycle,
+  };
 }

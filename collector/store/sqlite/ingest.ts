@@ -23,7 +23,9 @@ export class SqliteIngest implements IngestStore {
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
     const { core } = this;
     // A small export is applied in one go, as before: yielding would only keep it in flight longer.
-    const large = batch.resources.reduce((sum, resource) => sum + resource.counters.length + resource.advertised.length + resource.advertisedCounts.length, 0) > APPLY_STEP_POINTS;
+    const large =
+      batch.resources.reduce((sum, resource) => sum + resource.counters.length + resource.advertised.length + resource.advertisedCounts.length, 0) >
+      APPLY_STEP_POINTS;
     return core.exclusive(async () => {
       // A large batch arrives straight from normalisation's last step: its first step starts a turn of its own.
       if (large) await yieldToEventLoop();

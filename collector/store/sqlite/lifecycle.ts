@@ -2,7 +2,17 @@ import { statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { retentionCutoffs } from '../common/windows.js';
-import { type AlertStateStore, type BackupResult, type Leadership, SOLE_LEADER, type StoreBackup, type StoreHealth, type StoreLifecycle, type StoreStats, StoreUnavailableError } from '../store.js';
+import {
+  type AlertStateStore,
+  type BackupResult,
+  type Leadership,
+  SOLE_LEADER,
+  type StoreBackup,
+  type StoreHealth,
+  type StoreLifecycle,
+  type StoreStats,
+  StoreUnavailableError,
+} from '../store.js';
 import type { SqliteCore } from './core.js';
 import type { DeliveryLog } from './deliveries.js';
 import { schemaVersion } from './migrate.js';
@@ -76,7 +86,13 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
 
   async stats(): Promise<StoreStats> {
     const { writer } = this.core;
-    return { cumulativeStreams: writer.cumulativeStreams, quarantinedPoints: this.core.quarantined(), foldFailures: this.core.fold.failures, overflowedValues: writer.overflowedValues, overflowedInstances: writer.overflowedInstances };
+    return {
+      cumulativeStreams: writer.cumulativeStreams,
+      quarantinedPoints: this.core.quarantined(),
+      foldFailures: this.core.fold.failures,
+      overflowedValues: writer.overflowedValues,
+      overflowedInstances: writer.overflowedInstances,
+    };
   }
 
   flush(): Promise<void> {

@@ -41,9 +41,13 @@ export class Retention {
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
       seriesIds: db.prepare('SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ?').pluck(),
       cellIds: db.prepare('SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ?').pluck(),
-      levels: new Map(ROLLUP_LEVELS.map((rollup) => [rollup, db.prepare(`DELETE FROM ${rollup.table} WHERE ${rollup.ownerColumn} = ? AND ${rollup.bucket} < ?`)])),
+      levels: new Map(
+        ROLLUP_LEVELS.map((rollup) => [rollup, db.prepare(`DELETE FROM ${rollup.table} WHERE ${rollup.ownerColumn} = ? AND ${rollup.bucket} < ?`)]),
+      ),
       goneInstances: db.prepare('SELECT id FROM instances WHERE last_seen_ms < ?').pluck(),
-      dropInstanceState: db.prepare('DELETE FROM cumulative_state WHERE stream_id IN (SELECT st.id FROM streams st JOIN series s ON s.id = st.series_id WHERE s.instance_ref = ?)'),
+      dropInstanceState: db.prepare(
+        'DELETE FROM cumulative_state WHERE stream_id IN (SELECT st.id FROM streams st JOIN series s ON s.id = st.series_id WHERE s.instance_ref = ?)',
+      ),
       dropInstanceStreams: db.prepare('DELETE FROM streams WHERE series_id IN (SELECT id FROM series WHERE instance_ref = ?)'),
       dropInstanceSeriesMinutes: db.prepare('DELETE FROM series_minute WHERE series_id IN (SELECT id FROM series WHERE instance_ref = ?)'),
       dropInstanceSeriesHours: db.prepare('DELETE FROM series_hour WHERE series_id IN (SELECT id FROM series WHERE instance_ref = ?)'),
@@ -76,21 +80,27 @@ export class Retention {
     const cutoffs = retentionCutoffs(this.clock(), this.retention);
     const s = this.statements;
 
-    const superseded = await this.exclusive(this.db.transaction(() => {
-      s.pointLog.run(cutoffs.dedupNs);
-      s.oldExamples.run(cutoffs.examplesMs);
-      s.oldIdLimits.run(cutoffs.idLimitHour);
-      s.excessExamples.run();
-      // An older incarnation's baseline goes once its successor started before the dedup window: any point of
-      // the old one is then older than the window and refused anyway.
-      return s.supersededState.run({ cutoff: cutoffs.dedupNs }).changes;
-    }));
+    const superseded = await this.exclusive(
+      this.db.transaction(() => {
+        s.pointLog.run(cutoffs.dedupNs);
+        s.oldExamples.run(cutoffs.examplesMs);
+        s.oldIdLimits.run(cutoffs.idLimitHour);
+        s.excessExamples.run();
+        // An older incarnation's baseline goes once its successor started before the dedup window: any point of
+        // the old one is then older than the window and refused anyway.
+        return s.supersededState.run({ cutoff: cutoffs.dedupNs }).changes;
+      }),
+    );
     if (superseded > 0) this.deleted('cumulative_state');
 
     const due = this.passes.due(cutoffs);
     for (const owner of ['series', 'cell'] as const) {
       const levels = due.levels.filter(({ rollup }) => rollup.owner === owner);
-      if (levels.length > 0 && !this.stopped) await this.perOwner(owner === 'series' ? s.seriesIds : s.cellIds, levels.map(({ rollup, before }) => [s.levels.get(rollup) as Database.Statement, before]));
+      if (levels.length > 0 && !this.stopped)
+        await this.perOwner(
+          owner === 'series' ? s.seriesIds : s.cellIds,
+          levels.map(({ rollup, before }) => [s.levels.get(rollup) as Database.Statement, before]),
+        );
     }
     if (this.stopped) return;
     if (due.minute) this.passes.minutePassDone(cutoffs);

@@ -36,7 +36,9 @@ export class Folder {
         SELECT ${source}, ${bucketOf(rollup, 'minute')}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE} GROUP BY 1, 2
         ON CONFLICT (${rollup.ownerColumn}, ${rollup.bucket}) DO UPDATE SET count = min(count + excluded.count, ${MAX_STORED_COUNT})`);
     // A cell level takes each increment twice: for its service's cell and for the all-services cell.
-    this.statements = ROLLUP_LEVELS.flatMap((rollup) => (rollup.owner === 'series' ? [upsert(rollup, 'series_id')] : [upsert(rollup, 'cell_id'), upsert(rollup, 'all_cell_id')]));
+    this.statements = ROLLUP_LEVELS.flatMap((rollup) =>
+      rollup.owner === 'series' ? [upsert(rollup, 'series_id')] : [upsert(rollup, 'cell_id'), upsert(rollup, 'all_cell_id')],
+    );
     this.watermark = db.prepare("SELECT value FROM meta WHERE key = 'folded_seq'").pluck();
     this.advance = db.prepare("UPDATE meta SET value = @upto WHERE key = 'folded_seq'");
     this.newestSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM point_log').pluck();

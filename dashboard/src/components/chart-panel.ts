@@ -6,7 +6,9 @@ import type { ChartSpec } from './charts.js';
  * canvas is drawn once chart.js (its own chunk) has loaded.
  */
 export function chartPanel(id: string, spec: ChartSpec, summary: string): HTMLElement {
-  const axes = [spec.xTitle === undefined ? '' : ` Horizontal axis: ${spec.xTitle}.`, spec.yTitle === undefined ? '' : ` Vertical axis: ${spec.yTitle}.`].join('');
+  const axes = [spec.xTitle === undefined ? '' : ` Horizontal axis: ${spec.xTitle}.`, spec.yTitle === undefined ? '' : ` Vertical axis: ${spec.yTitle}.`].join(
+    '',
+  );
   const canvas = h('canvas', { id, role: 'img', 'aria-label': `${spec.title}. ${summary}${axes}` });
   const figure = h(
     'figure',
@@ -39,7 +41,8 @@ export function timeLabels(times: string[], stepMinutes: number): string[] {
 
 /** The time axis's title: the zone its times are in, and the step each point or bar covers. */
 export function timeAxis(stepMinutes: number): string {
-  const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(new Date()).find((part) => part.type === 'timeZoneName')?.value ?? 'local time';
+  const zone =
+    new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(new Date()).find((part) => part.type === 'timeZoneName')?.value ?? 'local time';
   const step = stepMinutes % 1440 === 0 ? `${stepMinutes / 1440}-day` : stepMinutes % 60 === 0 ? `${stepMinutes / 60}-hour` : `${stepMinutes}-minute`;
   return `start of each ${step} step (${zone})`;
 }
@@ -54,17 +57,22 @@ function dataTable(spec: ChartSpec): HTMLElement {
 }
 
 function figures(spec: ChartSpec): HTMLElement {
-  const format = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : spec.percent ? `${(value * 100).toFixed(1)} %` : String(value));
-  return (
+  const format = (value: number | null | undefined): string =>
+    value === null || value === undefined ? '–' : spec.percent ? `${(value * 100).toFixed(1)} %` : String(value);
+  return h(
+    'div',
+    { class: 'grid-wrap' },
     h(
-      'div',
-      { class: 'grid-wrap' },
+      'table',
+      null,
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Step'), ...spec.series.map((series) => h('th', { scope: 'col' }, series.label)))),
       h(
-        'table',
+        'tbody',
         null,
-        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Step'), ...spec.series.map((series) => h('th', { scope: 'col' }, series.label)))),
-        h('tbody', null, ...spec.labels.map((label, index) => h('tr', null, h('th', { scope: 'row' }, label), ...spec.series.map((series) => h('td', null, format(series.data[index])))))),
+        ...spec.labels.map((label, index) =>
+          h('tr', null, h('th', { scope: 'row' }, label), ...spec.series.map((series) => h('td', null, format(series.data[index])))),
+        ),
       ),
-    )
+    ),
   );
 }

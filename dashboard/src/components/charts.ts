@@ -62,7 +62,9 @@ export function draw(canvas: HTMLCanvasElement, spec: ChartSpec): void {
       plugins: {
         legend: { position: 'bottom', labels: { color: text, boxWidth: 18 } },
         tooltip: {
-          callbacks: spec.percent ? { label: (item) => `${item.dataset.label ?? ''}: ${item.parsed.y === null ? '–' : `${(item.parsed.y * 100).toFixed(1)} %`}` } : {},
+          callbacks: spec.percent
+            ? { label: (item) => `${item.dataset.label ?? ''}: ${item.parsed.y === null ? '–' : `${(item.parsed.y * 100).toFixed(1)} %`}` }
+            : {},
         },
       },
       scales: {

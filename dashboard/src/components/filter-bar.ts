@@ -23,7 +23,13 @@ export class FilterBar {
       control.id = id;
       return h('div', { class: 'field' }, h('label', { for: id }, text), control);
     };
-    this.range = h('select', null, ...RANGES.map((key) => h('option', { value: key }, { '15m': 'Last 15 min', '1h': 'Last hour', '24h': 'Last 24 h', '7d': 'Last 7 days', custom: 'Custom…' }[key])));
+    this.range = h(
+      'select',
+      null,
+      ...RANGES.map((key) =>
+        h('option', { value: key }, { '15m': 'Last 15 min', '1h': 'Last hour', '24h': 'Last 24 h', '7d': 'Last 7 days', custom: 'Custom…' }[key]),
+      ),
+    );
     this.from = h('input', { type: 'datetime-local', step: 60 });
     this.to = h('input', { type: 'datetime-local', step: 60 });
     const apply = h('button', { type: 'button' }, 'Apply');
@@ -31,7 +37,14 @@ export class FilterBar {
     this.service = h('select');
     this.instance = h('select');
     this.client = h('select');
-    this.group = h('select', null, h('option', { value: 'client' }, 'client name'), h('option', { value: 'client_version' }, 'name@version'), h('option', { value: 'service' }, 'service'), h('option', { value: 'instance' }, 'instance'));
+    this.group = h(
+      'select',
+      null,
+      h('option', { value: 'client' }, 'client name'),
+      h('option', { value: 'client_version' }, 'name@version'),
+      h('option', { value: 'service' }, 'service'),
+      h('option', { value: 'instance' }, 'instance'),
+    );
     this.element = h(
       'form',
       { class: 'filters', 'aria-label': 'Filters' },
@@ -84,11 +97,18 @@ export class FilterBar {
     this.group.value = state.group;
     this.client.disabled = clientNames === undefined;
     const [instances, names] = await Promise.all([
-      context.load<InstancesResponse>('instances').then((page) => page.instances, (): InstanceView[] => []),
+      context.load<InstancesResponse>('instances').then(
+        (page) => page.instances,
+        (): InstanceView[] => [],
+      ),
       (clientNames ?? Promise.resolve([])).catch(() => []),
     ]);
     const services = [...new Set(instances.map((instance) => instance.service).filter((name): name is string => name !== null))].sort();
-    const ids = instances.filter((instance) => state.service === '' || instance.service === state.service).map((instance) => instance.instanceId).filter((id): id is string => id !== null).sort();
+    const ids = instances
+      .filter((instance) => state.service === '' || instance.service === state.service)
+      .map((instance) => instance.instanceId)
+      .filter((id): id is string => id !== null)
+      .sort();
     fill(this.service, 'All services', services, state.service);
     fill(this.instance, 'All instances', ids, state.instance);
     fill(this.client, 'All clients', names, state.client);

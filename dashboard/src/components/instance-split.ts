@@ -22,7 +22,11 @@ const figures = (cell: ExtensionCounts): HTMLElement[] => [
  * Service names and instance ids are whatever senders reported: text nodes only (dom.ts).
  */
 export function splitTable(split: InstanceSplitResponse): HTMLElement {
-  const head = h('tr', null, ...['Instance', 'Requests', 'State', 'Negotiated', 'Client declared', 'Server advertised', '-32021'].map((text) => h('th', { scope: 'col' }, text)));
+  const head = h(
+    'tr',
+    null,
+    ...['Instance', 'Requests', 'State', 'Negotiated', 'Client declared', 'Server advertised', '-32021'].map((text) => h('th', { scope: 'col' }, text)),
+  );
   const rows = split.instances.map((part) =>
     h(
       'tr',
@@ -50,7 +54,11 @@ export function splitTable(split: InstanceSplitResponse): HTMLElement {
     'div',
     { class: 'split' },
     h('h4', { id: 'split-title' }, `Across instances (${integer(split.instancesTotal)})`),
-    h('div', { class: 'split-wrap' }, h('table', { class: 'list split-table', 'aria-labelledby': 'split-title' }, h('thead', null, head), h('tbody', null, ...rows))),
+    h(
+      'div',
+      { class: 'split-wrap' },
+      h('table', { class: 'list split-table', 'aria-labelledby': 'split-title' }, h('thead', null, head), h('tbody', null, ...rows)),
+    ),
   );
 }
 
@@ -63,10 +71,20 @@ export function splitLines(split: InstanceSplitResponse, count: number): HTMLEle
   const more = split.instancesTotal - shown.length;
   const line = (label: string, requests: number, cell: ExtensionCounts): HTMLElement => {
     const share = shownShare(cell);
-    return h('li', null, h('span', { class: 'split-label' }, label), ` ${integer(requests)} req · ${STATES[cell.state].short}${share === null ? '' : ` ${percent(share)}`}`);
+    return h(
+      'li',
+      null,
+      h('span', { class: 'split-label' }, label),
+      ` ${integer(requests)} req · ${STATES[cell.state].short}${share === null ? '' : ` ${percent(share)}`}`,
+    );
   };
   return [
     h('p', { class: 'tooltip-split-title' }, `Across ${integer(split.instancesTotal)} ${split.instancesTotal === 1 ? 'instance' : 'instances'}:`),
-    h('ul', { class: 'tooltip-split' }, ...shown.map((part) => line(part.label, part.requests, part.cell)), ...(more > 0 ? [h('li', null, `and ${integer(more)} more (Enter or click)`)] : [])),
+    h(
+      'ul',
+      { class: 'tooltip-split' },
+      ...shown.map((part) => line(part.label, part.requests, part.cell)),
+      ...(more > 0 ? [h('li', null, `and ${integer(more)} more (Enter or click)`)] : []),
+    ),
   ];
 }

@@ -33,7 +33,8 @@ export interface ViewModule {
   clientNames?(context: Context): Promise<string[]>;
 }
 
-export const namesOf = (rows: readonly { name: string | null }[]): string[] => [...new Set(rows.map((row) => row.name).filter((name): name is string => name !== null))].sort();
+export const namesOf = (rows: readonly { name: string | null }[]): string[] =>
+  [...new Set(rows.map((row) => row.name).filter((name): name is string => name !== null))].sort();
 
 export class Loader {
   private cache = new Map<string, Promise<unknown>>();

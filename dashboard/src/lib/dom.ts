@@ -7,7 +7,11 @@
 type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | null | undefined>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes | null = null, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes | null = null,
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   if (attributes !== null) {
     for (const [name, value] of Object.entries(attributes)) {
@@ -37,7 +41,12 @@ export const code = (text: string): HTMLElement => h('code', null, text);
 
 /** A message for an empty or failed view: what happened, and what to do about it. */
 export function notice(kind: 'empty' | 'error' | 'info', title: string, ...body: (Child | Child[])[]): HTMLElement {
-  return h('div', { class: `notice notice-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, h('p', { class: 'notice-title' }, title), body.length > 0 ? h('p', null, ...body) : null);
+  return h(
+    'div',
+    { class: `notice notice-${kind}`, role: kind === 'error' ? 'alert' : 'status' },
+    h('p', { class: 'notice-title' }, title),
+    body.length > 0 ? h('p', null, ...body) : null,
+  );
 }
 
 export function percent(value: number | null | undefined, digits = 0): string {
@@ -65,7 +74,15 @@ export function time(iso: string): HTMLTimeElement {
  * The page's one way of writing a time: local, 24-hour, with the zone shown (`4 Dec 2026, 13:14 UTC`); the exact
  * UTC instant is the element's `datetime` and title.
  */
-const LOCAL_TIME = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+const LOCAL_TIME = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+  timeZoneName: 'short',
+});
 export const localTime = (ms: number): string => LOCAL_TIME.format(ms);
 const LOCAL_CLOCK = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
 /** The time of day alone, with the zone (for "last updated"). */

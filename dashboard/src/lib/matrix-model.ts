@@ -50,7 +50,8 @@ export function shownShare(cell: ExtensionCounts): number | null {
 export function describeCell(row: MatrixRow, cell: Cell): string[] {
   const unknown = row.serverUnknown;
   const base = unknown === 0 ? 'requests' : 'requests with a known server';
-  const of = (n: number, value: number | null): string => `${n.toLocaleString('en')} of ${cell.known.toLocaleString('en')} ${base}${value === null ? '' : ` (${(value * 100).toFixed(1)} %)`}`;
+  const of = (n: number, value: number | null): string =>
+    `${n.toLocaleString('en')} of ${cell.known.toLocaleString('en')} ${base}${value === null ? '' : ` (${(value * 100).toFixed(1)} %)`}`;
   const lines = [
     `${STATES[cell.state].symbol} ${STATES[cell.state].text}`,
     `negotiated: ${of(cell.negotiated, cell.negotiatedShare)}`,
@@ -142,6 +143,9 @@ export function matrixMarkdown(matrix: MatrixResponse, slice: MatrixSlice, meani
       ? '✅ = negotiated (declared by the client and advertised by the answering server) on at least one request; ❌ = on none.'
       : '✅ = the client declared the extension on at least one request; ❌ = on none.';
   const counts = slice.rows.map((row) => `${markdownText(row.client)}: ${row.requests.toLocaleString('en')}`).join('; ');
-  lines.push('', `¹ Measured by extscope from ${markdownText(matrix.from)} to ${markdownText(matrix.to)} (${markdownText(scope)}), ${total.toLocaleString('en')} requests. ${what} Requests per ${heading.toLowerCase()}: ${counts}.`);
+  lines.push(
+    '',
+    `¹ Measured by extscope from ${markdownText(matrix.from)} to ${markdownText(matrix.to)} (${markdownText(scope)}), ${total.toLocaleString('en')} requests. ${what} Requests per ${heading.toLowerCase()}: ${counts}.`,
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -13,7 +13,13 @@ import type { MatrixRow } from './types.js';
  * narrows the requests counted, in the collector.
  */
 export function matrixParams(state: State): Record<string, string> {
-  return { ...rangeParams(state), service: state.service, instance: state.instance, group: state.group, ...(byInstance(state.group) ? { client: state.client } : {}) };
+  return {
+    ...rangeParams(state),
+    service: state.service,
+    instance: state.instance,
+    group: state.group,
+    ...(byInstance(state.group) ? { client: state.client } : {}),
+  };
 }
 
 /** The client matrix of the state's range and scope: the client filter's choices, whatever the rows are grouped by. */

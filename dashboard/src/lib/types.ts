@@ -11,7 +11,12 @@ import type { matrixSchema } from '../../../collector/http/api/v1/matrix/schema.
 import type { matrixCellSchema } from '../../../collector/http/api/v1/matrix-cell/schema.js';
 import type { rejectionsSchema } from '../../../collector/http/api/v1/rejections/schema.js';
 import type { timeseriesSchema } from '../../../collector/http/api/v1/timeseries/schema.js';
-import type { clientsSchema as clientTrendSchema, declarationsSchema, extensionsSchema as extensionTrendSchema, requiredSchema as requiredTrendSchema } from '../../../collector/http/api/v1/trends/schema.js';
+import type {
+  clientsSchema as clientTrendSchema,
+  declarationsSchema,
+  extensionsSchema as extensionTrendSchema,
+  requiredSchema as requiredTrendSchema,
+} from '../../../collector/http/api/v1/trends/schema.js';
 
 /** The body of a route's 200 answer. */
 type Answer<Route extends { readonly response: { readonly 200: JSONSchema } }> = FromSchema<Route['response'][200]>;

@@ -33,7 +33,11 @@ class AlertsView implements ViewModule {
     replace(
       root,
       h('h2', null, 'Alerts'),
-      h('p', { class: 'hint' }, 'Drift alerts from the collector’s rules: pending while a condition has not yet held for the rule’s duration, firing after, resolved once it no longer holds. Each links to the view that shows the cause.'),
+      h(
+        'p',
+        { class: 'hint' },
+        'Drift alerts from the collector’s rules: pending while a condition has not yet held for the rule’s duration, firing after, resolved once it no longer holds. Each links to the view that shows the cause.',
+      ),
       this.body,
     );
   }
@@ -74,7 +78,10 @@ class AlertsView implements ViewModule {
     const history =
       past.alerts.length === 0
         ? notice('empty', 'No alert has resolved yet.')
-        : [this.table(context, past.alerts, 'resolved'), past.total > past.alerts.length ? h('p', { class: 'hint' }, `The ${past.alerts.length} most recent of ${past.total}.`) : null];
+        : [
+            this.table(context, past.alerts, 'resolved'),
+            past.total > past.alerts.length ? h('p', { class: 'hint' }, `The ${past.alerts.length} most recent of ${past.total}.`) : null,
+          ];
     replace(
       this.body,
       status,
@@ -93,7 +100,12 @@ class AlertsView implements ViewModule {
       h('th', { scope: 'col' }, kind === 'active' ? 'Since' : 'Resolved'),
       h('th', { scope: 'col' }, 'Cause'),
     );
-    return h('table', { class: 'list alert-list', 'data-alerts': kind }, h('thead', null, head), h('tbody', null, ...alerts.map((alert) => this.row(context, alert))));
+    return h(
+      'table',
+      { class: 'list alert-list', 'data-alerts': kind },
+      h('thead', null, head),
+      h('tbody', null, ...alerts.map((alert) => this.row(context, alert))),
+    );
   }
 
   private row(context: Context, alert: AlertView): HTMLElement {

@@ -70,7 +70,9 @@ class ChangesView implements ViewModule {
     }
     if (!context.isCurrent()) return;
     context.loaded();
-    const keep = (change: Change): boolean => (state.client === '' || change.subject === state.client || change.subject.startsWith(`${state.client}@`)) && (state.cols === '' || change.id.toLowerCase().includes(state.cols.toLowerCase()));
+    const keep = (change: Change): boolean =>
+      (state.client === '' || change.subject === state.client || change.subject.startsWith(`${state.client}@`)) &&
+      (state.cols === '' || change.id.toLowerCase().includes(state.cols.toLowerCase()));
     const changes = answer.changes.filter(keep);
     const header = h(
       'p',
@@ -91,15 +93,29 @@ class ChangesView implements ViewModule {
   /** On a young install, how much history there is to compare with. */
   private history(answer: ChangesResponse): HTMLElement | null {
     if (answer.historyFrom === null) {
-      return notice('empty', 'No data yet.', 'Start an MCP server with the agent (', code('node --import @extscope/agent/register server.js'), '), pointed at this collector: changes appear once two periods hold requests.');
+      return notice(
+        'empty',
+        'No data yet.',
+        'Start an MCP server with the agent (',
+        code('node --import @extscope/agent/register server.js'),
+        '), pointed at this collector: changes appear once two periods hold requests.',
+      );
     }
     const from = Date.parse(answer.historyFrom);
     if (from <= Date.parse(answer.before.from)) return null;
-    return notice('info', `Data since ${localTime(from)} (${minutes(Date.now() - from)} of history).`, 'The earlier period begins before that: it is partly empty, so a change may only be the start of the data. A shorter range compares two full periods.');
+    return notice(
+      'info',
+      `Data since ${localTime(from)} (${minutes(Date.now() - from)} of history).`,
+      'The earlier period begins before that: it is partly empty, so a change may only be the start of the data. A shorter range compares two full periods.',
+    );
   }
 
   private list(changes: Change[], state: State): HTMLElement {
-    if (changes.length === 0) return notice('info', `Nothing changed: no client version stopped or started declaring an id, and no share moved by more than ${state.threshold} points.`);
+    if (changes.length === 0)
+      return notice(
+        'info',
+        `Nothing changed: no client version stopped or started declaring an id, and no share moved by more than ${state.threshold} points.`,
+      );
     return h(
       'div',
       null,
@@ -111,16 +127,18 @@ class ChangesView implements ViewModule {
         h(
           'tbody',
           null,
-          ...changes.slice(0, 100).map((change) =>
-            h(
-              'tr',
-              { class: `change change-${change.kind}`, 'data-kind': change.kind, 'data-client': change.subject, 'data-ext': change.id },
-              h('th', { scope: 'row' }, change.subject),
-              h('td', { class: 'ext-id' }, change.id),
-              h('td', null, describe(change), change.kind === 'share_moved' ? hidden(' negotiated share') : null),
-              h('td', { class: 'num' }, integer(change.requests)),
+          ...changes
+            .slice(0, 100)
+            .map((change) =>
+              h(
+                'tr',
+                { class: `change change-${change.kind}`, 'data-kind': change.kind, 'data-client': change.subject, 'data-ext': change.id },
+                h('th', { scope: 'row' }, change.subject),
+                h('td', { class: 'ext-id' }, change.id),
+                h('td', null, describe(change), change.kind === 'share_moved' ? hidden(' negotiated share') : null),
+                h('td', { class: 'num' }, integer(change.requests)),
+              ),
             ),
-          ),
         ),
       ),
     );

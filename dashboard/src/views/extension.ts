@@ -76,10 +76,18 @@ class ExtensionView implements ViewModule {
       .map((row) => ({ row, cell: row.extensions[index] }))
       .filter(({ cell }) => cell !== undefined && cell.clientDeclared > 0)
       .sort((a, b) => (b.cell?.clientDeclared ?? 0) - (a.cell?.clientDeclared ?? 0));
-    const advertising = instances.instances.filter((instance) => instance.advertises.some((entry) => entry.id === id) && (state.service === '' || instance.service === state.service));
+    const advertising = instances.instances.filter(
+      (instance) => instance.advertises.some((entry) => entry.id === id) && (state.service === '' || instance.service === state.service),
+    );
     // The figures of the matrix (the collector's, over the requests whose server's declaration is known).
     const total = index < 0 ? undefined : matrix.totals[index];
-    const totals = { requests: total?.known ?? 0, negotiated: total?.negotiated ?? 0, declared: total?.clientDeclared ?? 0, advertised: total?.serverAdvertised ?? 0, share: total?.negotiatedShare ?? null };
+    const totals = {
+      requests: total?.known ?? 0,
+      negotiated: total?.negotiated ?? 0,
+      declared: total?.clientDeclared ?? 0,
+      advertised: total?.serverAdvertised ?? 0,
+      share: total?.negotiatedShare ?? null,
+    };
     const named = required.extensions.find((entry) => entry.id === id)?.total ?? 0;
     const intro = h(
       'p',
@@ -114,7 +122,11 @@ class ExtensionView implements ViewModule {
         : h(
             'table',
             { class: 'list' },
-            h('thead', null, h('tr', null, ...['Service', 'Instance', 'Server', 'Settings fingerprints', 'Last seen'].map((text) => h('th', { scope: 'col' }, text)))),
+            h(
+              'thead',
+              null,
+              h('tr', null, ...['Service', 'Instance', 'Server', 'Settings fingerprints', 'Last seen'].map((text) => h('th', { scope: 'col' }, text))),
+            ),
             h(
               'tbody',
               null,
@@ -123,7 +135,12 @@ class ExtensionView implements ViewModule {
                   'tr',
                   { class: instance.differs ? 'drift' : '' },
                   h('td', null, instance.service ?? '–'),
-                  h('th', { scope: 'row', class: 'mono' }, instance.instanceId ?? '–', instance.differs ? h('span', { class: 'badge badge-drift' }, 'differs') : null),
+                  h(
+                    'th',
+                    { scope: 'row', class: 'mono' },
+                    instance.instanceId ?? '–',
+                    instance.differs ? h('span', { class: 'badge badge-drift' }, 'differs') : null,
+                  ),
                   h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
                   h('td', { class: 'mono' }, (instance.advertises.find((entry) => entry.id === id)?.fingerprints ?? []).join(', ') || '–'),
                   h('td', null, time(instance.lastSeen)),
@@ -134,16 +151,37 @@ class ExtensionView implements ViewModule {
     const requiredByClient = required.extensions.find((entry) => entry.id === id);
     const requiredBlock =
       requiredByClient === undefined || requiredByClient.total === 0
-        ? notice('empty', 'No -32021 answer named this extension in the range.', 'A server answers ', code('-32021'), ' when a request lacks a client capability it requires.')
+        ? notice(
+            'empty',
+            'No -32021 answer named this extension in the range.',
+            'A server answers ',
+            code('-32021'),
+            ' when a request lacks a client capability it requires.',
+          )
         : h(
             'div',
             null,
-            chartPanel('chart-ext-required', { kind: 'bar', title: `-32021 answers naming ${id}`, labels: timeLabels(required.times, required.stepMinutes), xTitle: timeAxis(required.stepMinutes), yTitle: 'answers per step', series: [{ label: '-32021 answers', data: requiredByClient.counts }] }, `${count(requiredByClient.total, 'answer')}.`),
+            chartPanel(
+              'chart-ext-required',
+              {
+                kind: 'bar',
+                title: `-32021 answers naming ${id}`,
+                labels: timeLabels(required.times, required.stepMinutes),
+                xTitle: timeAxis(required.stepMinutes),
+                yTitle: 'answers per step',
+                series: [{ label: '-32021 answers', data: requiredByClient.counts }],
+              },
+              `${count(requiredByClient.total, 'answer')}.`,
+            ),
             h(
               'table',
               { class: 'list' },
               h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Client'), h('th', { scope: 'col' }, '-32021 answers'))),
-              h('tbody', null, ...requiredByClient.clients.map((client) => h('tr', null, h('th', { scope: 'row' }, client.client), h('td', null, integer(client.count))))),
+              h(
+                'tbody',
+                null,
+                ...requiredByClient.clients.map((client) => h('tr', null, h('th', { scope: 'row' }, client.client), h('td', null, integer(client.count)))),
+              ),
             ),
           );
     replace(
@@ -157,7 +195,18 @@ class ExtensionView implements ViewModule {
         h('h3', null, 'Negotiated share over time'),
         chartPanel(
           'chart-ext-share',
-          { kind: 'line', percent: true, title: `Negotiated share of ${id}`, labels: timeLabels(series.points.map((point) => point.t), series.stepMinutes), xTitle: timeAxis(series.stepMinutes), yTitle: 'negotiated share', series: [{ label: 'negotiated share', data: series.points.map((point) => point.negotiatedShare) }] },
+          {
+            kind: 'line',
+            percent: true,
+            title: `Negotiated share of ${id}`,
+            labels: timeLabels(
+              series.points.map((point) => point.t),
+              series.stepMinutes,
+            ),
+            xTitle: timeAxis(series.stepMinutes),
+            yTitle: 'negotiated share',
+            series: [{ label: 'negotiated share', data: series.points.map((point) => point.negotiatedShare) }],
+          },
           `Overall ${percent(totals.share, 1)} (steps of ${series.stepMinutes} min).`,
         ),
       ),

@@ -32,7 +32,16 @@ class FleetView implements ViewModule {
 
   mount(root: HTMLElement): void {
     this.body = h('div', { class: 'fleet' });
-    replace(root, h('h2', null, 'Fleet'), h('p', { class: 'hint' }, 'What each server instance advertises now (from its latest report). Drift: an instance advertising other ids or settings than another live instance of its service.'), this.body);
+    replace(
+      root,
+      h('h2', null, 'Fleet'),
+      h(
+        'p',
+        { class: 'hint' },
+        'What each server instance advertises now (from its latest report). Drift: an instance advertising other ids or settings than another live instance of its service.',
+      ),
+      this.body,
+    );
   }
 
   async update(context: Context): Promise<void> {
@@ -46,9 +55,20 @@ class FleetView implements ViewModule {
     }
     if (!context.isCurrent()) return;
     context.loaded();
-    const instances = response.instances.filter((instance) => (state.service === '' || instance.service === state.service) && (state.instance === '' || instance.instanceId === state.instance));
+    const instances = response.instances.filter(
+      (instance) => (state.service === '' || instance.service === state.service) && (state.instance === '' || instance.instanceId === state.instance),
+    );
     if (response.instances.length === 0 && state.service === '') {
-      replace(this.body, notice('empty', 'No instance has reported yet.', 'Run your MCP server with ', code('node --import @extscope/agent/register server.js'), '; idle instances report what they advertise at every export.'));
+      replace(
+        this.body,
+        notice(
+          'empty',
+          'No instance has reported yet.',
+          'Run your MCP server with ',
+          code('node --import @extscope/agent/register server.js'),
+          '; idle instances report what they advertise at every export.',
+        ),
+      );
       return;
     }
     if (instances.length === 0) {
@@ -62,13 +82,15 @@ class FleetView implements ViewModule {
       list.push(instance);
       services.set(key, list);
     }
-    const sections = [...services.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([service, list]) => this.serviceSection(context, service, list));
+    const sections = [...services.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([service, list]) => this.serviceSection(context, service, list));
     const left = response.total - response.instances.length;
     const more =
       left > 0
-        ? h('p', { class: 'hint more', role: 'status' }, `Showing ${response.instances.length} of ${response.total} instances: ${left} more not shown.${state.service === '' ? ' Filter by service to see them.' : ''}`)
+        ? h(
+            'p',
+            { class: 'hint more', role: 'status' },
+            `Showing ${response.instances.length} of ${response.total} instances: ${left} more not shown.${state.service === '' ? ' Filter by service to see them.' : ''}`,
+          )
         : null;
     replace(this.body, ...(more === null ? [] : [more]), ...sections);
   }
@@ -91,7 +113,15 @@ class FleetView implements ViewModule {
       });
       return link;
     };
-    const head = h('tr', null, h('th', { scope: 'col' }, 'Instance'), h('th', { scope: 'col' }, 'Server'), h('th', { scope: 'col' }, 'Last seen'), h('th', { scope: 'col' }, 'Status'), ...ids.map((id) => h('th', { scope: 'col', class: 'ext' }, extLink(id))));
+    const head = h(
+      'tr',
+      null,
+      h('th', { scope: 'col' }, 'Instance'),
+      h('th', { scope: 'col' }, 'Server'),
+      h('th', { scope: 'col' }, 'Last seen'),
+      h('th', { scope: 'col' }, 'Status'),
+      ...ids.map((id) => h('th', { scope: 'col', class: 'ext' }, extLink(id))),
+    );
     const rows = instances
       .slice()
       .sort((a, b) => Number(b.differs) - Number(a.differs) || (a.instanceId ?? '').localeCompare(b.instanceId ?? ''))
@@ -110,7 +140,13 @@ class FleetView implements ViewModule {
           const marks = (variantsOfId?.size ?? 0) > 1 ? entry.fingerprints.map((print) => variantsOfId?.get(print) ?? '?').join('+') : '';
           return h(
             'td',
-            { class: 'adv adv-yes', title: entry.fingerprints.length === 0 ? 'advertised (no fingerprint)' : `${entry.fingerprints.length === 1 ? 'settings fingerprint' : 'settings fingerprints'}: ${entry.fingerprints.join(', ')}` },
+            {
+              class: 'adv adv-yes',
+              title:
+                entry.fingerprints.length === 0
+                  ? 'advertised (no fingerprint)'
+                  : `${entry.fingerprints.length === 1 ? 'settings fingerprint' : 'settings fingerprints'}: ${entry.fingerprints.join(', ')}`,
+            },
             h('span', { 'aria-hidden': 'true' }, '✔'),
             hidden('advertised'),
             marks === '' ? '' : h('span', { class: 'variant' }, ` ${marks}`),
@@ -119,7 +155,12 @@ class FleetView implements ViewModule {
         return h(
           'tr',
           { class: instance.differs ? 'drift' : instance.stale ? 'stale' : '' },
-          h('th', { scope: 'row' }, h('span', { class: 'mono' }, instance.instanceId ?? '(no instance id)'), instance.host ? h('span', { class: 'sub' }, instance.host) : null),
+          h(
+            'th',
+            { scope: 'row' },
+            h('span', { class: 'mono' }, instance.instanceId ?? '(no instance id)'),
+            instance.host ? h('span', { class: 'sub' }, instance.host) : null,
+          ),
           h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
           h('td', null, time(instance.lastSeen)),
           h('td', null, ...status),

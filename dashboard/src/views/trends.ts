@@ -42,9 +42,23 @@ class TrendsView implements ViewModule {
     const [extensions, declarations, required, clients] = data;
     const labels = timeLabels(extensions.times, extensions.stepMinutes);
     const total = declarations.requests.reduce((sum, n) => sum + n, 0);
-    const intro = h('p', { class: 'summary' }, `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`);
+    const intro = h(
+      'p',
+      { class: 'summary' },
+      `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`,
+    );
     if (total === 0) {
-      replace(this.body, intro, notice('empty', 'No requests in this range.', 'Requests appear here once an MCP server runs with the agent (', code('node --import @extscope/agent/register server.js'), ') pointed at this collector; with data elsewhere, choose a longer time range or clear the filters.'));
+      replace(
+        this.body,
+        intro,
+        notice(
+          'empty',
+          'No requests in this range.',
+          'Requests appear here once an MCP server runs with the agent (',
+          code('node --import @extscope/agent/register server.js'),
+          ') pointed at this collector; with data elsewhere, choose a longer time range or clear the filters.',
+        ),
+      );
       return;
     }
     const filter = state.cols.trim().toLowerCase();
@@ -62,13 +76,29 @@ class TrendsView implements ViewModule {
     // The 100 busiest come back (they also fill the client filter); the chart shows 10 and sums the rest.
     const top = clients.clients.slice(0, TOP_CLIENTS);
     const rest = clients.clients.slice(TOP_CLIENTS);
-    const others = { clients: clients.other.clients + rest.length, total: clients.other.total + sum(rest.map((client) => client.total)), requests: clients.other.requests.map((n, index) => n + sum(rest.map((client) => client.requests[index] ?? 0))) };
+    const others = {
+      clients: clients.other.clients + rest.length,
+      total: clients.other.total + sum(rest.map((client) => client.total)),
+      requests: clients.other.requests.map((n, index) => n + sum(rest.map((client) => client.requests[index] ?? 0))),
+    };
     const clientSeries = top.map((client) => ({ label: client.client, data: client.requests }));
     if (others.clients > 0) clientSeries.push({ label: `${count(others.clients, 'other client')}`, data: others.requests });
     replace(
       this.body,
       intro,
-      chartPanel('chart-share', { kind: 'line', percent: true, title: 'Negotiated share per extension', labels, xTitle: timeAxis(extensions.stepMinutes), yTitle: 'negotiated share', series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare })) }, shareSummary),
+      chartPanel(
+        'chart-share',
+        {
+          kind: 'line',
+          percent: true,
+          title: 'Negotiated share per extension',
+          labels,
+          xTitle: timeAxis(extensions.stepMinutes),
+          yTitle: 'negotiated share',
+          series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare })),
+        },
+        shareSummary,
+      ),
       chartPanel(
         'chart-declarations',
         {
@@ -88,12 +118,31 @@ class TrendsView implements ViewModule {
       ),
       chartPanel(
         'chart-required',
-        { kind: 'bar', title: '-32021 answers (missing required client capability)', labels: timeLabels(required.times, required.stepMinutes), xTitle: timeAxis(required.stepMinutes), yTitle: 'answers per step', series: [{ label: '-32021 answers', data: required.errors }, ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts }))] },
-        required.total === 0 ? 'No -32021 answer in this range.' : `${count(required.total, 'answer')}; named: ${required.extensions.map((entry) => `${entry.id} ${integer(entry.total)}`).join(', ')}.`,
+        {
+          kind: 'bar',
+          title: '-32021 answers (missing required client capability)',
+          labels: timeLabels(required.times, required.stepMinutes),
+          xTitle: timeAxis(required.stepMinutes),
+          yTitle: 'answers per step',
+          series: [
+            { label: '-32021 answers', data: required.errors },
+            ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts })),
+          ],
+        },
+        required.total === 0
+          ? 'No -32021 answer in this range.'
+          : `${count(required.total, 'answer')}; named: ${required.extensions.map((entry) => `${entry.id} ${integer(entry.total)}`).join(', ')}.`,
       ),
       chartPanel(
         'chart-clients',
-        { kind: 'line', title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`, labels: timeLabels(clients.times, clients.stepMinutes), xTitle: timeAxis(clients.stepMinutes), yTitle: 'requests per step', series: clientSeries },
+        {
+          kind: 'line',
+          title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`,
+          labels: timeLabels(clients.times, clients.stepMinutes),
+          xTitle: timeAxis(clients.stepMinutes),
+          yTitle: 'requests per step',
+          series: clientSeries,
+        },
         `${top.map((client) => `${client.client} ${integer(client.total)}`).join(', ')}${others.clients > 0 ? `; others ${integer(others.total)}` : ''}.`,
       ),
     );

@@ -28,7 +28,9 @@ describe('Connection: pairing requests with answers on one transport', () => {
     observed.outbound({ jsonrpc: '2.0', id: 1, result: {} }); // a third answer matches nothing
     expect(await metrics.sum('extscope.requests')).toBe(2);
     expect(await metrics.sum('extscope.requests', { 'extscope.client.name': 'first', 'extscope.outcome': 'complete' })).toBe(1);
-    expect(await metrics.sum('extscope.requests', { 'extscope.client.name': 'second', 'extscope.outcome': 'error', 'rpc.response.status_code': '-32603' })).toBe(1);
+    expect(
+      await metrics.sum('extscope.requests', { 'extscope.client.name': 'second', 'extscope.outcome': 'error', 'rpc.response.status_code': '-32603' }),
+    ).toBe(1);
   });
 
   it('ids are typed: 1 and "1" are different requests; what is in flight at close is cancelled', async () => {
@@ -54,13 +56,28 @@ describe('Connection: pairing requests with answers on one transport', () => {
   it("a 2025-era initialize is kept in the server object's slot: later legacy requests, on any of its connections, inherit it", async () => {
     const slot: HandshakeSlot = { handshake: undefined };
     const first = connection({ handshake: slot });
-    first.connection.inbound({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { 'a/x': {} } }, clientInfo: { name: 'legacy', version: '1' } } }, undefined);
+    first.connection.inbound(
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: { extensions: { 'a/x': {} } }, clientInfo: { name: 'legacy', version: '1' } },
+      },
+      undefined,
+    );
     first.connection.outbound({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18', capabilities: {} } });
     expect(slot.handshake).toMatchObject({ clientName: 'legacy', protocolVersion: '2025-06-18' });
     const second = connection({ handshake: slot });
     second.connection.inbound({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, undefined);
     second.connection.outbound({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
-    expect(await second.metrics.sum('extscope.requests', { 'extscope.client.name': 'legacy', 'extscope.client.declaration': 'declared', 'mcp.protocol.version': '2025-06-18', 'mcp.method.name': 'tools/list' })).toBe(1);
+    expect(
+      await second.metrics.sum('extscope.requests', {
+        'extscope.client.name': 'legacy',
+        'extscope.client.declaration': 'declared',
+        'mcp.protocol.version': '2025-06-18',
+        'mcp.method.name': 'tools/list',
+      }),
+    ).toBe(1);
     expect(await second.metrics.sum('extscope.extension.requests', { 'extscope.extension.id': 'a/x', 'extscope.extension.negotiated': true })).toBe(1);
   });
 
@@ -95,7 +112,13 @@ describe('Connection: pairing requests with answers on one transport', () => {
   it('records the session id of a session transport on the span only when it is a string', async () => {
     const { pipeline } = pipelineWithReader();
     const finished: (string | undefined)[] = [];
-    const sink = { reading: pipeline.reading, start: () => undefined, fail: () => {}, count: () => {}, finish: (...args: unknown[]) => finished.push(args[4] as string | undefined) };
+    const sink = {
+      reading: pipeline.reading,
+      start: () => undefined,
+      fail: () => {},
+      count: () => {},
+      finish: (...args: unknown[]) => finished.push(args[4] as string | undefined),
+    };
     const server = new ServerAdvertisements(LIMITS).read({});
     for (const sessionId of ['abc', 42, undefined]) {
       const observed = new Connection(sink, new EntryExchanges().entryFor({}), server, { handshake: undefined }, { sessionId });

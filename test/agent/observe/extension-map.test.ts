@@ -50,7 +50,10 @@ describe('the three declaration states', () => {
 /** Maps whose declaration is never handed back again, with the limits they are read under. */
 const UNREPEATABLE = [
   [{ 'a/b': {}, 'bad id': {} }, limits],
-  [{ 'a/b': {}, 'c/d': {} }, { maxIds: 1, maxIdLength: 128 }],
+  [
+    { 'a/b': {}, 'c/d': {} },
+    { maxIds: 1, maxIdLength: 128 },
+  ],
 ] as const;
 
 /** Each map read twice gives two equal declarations, not the same one. */

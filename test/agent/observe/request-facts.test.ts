@@ -34,7 +34,10 @@ describe('reading a request', () => {
     expect(readRequest(request, slot, reading)).toMatchObject({ era: 'legacy', clientName: 'c', protocolVersion: '2025-11-25' });
     expect(readRequest(request, slot, reading).client.ids).toEqual(['a/b']);
     const hinted = { ...reading, protocolVersionHint: (extra: unknown) => (extra as { version: string }).version };
-    for (const orphan of [readRequest(request, undefined, hinted, { version: '2025-06-18' }), readRequest(request, { handshake: undefined }, hinted, { version: '2025-06-18' })]) {
+    for (const orphan of [
+      readRequest(request, undefined, hinted, { version: '2025-06-18' }),
+      readRequest(request, { handshake: undefined }, hinted, { version: '2025-06-18' }),
+    ]) {
       expect(orphan).toMatchObject({ era: 'legacy', protocolVersion: '2025-06-18' });
       expect(orphan.client.declaration).toBe('unknown');
     }

@@ -7,7 +7,10 @@ describe('ServerAdvertisements', () => {
   it('gives a fresh server per request the same advertisement as the last one with that extensions object, name and version', () => {
     const advertisements = new ServerAdvertisements(LIMITS);
     const extensions = { 'a/x': {}, 'b/y': { mode: 'fast' } };
-    const server = (name: string, version: string, map: object = extensions) => ({ getCapabilities: () => ({ extensions: map }), _serverInfo: { name, version } });
+    const server = (name: string, version: string, map: object = extensions) => ({
+      getCapabilities: () => ({ extensions: map }),
+      _serverInfo: { name, version },
+    });
     const first = advertisements.read(server('s', '1'));
     expect(first).toMatchObject({ identity: { name: 's', version: '1' }, extensions: { ids: ['a/x', 'b/y'] } });
     expect(advertisements.read(server('s', '1'))).toBe(first);

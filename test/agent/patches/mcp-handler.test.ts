@@ -44,7 +44,8 @@ interface Case {
 }
 
 const MODERN_HEADERS = { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
-const call = (client: string, text = 'hi') => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text }, _meta: envelope(client) } });
+const call = (client: string, text = 'hi') =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text }, _meta: envelope(client) } });
 const CASES: Case[] = [
   { name: 'reaches-an-instance', status: 200, headers: MODERN_HEADERS, body: (client) => call(client) },
   {
@@ -72,7 +73,11 @@ function streamOf(text: string): ReadableStream<Uint8Array> {
 
 function init(test: Case, client: string): RequestInit {
   const body = test.body(client);
-  return { method: 'POST', headers: { accept: 'application/json, text/event-stream', ...test.headers }, ...(test.streamed ? { body: streamOf(body), duplex: 'half' } : { body }) } as RequestInit;
+  return {
+    method: 'POST',
+    headers: { accept: 'application/json, text/event-stream', ...test.headers },
+    ...(test.streamed ? { body: streamOf(body), duplex: 'half' } : { body }),
+  } as RequestInit;
 }
 
 async function listen(): Promise<string> {
@@ -113,8 +118,16 @@ describe("createMcpHandler's own answers are requests too: each counted once, un
           (count) => count >= 1,
         );
         expect(counted, test.name).toBe(1);
-        if (test.status !== 200) expect(await total('extscope.requests', { 'extscope.client.name': client, 'rpc.response.status_code': codes.get(client)! }), test.name).toBe(1);
-        expect(await total('extscope.extension.requests', { 'extscope.client.name': client, 'extscope.extension.id': TASKS, 'extscope.extension.client_declared': true }), test.name).toBe(1);
+        if (test.status !== 200)
+          expect(await total('extscope.requests', { 'extscope.client.name': client, 'rpc.response.status_code': codes.get(client)! }), test.name).toBe(1);
+        expect(
+          await total('extscope.extension.requests', {
+            'extscope.client.name': client,
+            'extscope.extension.id': TASKS,
+            'extscope.extension.client_declared': true,
+          }),
+          test.name,
+        ).toBe(1);
       }
     });
   }

@@ -28,12 +28,22 @@ describe('answers serveStdio gives itself, before any server instance', () => {
 
   it('a 2025-era initialize on a modern-only connection is refused by the entry, and recorded', async () => {
     const { clientSide, received, close } = await rawWire({ legacy: 'reject' });
-    await clientSide.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [REPLAY]: {} } }, clientInfo: { name: 'refused-legacy', version: '1' } } });
-    await eventually(() => received.length, (n) => n === 1);
+    await clientSide.send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [REPLAY]: {} } }, clientInfo: { name: 'refused-legacy', version: '1' } },
+    });
+    await eventually(
+      () => received.length,
+      (n) => n === 1,
+    );
     await close();
     expect(received[0]).toMatchObject({ id: 0, error: { code: expect.any(Number) } });
     const code = String((received[0]!['error'] as { code: number }).code);
-    expect(await requestCount('refused-legacy', { 'mcp.method.name': 'initialize', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': code })).toBe(1);
+    expect(
+      await requestCount('refused-legacy', { 'mcp.method.name': 'initialize', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': code }),
+    ).toBe(1);
     expect(await extensionCount('refused-legacy', REPLAY, { 'extscope.extension.client_declared': true, 'extscope.extension.server_declared': false })).toBe(1);
   });
 
@@ -41,16 +51,35 @@ describe('answers serveStdio gives itself, before any server instance', () => {
     const unknownBefore = await total('extscope.requests', { 'mcp.method.name': '(unknown)' });
     const { clientSide, received, close } = await rawWire({});
     await clientSide.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope('listener') } });
-    await eventually(() => received.length, (n) => n === 1);
-    await clientSide.send({ jsonrpc: '2.0', id: 'listen-1', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: envelope('listener') } });
-    await eventually(() => received.length, (n) => n === 2);
+    await eventually(
+      () => received.length,
+      (n) => n === 1,
+    );
+    await clientSide.send({
+      jsonrpc: '2.0',
+      id: 'listen-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: envelope('listener') },
+    });
+    await eventually(
+      () => received.length,
+      (n) => n === 2,
+    );
     await close();
     // Closing the connection ends the subscription with the listen request's (empty) result.
-    await eventually(() => received.length, (n) => n === 3);
+    await eventually(
+      () => received.length,
+      (n) => n === 3,
+    );
     expect(received[2]).toMatchObject({ id: 'listen-1', result: { resultType: 'complete' } });
     expect(await total('extscope.requests', { 'mcp.method.name': '(unknown)' })).toBe(unknownBefore);
-    expect(received[1]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });
-    expect(await requestCount('listener', { 'mcp.method.name': 'subscriptions/listen', 'extscope.outcome': 'complete', 'extscope.server.declaration': 'unknown' })).toBe(1);
+    expect(received[1]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } },
+    });
+    expect(
+      await requestCount('listener', { 'mcp.method.name': 'subscriptions/listen', 'extscope.outcome': 'complete', 'extscope.server.declaration': 'unknown' }),
+    ).toBe(1);
     // The discover probe reached the pinned instance: recorded there, once, with the server's declaration.
     expect(await requestCount('listener', { 'mcp.method.name': 'server/discover' })).toBe(1);
     expect(await requestCount('listener', { 'mcp.method.name': 'server/discover', 'extscope.server.declaration': 'declared' })).toBe(1);
@@ -63,11 +92,17 @@ describe('answers serveStdio gives itself, before any server instance', () => {
     ] as const) {
       const { clientSide, received, close } = await rawWire({});
       await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } });
-      await eventually(() => received.length, (n) => n === 1);
+      await eventually(
+        () => received.length,
+        (n) => n === 1,
+      );
       await close();
       const code = (received[0]!['error'] as { code?: number } | undefined)?.code;
       expect(code, name).toBeLessThan(0);
-      expect(await requestCount(name, { 'mcp.method.name': 'tools/list', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': String(code) }), name).toBe(1);
+      expect(
+        await requestCount(name, { 'mcp.method.name': 'tools/list', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': String(code) }),
+        name,
+      ).toBe(1);
       expect(await requestCount(name), name).toBe(1);
     }
   });
@@ -76,16 +111,36 @@ describe('answers serveStdio gives itself, before any server instance', () => {
     const { clientSide, received, close } = await rawWire({});
     await clientSide.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope('pinned-then-legacy') } });
     await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: envelope('pinned-then-legacy') } });
-    await eventually(() => received.length, (n) => n === 2);
-    await clientSide.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pinned-then-legacy', version: '1' } } });
-    await eventually(() => received.length, (n) => n === 3);
+    await eventually(
+      () => received.length,
+      (n) => n === 2,
+    );
+    await clientSide.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pinned-then-legacy', version: '1' } },
+    });
+    await eventually(
+      () => received.length,
+      (n) => n === 3,
+    );
     await close();
     expect(received.map((message) => message['id']).sort()).toEqual([1, 2, 'probe']);
     expect(received.find((message) => message['id'] === 2)).toMatchObject({ error: { code: expect.any(Number) } });
-    expect(await requestCount('pinned-then-legacy', { 'mcp.method.name': 'initialize', 'extscope.server.declaration': 'unknown', 'extscope.outcome': 'error' })).toBe(1);
+    expect(
+      await requestCount('pinned-then-legacy', { 'mcp.method.name': 'initialize', 'extscope.server.declaration': 'unknown', 'extscope.outcome': 'error' }),
+    ).toBe(1);
     for (const method of ['server/discover', 'ping']) {
       expect(await requestCount('pinned-then-legacy', { 'mcp.method.name': method }), method).toBe(1);
-      expect(await requestCount('pinned-then-legacy', { 'mcp.method.name': method, 'extscope.server.declaration': 'declared', 'extscope.server.name': 'entry-server' }), method).toBe(1);
+      expect(
+        await requestCount('pinned-then-legacy', {
+          'mcp.method.name': method,
+          'extscope.server.declaration': 'declared',
+          'extscope.server.name': 'entry-server',
+        }),
+        method,
+      ).toBe(1);
     }
   });
 });
@@ -98,28 +153,44 @@ describe('requests the entry passes on to the pinned instance', () => {
       received.push(message as Record<string, unknown>);
     };
     await clientSide.start();
-    const handle = v2stdio.serveStdio(() => {
-      const server = serverWith({ [TASKS]: {} }, 'fragile-server');
-      server.registerTool('echo', { inputSchema: z.object({}) }, async () => ({ content: [] }));
-      // The app wraps the transport it is given: its wrapper throws for one method, before the SDK (and extscope) see it.
-      const connect = server.connect.bind(server);
-      server.connect = async (transport) => {
-        await connect(transport);
-        const deliver = transport.onmessage!;
-        transport.onmessage = (message, extra) => {
-          if ((message as { method?: string }).method === 'com.example/boom') throw new Error('delivery failed');
-          deliver(message, extra);
+    const handle = v2stdio.serveStdio(
+      () => {
+        const server = serverWith({ [TASKS]: {} }, 'fragile-server');
+        server.registerTool('echo', { inputSchema: z.object({}) }, async () => ({ content: [] }));
+        // The app wraps the transport it is given: its wrapper throws for one method, before the SDK (and extscope) see it.
+        const connect = server.connect.bind(server);
+        server.connect = async (transport) => {
+          await connect(transport);
+          const deliver = transport.onmessage!;
+          transport.onmessage = (message, extra) => {
+            if ((message as { method?: string }).method === 'com.example/boom') throw new Error('delivery failed');
+            deliver(message, extra);
+          };
         };
-      };
-      return server;
-    }, { transport: serverSide });
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'fragile-client', version: '1' }, [CAPS]: {} };
+        return server;
+      },
+      { transport: serverSide },
+    );
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'fragile-client', version: '1' },
+      [CAPS]: {},
+    };
     await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } });
-    await eventually(() => received.length, (n) => n === 1);
+    await eventually(
+      () => received.length,
+      (n) => n === 1,
+    );
     await clientSide.send({ jsonrpc: '2.0', id: 2, method: 'com.example/boom', params: { _meta: envelope } });
-    await eventually(() => received.length, (n) => n === 2);
+    await eventually(
+      () => received.length,
+      (n) => n === 2,
+    );
     await clientSide.send({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: envelope } });
-    await eventually(() => received.length, (n) => n === 3);
+    await eventually(
+      () => received.length,
+      (n) => n === 3,
+    );
     await handle.close();
     expect(received.map((message) => [message['id'], 'error' in message ? (message['error'] as { code: number }).code : 'result'])).toEqual([
       [1, 'result'],
@@ -127,14 +198,30 @@ describe('requests the entry passes on to the pinned instance', () => {
       [3, 'result'],
     ]);
     expect(await requestCount('fragile-client')).toBe(3);
-    expect(await requestCount('fragile-client', { 'mcp.method.name': 'tools/list', 'extscope.server.declaration': 'declared', 'extscope.server.name': 'fragile-server' })).toBe(2);
-    expect(await requestCount('fragile-client', { 'mcp.method.name': 'com.example/boom', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': '-32603' })).toBe(1);
+    expect(
+      await requestCount('fragile-client', {
+        'mcp.method.name': 'tools/list',
+        'extscope.server.declaration': 'declared',
+        'extscope.server.name': 'fragile-server',
+      }),
+    ).toBe(2);
+    expect(
+      await requestCount('fragile-client', {
+        'mcp.method.name': 'com.example/boom',
+        'extscope.server.declaration': 'unknown',
+        'rpc.response.status_code': '-32603',
+      }),
+    ).toBe(1);
   });
 });
 
 describe('the stdio entry observer, over a stand-in for serveStdio', () => {
   type Callback = ((message: unknown) => void) | undefined;
-  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'stand-in-client', version: '1' }, [CAPS]: {} };
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'stand-in-client', version: '1' },
+    [CAPS]: {},
+  };
 
   /** What serveStdio does, reduced: it passes requests on to one pinned instance, except those it answers or holds. */
   function standIn() {
@@ -142,7 +229,12 @@ describe('the stdio entry observer, over a stand-in for serveStdio', () => {
     const exchanges = new EntryExchanges();
     const servers = new ServerConnections(pipeline, exchanges, undefined);
     const sent: unknown[] = [];
-    const wire = { onmessage: undefined as Callback, onclose: undefined as (() => void) | undefined, start: async () => {}, send: async (message: unknown) => void sent.push(message) };
+    const wire = {
+      onmessage: undefined as Callback,
+      onclose: undefined as (() => void) | undefined,
+      start: async () => {},
+      send: async (message: unknown) => void sent.push(message),
+    };
     const serveStdio = (factory: unknown, options?: Record<string, unknown>) => {
       const transport = options!['transport'] as typeof wire;
       const channel = { onmessage: undefined as Callback, start: async () => {}, send: (message: unknown) => transport.send(message) };
@@ -173,8 +265,17 @@ describe('the stdio entry observer, over a stand-in for serveStdio', () => {
     client({ id: 2, method: 'entry/refuse', params: { _meta: envelope } });
     expect(sent).toHaveLength(2);
     expect(await metrics.sum('extscope.requests')).toBe(2);
-    expect(await metrics.sum('extscope.requests', { 'mcp.method.name': 'tools/list', 'extscope.server.name': 'pinned', 'extscope.server.declaration': 'declared' })).toBe(1);
-    expect(await metrics.sum('extscope.requests', { 'mcp.method.name': 'entry/refuse', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': '-32600', 'extscope.client.name': 'stand-in-client' })).toBe(1);
+    expect(
+      await metrics.sum('extscope.requests', { 'mcp.method.name': 'tools/list', 'extscope.server.name': 'pinned', 'extscope.server.declaration': 'declared' }),
+    ).toBe(1);
+    expect(
+      await metrics.sum('extscope.requests', {
+        'mcp.method.name': 'entry/refuse',
+        'extscope.server.declaration': 'unknown',
+        'rpc.response.status_code': '-32600',
+        'extscope.client.name': 'stand-in-client',
+      }),
+    ).toBe(1);
   });
 
   it('an entry answer to a request it does not hold (here: a second answer) is still counted, as far as the answer tells', async () => {
@@ -182,7 +283,13 @@ describe('the stdio entry observer, over a stand-in for serveStdio', () => {
     client({ id: 2, method: 'entry/refuse', params: { _meta: envelope } });
     await wire.send({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'refused again' } });
     expect(await metrics.sum('extscope.requests')).toBe(2);
-    expect(await metrics.sum('extscope.requests', { 'mcp.method.name': '(unknown)', 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': '-32600' })).toBe(1);
+    expect(
+      await metrics.sum('extscope.requests', {
+        'mcp.method.name': '(unknown)',
+        'extscope.server.declaration': 'unknown',
+        'rpc.response.status_code': '-32600',
+      }),
+    ).toBe(1);
   });
 
   it('a request the client cancels before any answer, or one still held when the wire closes, is not recorded', async () => {
@@ -207,7 +314,11 @@ describe('the factory serveStdio is given', () => {
       const made = (factory as (ctx: unknown) => unknown)({ era: 'modern' });
       seen.push(made);
       const server = (await made) as object;
-      const channel = { onmessage: undefined as ((message: unknown) => void) | undefined, start: async () => {}, send: (message: unknown) => wire.send(message) };
+      const channel = {
+        onmessage: undefined as ((message: unknown) => void) | undefined,
+        start: async () => {},
+        send: (message: unknown) => wire.send(message),
+      };
       servers.attach(server, channel);
       channel.onmessage = (message) => void channel.send({ jsonrpc: '2.0', id: (message as { id: unknown }).id, result: {} });
       await channel.start();
@@ -216,10 +327,13 @@ describe('the factory serveStdio is given', () => {
       await transport.start();
     };
     const patched = observingServeStdio(serveStdio as never, undefined, pipeline, exchanges);
-    await patched(async (ctx: unknown) => {
-      expect(ctx).toEqual({ era: 'modern' });
-      return product;
-    }, { transport: wire });
+    await patched(
+      async (ctx: unknown) => {
+        expect(ctx).toEqual({ era: 'modern' });
+        return product;
+      },
+      { transport: wire },
+    );
     expect(await (seen[0] as Promise<unknown>)).toBe(product);
     wire.onmessage!({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     expect(await metrics.sum('extscope.requests')).toBe(1);
@@ -227,8 +341,13 @@ describe('the factory serveStdio is given', () => {
 
     const failing = observingServeStdio(((factory: () => unknown) => factory()) as never, undefined, pipeline, exchanges);
     const boom = new Error('factory failed');
-    expect(() => failing(() => {
-      throw boom;
-    }, { transport: { onmessage: undefined, start: async () => {}, send: async () => {} } })).toThrow(boom);
+    expect(() =>
+      failing(
+        () => {
+          throw boom;
+        },
+        { transport: { onmessage: undefined, start: async () => {}, send: async () => {} } },
+      ),
+    ).toThrow(boom);
   });
 });

@@ -27,14 +27,17 @@ interface MatrixRow {
 }
 
 describe('answers a streamable HTTP transport gives itself are requests too', () => {
-  it("v1 sessions: the transport's 400 \"Server not initialized\" to a server/discover probe is counted (3 sent, 3 in the matrix)", async () => {
+  it('v1 sessions: the transport\'s 400 "Server not initialized" to a server/discover probe is counted (3 sent, 3 in the matrix)', async () => {
     const child = spawn(process.execPath, nodeArgs(fixture('v1-http-sessions.mjs'), true), { cwd: ROOT, env: agentEnv(collector.url) });
     const exited = once(child, 'exit');
     const statuses: number[] = [];
     try {
       const [line] = (await once(child.stdout, 'data')) as [Buffer];
       const url = new URL(`http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}/mcp`);
-      const client = new Client({ name: 'probing-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+      const client = new Client(
+        { name: 'probing-client', version: '1.0.0' },
+        { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } },
+      );
       const observedFetch: typeof fetch = async (input, init) => {
         const response = await fetch(input, init);
         if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"id"')) statuses.push(response.status);
@@ -67,7 +70,12 @@ describe('answers a streamable HTTP transport gives itself are requests too', ()
       const [line] = (await once(child.stdout, 'data')) as [Buffer];
       const url = `http://127.0.0.1:${(JSON.parse(line.toString('utf8')) as { port: number }).port}/mcp`;
       const initialize = (client: string, pad = '') =>
-        JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: client, version: '1' }, pad } });
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: { extensions: { [TASKS]: {} } }, clientInfo: { name: client, version: '1' }, pad },
+        });
       const accept = 'application/json, text/event-stream';
       const unsupported = await fetch(url, { method: 'POST', headers: { accept, 'content-type': 'text/plain' }, body: initialize('plain-text-client') });
       expect(unsupported.status).toBe(415);
@@ -81,14 +89,23 @@ describe('answers a streamable HTTP transport gives itself are requests too', ()
           at += 65_536;
         },
       });
-      const oversized = await fetch(url, { method: 'POST', headers: { accept, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+      const oversized = await fetch(url, {
+        method: 'POST',
+        headers: { accept, 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       expect(oversized.status).toBe(413);
 
       const rows = async () => {
         const response = await fetch(`${collector.url}/api/v1/matrix?group=client&from=2020-01-01T00:00:00Z`);
         return ((await response.json()) as { rows: MatrixRow[] }).rows;
       };
-      const counted = async () => (await rows()).filter((row) => row.client === 'plain-text-client' || row.client === 'oversized-client').map((row) => `${row.client} ${row.requests}`).sort();
+      const counted = async () =>
+        (await rows())
+          .filter((row) => row.client === 'plain-text-client' || row.client === 'oversized-client')
+          .map((row) => `${row.client} ${row.requests}`)
+          .sort();
       await expect.poll(counted, { timeout: 20_000, interval: 250 }).toEqual(['oversized-client 1', 'plain-text-client 1']);
     } finally {
       child.kill('SIGTERM');

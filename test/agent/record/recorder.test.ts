@@ -89,7 +89,9 @@ describe('Recorder: attributes as the contract tables list them', () => {
       ['a/x', '0000000000000000', 1],
       ['b/y', '0000000000000001', 1],
     ]);
-    expect(await metrics.points('extscope.server.extensions')).toEqual([{ attributes: { 'extscope.server.name': 's', 'extscope.server.version': '1' }, value: 2 }]);
+    expect(await metrics.points('extscope.server.extensions')).toEqual([
+      { attributes: { 'extscope.server.name': 's', 'extscope.server.version': '1' }, value: 2 },
+    ]);
   });
 });
 
@@ -102,14 +104,20 @@ describe('Recorder: bounded by the cardinality guards', () => {
       advertisement('s1', '1', ['a/x']),
       complete,
     );
-    recorder.record(facts({ method: 'm2', era: 'legacy', protocolVersion: 'p2', clientName: 'c2', clientVersion: '2', client: { ...declared([]), declaration: 'none' } }), advertisement('s2', '2', []), {
-      outcome: 'error',
-      errorCode: -32601,
-    });
+    recorder.record(
+      facts({ method: 'm2', era: 'legacy', protocolVersion: 'p2', clientName: 'c2', clientVersion: '2', client: { ...declared([]), declaration: 'none' } }),
+      advertisement('s2', '2', []),
+      {
+        outcome: 'error',
+        errorCode: -32601,
+      },
+    );
     recorder.record(facts({ client: declared(['b/y']) }), undefined, { outcome: 'error', errorCode: -32602 });
 
     const folded = (await metrics.points('extscope.agent.cardinality.overflow')).map((point) => point.attributes['extscope.agent.attribute']);
-    const senderControlled = [...REQUEST_ATTRIBUTES, ...EXTENSION_ATTRIBUTES].filter((attribute: AttributeSpec) => attribute.sender === true).map((attribute) => attribute.name);
+    const senderControlled = [...REQUEST_ATTRIBUTES, ...EXTENSION_ATTRIBUTES]
+      .filter((attribute: AttributeSpec) => attribute.sender === true)
+      .map((attribute) => attribute.name);
     expect(new Set(folded)).toEqual(new Set(senderControlled));
     // The others keep every value they took.
     const requests = await metrics.points('extscope.requests');
@@ -194,7 +202,8 @@ describe('Recorder: a request that repeats the last one', () => {
       const second = (recorder: Recorder) => recorder.record(facts({ ...base, ...change }), otherServer, outcome);
       // Both after each other count what each counts alone: the second is never taken for a repeat of the first.
       const expected = await counted(first);
-      for (const [key, value] of await counted((recorder) => [second, second].forEach((record) => record(recorder)))) expected.set(key, (expected.get(key) ?? 0) + value);
+      for (const [key, value] of await counted((recorder) => [second, second].forEach((record) => record(recorder))))
+        expected.set(key, (expected.get(key) ?? 0) + value);
       expect(await counted((recorder) => [first, second, second].forEach((record) => record(recorder))), input).toEqual(expected);
     }
   });

@@ -15,7 +15,10 @@ describe('trace context', () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parentSpanId = '00f067aa0ba902b7';
     await client.callTool({ name: 'traced', arguments: {}, _meta: { traceparent: `00-${traceId}-${parentSpanId}-01` } });
-    const [span] = await eventually(() => spansOf('traced-client').filter((s) => s.name === 'tools/call traced'), (s) => s.length === 1);
+    const [span] = await eventually(
+      () => spansOf('traced-client').filter((s) => s.name === 'tools/call traced'),
+      (s) => s.length === 1,
+    );
     await close();
     expect(span?.spanContext().traceId).toBe(traceId);
     expect(span?.parentSpanContext?.spanId).toBe(parentSpanId);
@@ -38,7 +41,10 @@ describe('trace context', () => {
     await inAmbient(() => client.callTool({ name: 'ambient', arguments: {}, _meta: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } }));
     await inAmbient(() => client.callTool({ name: 'ambient', arguments: {} }));
     ambient.end();
-    const spans = await eventually(() => spansOf('ambient-client').filter((s) => s.name === 'tools/call ambient'), (s) => s.length === 2);
+    const spans = await eventually(
+      () => spansOf('ambient-client').filter((s) => s.name === 'tools/call ambient'),
+      (s) => s.length === 2,
+    );
     await close();
     const [continued, local] = spans;
     expect(continued?.spanContext().traceId).toBe(traceId);
@@ -57,7 +63,10 @@ describe('trace context', () => {
     const { client, close } = await connectModern(factory, 'targets-client', {});
     await client.readResource({ uri: 'file:///notes.txt' });
     await client.getPrompt({ name: 'greet' });
-    const spans = await eventually(() => spansOf('targets-client').filter((s) => s.name !== 'server/discover'), (s) => s.length === 2);
+    const spans = await eventually(
+      () => spansOf('targets-client').filter((s) => s.name !== 'server/discover'),
+      (s) => s.length === 2,
+    );
     await close();
     const read = spans.find((span) => span.attributes['mcp.method.name'] === 'resources/read');
     expect(read?.name).toBe('resources/read');
@@ -85,7 +94,10 @@ describe('trace context', () => {
     };
     const { client, close } = await connectModern(factory, 'nesting-client', {});
     await client.callTool({ name: 'nested', arguments: {} });
-    const [span] = await eventually(() => spansOf('nesting-client').filter((s) => s.name === 'tools/call nested'), (s) => s.length === 1);
+    const [span] = await eventually(
+      () => spansOf('nesting-client').filter((s) => s.name === 'tools/call nested'),
+      (s) => s.length === 1,
+    );
     await close();
     expect(handlerParent).toBe(span?.spanContext().spanId);
     expect(handlerTraceId).toBe(span?.spanContext().traceId);

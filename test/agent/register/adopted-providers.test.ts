@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => sink.close());
 
-describe('@extscope/agent/register next to the application\'s own OpenTelemetry SDK', () => {
+describe("@extscope/agent/register next to the application's own OpenTelemetry SDK", () => {
   it('a short stdio session is flushed at exit through the adopted providers (3 of 3), which are not shut down', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,

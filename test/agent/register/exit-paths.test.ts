@@ -29,7 +29,12 @@ interface Ending {
 /** The session every test runs: initialize, tools/list, tools/call (3 requests) under `clientName`. */
 function session(clientName: string): object[] {
   return [
-    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1.0.0' } } },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1.0.0' } },
+    },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     { jsonrpc: '2.0', id: 2, method: 'tools/list' },
     { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'bye' } } },
@@ -102,7 +107,8 @@ afterAll(async () => {
 });
 
 /** No periodic export during the test: only the way out can carry the counts. */
-const quiet = (endpoint: string, service: string) => agentEnv(endpoint, { OTEL_METRIC_EXPORT_INTERVAL: '600000', EXTSCOPE_SPANS: 'false', OTEL_SERVICE_NAME: service });
+const quiet = (endpoint: string, service: string) =>
+  agentEnv(endpoint, { OTEL_METRIC_EXPORT_INTERVAL: '600000', EXTSCOPE_SPANS: 'false', OTEL_SERVICE_NAME: service });
 
 /** Every request the collector holds under `service`. */
 const counted = (service: string): Promise<number> => requestsOfService(collector.url, service);

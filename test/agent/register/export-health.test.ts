@@ -14,13 +14,19 @@ import { freePort } from '../../support/counting-clients.js';
 import { agentEnv, fixture, rawStdioExchange, ROOT, nodeArgs } from '../../support/processes.js';
 
 const CORPUS = [
-  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'health-client', version: '1.0.0' } } },
+  {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'health-client', version: '1.0.0' } },
+  },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
   { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
 ];
 
-const failingLines = (stderr: string, signal: string) => stderr.split('\n').filter((line) => line.startsWith(`extscope: exporting ${signal} to `) && line.includes(' fails ('));
+const failingLines = (stderr: string, signal: string) =>
+  stderr.split('\n').filter((line) => line.startsWith(`extscope: exporting ${signal} to `) && line.includes(' fails ('));
 
 /** Every stdout line is an answer to one of the corpus's requests: nothing else was written there. */
 function expectOnlyAnswers(stdout: Buffer): void {
@@ -99,7 +105,8 @@ describe('failing exports are said on stderr, never stdout', () => {
       await expect.poll(() => failingLines(stderr, 'metrics').length, { timeout: 10_000 }).toBe(1);
       late = await startCollector({ dbPath: join(dir, 'late.db'), port });
       await expect.poll(() => stderr, { timeout: 10_000 }).toMatch(/extscope: exporting metrics to \S+ works again \(\d+ exports? had failed\)/);
-      const rows = async () => ((await (await fetch(`${late!.url}/api/v1/matrix?from=2020-01-01T00:00:00Z`)).json()) as { rows: { client: string; requests: number }[] }).rows;
+      const rows = async () =>
+        ((await (await fetch(`${late!.url}/api/v1/matrix?from=2020-01-01T00:00:00Z`)).json()) as { rows: { client: string; requests: number }[] }).rows;
       await expect.poll(async () => (await rows()).find((row) => row.client === 'late-collector-client')?.requests, { timeout: 10_000 }).toBe(2);
       expect(failingLines(stderr, 'metrics')).toHaveLength(1);
       expect(stderr.match(/works again/g)).toHaveLength(1);
@@ -118,7 +125,11 @@ describe('ExportHealth', () => {
     const lines: string[] = [];
     const counted: string[] = [];
     let now = 0;
-    const health = new ExportHealth((line) => lines.push(line), (signal) => counted.push(signal), () => now);
+    const health = new ExportHealth(
+      (line) => lines.push(line),
+      (signal) => counted.push(signal),
+      () => now,
+    );
     for (let i = 0; i < 5; i++) health.report('metrics', 'http://c/v1/metrics', failed);
     health.report('metrics', 'http://c/v1/metrics', ok);
     expect(lines).toHaveLength(2);
@@ -136,11 +147,18 @@ describe('ExportHealth', () => {
 
   it('keeps each signal apart', () => {
     const lines: string[] = [];
-    const health = new ExportHealth((line) => lines.push(line), () => {});
+    const health = new ExportHealth(
+      (line) => lines.push(line),
+      () => {},
+    );
     health.report('metrics', 'm', failed);
     health.report('traces', 't', failed);
     health.report('traces', 't', ok);
-    expect(lines.map((line) => line.slice(0, 32))).toEqual(['extscope: exporting metrics to m', 'extscope: exporting traces to t ', 'extscope: exporting traces to t ']);
+    expect(lines.map((line) => line.slice(0, 32))).toEqual([
+      'extscope: exporting metrics to m',
+      'extscope: exporting traces to t ',
+      'extscope: exporting traces to t ',
+    ]);
   });
 
   it('names a gRPC status as gRPC, not HTTP: a collector that accepts and never answers is DEADLINE_EXCEEDED, with the reachability hint', async () => {
@@ -153,7 +171,10 @@ describe('ExportHealth', () => {
       const result = await new Promise<ExportResult>((resolve) => exporter.export({ resource: resourceFromAttributes({}), scopeMetrics: [] }, resolve));
       expect(result.code).toBe(ExportResultCode.FAILED);
       const lines: string[] = [];
-      new ExportHealth((line) => lines.push(line), () => {}).report('metrics', `http://127.0.0.1:${port}`, result);
+      new ExportHealth(
+        (line) => lines.push(line),
+        () => {},
+      ).report('metrics', `http://127.0.0.1:${port}`, result);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain('fails (gRPC DEADLINE_EXCEEDED)');
       expect(lines[0]).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');

@@ -52,7 +52,9 @@ describe('instrumentServer(): a bundled server next to a patched SDK copy', () =
     const running = await session(nodeArgs(fixture('apps-beside-sdk.mjs'), true), env(true), 'attached-client');
     await running.close();
     await expect.poll(() => sink.sum('extscope.requests', { 'extscope.client.name': 'attached-client' }), { timeout: 10_000 }).toBe(3);
-    expect(sink.sum('extscope.requests', { 'extscope.client.name': 'attached-client', 'extscope.server.name': SERVER, 'extscope.client.declaration': 'declared' })).toBe(3);
+    expect(
+      sink.sum('extscope.requests', { 'extscope.client.name': 'attached-client', 'extscope.server.name': SERVER, 'extscope.client.declaration': 'declared' }),
+    ).toBe(3);
     expect(running.stderr()).not.toContain(UNRECORDED);
   });
 
@@ -99,4 +101,3 @@ describe('instrumentServer(): a bundled server next to a patched SDK copy', () =
     expect(sink.sum('extscope.requests', { 'extscope.client.name': 'http-fallback-off-client' })).toBe(0);
   });
 });
-

@@ -15,7 +15,12 @@ function moduleFormats(stderr: string): ModuleFormats {
 }
 
 const LEGACY_SESSION = [
-  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'copies', version: '1.0.0' } } },
+  {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'copies', version: '1.0.0' } },
+  },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'once' } } },
 ];
@@ -32,9 +37,16 @@ describe('@extscope/agent/register loads each OpenTelemetry package once', () =>
   for (const script of ['v2-stdio.mjs', 'v2-stdio.cjs']) {
     for (const spans of [true, false]) {
       it(`${script}, spans ${spans ? 'on' : 'off'}: no OpenTelemetry package is loaded as an ES module, beside its CommonJS copy`, async () => {
-        const { stdout, stderr, code } = await rawStdioExchange(fixture(script), LEGACY_SESSION, true, agentEnv(sink.url, { EXTSCOPE_SPANS: String(spans) }), [], {
-          preload: [fixture('module-formats.mjs')],
-        });
+        const { stdout, stderr, code } = await rawStdioExchange(
+          fixture(script),
+          LEGACY_SESSION,
+          true,
+          agentEnv(sink.url, { EXTSCOPE_SPANS: String(spans) }),
+          [],
+          {
+            preload: [fixture('module-formats.mjs')],
+          },
+        );
         expect(code).toBe(0);
         expect(stdout.toString('utf8')).toContain('"text":"once"');
         const { esm, cjs } = moduleFormats(stderr);

@@ -22,7 +22,11 @@ afterAll(() => sink.close());
 /** Two calls with different per-request declarations, and a failing tool; returns what the client saw. */
 async function exercise(client: Client): Promise<string[]> {
   const seen: string[] = [];
-  const declared = await client.callTool({ name: 'echo', arguments: { text: 'one' }, _meta: { [CAPS]: { extensions: { [TASKS]: {}, [REPLAY]: { maxAttempts: 3 } } } } });
+  const declared = await client.callTool({
+    name: 'echo',
+    arguments: { text: 'one' },
+    _meta: { [CAPS]: { extensions: { [TASKS]: {}, [REPLAY]: { maxAttempts: 3 } } } },
+  });
   seen.push((declared.content as { text: string }[])[0]!.text);
   const none = await client.callTool({ name: 'echo', arguments: { text: 'two' }, _meta: { [CAPS]: {} } });
   seen.push((none.content as { text: string }[])[0]!.text);
@@ -36,7 +40,10 @@ function modernClient(name: string): Client {
 }
 
 describe('node --import @extscope/agent/register, stdio', () => {
-  for (const [script, server] of [['v2-stdio.mjs', 'fixture-v2-esm'], ['v2-stdio.cjs', 'fixture-v2-cjs']] as const) {
+  for (const [script, server] of [
+    ['v2-stdio.mjs', 'fixture-v2-esm'],
+    ['v2-stdio.cjs', 'fixture-v2-cjs'],
+  ] as const) {
     it(`${script}: the client works and the exported OTLP carries each request`, async () => {
       const clientName = `stdio-client-${script}`;
       const transport = new StdioClientTransport({
@@ -62,8 +69,22 @@ describe('node --import @extscope/agent/register, stdio', () => {
       expect(sink.sum('extscope.requests', { ...call, 'extscope.outcome': 'tool_error' })).toBe(1);
       expect(sink.sum('extscope.requests', { 'extscope.client.name': clientName, 'mcp.method.name': 'server/discover' })).toBe(1);
       expect(sink.sum('extscope.extension.requests', { ...call, 'extscope.extension.id': TASKS, 'extscope.extension.negotiated': true })).toBe(2);
-      expect(sink.sum('extscope.extension.requests', { ...call, 'extscope.extension.id': REPLAY, 'extscope.extension.client_declared': true, 'extscope.extension.negotiated': false })).toBe(1);
-      expect(sink.sum('extscope.extension.requests', { ...call, 'extscope.extension.id': SEARCH, 'extscope.extension.server_declared': true, 'extscope.extension.client_declared': false })).toBe(3);
+      expect(
+        sink.sum('extscope.extension.requests', {
+          ...call,
+          'extscope.extension.id': REPLAY,
+          'extscope.extension.client_declared': true,
+          'extscope.extension.negotiated': false,
+        }),
+      ).toBe(1);
+      expect(
+        sink.sum('extscope.extension.requests', {
+          ...call,
+          'extscope.extension.id': SEARCH,
+          'extscope.extension.server_declared': true,
+          'extscope.extension.client_declared': false,
+        }),
+      ).toBe(3);
 
       const request = sink.points.find((point) => point.metric === 'extscope.requests' && point.attributes['extscope.client.name'] === clientName);
       expect(request?.temporality).toBe(2); // CUMULATIVE
@@ -80,17 +101,33 @@ describe('node --import @extscope/agent/register, stdio', () => {
     });
   }
 
-  for (const [script, server] of [['v1-stdio.mjs', 'fixture-v1-esm'], ['v1-stdio.cjs', 'fixture-v1-cjs']] as const) {
+  for (const [script, server] of [
+    ['v1-stdio.mjs', 'fixture-v1-esm'],
+    ['v1-stdio.cjs', 'fixture-v1-cjs'],
+  ] as const) {
     it(`${script} (legacy SDK): the 2025 declaration comes from initialize`, async () => {
       const clientName = `legacy-client-${script}`;
-      const transport = new StdioClientTransport({ command: process.execPath, args: nodeArgs(fixture(script), true), cwd: ROOT, env: agentEnv(sink.url, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), stderr: 'pipe' });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: nodeArgs(fixture(script), true),
+        cwd: ROOT,
+        env: agentEnv(sink.url, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+        stderr: 'pipe',
+      });
       const client = new Client({ name: clientName, version: '0.5.0' }, { capabilities: { extensions: { [TASKS]: {} } } });
       await client.connect(transport);
       await client.callTool({ name: 'echo', arguments: { text: 'x' } });
       await client.close();
       const legacy = { 'extscope.client.name': clientName, 'extscope.era': 'legacy', 'extscope.client.declaration': 'declared' };
       await expect.poll(() => sink.sum('extscope.requests', legacy), { timeout: 10_000 }).toBe(2);
-      expect(sink.sum('extscope.extension.requests', { ...legacy, 'mcp.method.name': 'tools/call', 'extscope.extension.id': TASKS, 'extscope.extension.negotiated': true })).toBe(1);
+      expect(
+        sink.sum('extscope.extension.requests', {
+          ...legacy,
+          'mcp.method.name': 'tools/call',
+          'extscope.extension.id': TASKS,
+          'extscope.extension.negotiated': true,
+        }),
+      ).toBe(1);
       expect(sink.points.find((point) => point.attributes['extscope.client.name'] === clientName)?.resource['service.name']).toBe(server);
     });
   }
@@ -99,7 +136,13 @@ describe('node --import @extscope/agent/register, stdio', () => {
 describe('node --import @extscope/agent/register, metrics only, stdio', () => {
   it('v2-stdio.mjs: 120 concurrent calls with alternating declarations are each counted under their own, and no span is made', async () => {
     const clientName = 'stdio-metrics-burst';
-    const transport = new StdioClientTransport({ command: process.execPath, args: nodeArgs(fixture('v2-stdio.mjs'), true), cwd: ROOT, env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }), stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: nodeArgs(fixture('v2-stdio.mjs'), true),
+      cwd: ROOT,
+      env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }),
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
@@ -139,7 +182,11 @@ describe('settings values', () => {
       });
       const client = modernClient(clientName);
       await client.connect(transport);
-      await client.callTool({ name: 'echo', arguments: { text: 's' }, _meta: { [CAPS]: { extensions: { [REPLAY]: { maxAttempts: 3, token: 'secret-value' } } } } });
+      await client.callTool({
+        name: 'echo',
+        arguments: { text: 's' },
+        _meta: { [CAPS]: { extensions: { [REPLAY]: { maxAttempts: 3, token: 'secret-value' } } } },
+      });
       await client.close();
       const find = () => sink.spans.find((found) => found.attributes['extscope.client.name'] === clientName && found.name === 'tools/call echo');
       await expect.poll(find, { timeout: 10_000 }).toBeDefined();
@@ -155,7 +202,10 @@ describe('settings values', () => {
 
 describe('node --import @extscope/agent/register, metrics only, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
   it('counts modern and 2025-era requests exactly without ever entering an AsyncLocalStorage (which every promise would pay for)', async () => {
-    const child = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), true, [fixture('async-context-probe.mjs')]), { cwd: ROOT, env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }) });
+    const child = spawn(process.execPath, nodeArgs(fixture('v2-http.mjs'), true, [fixture('async-context-probe.mjs')]), {
+      cwd: ROOT,
+      env: agentEnv(sink.url, { EXTSCOPE_SPANS: 'false' }),
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
@@ -189,7 +239,10 @@ describe('node --import @extscope/agent/register, metrics only, HTTP (createMcpH
 });
 
 describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind @modelcontextprotocol/node)', () => {
-  for (const [script, server] of [['v2-http.mjs', 'fixture-v2-http-esm'], ['v2-http.cjs', 'fixture-v2-http-cjs']] as const) {
+  for (const [script, server] of [
+    ['v2-http.mjs', 'fixture-v2-http-esm'],
+    ['v2-http.cjs', 'fixture-v2-http-cjs'],
+  ] as const) {
     it(`${script}: per-request instances, legacy fallback, and answers given before any instance`, async () => {
       const child = spawn(process.execPath, nodeArgs(fixture(script), true), { cwd: ROOT, env: agentEnv(sink.url) });
       let stderr = '';
@@ -217,7 +270,18 @@ describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind 
         const refused = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2099-01-01' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01', 'io.modelcontextprotocol/clientInfo': { name: `future-${script}`, version: '9' }, [CAPS]: { extensions: { [TASKS]: {} } } } } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 9,
+            method: 'tools/list',
+            params: {
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2099-01-01',
+                'io.modelcontextprotocol/clientInfo': { name: `future-${script}`, version: '9' },
+                [CAPS]: { extensions: { [TASKS]: {} } },
+              },
+            },
+          }),
         });
         const refusal = (await refused.json()) as { error?: { code: number } };
         expect(refusal.error?.code).toBeLessThan(0);
@@ -226,11 +290,32 @@ describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind 
         await expect.poll(() => sink.sum('extscope.requests', call), { timeout: 10_000 }).toBe(3);
         expect(sink.sum('extscope.requests', { ...call, 'extscope.client.declaration': 'declared', 'extscope.server.name': server })).toBe(2);
         expect(sink.sum('extscope.extension.requests', { ...call, 'extscope.extension.id': TASKS, 'extscope.extension.negotiated': true })).toBe(2);
-        await expect.poll(() => sink.sum('extscope.requests', { 'extscope.client.name': legacyName, 'mcp.method.name': 'initialize', 'extscope.client.declaration': 'declared' }), { timeout: 10_000 }).toBe(1);
         await expect
-          .poll(() => sink.sum('extscope.requests', { 'extscope.client.name': `future-${script}`, 'extscope.server.declaration': 'unknown', 'rpc.response.status_code': String(refusal.error?.code) }), { timeout: 10_000 })
+          .poll(
+            () =>
+              sink.sum('extscope.requests', { 'extscope.client.name': legacyName, 'mcp.method.name': 'initialize', 'extscope.client.declaration': 'declared' }),
+            { timeout: 10_000 },
+          )
           .toBe(1);
-        expect(sink.sum('extscope.extension.requests', { 'extscope.client.name': `future-${script}`, 'extscope.extension.id': TASKS, 'extscope.extension.client_declared': true, 'extscope.extension.server_declared': false })).toBe(1);
+        await expect
+          .poll(
+            () =>
+              sink.sum('extscope.requests', {
+                'extscope.client.name': `future-${script}`,
+                'extscope.server.declaration': 'unknown',
+                'rpc.response.status_code': String(refusal.error?.code),
+              }),
+            { timeout: 10_000 },
+          )
+          .toBe(1);
+        expect(
+          sink.sum('extscope.extension.requests', {
+            'extscope.client.name': `future-${script}`,
+            'extscope.extension.id': TASKS,
+            'extscope.extension.client_declared': true,
+            'extscope.extension.server_declared': false,
+          }),
+        ).toBe(1);
       } finally {
         child.kill('SIGTERM');
         await exited;
@@ -243,7 +328,10 @@ describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind 
 describe('zero-code entry, other situations', () => {
   it('on SIGTERM with no handler of the app, flushes what was counted, then still dies of the signal', async () => {
     // A long export interval: only the flush on the signal can deliver these counts.
-    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '600000' }) });
+    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), {
+      cwd: ROOT,
+      env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '600000' }),
+    });
     const [line] = (await once(child.stdout, 'data')) as [Buffer];
     expect(line.toString('utf8')).toBe('ready\n');
     expect(sink.sum('extscope.requests', { 'extscope.server.name': 'idle-server' })).toBe(0);
@@ -253,7 +341,6 @@ describe('zero-code entry, other situations', () => {
     expect([code, signal]).toEqual([null, 'SIGTERM']);
     await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': 'idle-server' }), { timeout: 5_000 }).toBe(2);
   });
-
 
   it('uses the application’s own OpenTelemetry SDK instead of starting a second one', async () => {
     const { stdout } = await run(process.execPath, nodeArgs(fixture('own-sdk.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url), timeout: 30_000 });

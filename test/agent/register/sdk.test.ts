@@ -70,7 +70,10 @@ describe('an unreachable collector', () => {
 describe('the exported temporality', () => {
   /** Runs idle-server.mjs (two requests, then idle) until its request count reached the sink, then stops it. */
   async function exportedBy(env: Record<string, string>) {
-    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }) });
+    const child = spawn(process.execPath, nodeArgs(fixture('idle-server.mjs'), true), {
+      cwd: ROOT,
+      env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }),
+    });
     const instance = () => sink.points.filter((point) => point.metric === 'extscope.requests' && point.resource['process.pid'] === child.pid);
     try {
       await once(child.stdout, 'data');
@@ -109,7 +112,10 @@ describe('the exported temporality', () => {
 describe('what the zero-code SDK sets up', () => {
   /** Runs context-probe.mjs under @extscope/agent/register: what it reports, and whether its request reached the sink. */
   async function setUpWith(env: Record<string, string>) {
-    const child = spawn(process.execPath, nodeArgs(fixture('context-probe.mjs'), true), { cwd: ROOT, env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }) });
+    const child = spawn(process.execPath, nodeArgs(fixture('context-probe.mjs'), true), {
+      cwd: ROOT,
+      env: agentEnv(sink.url, { OTEL_METRIC_EXPORT_INTERVAL: '100', ...env }),
+    });
     try {
       const [line] = (await once(child.stdout, 'data')) as [Buffer];
       const counted = () => sink.points.filter((point) => point.metric === 'extscope.requests' && point.resource['process.pid'] === child.pid).length;
@@ -131,4 +137,3 @@ describe('what the zero-code SDK sets up', () => {
     expect(await setUpWith({ OTEL_TRACES_EXPORTER: 'none' })).toEqual({ propagates: false, recording: false, tracingLoaded: false });
   });
 });
-

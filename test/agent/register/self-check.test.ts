@@ -35,9 +35,15 @@ describe('the startup self-check of @extscope/agent/register', () => {
     try {
       const pkg = join(dir, 'node_modules', '@modelcontextprotocol', 'server');
       await mkdir(pkg, { recursive: true });
-      await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: '@modelcontextprotocol/server', version: '9.0.0', type: 'module', exports: './index.js' }));
+      await writeFile(
+        join(pkg, 'package.json'),
+        JSON.stringify({ name: '@modelcontextprotocol/server', version: '9.0.0', type: 'module', exports: './index.js' }),
+      );
       await writeFile(join(pkg, 'index.js'), 'export class Server { async connect() {} }\nexport class McpServer { async connect() {} }\n');
-      await writeFile(join(dir, 'app.mjs'), "import { McpServer } from '@modelcontextprotocol/server';\nawait new McpServer().connect({});\nsetTimeout(() => {}, 600);\n");
+      await writeFile(
+        join(dir, 'app.mjs'),
+        "import { McpServer } from '@modelcontextprotocol/server';\nawait new McpServer().connect({});\nsetTimeout(() => {}, 600);\n",
+      );
       const register = pathToFileURL(join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js')).href;
       expect(await selfCheckLines(['--import', register, join(dir, 'app.mjs')], dir)).toEqual([
         'extscope: @modelcontextprotocol/server@9.0.0 is loaded but not supported (supported: @modelcontextprotocol/server 2.x, @modelcontextprotocol/sdk 1.x); its requests are not recorded.',

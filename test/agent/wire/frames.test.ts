@@ -31,10 +31,15 @@ describe('AnswerFrames: an HTTP answer body, JSON or an event stream', () => {
     frames.push(Buffer.from('{"id":2,"result":{}}]'));
     expect(seen).toEqual([]);
     frames.end();
-    expect(seen).toEqual([[{ id: 1, result: {} }, { id: 2, result: {} }]]);
+    expect(seen).toEqual([
+      [
+        { id: 1, result: {} },
+        { id: 2, result: {} },
+      ],
+    ]);
   });
 
-  it('an event stream gives each event\'s data as it completes; comments, ids and events without data are skipped', () => {
+  it("an event stream gives each event's data as it completes; comments, ids and events without data are skipped", () => {
     const seen: unknown[] = [];
     const frames = new AnswerFrames((message) => seen.push(message));
     frames.push(': keep-alive\n\nid: 7\nevent: message\ndata: {"id":1,');
@@ -42,7 +47,10 @@ describe('AnswerFrames: an HTTP answer body, JSON or an event stream', () => {
     expect(seen).toEqual([{ id: 1, result: {} }]);
     frames.push('data:{"id":2,\r\ndata:"error":{"code":-1}}');
     frames.end();
-    expect(seen).toEqual([{ id: 1, result: {} }, { id: 2, error: { code: -1 } }]);
+    expect(seen).toEqual([
+      { id: 1, result: {} },
+      { id: 2, error: { code: -1 } },
+    ]);
   });
 });
 

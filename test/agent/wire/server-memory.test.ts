@@ -67,7 +67,11 @@ describe('what a wrapped server advertised, remembered for its next process', ()
     expect(memory(launch(['srv'], { ...base, EXTRA: '' })).capabilitiesOf(SERVER)).toBeUndefined();
     expect(memory(launch(['srv'], { PATH: '/usr/bin' })).capabilitiesOf(SERVER)).toBeUndefined();
     // The order variables come in, and the volatile ones, do not matter.
-    expect(memory(launch(['srv'], { API_MODE: 'full', PATH: '/usr/bin', SHLVL: '3', _: '/usr/bin/env', TERM_SESSION_ID: 'x', INVOCATION_ID: 'y' })).capabilitiesOf(SERVER)).toEqual(CAPABILITIES);
+    expect(
+      memory(launch(['srv'], { API_MODE: 'full', PATH: '/usr/bin', SHLVL: '3', _: '/usr/bin/env', TERM_SESSION_ID: 'x', INVOCATION_ID: 'y' })).capabilitiesOf(
+        SERVER,
+      ),
+    ).toEqual(CAPABILITIES);
     expect(launchKey({ command: ['srv'], env: base, cwd: '/a' })).not.toBe(launchKey({ command: ['srv'], env: base, cwd: '/b' }));
   });
 
@@ -82,7 +86,7 @@ describe('what a wrapped server advertised, remembered for its next process', ()
     expect(memory(command).capabilitiesOf(SERVER)).toBeUndefined();
   });
 
-  it("a directory open to other users is not used, and a link in place of the file is not followed: counted", async () => {
+  it('a directory open to other users is not used, and a link in place of the file is not followed: counted', async () => {
     const open = join(dir, 'open');
     await mkdir(open, { mode: 0o700 });
     await chmod(open, 0o777);

@@ -2,7 +2,11 @@
 // ids, with what each instance advertises and each client version declares. Deterministic (seeded).
 
 export const EXTENSIONS = Array.from({ length: 20 }, (_, index) =>
-  index < 4 ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][index] : `com.vendor${index % 5}.mcp/feature-${index}`,
+  index < 4
+    ? ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui', 'io.modelcontextprotocol/sampling-tools', 'io.modelcontextprotocol/elicitation-url'][
+        index
+      ]
+    : `com.vendor${index % 5}.mcp/feature-${index}`,
 );
 
 export function rng(seed) {

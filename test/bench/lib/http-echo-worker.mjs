@@ -59,7 +59,13 @@ const meta = {
   'io.modelcontextprotocol/clientInfo': { name: 'bench-client', version: '1.0.0' },
   'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
 };
-const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+const headers = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'echo',
+};
 
 /** Requests between turns of the event loop in {@link entryLanes}. */
 const REQUESTS_PER_TURN = 256;
@@ -112,7 +118,10 @@ export async function loopbackLanes(handler, require, concurrency) {
     if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"id"')) sent++;
     return fetch(input, init);
   };
-  const client = new Client({ name: 'bench-client', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } });
+  const client = new Client(
+    { name: 'bench-client', version: '1.0.0' },
+    { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
   await client.connect(new StreamableHTTPClientTransport(url, { fetch: countingFetch }));
   const { drive } = lanes(concurrency, () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
   async function close() {

@@ -28,7 +28,18 @@ export function sampleWaits(url, database, intervalMs = 20) {
       last = now;
       samples++;
       for (const row of rows) {
-        const part = row.type === 'Lock' ? (row.fold ? 'foldLock' : 'lock') : row.type === 'LWLock' ? 'lwlock' : row.type === 'IO' ? 'io' : row.type === null ? 'active' : undefined;
+        const part =
+          row.type === 'Lock'
+            ? row.fold
+              ? 'foldLock'
+              : 'lock'
+            : row.type === 'LWLock'
+              ? 'lwlock'
+              : row.type === 'IO'
+                ? 'io'
+                : row.type === null
+                  ? 'active'
+                  : undefined;
         if (part === undefined) continue;
         seconds[part] += row.n * weight;
         if (part === 'lock' || part === 'lwlock') byEvent.set(`${row.type}:${row.event}`, (byEvent.get(`${row.type}:${row.event}`) ?? 0) + row.n * weight);

@@ -31,4 +31,3 @@ export function pinApart() {
     setAffinity(process.pid, all);
   };
 }
-

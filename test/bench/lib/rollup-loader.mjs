@@ -44,32 +44,88 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
   const now = Date.now();
   const firstMinute = Math.floor((now - days * 86_400_000) / 60_000) + 60;
   const lastMinute = Math.floor(now / 60_000) - 1;
-  const insertInstance = db.prepare('INSERT INTO instances (key_hash, service, instance_id, service_version, host, server_name, server_version, first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const insertCell = db.prepare('INSERT OR IGNORE INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertInstance = db.prepare(
+    'INSERT INTO instances (key_hash, service, instance_id, service_version, host, server_name, server_version, first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const insertCell = db.prepare(
+    'INSERT OR IGNORE INTO cells (key_hash, scope, kind, service, client_name, client_version, client_declaration, extension_id, client_declared, server_declared, negotiated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const selectCell = db.prepare('SELECT id FROM cells WHERE key_hash = ?').pluck();
-  const insertSeries = db.prepare(`INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, server_name, server_version, method, era, protocol_version, client_name, client_version, client_declaration, server_declaration, outcome, status_code, extension_id, client_declared, server_declared, negotiated, required) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertSeries = db.prepare(
+    `INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, server_name, server_version, method, era, protocol_version, client_name, client_version, client_declaration, server_declaration, outcome, status_code, extension_id, client_declared, server_declared, negotiated, required) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   const flag = (value) => (value === null ? null : value ? 1 : 0);
   const outcomes = errorRate > 0 ? [['complete'], ['tool_error']] : [['complete']];
   // Per instance, per client: the series its traffic lands in (request outcomes + one per extension id).
   const plan = db.transaction(() =>
     instances.map((instance) => {
       const resource = { service: instance.service, instanceId: instance.instanceId };
-      const ref = Number(insertInstance.run(identityHash(instanceKey(resource)), instance.service, instance.instanceId, '2.3.1', instance.host, instance.serverName, '2.3.1', now - days * 86_400_000, now).lastInsertRowid);
+      const ref = Number(
+        insertInstance.run(
+          identityHash(instanceKey(resource)),
+          instance.service,
+          instance.instanceId,
+          '2.3.1',
+          instance.host,
+          instance.serverName,
+          '2.3.1',
+          now - days * 86_400_000,
+          now,
+        ).lastInsertRowid,
+      );
       return instance.clients.map((client) => {
         const series = [];
-        const extensions = [...new Set([...client.declared, ...instance.advertised])].map((id) => ({ id, clientDeclared: client.declared.includes(id), serverDeclared: instance.advertised.includes(id) }));
+        const extensions = [...new Set([...client.declared, ...instance.advertised])].map((id) => ({
+          id,
+          clientDeclared: client.declared.includes(id),
+          serverDeclared: instance.advertised.includes(id),
+        }));
         for (const [outcome, extension] of [...outcomes, ...extensions.map((e) => ['complete', e])]) {
           const dims = seriesDims(client, outcome, extension);
           const cellFor = (scope) => {
             const cellHash = identityHash(cellKey(scope, instance.service, dims));
             const service = scope === CellScope.Service ? instance.service : null;
-            insertCell.run(cellHash, scope, dims.kind, service, client.name, client.version, dims.kind === 0 ? 'declared' : null, dims.extensionId, flag(dims.clientDeclared), flag(dims.serverDeclared), flag(dims.negotiated));
+            insertCell.run(
+              cellHash,
+              scope,
+              dims.kind,
+              service,
+              client.name,
+              client.version,
+              dims.kind === 0 ? 'declared' : null,
+              dims.extensionId,
+              flag(dims.clientDeclared),
+              flag(dims.serverDeclared),
+              flag(dims.negotiated),
+            );
             return selectCell.get(cellHash);
           };
           const cell = cellFor(CellScope.Service);
           const allCell = cellFor(CellScope.AllServices);
           const id = Number(
-            insertSeries.run(identityHash(seriesKey(ref, dims)), ref, cell, allCell, dims.kind, instance.serverName, '2.3.1', dims.method, dims.era, dims.protocolVersion, client.name, client.version, 'declared', 'declared', outcome, null, dims.extensionId, flag(dims.clientDeclared), flag(dims.serverDeclared), flag(dims.negotiated), flag(dims.required)).lastInsertRowid,
+            insertSeries.run(
+              identityHash(seriesKey(ref, dims)),
+              ref,
+              cell,
+              allCell,
+              dims.kind,
+              instance.serverName,
+              '2.3.1',
+              dims.method,
+              dims.era,
+              dims.protocolVersion,
+              client.name,
+              client.version,
+              'declared',
+              'declared',
+              outcome,
+              null,
+              dims.extensionId,
+              flag(dims.clientDeclared),
+              flag(dims.serverDeclared),
+              flag(dims.negotiated),
+              flag(dims.required),
+            ).lastInsertRowid,
           );
           series.push({ id, cell, allCell, value: (calls, errors) => (extension !== undefined ? calls + errors : outcome === 'tool_error' ? errors : calls) });
         }
@@ -81,8 +137,12 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
   const folder = new Folder(db);
   const CHUNK = 128;
   const COLUMNS = 8;
-  const insertChunk = db.prepare(`INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${Array.from({ length: CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
-  const insertOne = db.prepare('INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertChunk = db.prepare(
+    `INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${Array.from({ length: CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+  );
+  const insertOne = db.prepare(
+    'INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const clearLog = db.prepare('DELETE FROM point_log');
   const random = rng(seed);
   let points = 0;
@@ -116,7 +176,7 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
     })();
     // The store folds in bounded steps (so that a long fold yields to other work); here, all of it at once.
     const target = folder.newest();
-    for (let done = false; !done; ) {
+    for (let done = false; !done;) {
       const step = folder.foldStep(target, 1_000_000);
       // A quarantined row is an increment the rollups do not hold: the data set would not be what it says.
       if (step.quarantined > 0) throw new Error(`the fold quarantined ${step.quarantined} logged rows`);
@@ -124,7 +184,12 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
     }
     clearLog.run();
   }
-  const counts = Object.fromEntries(['series', 'cells', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day'].map((table) => [table, db.prepare(`SELECT count(*) FROM ${table}`).pluck().get()]));
+  const counts = Object.fromEntries(
+    ['series', 'cells', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day'].map((table) => [
+      table,
+      db.prepare(`SELECT count(*) FROM ${table}`).pluck().get(),
+    ]),
+  );
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.pragma('optimize');
   db.close();

@@ -73,7 +73,10 @@ if (variant === 'metrics' || variant === 'wire' || variant === 'spans' || varian
         const open = new Map();
         transport.onmessage = (message, extra) => {
           if (message.method === undefined || message.id === undefined) return dispatch(message, extra);
-          const span = tracer.startSpan(`${message.method}`, { kind: 1, attributes: { 'mcp.method.name': message.method, 'jsonrpc.request.id': String(message.id) } });
+          const span = tracer.startSpan(`${message.method}`, {
+            kind: 1,
+            attributes: { 'mcp.method.name': message.method, 'jsonrpc.request.id': String(message.id) },
+          });
           open.set(message.id, span);
           return context.with(trace.setSpan(context.active(), span), () => dispatch(message, extra));
         };
@@ -105,7 +108,9 @@ if (variant === 'metrics' || variant === 'wire' || variant === 'spans' || varian
       return {
         counted: points('extscope.requests').reduce((sum, point) => sum + point.value, 0),
         streams: { requests: points('extscope.requests').length, extensions: points('extscope.extension.requests').length },
-        metricSample: points('extscope.extension.requests').slice(0, 2).map((point) => point.attributes),
+        metricSample: points('extscope.extension.requests')
+          .slice(0, 2)
+          .map((point) => point.attributes),
       };
     };
   }
@@ -131,9 +136,12 @@ if (variant === 'sentry') {
   Sentry.getClient().on('beforeEnvelope', (envelope) => {
     for (const [header, payload] of envelope[1]) {
       // One MCP request is one span of op `mcp.server` (Sentry 11 streams spans as `span` items; older ones send transactions).
-      const spans = header.type === 'span' ? (payload.items ?? []).map((item) => ({ name: item.name, op: item.attributes?.['sentry.op']?.value, attributes: item.attributes }))
-        : header.type === 'transaction' ? [payload.contexts?.trace, ...(payload.spans ?? [])].map((span) => ({ name: span?.description, op: span?.op, attributes: span?.data }))
-        : [];
+      const spans =
+        header.type === 'span'
+          ? (payload.items ?? []).map((item) => ({ name: item.name, op: item.attributes?.['sentry.op']?.value, attributes: item.attributes }))
+          : header.type === 'transaction'
+            ? [payload.contexts?.trace, ...(payload.spans ?? [])].map((span) => ({ name: span?.description, op: span?.op, attributes: span?.data }))
+            : [];
       for (const span of spans) {
         if (span.op !== 'mcp.server') continue;
         kept.spanCount++;
@@ -174,11 +182,17 @@ const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const { drive, sent } = lanes(concurrency, () => {
   if (junkIds === 0) return client.callTool({ name: 'echo', arguments: { text: 'hi' } });
   const junk = sent() % junkIds;
-  return client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { [CAPS]: { extensions: { [TASKS]: {}, [`com.junk${junk}/id-${junk}`]: { junk } } } } });
+  return client.callTool({
+    name: 'echo',
+    arguments: { text: 'hi' },
+    _meta: { [CAPS]: { extensions: { [TASKS]: {}, [`com.junk${junk}/id-${junk}`]: { junk } } } },
+  });
 });
 
 const { rps, cpuMicrosPerRequest, mainMicrosPerRequest } =
-  counted === undefined ? await measureOrServeWindows(drive, requests, Math.min(2000, requests)) : await countedWindow(drive, requests, Number(counted)).then(() => ({}));
+  counted === undefined
+    ? await measureOrServeWindows(drive, requests, Math.min(2000, requests))
+    : await countedWindow(drive, requests, Number(counted)).then(() => ({}));
 await finish();
 globalThis.gc?.();
 const memory = process.memoryUsage();

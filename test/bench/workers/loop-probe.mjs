@@ -22,7 +22,15 @@ setTimeout(tick, 1).unref();
 
 process.on('SIGUSR2', () => {
   const ms = (ns) => Number(ns) / 1e6;
-  const report = { loopProbe: { maxMs: ms(histogram.max), p99Ms: ms(histogram.percentile(99)), p50Ms: ms(histogram.percentile(50)), longestGapMs: longestGap, longestGapEndUs } };
+  const report = {
+    loopProbe: {
+      maxMs: ms(histogram.max),
+      p99Ms: ms(histogram.percentile(99)),
+      p50Ms: ms(histogram.percentile(50)),
+      longestGapMs: longestGap,
+      longestGapEndUs,
+    },
+  };
   histogram.reset();
   longestGap = 0;
   longestGapEndUs = 0;

@@ -18,10 +18,18 @@ describe('GET /api/v1/alerts', () => {
   beforeAll(async () => {
     temp = await tempDir();
     const rulesPath = join(temp.dir, 'rules.yaml');
-    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s }\n  - { name: stale-later, kind: stale_instance, after: 10m, minUptime: 0s, for: 1h }\n');
+    await writeFile(
+      rulesPath,
+      'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s }\n  - { name: stale-later, kind: stale_instance, after: 10m, minUptime: 0s, for: 1h }\n',
+    );
     collector = await startTestCollector(temp.dir, { rulesPath, clock: () => clock.now, alertIntervalMs: 3_600_000, readToken: TOKEN });
     // Three silent instances (two services); one reports again, so its alerts resolve.
-    for (const [service, instance] of [['shop', 'shop-1'], ['shop', 'shop-2'], ['cart', 'cart-1']]) await send(collector.url, { service: service ?? '', instance, atMs: clock.now, requests: [{ count: 1 }] });
+    for (const [service, instance] of [
+      ['shop', 'shop-1'],
+      ['shop', 'shop-2'],
+      ['cart', 'cart-1'],
+    ])
+      await send(collector.url, { service: service ?? '', instance, atMs: clock.now, requests: [{ count: 1 }] });
     clock.now = NOW - 5 * MINUTE;
     await collector.alerting.evaluate();
     await send(collector.url, { service: 'shop', instance: 'shop-2', atMs: clock.now, requests: [{ count: 1 }] });
@@ -49,12 +57,17 @@ describe('GET /api/v1/alerts', () => {
       'stale resolved shop-2',
       'stale-later resolved shop-2',
     ]);
-    expect(all.evaluation).toEqual({ rulesFile: expect.stringMatching(/rules\.yaml$/), intervalSeconds: 3600, rules: 2, lastEvaluation: new Date(NOW).toISOString() });
+    expect(all.evaluation).toEqual({
+      rulesFile: expect.stringMatching(/rules\.yaml$/),
+      intervalSeconds: 3600,
+      rules: 2,
+      lastEvaluation: new Date(NOW).toISOString(),
+    });
     expect((await get('?state=active')).body.total).toBe(4);
     expect((await get('?state=firing&service=shop')).body.alerts.map((alert) => alert.labels['instance'])).toEqual(['shop-1']);
-    expect((await get('?state=resolved&rule=stale-later')).body.alerts.map((alert) => [alert.labels['instance'], alert.transitions.map((t) => `${t.from}>${t.to}`)])).toEqual([
-      ['shop-2', ['inactive>pending', 'pending>resolved']],
-    ]);
+    expect(
+      (await get('?state=resolved&rule=stale-later')).body.alerts.map((alert) => [alert.labels['instance'], alert.transitions.map((t) => `${t.from}>${t.to}`)]),
+    ).toEqual([['shop-2', ['inactive>pending', 'pending>resolved']]]);
     const first = (await get('?limit=4')).body;
     expect([first.alerts.length, first.nextOffset]).toEqual([4, 4]);
     const last = (await get('?limit=4&offset=4')).body;

@@ -49,7 +49,14 @@ describe('alert rule conditions', () => {
   });
 
   it('extension_withdrawn: an id a service (or one instance) advertised before and no longer does; one still advertised stays quiet', async () => {
-    const url = await start(['rules:', '  - { name: by-service, kind: extension_withdrawn, for: 0s }', '  - { name: by-instance, kind: extension_withdrawn, for: 0s, level: instance }', ''].join('\n'));
+    const url = await start(
+      [
+        'rules:',
+        '  - { name: by-service, kind: extension_withdrawn, for: 0s }',
+        '  - { name: by-instance, kind: extension_withdrawn, for: 0s, level: instance }',
+        '',
+      ].join('\n'),
+    );
     await send(url, { service: 'shop', instance: 'shop-1', atMs: NOW - 3 * MINUTE, advertised: [{ id: A }, { id: B }] });
     await send(url, { service: 'shop', instance: 'shop-1', atMs: NOW - MINUTE, advertised: [{ id: A }] });
     // cart: cart-1 stops advertising B, but cart-2 still does: withdrawn by one instance, not by the service.
@@ -69,8 +76,16 @@ describe('alert rule conditions', () => {
   it('negotiation_drop: a share down by the threshold against the baseline fires; one point less, or too few requests, stays quiet', async () => {
     const url = await start('rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 100 }\n');
     const traffic = async (service: string, baseline: [number, number], recent: [number, number]): Promise<void> => {
-      for (const [atMs, [requests, negotiated]] of [[NOW - 30 * MINUTE, baseline], [NOW - 5 * MINUTE, recent]] as const) {
-        await send(url, { service, atMs, requests: [{ count: requests }], extensions: [{ id: A, count: negotiated, clientDeclared: true, serverDeclared: true }] });
+      for (const [atMs, [requests, negotiated]] of [
+        [NOW - 30 * MINUTE, baseline],
+        [NOW - 5 * MINUTE, recent],
+      ] as const) {
+        await send(url, {
+          service,
+          atMs,
+          requests: [{ count: requests }],
+          extensions: [{ id: A, count: negotiated, clientDeclared: true, serverDeclared: true }],
+        });
       }
     };
     await traffic('down-20', [100, 80], [100, 60]);
@@ -87,17 +102,30 @@ describe('alert rule conditions', () => {
 
   it('an alert’s figure is the figure of the view it links to: the matrix API over the same window, with requests no server saw left out of both', async () => {
     const url = await start('rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10 }\n');
-    await send(url, { service: 'shop', atMs: NOW - 30 * MINUTE, requests: [{ count: 40 }], extensions: [{ id: A, count: 36, clientDeclared: true, serverDeclared: true }] });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 30 * MINUTE,
+      requests: [{ count: 40 }],
+      extensions: [{ id: A, count: 36, clientDeclared: true, serverDeclared: true }],
+    });
     // Recent: 30 requests, 9 negotiated. 10 more were answered before any server instance existed: over all 40 the
     // share would read 22.5 %, over the 30 whose server is known it is 30 %.
-    await send(url, { service: 'shop', atMs: NOW - 5 * MINUTE, requests: [{ count: 30 }], extensions: [{ id: A, count: 9, clientDeclared: true, serverDeclared: true }] });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 5 * MINUTE,
+      requests: [{ count: 30 }],
+      extensions: [{ id: A, count: 9, clientDeclared: true, serverDeclared: true }],
+    });
     await send(url, { service: 'shop', instance: 'early', atMs: NOW - 5 * MINUTE, requests: [{ count: 10, serverDeclaration: 'unknown' }] });
     await evaluate();
     const [alert] = (await alerts(url)).alerts;
     expect(alert?.annotations['summary']).toBe(`${A} negotiated on 30.0% of shop's requests, down from 90.0%`);
     const linked = new URLSearchParams(alert?.dashboardPath.slice(2));
     expect(linked.get('range')).toBe('custom');
-    const view = await getJson<{ totals: { id: string; negotiatedShare: number | null; known: number }[]; rows: { requests: number; serverUnknown: number }[] }>(
+    const view = await getJson<{
+      totals: { id: string; negotiatedShare: number | null; known: number }[];
+      rows: { requests: number; serverUnknown: number }[];
+    }>(
       `${url}/api/v1/matrix?${new URLSearchParams({ from: linked.get('from') ?? '', to: linked.get('to') ?? '', service: linked.get('service') ?? '' }).toString()}`,
     );
     expect(view.status).toBe(200);
@@ -108,12 +136,20 @@ describe('alert rule conditions', () => {
   });
 
   it('negotiation_drop per client: only the client whose share fell', async () => {
-    const url = await start('rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, perClient: true }\n');
-    for (const [atMs, alpha, beta] of [[NOW - 30 * MINUTE, 10, 10], [NOW - 5 * MINUTE, 0, 10]] as const) {
+    const url = await start(
+      'rules:\n  - { name: drop, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, perClient: true }\n',
+    );
+    for (const [atMs, alpha, beta] of [
+      [NOW - 30 * MINUTE, 10, 10],
+      [NOW - 5 * MINUTE, 0, 10],
+    ] as const) {
       await send(url, {
         service: 'shop',
         atMs,
-        requests: [{ client: 'alpha', count: 10 }, { client: 'beta', count: 10 }],
+        requests: [
+          { client: 'alpha', count: 10 },
+          { client: 'beta', count: 10 },
+        ],
         extensions: [
           { id: A, client: 'alpha', count: alpha, clientDeclared: true, serverDeclared: true },
           { id: A, client: 'beta', count: beta, clientDeclared: true, serverDeclared: true },
@@ -125,13 +161,26 @@ describe('alert rule conditions', () => {
   });
 
   it('scope by client: a drop of a client outside the scope alerts nobody; a drop within it, counted over the scoped clients only, does', async () => {
-    const url = await start(['rules:', '  - { name: beta-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, scope: { clients: [beta] } }', '  - { name: alpha-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 40, minRequests: 10, scope: { clients: [alpha] } }', ''].join('\n'));
+    const url = await start(
+      [
+        'rules:',
+        '  - { name: beta-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 20, minRequests: 10, scope: { clients: [beta] } }',
+        '  - { name: alpha-only, kind: negotiation_drop, for: 0s, window: 10m, baseline: 1h, drop: 40, minRequests: 10, scope: { clients: [alpha] } }',
+        '',
+      ].join('\n'),
+    );
     // alpha: 100% → 50%; beta unchanged. Over both clients the share fell 25 points only.
-    for (const [atMs, alpha] of [[NOW - 30 * MINUTE, 10], [NOW - 5 * MINUTE, 5]] as const) {
+    for (const [atMs, alpha] of [
+      [NOW - 30 * MINUTE, 10],
+      [NOW - 5 * MINUTE, 5],
+    ] as const) {
       await send(url, {
         service: 'shop',
         atMs,
-        requests: [{ client: 'alpha', count: 10 }, { client: 'beta', count: 10 }],
+        requests: [
+          { client: 'alpha', count: 10 },
+          { client: 'beta', count: 10 },
+        ],
         extensions: [
           { id: A, client: 'alpha', count: alpha, clientDeclared: true, serverDeclared: true },
           { id: A, client: 'beta', count: 10, clientDeclared: true, serverDeclared: true },
@@ -147,7 +196,11 @@ describe('alert rule conditions', () => {
     await send(url, {
       service: 'shop',
       atMs: NOW - 20 * MINUTE,
-      requests: [{ client: 'alpha', version: '1.9.0', count: 10 }, { client: 'beta', version: '2.0.0', count: 10 }, { client: 'gamma', version: '3.0.0', count: 1 }],
+      requests: [
+        { client: 'alpha', version: '1.9.0', count: 10 },
+        { client: 'beta', version: '2.0.0', count: 10 },
+        { client: 'gamma', version: '3.0.0', count: 1 },
+      ],
       extensions: [
         { id: A, client: 'alpha', version: '1.9.0', count: 10, clientDeclared: true, serverDeclared: true },
         { id: A, client: 'beta', version: '2.0.0', count: 10, clientDeclared: true, serverDeclared: true },
@@ -159,7 +212,11 @@ describe('alert rule conditions', () => {
     await send(url, {
       service: 'shop',
       atMs: NOW - 2 * MINUTE,
-      requests: [{ client: 'alpha', version: '1.10.0', count: 10 }, { client: 'beta', version: '2.1.0', count: 9 }, { client: 'gamma', version: '3.1.0', count: 50 }],
+      requests: [
+        { client: 'alpha', version: '1.10.0', count: 10 },
+        { client: 'beta', version: '2.1.0', count: 9 },
+        { client: 'gamma', version: '3.1.0', count: 50 },
+      ],
       extensions: [
         { id: A, client: 'alpha', version: '1.10.0', count: 10, clientDeclared: false, serverDeclared: true },
         { id: A, client: 'beta', version: '2.1.0', count: 9, clientDeclared: false, serverDeclared: true },
@@ -193,7 +250,12 @@ describe('alert rule conditions', () => {
 
   it('new_extension_id: an id clients declare for the first time; one declared within the lookback, or only by servers, stays quiet', async () => {
     const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 2h }\n');
-    await send(url, { service: 'shop', atMs: NOW - 60 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 60 * MINUTE,
+      requests: [{ count: 1 }],
+      extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }],
+    });
     await send(url, {
       service: 'shop',
       atMs: NOW - 3 * MINUTE,
@@ -216,7 +278,12 @@ describe('alert rule conditions', () => {
 
   it('new_extension_id: with no traffic before the window (a new database), no id is judged new', async () => {
     const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 2h }\n');
-    await send(url, { service: 'shop', atMs: NOW - 3 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: B, count: 1, clientDeclared: true, serverDeclared: false }] });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 3 * MINUTE,
+      requests: [{ count: 1 }],
+      extensions: [{ id: B, count: 1, clientDeclared: true, serverDeclared: false }],
+    });
     await evaluate();
     expect(await active(url)).toEqual([]);
   });
@@ -224,8 +291,21 @@ describe('alert rule conditions', () => {
   it('new_extension_id over a lookback read by the hour: the window is not counted as before it, the rest of the hour is', async () => {
     const url = await start('rules:\n  - { name: new-ids, kind: new_extension_id, window: 10m, lookback: 3d }\n');
     // NOW is 12:00:30: the window starts at 11:50. OLD at 11:10 lies in the hour before it; NEW at 11:57 only in the window.
-    await send(url, { service: 'shop', atMs: NOW - 50 * MINUTE, requests: [{ count: 1 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }] });
-    await send(url, { service: 'shop', atMs: NOW - 3 * MINUTE, requests: [{ count: 2 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }, { id: B, count: 1, clientDeclared: true, serverDeclared: true }] });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 50 * MINUTE,
+      requests: [{ count: 1 }],
+      extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }],
+    });
+    await send(url, {
+      service: 'shop',
+      atMs: NOW - 3 * MINUTE,
+      requests: [{ count: 2 }],
+      extensions: [
+        { id: A, count: 1, clientDeclared: true, serverDeclared: true },
+        { id: B, count: 1, clientDeclared: true, serverDeclared: true },
+      ],
+    });
     await evaluate();
     expect(await active(url)).toEqual([`new-ids firing {"extension":"${B}"}`]);
   });
@@ -233,7 +313,11 @@ describe('alert rule conditions', () => {
   it('stale_instance: an instance silent for longer than the threshold; one silent a little less, or one that lived shorter than minUptime, stays quiet', async () => {
     const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 30m }\n');
     // shop-old and shop-short fall silent 11 minutes before NOW; shop-old had reported for 30 minutes, shop-short for 29.
-    for (const [instance, from] of [['shop-old', 41], ['shop-short', 40], ['shop-recent', 39]] as const) {
+    for (const [instance, from] of [
+      ['shop-old', 41],
+      ['shop-short', 40],
+      ['shop-recent', 39],
+    ] as const) {
       clock.now = NOW - from * MINUTE;
       await send(url, { service: 'shop', instance, atMs: clock.now, requests: [{ count: 1 }] });
     }

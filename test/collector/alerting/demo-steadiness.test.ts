@@ -74,7 +74,9 @@ function random(seed: number): () => number {
   };
 }
 
-type Point = { kind: 'request'; spec: Omit<Parameters<typeof requestPoint>[0], 'count' | 'startNs' | 'timeNs'> } | { kind: 'extension'; spec: Omit<Parameters<typeof extensionPoint>[0], 'count' | 'startNs' | 'timeNs'> };
+type Point =
+  | { kind: 'request'; spec: Omit<Parameters<typeof requestPoint>[0], 'count' | 'startNs' | 'timeNs'> }
+  | { kind: 'extension'; spec: Omit<Parameters<typeof extensionPoint>[0], 'count' | 'startNs' | 'timeNs'> };
 
 /** One server process's cumulative totals, by stream, since it started (as its agent's SDK keeps them). */
 class ServerTotals {
@@ -94,7 +96,9 @@ class ServerTotals {
     return metricsRequest({
       resource: { service, instance: server },
       temporality: CUMULATIVE,
-      requests: entries.filter(({ point }) => point.kind === 'request').map(({ point, total }) => requestPoint({ ...point.spec, count: total, startNs, timeNs })),
+      requests: entries
+        .filter(({ point }) => point.kind === 'request')
+        .map(({ point, total }) => requestPoint({ ...point.spec, count: total, startNs, timeNs })),
       extensions: entries.flatMap(({ point, total }) => (point.kind === 'extension' ? [extensionPoint({ ...point.spec, count: total, startNs, timeNs })] : [])),
       advertised: Object.entries(advertises).map(([id, fingerprint]) => advertisedPoint({ id, fingerprint, timeNs })),
     });
@@ -111,7 +115,20 @@ function call(client: DemoClient, totals: ServerTotals, method = 'tools/call', r
   const ids = new Set([...(client.declares ?? []), ...advertised, ...(refused ? [REPLAY] : [])]);
   for (const id of ids) {
     const clientDeclared = client.declares?.includes(id) ?? false;
-    totals.add({ kind: 'extension', spec: { ...who, method, declaration, serverDeclaration: 'declared', ...outcome, id, clientDeclared, serverDeclared: advertised.includes(id), required: refused && id === REPLAY } });
+    totals.add({
+      kind: 'extension',
+      spec: {
+        ...who,
+        method,
+        declaration,
+        serverDeclaration: 'declared',
+        ...outcome,
+        id,
+        clientDeclared,
+        serverDeclared: advertised.includes(id),
+        required: refused && id === REPLAY,
+      },
+    });
   }
 }
 
@@ -185,15 +202,24 @@ describe('the demo’s alerts over thirty minutes of its fleet’s traffic, on a
     }
     expect([...new Set([...byAlert.keys()].map((key) => key.split(' ')[0]))]).toEqual(expect.arrayContaining(EXPECTED));
     for (const [key, moves] of byAlert) {
-      expect(moves.filter((move) => move.endsWith('>firing')), `${key}: ${moves.join(' ')}`).toHaveLength(1);
-      expect(moves.filter((move) => move.endsWith('>resolved')), key).toEqual([]);
+      expect(
+        moves.filter((move) => move.endsWith('>firing')),
+        `${key}: ${moves.join(' ')}`,
+      ).toHaveLength(1);
+      expect(
+        moves.filter((move) => move.endsWith('>resolved')),
+        key,
+      ).toEqual([]);
     }
     // The collector's own record agrees: each alert it holds is firing, with one transition to firing.
     const { body } = await getJson<{ alerts: { rule: string; state: string; transitions: { to: string }[] }[] }>(`${collector.url}/api/v1/alerts?limit=500`);
     expect(body.alerts.length).toBeGreaterThanOrEqual(EXPECTED.length);
     for (const alert of body.alerts) {
       expect(alert.state, alert.rule).toBe('firing');
-      expect(alert.transitions.filter((move) => move.to === 'firing'), alert.rule).toHaveLength(1);
+      expect(
+        alert.transitions.filter((move) => move.to === 'firing'),
+        alert.rule,
+      ).toHaveLength(1);
     }
   });
 });

@@ -58,7 +58,10 @@ describe('alert engine', () => {
     temp = await tempDir();
     ({ collector, clock } = await alertingCollector(temp.dir, 'rules: []\n', NOW));
     rulesPath = join(temp.dir, 'engine-rules.yaml');
-    await writeFile(rulesPath, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n  - { name: stale-copy, kind: stale_instance, after: 10m, minUptime: 0s, for: 0s }\n');
+    await writeFile(
+      rulesPath,
+      'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, for: 2m }\n  - { name: stale-copy, kind: stale_instance, after: 10m, minUptime: 0s, for: 0s }\n',
+    );
     initial = await loadRulesFile(rulesPath);
   });
   afterEach(async () => {
@@ -67,7 +70,18 @@ describe('alert engine', () => {
   });
 
   const engine = (notifiers: Notifier[], lines = log(), source: AlertDataSource = collector.store.reader): AlertEngine =>
-    new AlertEngine({ rules: initial, rulesPath, source, states: collector.store.alerts, clock: () => clock.now, staleAfterMs: 5 * MINUTE, instanceTtlMs: 7 * 24 * 60 * MINUTE, notifiers, log: lines, intervalMs: 3_600_000 });
+    new AlertEngine({
+      rules: initial,
+      rulesPath,
+      source,
+      states: collector.store.alerts,
+      clock: () => clock.now,
+      staleAfterMs: 5 * MINUTE,
+      instanceTtlMs: 7 * 24 * 60 * MINUTE,
+      notifiers,
+      log: lines,
+      intervalMs: 3_600_000,
+    });
 
   it('pending until `for` has passed, then firing; every cycle to every notifier, firing alerts re-sent; a broken notifier stops nothing', async () => {
     await send(collector.url, { service: 'shop', instance: 'shop-1', atMs: NOW, requests: [{ count: 1 }] });
@@ -113,7 +127,11 @@ describe('alert engine', () => {
 
     const lines = log();
     const { reader } = collector.store;
-    const failing = engine([], lines, { instances: () => Promise.reject(new Error('the database is away')), cellTotals: reader.cellTotals.bind(reader), requiredTrend: reader.requiredTrend.bind(reader) });
+    const failing = engine([], lines, {
+      instances: () => Promise.reject(new Error('the database is away')),
+      cellTotals: reader.cellTotals.bind(reader),
+      requiredTrend: reader.requiredTrend.bind(reader),
+    });
     await failing.start();
     clock.now = NOW + 14 * MINUTE;
     expect(moves(await failing.evaluate())).toEqual([]);

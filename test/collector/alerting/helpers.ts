@@ -61,12 +61,28 @@ export interface Traffic {
 export async function send(url: string, traffic: Traffic): Promise<void> {
   const timeNs = msToNs(traffic.atMs);
   const startNs = timeNs - MINUTE_NS;
-  const extra = (statusCode: string | undefined): Json[] | undefined => (statusCode === undefined ? undefined : [{ key: 'rpc.response.status_code', value: { stringValue: statusCode } }]);
+  const extra = (statusCode: string | undefined): Json[] | undefined =>
+    statusCode === undefined ? undefined : [{ key: 'rpc.response.status_code', value: { stringValue: statusCode } }];
   const request = metricsRequest({
     resource: { service: traffic.service, instance: traffic.instance ?? `${traffic.service}-1` },
-    requests: (traffic.requests ?? []).map((spec) => requestPoint({ client: spec.client ?? 'alpha', version: spec.version ?? '1.0.0', count: spec.count, outcome: spec.outcome, serverDeclaration: spec.serverDeclaration, extra: extra(spec.statusCode), startNs, timeNs })),
-    extensions: (traffic.extensions ?? []).map((spec) => extensionPoint({ ...spec, client: spec.client ?? 'alpha', version: spec.version ?? '1.0.0', startNs, timeNs })),
-    ...(traffic.advertised === undefined ? {} : { advertised: traffic.advertised.map((spec) => advertisedPoint({ id: spec.id, fingerprint: spec.fingerprint ?? 'fp-empty', timeNs })) }),
+    requests: (traffic.requests ?? []).map((spec) =>
+      requestPoint({
+        client: spec.client ?? 'alpha',
+        version: spec.version ?? '1.0.0',
+        count: spec.count,
+        outcome: spec.outcome,
+        serverDeclaration: spec.serverDeclaration,
+        extra: extra(spec.statusCode),
+        startNs,
+        timeNs,
+      }),
+    ),
+    extensions: (traffic.extensions ?? []).map((spec) =>
+      extensionPoint({ ...spec, client: spec.client ?? 'alpha', version: spec.version ?? '1.0.0', startNs, timeNs }),
+    ),
+    ...(traffic.advertised === undefined
+      ? {}
+      : { advertised: traffic.advertised.map((spec) => advertisedPoint({ id: spec.id, fingerprint: spec.fingerprint ?? 'fp-empty', timeNs })) }),
   });
   const response = await postMetrics(url, request);
   expect(response.status, await response.text()).toBe(200);

@@ -40,14 +40,25 @@ describe('Prometheus scrapes the alert states', () => {
     temp = await tempDir();
     const start = Date.now();
     let clock: { now: number };
-    ({ collector, clock } = await alertingCollector(temp.dir, 'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, labels: { team: mcp } }\n', start - 11 * MINUTE));
+    ({ collector, clock } = await alertingCollector(
+      temp.dir,
+      'rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s, labels: { team: mcp } }\n',
+      start - 11 * MINUTE,
+    ));
     await send(collector.url, { service: 'shop', instance: 'shop-1', atMs: start - 11 * MINUTE, requests: [{ count: 1 }] });
     clock.now = start;
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     const config = join(temp.dir, 'prometheus.yml');
-    await writeFile(config, `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: extscope\n    static_configs:\n      - targets: ['${new URL(collector.url).host}']\n`);
-    prometheus = spawn(PROMETHEUS, [`--config.file=${config}`, `--storage.tsdb.path=${join(temp.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await writeFile(
+      config,
+      `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: extscope\n    static_configs:\n      - targets: ['${new URL(collector.url).host}']\n`,
+    );
+    prometheus = spawn(
+      PROMETHEUS,
+      [`--config.file=${config}`, `--storage.tsdb.path=${join(temp.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     prometheus.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   });
   afterAll(async () => {

@@ -30,7 +30,11 @@ describe('alerting through a rolling deploy of real MCP servers', () => {
 
   beforeAll(async () => {
     temp = await tempDir();
-    ({ collector, clock } = await alertingCollector(temp.dir, 'rules:\n  - { name: skew, kind: advertisement_skew, for: 10m, labels: { team: mcp } }\n', Date.now()));
+    ({ collector, clock } = await alertingCollector(
+      temp.dir,
+      'rules:\n  - { name: skew, kind: advertisement_skew, for: 10m, labels: { team: mcp } }\n',
+      Date.now(),
+    ));
   });
   afterAll(async () => {
     await Promise.all([...clients.values()].map((client) => client.close().catch(() => undefined)));
@@ -45,7 +49,11 @@ describe('alerting through a rolling deploy of real MCP servers', () => {
       command: process.execPath,
       args: nodeArgs(fixture('dashboard-stdio.mjs'), true),
       cwd: ROOT,
-      env: agentEnv(collector.url, { OTEL_SERVICE_NAME: 'api', OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${id}`, FIXTURE_EXTENSIONS: JSON.stringify(extensions) }),
+      env: agentEnv(collector.url, {
+        OTEL_SERVICE_NAME: 'api',
+        OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${id}`,
+        FIXTURE_EXTENSIONS: JSON.stringify(extensions),
+      }),
       stderr: 'pipe',
     });
     const client = new Client({ name: 'deployer', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -66,10 +74,12 @@ describe('alerting through a rolling deploy of real MCP servers', () => {
       .poll(
         async () => {
           const seen = await instances();
-          return Object.fromEntries(Object.keys(expected).map((id) => {
-            const instance = seen.get(id);
-            return [id, instance !== undefined && instance.lastSeen >= since ? instance.advertises.map((entry) => entry.id).sort() : 'not since'];
-          }));
+          return Object.fromEntries(
+            Object.keys(expected).map((id) => {
+              const instance = seen.get(id);
+              return [id, instance !== undefined && instance.lastSeen >= since ? instance.advertises.map((entry) => entry.id).sort() : 'not since'];
+            }),
+          );
         },
         { timeout: 30_000, interval: 200 },
       )
@@ -104,7 +114,9 @@ describe('alerting through a rolling deploy of real MCP servers', () => {
     expect(skewStates(firing)).toEqual(['skew pending>firing api']);
     expect(firing.firing.map((alert) => alert.labels)).toEqual([{ service: 'api', team: 'mcp', alertname: 'skew', severity: 'warning' }]);
     const exposition = await (await fetch(`${collector.url}/metrics`)).text();
-    expect(exposition).toMatch(/^extscope_alerts\{[^}]*alertname="skew",alertstate="firing",kind="advertisement_skew",rule="skew",service="api",severity="warning",team="mcp"\} 1$/m);
+    expect(exposition).toMatch(
+      /^extscope_alerts\{[^}]*alertname="skew",alertstate="firing",kind="advertisement_skew",rule="skew",service="api",severity="warning",team="mcp"\} 1$/m,
+    );
     expect(exposition).toMatch(/^extscope_alert_evaluation_duration_seconds_count [1-9]\d*$/m);
 
     // The rest of the fleet is updated: api-b advertises search too.

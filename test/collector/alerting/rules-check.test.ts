@@ -64,7 +64,19 @@ describe('extscope rules check', () => {
     const file = join(temp.dir, 'rules.yaml');
     await writeFile(file, GOOD);
     const json = join(temp.dir, 'rules.json');
-    await writeFile(json, JSON.stringify({ rules: [{ name: 'skew', kind: 'advertisement_skew', for: '5m' }, { name: 'stale', kind: 'stale_instance' }] }, null, 2));
+    await writeFile(
+      json,
+      JSON.stringify(
+        {
+          rules: [
+            { name: 'skew', kind: 'advertisement_skew', for: '5m' },
+            { name: 'stale', kind: 'stale_instance' },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     const result = await runCli(['rules', 'check', file, json]);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain(`Checking ${file}\n  SUCCESS: 7 rules found`);
@@ -112,7 +124,10 @@ describe('extscope rules check', () => {
 
   it('names errors in a JSON file by line too', async () => {
     const file = join(temp.dir, 'rules.json');
-    await writeFile(file, '{\n  "rules": [\n    { "name": "a", "kind": "stale_instance", "after": "soon" },\n    { "name": "b", "kind": "negotiation_drop", "drop": -5 }\n  ]\n}\n');
+    await writeFile(
+      file,
+      '{\n  "rules": [\n    { "name": "a", "kind": "stale_instance", "after": "soon" },\n    { "name": "b", "kind": "negotiation_drop", "drop": -5 }\n  ]\n}\n',
+    );
     const result = await runCli(['rules', 'check', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${file}:3:55: rules[0].after: must be a duration such as 30s, 10m, 1h or 7d (got "soon")`);
@@ -127,7 +142,10 @@ describe('extscope rules check', () => {
     const check = await runCli(['rules', 'check', file]);
     const errors = check.stderr.split('\n').filter((line) => line.startsWith(`${file}:`));
     expect(errors).toHaveLength(11);
-    for (const [args, env] of [[['--rules', file], {}], [[], { EXTSCOPE_RULES: file }]] as const) {
+    for (const [args, env] of [
+      [['--rules', file], {}],
+      [[], { EXTSCOPE_RULES: file }],
+    ] as const) {
       const collector = await runCli(['collector', '--port', '0', '--db', join(temp.dir, 'x.db'), ...args], env);
       expect(collector.code).toBe(2);
       expect(collector.stderr).toContain(`extscope collector: invalid rules file ${file} (11 errors):\n${errors.join('\n')}\n`);
@@ -138,7 +156,8 @@ describe('extscope rules check', () => {
     const file = join(temp.dir, 'rules.yaml');
     await writeFile(file, 'rules:\n  - { name: stale, kind: stale_instance }\n');
     const collector = await spawnCollector(join(temp.dir, 'c.db'), ['--rules', file]);
-    const rules = async (): Promise<unknown> => (await getJson<{ evaluation: { rules: number; rulesFile: string } }>(`${collector.url}/api/v1/alerts`)).body.evaluation;
+    const rules = async (): Promise<unknown> =>
+      (await getJson<{ evaluation: { rules: number; rulesFile: string } }>(`${collector.url}/api/v1/alerts`)).body.evaluation;
     try {
       expect(await rules()).toMatchObject({ rules: 1, rulesFile: file, intervalSeconds: 30 });
       await writeFile(file, GOOD);

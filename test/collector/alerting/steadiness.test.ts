@@ -47,10 +47,22 @@ describe('alert steadiness over ten minutes of steady traffic', () => {
     await send(url, { service: 'shop', instance: 'shop-a', atMs: T0 - 2 * 3_600_000, requests: [{ client: 'nova', version: '1.0.0', count: 3 }] });
     for (let atMs = T0 - 62 * MINUTE; atMs < T0 - 2 * MINUTE; atMs += MINUTE) {
       clock.now = atMs;
-      await send(url, { service: 'drop', instance: 'drop-1', atMs, requests: [{ count: 20 }], extensions: [{ id: A, count: 20, clientDeclared: true, serverDeclared: true }] });
+      await send(url, {
+        service: 'drop',
+        instance: 'drop-1',
+        atMs,
+        requests: [{ count: 20 }],
+        extensions: [{ id: A, count: 20, clientDeclared: true, serverDeclared: true }],
+      });
     }
     clock.now = T0 - 30 * MINUTE;
-    await send(url, { service: 'shop', instance: 'shop-a', atMs: T0 - 30 * MINUTE, requests: [{ client: 'alpha', version: '1.0.0', count: 10 }], extensions: [{ id: A, client: 'alpha', version: '1.0.0', count: 10, clientDeclared: true, serverDeclared: true }] });
+    await send(url, {
+      service: 'shop',
+      instance: 'shop-a',
+      atMs: T0 - 30 * MINUTE,
+      requests: [{ client: 'alpha', version: '1.0.0', count: 10 }],
+      extensions: [{ id: A, client: 'alpha', version: '1.0.0', count: 10, clientDeclared: true, serverDeclared: true }],
+    });
     await send(url, { service: 'old', instance: 'gone', atMs: T0 - 30 * MINUTE, requests: [{ count: 1 }] });
     clock.now = T0 - 5 * MINUTE;
     await send(url, { service: 'w', instance: 'w-1', atMs: T0 - 5 * MINUTE, advertised: [{ id: A }, { id: B }] });
@@ -60,7 +72,13 @@ describe('alert steadiness over ten minutes of steady traffic', () => {
     // Ten minutes of steady traffic, an evaluation every 5 s.
     for (let now = T0 - 2 * MINUTE + TICK; now <= T0 + RUN; now += TICK) {
       clock.now = now;
-      await send(url, { service: 'drop', instance: 'drop-1', atMs: now, requests: [{ count: 5 }], extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }] });
+      await send(url, {
+        service: 'drop',
+        instance: 'drop-1',
+        atMs: now,
+        requests: [{ count: 5 }],
+        extensions: [{ id: A, count: 1, clientDeclared: true, serverDeclared: true }],
+      });
       if (now < T0) continue;
       await send(url, {
         service: 'shop',
@@ -95,10 +113,24 @@ describe('alert steadiness over ten minutes of steady traffic', () => {
       const key = `${transition.alert.rule} ${JSON.stringify(labels)}`;
       byAlert.set(key, [...(byAlert.get(key) ?? []), `${transition.from}>${transition.to}`]);
     }
-    expect([...new Set([...byAlert.keys()].map((key) => key.split(' ')[0]))].sort()).toEqual(['drop', 'new-ids', 'regression', 'required', 'skew', 'stale', 'withdrawn']);
+    expect([...new Set([...byAlert.keys()].map((key) => key.split(' ')[0]))].sort()).toEqual([
+      'drop',
+      'new-ids',
+      'regression',
+      'required',
+      'skew',
+      'stale',
+      'withdrawn',
+    ]);
     for (const [key, moves] of byAlert) {
-      expect(moves.filter((move) => move.endsWith('>firing')), key).toHaveLength(1);
-      expect(moves.filter((move) => move.endsWith('>resolved')), key).toEqual([]);
+      expect(
+        moves.filter((move) => move.endsWith('>firing')),
+        key,
+      ).toHaveLength(1);
+      expect(
+        moves.filter((move) => move.endsWith('>resolved')),
+        key,
+      ).toEqual([]);
     }
   });
 });

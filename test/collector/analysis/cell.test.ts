@@ -49,13 +49,25 @@ describe('a matrix cell', () => {
 
   it('is not client when the client declared it only on requests no server could answer', () => {
     // Every declaring request was server-unknown: nothing says a server lacked it.
-    expect(cellFigures(counts({ clientDeclared: 3, serverUnknown: 3 }), row(5, 3))).toEqual({ state: 'neither', known: 2, negotiatedShare: 0, clientShare: 0, serverShare: 0 });
+    expect(cellFigures(counts({ clientDeclared: 3, serverUnknown: 3 }), row(5, 3))).toEqual({
+      state: 'neither',
+      known: 2,
+      negotiatedShare: 0,
+      clientShare: 0,
+      serverShare: 0,
+    });
     expect(cellFigures(counts({ clientDeclared: 3, serverAdvertised: 2, serverUnknown: 3 }), row(5, 3)).state).toBe('server');
   });
 
   it('has no shares (null, never a division by zero) when no request had a known server', () => {
     expect(cellFigures(counts({}), row(0))).toEqual({ state: 'neither', known: 0, negotiatedShare: null, clientShare: null, serverShare: null });
-    expect(cellFigures(counts({ clientDeclared: 4, serverUnknown: 4 }), row(4, 4))).toEqual({ state: 'neither', known: 0, negotiatedShare: null, clientShare: null, serverShare: null });
+    expect(cellFigures(counts({ clientDeclared: 4, serverUnknown: 4 }), row(4, 4))).toEqual({
+      state: 'neither',
+      known: 0,
+      negotiatedShare: null,
+      clientShare: null,
+      serverShare: null,
+    });
   });
 
   it('never counts known requests below zero, whatever the counts say', () => {

@@ -29,7 +29,14 @@ const extension = (client: string, id: string, count: number, negotiated: boolea
 
 describe('the matrix keeps answers given before any server instance existed apart', () => {
   it('counts them per row and cell, also once rows and ids are folded into _OTHER', () => {
-    const cells = [requests('a', 10), extension('a', 'x.y/one', 8, true), extension('a', 'x.y/one', 2, false), requests('b', 4), extension('b', 'x.y/two', 4, false), requests('c', 1)];
+    const cells = [
+      requests('a', 10),
+      extension('a', 'x.y/one', 8, true),
+      extension('a', 'x.y/one', 2, false),
+      requests('b', 4),
+      extension('b', 'x.y/two', 4, false),
+      requests('c', 1),
+    ];
     const unknown = [requests('a', 2), extension('a', 'x.y/one', 2, false), requests('b', 4), extension('b', 'x.y/two', 4, false)];
     const full = buildMatrix(cells, 'client', undefined, unknown);
     const a = full.rows.find((row) => row.client === 'a');
@@ -56,7 +63,19 @@ describe('the matrix keeps answers given before any server instance existed apar
     expect(folded.extensions).toEqual(['_OTHER']);
     expect(other).toMatchObject({ requests: 5, serverUnknown: 4 });
     expect(other?.extensions).toEqual([
-      { id: '_OTHER', clientDeclared: 4, serverAdvertised: 0, negotiated: 0, serverUnknown: 4, required: 0, state: 'neither', known: 1, negotiatedShare: 0, clientShare: 0, serverShare: 0 },
+      {
+        id: '_OTHER',
+        clientDeclared: 4,
+        serverAdvertised: 0,
+        negotiated: 0,
+        serverUnknown: 4,
+        required: 0,
+        state: 'neither',
+        known: 1,
+        negotiatedShare: 0,
+        clientShare: 0,
+        serverShare: 0,
+      },
     ]);
   });
 

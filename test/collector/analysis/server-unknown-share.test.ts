@@ -58,7 +58,12 @@ describe('shares are taken over requests whose server declaration is known', () 
       // The same client asking in a revision this server does not support: the entry answers -32022 itself.
       const unsupported = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2099-01-01',
+          'mcp-method': 'tools/list',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { _meta: ENVELOPE('2099-01-01') } }),
       });
       expect(unsupported.status).toBe(400);
@@ -74,13 +79,26 @@ describe('shares are taken over requests whose server declaration is known', () 
     await expect.poll(async () => (await matrix())[0]?.requests, { timeout: 20_000 }).toBe(5);
     const [row] = await matrix();
     expect(row).toMatchObject({ client: CLIENT.name, requests: 5, serverUnknown: 2 });
-    expect(row?.extensions.find((cell) => cell.id === TASKS)).toMatchObject({ id: TASKS, clientDeclared: 5, serverAdvertised: 3, negotiated: 3, serverUnknown: 2, state: 'negotiated', negotiatedShare: 1 });
+    expect(row?.extensions.find((cell) => cell.id === TASKS)).toMatchObject({
+      id: TASKS,
+      clientDeclared: 5,
+      serverAdvertised: 3,
+      negotiated: 3,
+      serverUnknown: 2,
+      state: 'negotiated',
+      negotiatedShare: 1,
+    });
 
     // The Prometheus counters keep the two apart the same way: 3 negotiated, 2 with the server unknown, out of 5.
     const exposition = (await (await fetch(`${collector.url}/metrics`)).text()).split('\n');
-    const counted = (prefix: string): number => exposition.filter((line) => line.startsWith(prefix)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    const counted = (prefix: string): number =>
+      exposition.filter((line) => line.startsWith(prefix)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
     expect(counted('extscope_requests_total{')).toBe(5);
-    expect(exposition.filter((line) => line.startsWith('extscope_requests_total{') && line.includes('server_declaration="unknown"')).map((line) => Number(line.split(' ').at(-1)))).toEqual([2]);
+    expect(
+      exposition
+        .filter((line) => line.startsWith('extscope_requests_total{') && line.includes('server_declaration="unknown"'))
+        .map((line) => Number(line.split(' ').at(-1))),
+    ).toEqual([2]);
     const tasksLines = exposition.filter((line) => line.startsWith('extscope_extension_requests_total{') && line.includes(`extension="${TASKS}"`));
     expect(tasksLines.map((line) => `${/state="([^"]*)"/.exec(line)?.[1]} ${line.split(' ').at(-1)}`).sort()).toEqual(['negotiated 3', 'unknown 2']);
 
@@ -90,16 +108,20 @@ describe('shares are taken over requests whose server declaration is known', () 
     expect((await matrix())[0]).toMatchObject({ requests: 5, serverUnknown: 2 });
 
     // The time series and the trends take the share over the same requests.
-    const series = (await getJson<{ points: { requests: number; serverUnknown: number; negotiated: number; negotiatedShare: number | null }[] }>(
-      `${collector.url}/api/v1/timeseries?extension=${encodeURIComponent(TASKS)}&from=-1h&step=60m`,
-    )).body.points;
+    const series = (
+      await getJson<{ points: { requests: number; serverUnknown: number; negotiated: number; negotiatedShare: number | null }[] }>(
+        `${collector.url}/api/v1/timeseries?extension=${encodeURIComponent(TASKS)}&from=-1h&step=60m`,
+      )
+    ).body.points;
     const busy = series.filter((point) => point.requests > 0);
     expect(busy.reduce((sum, point) => sum + point.requests, 0)).toBe(5);
     expect(busy.reduce((sum, point) => sum + point.serverUnknown, 0)).toBe(2);
     expect(busy.map((point) => point.negotiatedShare)).toEqual(busy.map(() => 1));
-    const trends = (await getJson<{ requests: number[]; serverUnknown: number[]; extensions: { id: string; negotiatedShare: (number | null)[] }[] }>(
-      `${collector.url}/api/v1/trends/extensions?from=-1h&step=60m`,
-    )).body;
+    const trends = (
+      await getJson<{ requests: number[]; serverUnknown: number[]; extensions: { id: string; negotiatedShare: (number | null)[] }[] }>(
+        `${collector.url}/api/v1/trends/extensions?from=-1h&step=60m`,
+      )
+    ).body;
     expect(trends.serverUnknown.reduce((sum, value) => sum + value, 0)).toBe(2);
     const tasksShares = trends.extensions.find((entry) => entry.id === TASKS)?.negotiatedShare ?? [];
     expect(tasksShares.filter((value, index) => (trends.requests[index] ?? 0) > 0)).toEqual(trends.requests.filter((n) => n > 0).map(() => 1));

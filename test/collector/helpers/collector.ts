@@ -61,7 +61,13 @@ export async function matrixAnswer<T = MatrixJson>(url: string, query = '', toke
  */
 export async function matrix(url: string, query = '', token?: string): Promise<MatrixJson> {
   const body = await matrixAnswer(url, query, token);
-  const counts = ({ id, clientDeclared, serverAdvertised, negotiated, serverUnknown }: MatrixRowJson['extensions'][number]): MatrixRowJson['extensions'][number] => ({ id, clientDeclared, serverAdvertised, negotiated, serverUnknown });
+  const counts = ({
+    id,
+    clientDeclared,
+    serverAdvertised,
+    negotiated,
+    serverUnknown,
+  }: MatrixRowJson['extensions'][number]): MatrixRowJson['extensions'][number] => ({ id, clientDeclared, serverAdvertised, negotiated, serverUnknown });
   return { ...body, rows: body.rows.map((row) => ({ ...row, extensions: row.extensions.map(counts) })) };
 }
 
@@ -70,11 +76,13 @@ export function dumpRollups(dbPath: string): string[] {
   const db = new Database(dbPath, { readonly: true });
   try {
     const rows = db
-      .prepare(`
+      .prepare(
+        `
         SELECT i.service, i.instance_id, s.kind, s.server_name, s.server_version, s.method, s.era, s.protocol_version,
                s.client_name, s.client_version, s.client_declaration, s.server_declaration, s.outcome, s.status_code,
                s.extension_id, s.client_declared, s.server_declared, s.negotiated, s.required, m.minute, m.count
-        FROM series_minute m JOIN series s ON s.id = m.series_id JOIN instances i ON i.id = s.instance_ref`)
+        FROM series_minute m JOIN series s ON s.id = m.series_id JOIN instances i ON i.id = s.instance_ref`,
+      )
       .all();
     return rows.map((row) => JSON.stringify(row)).sort();
   } finally {
@@ -101,7 +109,12 @@ export interface ChildCollector {
 }
 
 /** Runs the built CLI as a child process and waits (20 s unless `startWithinMs` says otherwise) for its "listening" line. */
-export async function spawnCollector(dbPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, { startWithinMs = 20_000 } = {}): Promise<ChildCollector> {
+export async function spawnCollector(
+  dbPath: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  { startWithinMs = 20_000 } = {},
+): Promise<ChildCollector> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" before the collector tests`);
   // A collector given a fixed --port would otherwise take the default gRPC port, 4317, which another test (or anything
   // else on the machine) may hold: ephemeral unless the test chose the gRPC port itself.

@@ -1,5 +1,28 @@
 import { gzipSync } from 'node:zlib';
-import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_ERA, ATTR_EXTENSION_CLIENT_DECLARED, ATTR_EXTENSION_FINGERPRINT, ATTR_EXTENSION_ID, ATTR_EXTENSION_NEGOTIATED, ATTR_EXTENSION_REQUIRED, ATTR_EXTENSION_SERVER_DECLARED, ATTR_HOST_NAME, ATTR_MCP_METHOD_NAME, ATTR_OUTCOME, ATTR_SERVER_DECLARATION, ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, METRIC_EXTENSION_REQUESTS, METRIC_REQUESTS, METRIC_SERVER_EXTENSIONS, METRIC_SERVER_EXTENSION_ADVERTISED } from '../../../contract/index.js';
+import {
+  ATTR_CLIENT_DECLARATION,
+  ATTR_CLIENT_NAME,
+  ATTR_CLIENT_VERSION,
+  ATTR_ERA,
+  ATTR_EXTENSION_CLIENT_DECLARED,
+  ATTR_EXTENSION_FINGERPRINT,
+  ATTR_EXTENSION_ID,
+  ATTR_EXTENSION_NEGOTIATED,
+  ATTR_EXTENSION_REQUIRED,
+  ATTR_EXTENSION_SERVER_DECLARED,
+  ATTR_HOST_NAME,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_OUTCOME,
+  ATTR_SERVER_DECLARATION,
+  ATTR_SERVER_NAME,
+  ATTR_SERVER_VERSION,
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  METRIC_EXTENSION_REQUESTS,
+  METRIC_REQUESTS,
+  METRIC_SERVER_EXTENSIONS,
+  METRIC_SERVER_EXTENSION_ADVERTISED,
+} from '../../../contract/index.js';
 import { MetricsRequest, TraceRequest } from '../../../collector/otlp/proto-root.js';
 
 /**
@@ -148,7 +171,11 @@ export function resourceMetrics(spec: ResourceMetricsSpec): Json {
     metrics.push({ name: METRIC_REQUESTS, unit: '{request}', sum: { aggregationTemporality: temporality, isMonotonic: true, dataPoints: spec.requests } });
   }
   if (spec.extensions !== undefined) {
-    metrics.push({ name: METRIC_EXTENSION_REQUESTS, unit: '{request}', sum: { aggregationTemporality: temporality, isMonotonic: true, dataPoints: spec.extensions } });
+    metrics.push({
+      name: METRIC_EXTENSION_REQUESTS,
+      unit: '{request}',
+      sum: { aggregationTemporality: temporality, isMonotonic: true, dataPoints: spec.extensions },
+    });
   }
   if (spec.advertised !== undefined) metrics.push({ name: METRIC_SERVER_EXTENSION_ADVERTISED, gauge: { dataPoints: spec.advertised } });
   if (spec.counts !== undefined) metrics.push({ name: METRIC_SERVER_EXTENSIONS, gauge: { dataPoints: spec.counts } });

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTR_CLIENT_DECLARATION, ATTR_CLIENT_EXTENSIONS, ATTR_CLIENT_NAME, ATTR_CLIENT_VERSION, ATTR_MCP_METHOD_NAME, ATTR_NEGOTIATED_EXTENSIONS, ATTR_OUTCOME, ATTR_SERVER_EXTENSIONS } from '../../../contract/index.js';
+import {
+  ATTR_CLIENT_DECLARATION,
+  ATTR_CLIENT_EXTENSIONS,
+  ATTR_CLIENT_NAME,
+  ATTR_CLIENT_VERSION,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_NEGOTIATED_EXTENSIONS,
+  ATTR_OUTCOME,
+  ATTR_SERVER_EXTENSIONS,
+} from '../../../contract/index.js';
 import { type MatrixJson, type TestCollector, getJson, matrix, matrixAnswer, startTestCollector, tempDir } from '../helpers/collector.js';
 import {
   type Json,
@@ -88,10 +97,46 @@ describe('query API', () => {
       serverUnknown: 0,
       declaration: { unknown: 0, none: 3, declared: 9 },
       extensions: [
-        { id: 'com.example/server-only', clientDeclared: 0, serverAdvertised: 12, negotiated: 0, serverUnknown: 0, required: 0, state: 'server', known: 12, negotiatedShare: 0, clientShare: 0, serverShare: 1 },
+        {
+          id: 'com.example/server-only',
+          clientDeclared: 0,
+          serverAdvertised: 12,
+          negotiated: 0,
+          serverUnknown: 0,
+          required: 0,
+          state: 'server',
+          known: 12,
+          negotiatedShare: 0,
+          clientShare: 0,
+          serverShare: 1,
+        },
         // Negotiated on 9 of 12 requests: partial, not "negotiated".
-        { id: TASKS, clientDeclared: 9, serverAdvertised: 9, negotiated: 9, serverUnknown: 0, required: 0, state: 'partial', known: 12, negotiatedShare: 0.75, clientShare: 0.75, serverShare: 0.75 },
-        { id: UI, clientDeclared: 9, serverAdvertised: 0, negotiated: 0, serverUnknown: 0, required: 0, state: 'client', known: 12, negotiatedShare: 0, clientShare: 0.75, serverShare: 0 },
+        {
+          id: TASKS,
+          clientDeclared: 9,
+          serverAdvertised: 9,
+          negotiated: 9,
+          serverUnknown: 0,
+          required: 0,
+          state: 'partial',
+          known: 12,
+          negotiatedShare: 0.75,
+          clientShare: 0.75,
+          serverShare: 0.75,
+        },
+        {
+          id: UI,
+          clientDeclared: 9,
+          serverAdvertised: 0,
+          negotiated: 0,
+          serverUnknown: 0,
+          required: 0,
+          state: 'client',
+          known: 12,
+          negotiatedShare: 0,
+          clientShare: 0.75,
+          serverShare: 0,
+        },
       ],
     });
     expect(view.rows[0]?.client).toBe('alpha');
@@ -105,7 +150,9 @@ describe('query API', () => {
     ]);
     const oneInstance = await getJson<MatrixJson>(`${collector.url}/api/v1/matrix?from=-1h&group=client_version&instance=a-2`);
     expect(oneInstance.body.resolution).toBe('minute');
-    expect(oneInstance.body.rows.map((row) => [row.client, row.requests, row.extensions.find((e) => e.id === TASKS)?.negotiated])).toEqual([['alpha@2.0', 4, 3]]);
+    expect(oneInstance.body.rows.map((row) => [row.client, row.requests, row.extensions.find((e) => e.id === TASKS)?.negotiated])).toEqual([
+      ['alpha@2.0', 4, 3],
+    ]);
     const recent = await getJson<MatrixJson>(`${collector.url}/api/v1/matrix?from=-15m`);
     expect(recent.body.rows.map((row) => [row.client, row.requests])).toEqual([
       ['alpha', 4],
@@ -120,8 +167,11 @@ describe('query API', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const lines = (await response.text()).trim().split('\r\n');
-    const columns = (id: string): string => `${id} state,${id} negotiated_share,${id} client_declared,${id} server_advertised,${id} negotiated,${id} required_errors`;
-    expect(lines[0]).toBe(`client,name,version,requests,server_unknown,declaration_unknown,declaration_none,declaration_declared,${columns('com.example/server-only')},${columns(TASKS)},${columns(UI)}`);
+    const columns = (id: string): string =>
+      `${id} state,${id} negotiated_share,${id} client_declared,${id} server_advertised,${id} negotiated,${id} required_errors`;
+    expect(lines[0]).toBe(
+      `client,name,version,requests,server_unknown,declaration_unknown,declaration_none,declaration_declared,${columns('com.example/server-only')},${columns(TASKS)},${columns(UI)}`,
+    );
     // The same states and shares as the JSON.
     expect(lines[1]).toBe('alpha,alpha,,12,0,0,3,9,server,0,0,12,0,0,partial,0.75,9,9,9,0,client,0,9,0,0,0');
     expect(lines[2]).toBe("'=cmd|calc,'=cmd|calc,,2,0,0,1,1,server,0,0,2,0,0,partial,0.5,1,1,1,0,client,0,1,0,0,0");
@@ -165,13 +215,27 @@ describe('query API', () => {
         { id: TASKS, fingerprints: ['f-one'] },
         { id: UI, fingerprints: ['f-ui'] },
       ],
-      servers: [{ name: 'test-server', version: '1.0.0', count: 2, extensions: [{ id: TASKS, fingerprint: 'f-one' }, { id: UI, fingerprint: 'f-ui' }] }],
+      servers: [
+        {
+          name: 'test-server',
+          version: '1.0.0',
+          count: 2,
+          extensions: [
+            { id: TASKS, fingerprint: 'f-one' },
+            { id: UI, fingerprint: 'f-ui' },
+          ],
+        },
+      ],
       settingsVariants: 0,
       differs: true,
     });
     const history = (byId.get('a-1')?.['history'] ?? []) as { id: string; firstSeen: string; lastSeen: string; current: boolean }[];
     const tasks = history.find((row) => row.id === TASKS);
-    expect(tasks).toMatchObject({ current: true, firstSeen: new Date(Number(ago(40) / 1_000_000n)).toISOString(), lastSeen: new Date(Number(ago(2) / 1_000_000n)).toISOString() });
+    expect(tasks).toMatchObject({
+      current: true,
+      firstSeen: new Date(Number(ago(40) / 1_000_000n)).toISOString(),
+      lastSeen: new Date(Number(ago(2) / 1_000_000n)).toISOString(),
+    });
     expect(byId.get('a-2')).toMatchObject({
       advertises: [
         { id: TASKS, fingerprints: ['f-three', 'f-two'] },
@@ -202,9 +266,10 @@ describe('query API', () => {
   });
 
   it('timeseries: requests and negotiated share per step', async () => {
-    const { status, body } = await getJson<{ stepMinutes: number; points: { t: string; requests: number; negotiated: number; negotiatedShare: number | null }[] }>(
-      `${collector.url}/api/v1/timeseries?extension=${encodeURIComponent(TASKS)}&from=-1h&step=1m&service=api`,
-    );
+    const { status, body } = await getJson<{
+      stepMinutes: number;
+      points: { t: string; requests: number; negotiated: number; negotiatedShare: number | null }[];
+    }>(`${collector.url}/api/v1/timeseries?extension=${encodeURIComponent(TASKS)}&from=-1h&step=1m&service=api`);
     expect(status).toBe(200);
     expect(body.stepMinutes).toBe(1);
     const nonEmpty = body.points.filter((point) => point.requests > 0);
@@ -269,13 +334,19 @@ describe('query API', () => {
     const request = tracesRequest({ service: 'api', instance: 'a-1' }, [...spans, internal, tooLong]);
     const response = await post(collector.url, '/v1/traces', request, { format: 'json' });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: expect.stringMatching(/extscope\.client\.name is 1000 characters/) } });
+    expect(await response.json()).toEqual({
+      partialSuccess: { rejectedSpans: '1', errorMessage: expect.stringMatching(/extscope\.client\.name is 1000 characters/) },
+    });
     expect((await post(collector.url, '/v1/traces', request)).status).toBe(200);
 
-    const row = await getJson<{ examples: { spanId: string; durationMs: number; negotiated: string[] }[] }>(`${collector.url}/api/v1/examples?client=alpha&version=2.0`);
+    const row = await getJson<{ examples: { spanId: string; durationMs: number; negotiated: string[] }[] }>(
+      `${collector.url}/api/v1/examples?client=alpha&version=2.0`,
+    );
     expect(row.body.examples).toHaveLength(5);
     expect(row.body.examples[0]).toMatchObject({ spanId: (8).toString(16).padStart(16, '0'), durationMs: 2.5 });
-    const cell = await getJson<{ examples: { spanId: string; negotiated: string[] }[] }>(`${collector.url}/api/v1/examples?client=alpha&extension=${encodeURIComponent(UI)}`);
+    const cell = await getJson<{ examples: { spanId: string; negotiated: string[] }[] }>(
+      `${collector.url}/api/v1/examples?client=alpha&extension=${encodeURIComponent(UI)}`,
+    );
     expect(cell.body.examples.map((example) => example.spanId)).toEqual([8, 6, 4, 2].map((n) => n.toString(16).padStart(16, '0')));
     expect(cell.body.examples.every((example) => example.negotiated.length === 0)).toBe(true);
     // Examples never feed counts.

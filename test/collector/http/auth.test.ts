@@ -31,7 +31,10 @@ describe('bearer tokens', () => {
 
   it('ingest routes refuse a missing, wrong or read token with 401 and an OTLP status, and accept the ingest token', async () => {
     const spans = tracesRequest({ instance: 'i-1' }, []);
-    for (const [path, body] of [['/v1/metrics', anExport()], ['/v1/traces', spans]] as const) {
+    for (const [path, body] of [
+      ['/v1/metrics', anExport()],
+      ['/v1/traces', spans],
+    ] as const) {
       for (const token of [undefined, 'wrong', READ, `${INGEST}x`, INGEST.slice(0, -1)]) {
         const response = await post(collector.url, path, body, token === undefined ? {} : { token });
         expect(response.status, `${path} with ${token}`).toBe(401);
@@ -41,7 +44,11 @@ describe('bearer tokens', () => {
       }
       expect((await post(collector.url, path, body, { token: INGEST })).status).toBe(200);
     }
-    const unauthorised = await fetch(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Basic ${INGEST}` }, body: '{}' });
+    const unauthorised = await fetch(`${collector.url}/v1/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${INGEST}` },
+      body: '{}',
+    });
     expect(unauthorised.status).toBe(401);
     expect(await unauthorised.json()).toMatchObject({ message: expect.stringMatching(/bearer token/) });
   });
@@ -94,7 +101,9 @@ describe('where it may listen', () => {
 
       const cli = await runCli(['collector', '--host', '0.0.0.0', '--db', dbPath]);
       expect(cli.code).toBe(2);
-      expect(cli.stderr).toMatch(/refusing to listen on 0\.0\.0\.0: it is not a loopback address and EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN are not set/);
+      expect(cli.stderr).toMatch(
+        /refusing to listen on 0\.0\.0\.0: it is not a loopback address and EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN are not set/,
+      );
       const fromEnv = await runCli(['collector', '--db', dbPath], { EXTSCOPE_HOST: '0.0.0.0', EXTSCOPE_INGEST_TOKEN: INGEST });
       expect(fromEnv.code).toBe(2);
       expect(fromEnv.stderr).toMatch(/EXTSCOPE_READ_TOKEN is not set/);

@@ -25,7 +25,8 @@ describe('the Host allow-list', () => {
       expect({ host, status: await statusFor(policy, '/api/v1/matrix', host) }).toEqual({ host, status: 200 });
     }
     for (const host of ['evil.example:4318', 'localhost.evil.example', '10.0.0.5:4318', '[::2]']) {
-      for (const path of ['/api/v1/matrix', '/healthz', '/readyz']) expect({ host, path, status: await statusFor(policy, path, host) }).toEqual({ host, path, status: 421 });
+      for (const path of ['/api/v1/matrix', '/healthz', '/readyz'])
+        expect({ host, path, status: await statusFor(policy, path, host) }).toEqual({ host, path, status: 421 });
     }
   });
 

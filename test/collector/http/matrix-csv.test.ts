@@ -21,7 +21,17 @@ describe('matrix CSV', () => {
       [
         requests('a,"b"', '1', 'none', 1),
         requests('a,"b"', '1', 'declared', 1),
-        { kind: SeriesKind.Extension, clientName: 'a,"b"', clientVersion: '1', clientDeclaration: null, extensionId: 'x.y/z', clientDeclared: true, serverDeclared: true, negotiated: true, count: 1 },
+        {
+          kind: SeriesKind.Extension,
+          clientName: 'a,"b"',
+          clientVersion: '1',
+          clientDeclaration: null,
+          extensionId: 'x.y/z',
+          clientDeclared: true,
+          serverDeclared: true,
+          negotiated: true,
+          count: 1,
+        },
         requests('@SUM(A1)', null, 'unknown', 1),
         requests(null, null, 'unknown', 1),
       ],

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCollector, getJson, matrixAnswer, startTestCollector, tempDir } from '../helpers/collector.js';
-import { type ExtensionSpec, type Json, MINUTE_NS, type RequestSpec, extensionPoint, metricsRequest, msToNs, postMetrics, requestPoint } from '../helpers/otlp.js';
+import {
+  type ExtensionSpec,
+  type Json,
+  MINUTE_NS,
+  type RequestSpec,
+  extensionPoint,
+  metricsRequest,
+  msToNs,
+  postMetrics,
+  requestPoint,
+} from '../helpers/otlp.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const SEARCH = 'com.example/search';
@@ -51,7 +61,13 @@ interface SplitAnswer {
 }
 
 /** One instance's export: request points and extension points sharing one window. */
-function exportOf(service: string, instance: string, minutesAgo: number, requests: Omit<RequestSpec, 'startNs' | 'timeNs'>[], extensions: Omit<ExtensionSpec, 'startNs' | 'timeNs'>[]): Json {
+function exportOf(
+  service: string,
+  instance: string,
+  minutesAgo: number,
+  requests: Omit<RequestSpec, 'startNs' | 'timeNs'>[],
+  extensions: Omit<ExtensionSpec, 'startNs' | 'timeNs'>[],
+): Json {
   const window = { startNs: ago(minutesAgo + 1), timeNs: ago(minutesAgo) };
   return metricsRequest({
     resource: { service, instance },
@@ -68,20 +84,39 @@ const alpha = { client: 'alpha', version: '1.0' } as const;
  * `beta` declares nothing. Client `alpha` declares both ids on every request.
  */
 const FLEET: Json[] = [
-  exportOf('shop', 's-1', 12, [{ ...alpha, count: 5 }], [
-    { ...alpha, count: 5, id: TASKS, clientDeclared: true, serverDeclared: true },
-    { ...alpha, count: 5, id: SEARCH, clientDeclared: true, serverDeclared: true },
-  ]),
-  exportOf('shop', 's-2', 10, [{ ...alpha, count: 3 }, { ...alpha, count: 2, serverDeclaration: 'unknown' }], [
-    { ...alpha, count: 3, id: TASKS, clientDeclared: true, serverDeclared: true },
-    { ...alpha, count: 2, id: TASKS, clientDeclared: true, serverDeclared: false, serverDeclaration: 'unknown' },
-    { ...alpha, count: 2, id: SEARCH, clientDeclared: true, serverDeclared: false },
-    { ...alpha, count: 1, id: SEARCH, clientDeclared: true, serverDeclared: false, required: true, outcome: 'error' },
-    { ...alpha, count: 2, id: SEARCH, clientDeclared: true, serverDeclared: false, serverDeclaration: 'unknown' },
-  ]),
-  exportOf('docs', 'd-1', 8, [{ client: 'beta', version: '2.0', declaration: 'none', count: 4 }], [
-    { client: 'beta', version: '2.0', declaration: 'none', count: 4, id: TASKS, clientDeclared: false, serverDeclared: true },
-  ]),
+  exportOf(
+    'shop',
+    's-1',
+    12,
+    [{ ...alpha, count: 5 }],
+    [
+      { ...alpha, count: 5, id: TASKS, clientDeclared: true, serverDeclared: true },
+      { ...alpha, count: 5, id: SEARCH, clientDeclared: true, serverDeclared: true },
+    ],
+  ),
+  exportOf(
+    'shop',
+    's-2',
+    10,
+    [
+      { ...alpha, count: 3 },
+      { ...alpha, count: 2, serverDeclaration: 'unknown' },
+    ],
+    [
+      { ...alpha, count: 3, id: TASKS, clientDeclared: true, serverDeclared: true },
+      { ...alpha, count: 2, id: TASKS, clientDeclared: true, serverDeclared: false, serverDeclaration: 'unknown' },
+      { ...alpha, count: 2, id: SEARCH, clientDeclared: true, serverDeclared: false },
+      { ...alpha, count: 1, id: SEARCH, clientDeclared: true, serverDeclared: false, required: true, outcome: 'error' },
+      { ...alpha, count: 2, id: SEARCH, clientDeclared: true, serverDeclared: false, serverDeclaration: 'unknown' },
+    ],
+  ),
+  exportOf(
+    'docs',
+    'd-1',
+    8,
+    [{ client: 'beta', version: '2.0', declaration: 'none', count: 4 }],
+    [{ client: 'beta', version: '2.0', declaration: 'none', count: 4, id: TASKS, clientDeclared: false, serverDeclared: true }],
+  ),
 ];
 
 const cell = (id: string, counts: Partial<CellJson>): CellJson => ({
@@ -100,11 +135,52 @@ const cell = (id: string, counts: Partial<CellJson>): CellJson => ({
 });
 
 // What each instance's cells are: the same semantics as a client row's (analysis/cell.ts).
-const S1 = { requests: 5, serverUnknown: 0, tasks: cell(TASKS, { clientDeclared: 5, serverAdvertised: 5, negotiated: 5, state: 'negotiated', known: 5, negotiatedShare: 1, clientShare: 1, serverShare: 1 }) };
-const S1_SEARCH = cell(SEARCH, { clientDeclared: 5, serverAdvertised: 5, negotiated: 5, state: 'negotiated', known: 5, negotiatedShare: 1, clientShare: 1, serverShare: 1 });
+const S1 = {
+  requests: 5,
+  serverUnknown: 0,
+  tasks: cell(TASKS, {
+    clientDeclared: 5,
+    serverAdvertised: 5,
+    negotiated: 5,
+    state: 'negotiated',
+    known: 5,
+    negotiatedShare: 1,
+    clientShare: 1,
+    serverShare: 1,
+  }),
+};
+const S1_SEARCH = cell(SEARCH, {
+  clientDeclared: 5,
+  serverAdvertised: 5,
+  negotiated: 5,
+  state: 'negotiated',
+  known: 5,
+  negotiatedShare: 1,
+  clientShare: 1,
+  serverShare: 1,
+});
 // 5 requests, 2 answered before any server instance existed: shares over the 3 others.
-const S2_TASKS = cell(TASKS, { clientDeclared: 5, serverAdvertised: 3, negotiated: 3, serverUnknown: 2, state: 'negotiated', known: 3, negotiatedShare: 1, clientShare: 1, serverShare: 1 });
-const S2_SEARCH = cell(SEARCH, { clientDeclared: 5, serverUnknown: 2, required: 1, state: 'client', known: 3, negotiatedShare: 0, clientShare: 1, serverShare: 0 });
+const S2_TASKS = cell(TASKS, {
+  clientDeclared: 5,
+  serverAdvertised: 3,
+  negotiated: 3,
+  serverUnknown: 2,
+  state: 'negotiated',
+  known: 3,
+  negotiatedShare: 1,
+  clientShare: 1,
+  serverShare: 1,
+});
+const S2_SEARCH = cell(SEARCH, {
+  clientDeclared: 5,
+  serverUnknown: 2,
+  required: 1,
+  state: 'client',
+  known: 3,
+  negotiatedShare: 0,
+  clientShare: 1,
+  serverShare: 0,
+});
 
 describe('matrix by service and by instance', () => {
   let temp: Awaited<ReturnType<typeof tempDir>>;
@@ -127,8 +203,28 @@ describe('matrix by service and by instance', () => {
     expect(view.extensions).toEqual([SEARCH, TASKS]);
     expect(view.rowsTotal).toBe(3);
     expect(view.rows).toEqual([
-      { client: 'shop / s-1', name: null, version: null, service: 'shop', instance: 's-1', requests: 5, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 5 }, extensions: [S1_SEARCH, S1.tasks] },
-      { client: 'shop / s-2', name: null, version: null, service: 'shop', instance: 's-2', requests: 5, serverUnknown: 2, declaration: { unknown: 0, none: 0, declared: 5 }, extensions: [S2_SEARCH, S2_TASKS] },
+      {
+        client: 'shop / s-1',
+        name: null,
+        version: null,
+        service: 'shop',
+        instance: 's-1',
+        requests: 5,
+        serverUnknown: 0,
+        declaration: { unknown: 0, none: 0, declared: 5 },
+        extensions: [S1_SEARCH, S1.tasks],
+      },
+      {
+        client: 'shop / s-2',
+        name: null,
+        version: null,
+        service: 'shop',
+        instance: 's-2',
+        requests: 5,
+        serverUnknown: 2,
+        declaration: { unknown: 0, none: 0, declared: 5 },
+        extensions: [S2_SEARCH, S2_TASKS],
+      },
       {
         client: 'docs / d-1',
         name: null,
@@ -138,7 +234,10 @@ describe('matrix by service and by instance', () => {
         requests: 4,
         serverUnknown: 0,
         declaration: { unknown: 0, none: 4, declared: 0 },
-        extensions: [cell(SEARCH, { known: 4, negotiatedShare: 0, clientShare: 0, serverShare: 0 }), cell(TASKS, { serverAdvertised: 4, state: 'server', known: 4, negotiatedShare: 0, clientShare: 0, serverShare: 1 })],
+        extensions: [
+          cell(SEARCH, { known: 4, negotiatedShare: 0, clientShare: 0, serverShare: 0 }),
+          cell(TASKS, { serverAdvertised: 4, state: 'server', known: 4, negotiatedShare: 0, clientShare: 0, serverShare: 1 }),
+        ],
       },
     ]);
   });
@@ -152,8 +251,29 @@ describe('matrix by service and by instance', () => {
     const shop = view.rows[0];
     // SEARCH negotiated on 5 of the 8 requests whose server is known: partial.
     expect(shop?.extensions).toEqual([
-      cell(SEARCH, { clientDeclared: 10, serverAdvertised: 5, negotiated: 5, serverUnknown: 2, required: 1, state: 'partial', known: 8, negotiatedShare: 0.625, clientShare: 1, serverShare: 0.625 }),
-      cell(TASKS, { clientDeclared: 10, serverAdvertised: 8, negotiated: 8, serverUnknown: 2, state: 'negotiated', known: 8, negotiatedShare: 1, clientShare: 1, serverShare: 1 }),
+      cell(SEARCH, {
+        clientDeclared: 10,
+        serverAdvertised: 5,
+        negotiated: 5,
+        serverUnknown: 2,
+        required: 1,
+        state: 'partial',
+        known: 8,
+        negotiatedShare: 0.625,
+        clientShare: 1,
+        serverShare: 0.625,
+      }),
+      cell(TASKS, {
+        clientDeclared: 10,
+        serverAdvertised: 8,
+        negotiated: 8,
+        serverUnknown: 2,
+        state: 'negotiated',
+        known: 8,
+        negotiatedShare: 1,
+        clientShare: 1,
+        serverShare: 1,
+      }),
     ]);
     // Only alpha sends to shop: its client row over service=shop is the same cells, read from the other rollups.
     const byClient = await matrixAnswer<MatrixAnswer>(collector.url, '&group=client&service=shop');
@@ -162,7 +282,7 @@ describe('matrix by service and by instance', () => {
     expect(byClient.totals).toEqual(shop?.extensions);
   });
 
-  it('filters narrow the instance rows: service, instance, and client (that client\'s requests only)', async () => {
+  it("filters narrow the instance rows: service, instance, and client (that client's requests only)", async () => {
     const shop = await matrixAnswer<MatrixAnswer>(collector.url, '&group=instance&service=shop');
     expect(shop.rows.map((row) => row.client)).toEqual(['shop / s-1', 'shop / s-2']);
     const one = await matrixAnswer<MatrixAnswer>(collector.url, '&group=instance&instance=s-2');
@@ -209,7 +329,8 @@ describe('matrix by service and by instance', () => {
     ]);
     const matrix = await matrixAnswer<MatrixAnswer>(collector.url, '&group=client');
     const whole = matrix.rows.find((row) => row.client === 'alpha')?.extensions.find((entry) => entry.id === SEARCH);
-    const sum = (key: 'clientDeclared' | 'serverAdvertised' | 'negotiated' | 'serverUnknown' | 'required'): number => split.body.instances.reduce((total, part) => total + part.cell[key], 0);
+    const sum = (key: 'clientDeclared' | 'serverAdvertised' | 'negotiated' | 'serverUnknown' | 'required'): number =>
+      split.body.instances.reduce((total, part) => total + part.cell[key], 0);
     expect([sum('clientDeclared'), sum('serverAdvertised'), sum('negotiated'), sum('serverUnknown'), sum('required')]).toEqual([
       whole?.clientDeclared,
       whole?.serverAdvertised,
@@ -221,7 +342,9 @@ describe('matrix by service and by instance', () => {
     const none = await getJson<SplitAnswer>(`${collector.url}/api/v1/matrix/cell?from=-7d&client=alpha&version=9.9&extension=${encodeURIComponent(SEARCH)}`);
     expect([none.body.instancesTotal, none.body.instances]).toEqual([0, []]);
     const docs = await getJson<SplitAnswer>(`${collector.url}/api/v1/matrix/cell?from=-7d&service=docs&extension=${encodeURIComponent(TASKS)}`);
-    expect(docs.body.instances.map((part) => [part.label, part.requests, part.cell.serverAdvertised, part.cell.state])).toEqual([['docs / d-1', 4, 4, 'server']]);
+    expect(docs.body.instances.map((part) => [part.label, part.requests, part.cell.serverAdvertised, part.cell.state])).toEqual([
+      ['docs / d-1', 4, 4, 'server'],
+    ]);
   });
 
   it('GET /matrix/cell lists the busiest `limit` instances and sums the rest', async () => {
@@ -263,7 +386,13 @@ describe('matrix by instance over a large fleet', () => {
       // Instance i answers i + 1 requests, each negotiating TASKS on the even instances only.
       const count = index + 1;
       const advertised = index % 2 === 0;
-      const request = exportOf('fleet', `f-${String(index).padStart(2, '0')}`, 5, [{ ...alpha, count }], [{ ...alpha, count, id: TASKS, clientDeclared: true, serverDeclared: advertised }]);
+      const request = exportOf(
+        'fleet',
+        `f-${String(index).padStart(2, '0')}`,
+        5,
+        [{ ...alpha, count }],
+        [{ ...alpha, count, id: TASKS, clientDeclared: true, serverDeclared: advertised }],
+      );
       expect((await postMetrics(collector.url, request)).status).toBe(200);
     }
   });
@@ -289,7 +418,16 @@ describe('matrix by instance over a large fleet', () => {
       instances: 5,
       requests: 15,
       serverUnknown: 0,
-      cell: cell(TASKS, { clientDeclared: 15, serverAdvertised: 9, negotiated: 9, state: 'partial', known: 15, negotiatedShare: 0.6, clientShare: 1, serverShare: 0.6 }),
+      cell: cell(TASKS, {
+        clientDeclared: 15,
+        serverAdvertised: 9,
+        negotiated: 9,
+        state: 'partial',
+        known: 15,
+        negotiatedShare: 0.6,
+        clientShare: 1,
+        serverShare: 0.6,
+      }),
     });
     const matrix = await matrixAnswer<MatrixAnswer>(collector.url);
     const whole = matrix.rows[0]?.extensions.find((entry) => entry.id === TASKS);
@@ -323,11 +461,17 @@ describe('the split of rows without a client name or version', () => {
     collector = await startTestCollector(temp.dir);
     const sends = [
       // On m-1: 2 requests naming no client, 1 of alpha without a version, 4 of alpha 1.0; on m-2: 3 naming no client.
-      exportOf('misc', 'm-1', 6, [{ count: 2 }, { client: 'alpha', count: 1 }, { ...alpha, count: 4 }], [
-        { count: 2, id: TASKS, clientDeclared: true, serverDeclared: true },
-        { client: 'alpha', count: 1, id: TASKS, clientDeclared: true, serverDeclared: true },
-        { ...alpha, count: 4, id: TASKS, clientDeclared: true, serverDeclared: true },
-      ]),
+      exportOf(
+        'misc',
+        'm-1',
+        6,
+        [{ count: 2 }, { client: 'alpha', count: 1 }, { ...alpha, count: 4 }],
+        [
+          { count: 2, id: TASKS, clientDeclared: true, serverDeclared: true },
+          { client: 'alpha', count: 1, id: TASKS, clientDeclared: true, serverDeclared: true },
+          { ...alpha, count: 4, id: TASKS, clientDeclared: true, serverDeclared: true },
+        ],
+      ),
       exportOf('misc', 'm-2', 6, [{ count: 3 }], [{ count: 3, id: TASKS, clientDeclared: true, serverDeclared: false }]),
     ];
     for (const request of sends) expect((await postMetrics(collector.url, request)).status).toBe(200);

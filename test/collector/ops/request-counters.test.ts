@@ -30,7 +30,15 @@ function dims(changes: Partial<SeriesDims>): SeriesDims {
 }
 
 const extension = (clientDeclared: boolean, serverDeclared: boolean, changes: Partial<SeriesDims> = {}): SeriesDims =>
-  dims({ kind: SeriesKind.Extension, extensionId: TASKS, clientDeclared, serverDeclared, negotiated: clientDeclared && serverDeclared, required: false, ...changes });
+  dims({
+    kind: SeriesKind.Extension,
+    extensionId: TASKS,
+    clientDeclared,
+    serverDeclared,
+    negotiated: clientDeclared && serverDeclared,
+    required: false,
+    ...changes,
+  });
 
 /** The exposition's lines of one metric, without HELP and TYPE. */
 async function lines(registry: Registry, name: string): Promise<string[]> {
@@ -88,7 +96,9 @@ describe('request counters', () => {
       'extscope_requests_total{service="_OTHER",client="_OTHER",client_version="_OTHER",client_declaration="declared",server_declaration="declared"} 2',
       'extscope_requests_total{service="_OTHER",client="_OTHER",client_version="_OTHER",client_declaration="declared",server_declaration="none"} 3',
     ]);
-    expect(all).toContain('extscope_requests_total{service="shop",client="client-0",client_version="1.0",client_declaration="declared",server_declaration="declared"} 5');
+    expect(all).toContain(
+      'extscope_requests_total{service="shop",client="client-0",client_version="1.0",client_declaration="declared",server_declaration="declared"} 5',
+    );
   });
 
   it('a large batch is counted over later turns of the event loop; settled() waits for all of it', async () => {

@@ -3,7 +3,11 @@ import { JsonMappingError, parseOtlpJson } from '../../../collector/otlp/json-ma
 
 describe('OTLP/JSON mapping', () => {
   it('turns hex ids into what the generated code expects and checks the numbers extscope reads', () => {
-    const parsed = parseOtlpJson(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', startTimeUnixNano: 5 }] }] }] }));
+    const parsed = parseOtlpJson(
+      JSON.stringify({
+        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', startTimeUnixNano: 5 }] }] }],
+      }),
+    );
     const span = (parsed['resourceSpans'] as { scopeSpans: { spans: Record<string, unknown>[] }[] }[])[0]?.scopeSpans[0]?.spans[0];
     expect(Buffer.from(span?.['traceId'] as string, 'base64').toString('hex')).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(Buffer.from(span?.['spanId'] as string, 'base64').toString('hex')).toBe('b7ad6b7169203331');

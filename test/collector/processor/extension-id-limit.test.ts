@@ -24,8 +24,23 @@ function batch(instance: string, ids: string[], hour = HOUR): MetricsBatch {
       timeNs: hour * NANOS_PER_HOUR + 1n,
       value: 1,
     }) as unknown as CounterPoint;
-  const resource = { service: 'svc', instanceId: instance, serviceVersion: null, host: null, serverName: null, serverVersion: null, canonical: instance, key: instance, instanceDerived: false };
-  return { resources: [{ resource, counters: ids.map(point), advertised: [], advertisedCounts: [] }], ignored: new Map(), rejections: [], rejectedReason: undefined };
+  const resource = {
+    service: 'svc',
+    instanceId: instance,
+    serviceVersion: null,
+    host: null,
+    serverName: null,
+    serverVersion: null,
+    canonical: instance,
+    key: instance,
+    instanceDerived: false,
+  };
+  return {
+    resources: [{ resource, counters: ids.map(point), advertised: [], advertisedCounts: [] }],
+    ignored: new Map(),
+    rejections: [],
+    rejectedReason: undefined,
+  };
 }
 
 function limit(max: number, maxRememberedIds?: number, state?: AdmittedIdsState): { limit: ExtensionIdLimit; passed: MetricsBatch[] } {
@@ -41,7 +56,8 @@ function limit(max: number, maxRememberedIds?: number, state?: AdmittedIdsState)
 
 const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `com.example/${prefix}-${index}`);
 
-const idsOf = (data: MetricsBatch | undefined): (string | null)[] => data?.resources.flatMap((resource) => resource.counters.map((point) => point.dims.extensionId)) ?? [];
+const idsOf = (data: MetricsBatch | undefined): (string | null)[] =>
+  data?.resources.flatMap((resource) => resource.counters.map((point) => point.dims.extensionId)) ?? [];
 
 describe('extension-id limit', () => {
   it('counts ids past the limit of an instance in an hour under _OTHER, in the order they come, and passes the rest of the export on', async () => {
@@ -77,7 +93,13 @@ describe('extension-id limit with its state in a store', () => {
   it('a new processor on the same database (a restart) decides as the first did: ids that overflowed overflow again, admitted ones still count as themselves', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'extscope-id-limit-'));
     const open = (): StoreRoles =>
-      openSqliteStore({ path: join(dir, 'ids.db'), clock: () => Number(HOUR) * 3_600_000, retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 1 });
+      openSqliteStore({
+        path: join(dir, 'ids.db'),
+        clock: () => Number(HOUR) * 3_600_000,
+        retention: { minuteDays: 7, hourDays: 30, dedupHours: 6 },
+        synchronous: 'normal',
+        examplesPerCell: 1,
+      });
     try {
       let store = open();
       const before = limit(3, undefined, store.idLimits);

@@ -19,10 +19,22 @@ function normaliser(): { processor: NormaliseMetrics; batches: MetricsBatch[] } 
       return { applied: 0, duplicates: 0, ignored: new Map(), rejections: [], rejectedReason: undefined, counts: [] };
     },
   };
-  return { processor: new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: MS_PER_MINUTE, dedupWindowMs: MS_PER_HOUR, clock: () => NOW }, next), batches };
+  return {
+    processor: new NormaliseMetrics({ maxAttributeLength: 256, maxFutureSkewMs: MS_PER_MINUTE, dedupWindowMs: MS_PER_HOUR, clock: () => NOW }, next),
+    batches,
+  };
 }
 
-const base = { client: 'alpha', version: '1.0', count: 1, startNs: t - 60_000_000_000n, timeNs: t, id: 'com.example/a', clientDeclared: true, serverDeclared: true };
+const base = {
+  client: 'alpha',
+  version: '1.0',
+  count: 1,
+  startNs: t - 60_000_000_000n,
+  timeNs: t,
+  id: 'com.example/a',
+  clientDeclared: true,
+  serverDeclared: true,
+};
 /** An extension point with one attribute replaced (or removed, with `undefined`). */
 function pointWith(name: string, value: Json | undefined, extra: Json[] = []): ExportMetricsServiceRequest {
   const point = extensionPoint({ ...base, extra });
@@ -37,7 +49,9 @@ describe('normalise-metrics, as the contract tables say', () => {
   it('refuses a value outside a closed set, and a missing mandatory value, for every such attribute', async () => {
     for (const spec of attributes.filter((a) => 'closed' in a && a.closed)) {
       const { processor } = normaliser();
-      await expect(processor.consumeMetrics(pointWith(spec.name, { stringValue: 'maybe' })), spec.name).rejects.toThrow(new RegExp(`attribute ${spec.name} must be one of .* \\(got "maybe"\\)`));
+      await expect(processor.consumeMetrics(pointWith(spec.name, { stringValue: 'maybe' })), spec.name).rejects.toThrow(
+        new RegExp(`attribute ${spec.name} must be one of .* \\(got "maybe"\\)`),
+      );
     }
     for (const spec of attributes.filter((a) => 'mandatory' in a && a.mandatory)) {
       const { processor } = normaliser();
@@ -51,7 +65,9 @@ describe('normalise-metrics, as the contract tables say', () => {
       const wrong = spec.type === 'boolean' ? { intValue: '1' } : { arrayValue: { values: [] } };
       await expect(processor.consumeMetrics(pointWith(spec.name, wrong)), spec.name).rejects.toThrow(`attribute ${spec.name} must be a ${spec.type}`);
       if (spec.type === 'string') {
-        await expect(processor.consumeMetrics(pointWith(spec.name, { stringValue: 'x'.repeat(257) })), spec.name).rejects.toThrow(`attribute ${spec.name} is 257 characters long`);
+        await expect(processor.consumeMetrics(pointWith(spec.name, { stringValue: 'x'.repeat(257) })), spec.name).rejects.toThrow(
+          `attribute ${spec.name} is 257 characters long`,
+        );
       }
     }
   });
@@ -60,14 +76,26 @@ describe('normalise-metrics, as the contract tables say', () => {
     const { processor, batches } = normaliser();
     await processor.consumeMetrics(pointWith('mcp.protocol.version', { stringValue: '2026-07-28' }));
     const dims = batches[0]?.resources[0]?.counters[0]?.dims as unknown as Record<string, unknown>;
-    expect(dims).toMatchObject({ kind: 1, clientName: 'alpha', clientVersion: '1.0', protocolVersion: '2026-07-28', extensionId: 'com.example/a', clientDeclared: true, serverDeclared: true, negotiated: true, required: false });
+    expect(dims).toMatchObject({
+      kind: 1,
+      clientName: 'alpha',
+      clientVersion: '1.0',
+      protocolVersion: '2026-07-28',
+      extensionId: 'com.example/a',
+      clientDeclared: true,
+      serverDeclared: true,
+      negotiated: true,
+      required: false,
+    });
     for (const spec of attributes) expect(dims, spec.key).toHaveProperty(spec.key);
   });
 
   it('identifies a stream by its attributes by name: order does not matter, an added attribute makes another stream', async () => {
     const { processor, batches } = normaliser();
     const request = pointWith('extscope.outcome', { stringValue: 'complete' });
-    const reversed = structuredClone(request) as unknown as { resourceMetrics: { scopeMetrics: { metrics: { sum: { dataPoints: { attributes: Json[] }[] } }[] }[] }[] };
+    const reversed = structuredClone(request) as unknown as {
+      resourceMetrics: { scopeMetrics: { metrics: { sum: { dataPoints: { attributes: Json[] }[] } }[] }[] }[];
+    };
     reversed.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.sum.dataPoints[0]?.attributes.reverse();
     await processor.consumeMetrics(request);
     await processor.consumeMetrics(reversed as unknown as ExportMetricsServiceRequest);

@@ -11,7 +11,12 @@ describe('stream identity', () => {
     const of = (attributes: KeyValue[]): string => identity.of(attributes);
     expect(of(a)).toBe(of([...a].reverse()));
     expect(of(a)).toBe(new StreamIdentity().of(a));
-    const typed = new Set([of([string('n', '1')]), of([{ key: 'n', value: { intValue: 1 } }]), of([{ key: 'n', value: { boolValue: true } }]), of([string('n', 'true')])]);
+    const typed = new Set([
+      of([string('n', '1')]),
+      of([{ key: 'n', value: { intValue: 1 } }]),
+      of([{ key: 'n', value: { boolValue: true } }]),
+      of([string('n', 'true')]),
+    ]);
     expect(typed.size).toBe(4);
     expect(of([...a, string('c', 'z')])).not.toBe(of(a));
     // The same values under other names are another stream.

@@ -39,13 +39,18 @@ describe('a decoded request in parts', () => {
   });
 
   it('30,000 resources of one point each, and one point with 50,000 attributes: come back exactly, each in many parts', async () => {
-    const resources = Array.from({ length: 30_000 }, (_, index) => ({ resource: { instance: `i-${index}` }, requests: [requestPoint({ client: `c-${index}`, count: 1, startNs: now - MINUTE_NS, timeNs: now })] }));
+    const resources = Array.from({ length: 30_000 }, (_, index) => ({
+      resource: { instance: `i-${index}` },
+      requests: [requestPoint({ client: `c-${index}`, count: 1, startNs: now - MINUTE_NS, timeNs: now })],
+    }));
     const many = inParts(decodeMetricsRequest(encodeMetrics(metricsRequest(...resources)), 'protobuf'));
     expect(many.parts.length).toBeGreaterThan(20);
     expect(await fromParts(many.parts)).toStrictEqual(many.plain);
 
     const extra: Json[] = Array.from({ length: 50_000 }, (_, index) => attribute(`x.${index}`, index % 2 === 0 ? `v-${index}` : index));
-    const fat = inParts(decodeMetricsRequest(encodeMetrics(metricsRequest({ requests: [requestPoint({ count: 1, startNs: now - MINUTE_NS, timeNs: now, extra })] })), 'protobuf'));
+    const fat = inParts(
+      decodeMetricsRequest(encodeMetrics(metricsRequest({ requests: [requestPoint({ count: 1, startNs: now - MINUTE_NS, timeNs: now, extra })] })), 'protobuf'),
+    );
     expect(fat.parts.length).toBeGreaterThan(10);
     expect(await fromParts(fat.parts)).toStrictEqual(fat.plain);
   });
@@ -59,12 +64,18 @@ describe('a decoded request in parts', () => {
       endTimeUnixNano: String(now + 1_000_000n),
       attributes: [attribute('mcp.method.name', 'tools/call'), attribute('n', index)],
     }));
-    const body = Buffer.from(TraceRequest.encode(TraceRequest.fromObject({ resourceSpans: [{ resource: { attributes: [attribute('service.name', 's')] }, scopeSpans: [{ spans }] }] })).finish());
+    const body = Buffer.from(
+      TraceRequest.encode(
+        TraceRequest.fromObject({ resourceSpans: [{ resource: { attributes: [attribute('service.name', 's')] }, scopeSpans: [{ spans }] }] }),
+      ).finish(),
+    );
     const traces = inParts(decodeTraceRequest(body, 'protobuf'));
     expect(traces.parts.length).toBeGreaterThan(1);
     expect(await fromParts(traces.parts)).toStrictEqual(traces.plain);
 
-    const small = inParts(decodeMetricsRequest(encodeMetrics(metricsRequest({ requests: [requestPoint({ count: 1, startNs: now - MINUTE_NS, timeNs: now })] })), 'protobuf'));
+    const small = inParts(
+      decodeMetricsRequest(encodeMetrics(metricsRequest({ requests: [requestPoint({ count: 1, startNs: now - MINUTE_NS, timeNs: now })] })), 'protobuf'),
+    );
     expect(small.parts).toHaveLength(1);
     expect(await fromParts(small.parts)).toStrictEqual(small.plain);
   });

@@ -97,9 +97,12 @@ describe('each consumed export is counted once, on OTLP/HTTP and OTLP/gRPC', () 
 
   const body = (): Buffer => {
     const t = msToNs(Date.now());
-    return encodeMetrics(metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 1, startNs: t - MINUTE_NS, timeNs: t })] }));
+    return encodeMetrics(
+      metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 1, startNs: t - MINUTE_NS, timeNs: t })] }),
+    );
   };
-  const postHttp = (): Promise<Response> => fetch(`${httpUrl}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: body() });
+  const postHttp = (): Promise<Response> =>
+    fetch(`${httpUrl}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: body() });
   const callGrpc = async () => {
     const client = rawClient(`127.0.0.1:${grpc.port}`, METRICS_EXPORT);
     try {

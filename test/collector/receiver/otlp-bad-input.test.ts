@@ -3,17 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsResponse } from '../../../collector/otlp/proto-root.js';
 import { type TestCollector, getJson, matrix, startTestCollector, tableCount, tempDir } from '../helpers/collector.js';
-import {
-  type Json,
-  MINUTE_NS,
-  attribute,
-  encodeMetrics,
-  extensionPoint,
-  metricsRequest,
-  msToNs,
-  postMetrics,
-  requestPoint,
-} from '../helpers/otlp.js';
+import { type Json, MINUTE_NS, attribute, encodeMetrics, extensionPoint, metricsRequest, msToNs, postMetrics, requestPoint } from '../helpers/otlp.js';
 
 const now = (): bigint => msToNs(Date.now());
 
@@ -124,7 +114,11 @@ describe('bad input: a clear 4xx, the process alive, nothing stored', () => {
 
   it('huge strings in kept attributes are 400s', async () => {
     const huge = 'x'.repeat(100_000);
-    await expectRefused(await postMetrics(collector.url, withRequests(point({ client: huge }))), 400, /extscope\.client\.name is 100000 characters long; the limit is 256/);
+    await expectRefused(
+      await postMetrics(collector.url, withRequests(point({ client: huge }))),
+      400,
+      /extscope\.client\.name is 100000 characters long; the limit is 256/,
+    );
     const t = now();
     const hugeId = metricsRequest({
       resource: { instance: 'i-1' },
@@ -147,7 +141,11 @@ describe('bad input: a clear 4xx, the process alive, nothing stored', () => {
 
   it('timestamps far in the future, missing, or a start after the end are 400s', async () => {
     const tomorrow = now() + 24n * 60n * MINUTE_NS;
-    await expectRefused(await postMetrics(collector.url, withRequests(point({ startNs: tomorrow - MINUTE_NS, timeNs: tomorrow }))), 400, /ahead of the collector's clock/);
+    await expectRefused(
+      await postMetrics(collector.url, withRequests(point({ startNs: tomorrow - MINUTE_NS, timeNs: tomorrow }))),
+      400,
+      /ahead of the collector's clock/,
+    );
     const farFuture = 18_000_000_000_000_000_000n; // beyond int64 nanoseconds
     await expectRefused(await postMetrics(collector.url, withRequests(point({ startNs: 0n, timeNs: farFuture }))), 400, /ahead/);
     await expectRefused(await postMetrics(collector.url, withRequests(point({ timeNs: 0n, startNs: 0n }))), 400, /no time_unix_nano/);
@@ -159,7 +157,10 @@ describe('bad input: a clear 4xx, the process alive, nothing stored', () => {
     const noDeclaration = withRequests(point());
     const attributes = ((noDeclaration['resourceMetrics'] as Json[])[0] as { scopeMetrics: { metrics: { sum: { dataPoints: { attributes: Json[] }[] } }[] }[] })
       .scopeMetrics[0]?.metrics[0]?.sum.dataPoints[0]?.attributes;
-    attributes?.splice(attributes.findIndex((a) => a['key'] === 'extscope.client.declaration'), 1);
+    attributes?.splice(
+      attributes.findIndex((a) => a['key'] === 'extscope.client.declaration'),
+      1,
+    );
     await expectRefused(await postMetrics(collector.url, noDeclaration), 400, /extscope\.client\.declaration must be one of unknown, none, declared/);
     await expectRefused(await postMetrics(collector.url, withRequests(point({ declaration: 'maybe' as 'none' }))), 400, /must be one of/);
     const t = now();
@@ -167,11 +168,16 @@ describe('bad input: a clear 4xx, the process alive, nothing stored', () => {
       resource: { instance: 'i-1' },
       extensions: [extensionPoint({ count: 1, startNs: t - MINUTE_NS, timeNs: t, id: 'com.example/a', clientDeclared: true, serverDeclared: true, extra: [] })],
     });
-    const text = JSON.stringify(mistyped).replace('{"key":"extscope.extension.client_declared","value":{"boolValue":true}}', '{"key":"extscope.extension.client_declared","value":{"intValue":"1"}}');
+    const text = JSON.stringify(mistyped).replace(
+      '{"key":"extscope.extension.client_declared","value":{"boolValue":true}}',
+      '{"key":"extscope.extension.client_declared","value":{"intValue":"1"}}',
+    );
     await expectRefused(await postMetrics(collector.url, undefined, { format: 'json', body: text }), 400, /must be a boolean/);
     const falseNegotiation = metricsRequest({
       resource: { instance: 'i-1' },
-      extensions: [extensionPoint({ count: 1, startNs: t - MINUTE_NS, timeNs: t, id: 'com.example/a', clientDeclared: true, serverDeclared: false, negotiated: true })],
+      extensions: [
+        extensionPoint({ count: 1, startNs: t - MINUTE_NS, timeNs: t, id: 'com.example/a', clientDeclared: true, serverDeclared: false, negotiated: true }),
+      ],
     });
     await expectRefused(await postMetrics(collector.url, falseNegotiation), 400, /negotiated is true but/);
   });
@@ -182,7 +188,10 @@ describe('bad input: a clear 4xx, the process alive, nothing stored', () => {
       resource: { instance: 'i-1' },
       other: [
         { name: 'http.server.duration', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: [{ timeUnixNano: String(t), asInt: '4' }] } },
-        { name: 'extscope.requests', gauge: { dataPoints: [{ timeUnixNano: String(t), asInt: '4', attributes: [attribute('extscope.client.declaration', 'none')] }] } },
+        {
+          name: 'extscope.requests',
+          gauge: { dataPoints: [{ timeUnixNano: String(t), asInt: '4', attributes: [attribute('extscope.client.declaration', 'none')] }] },
+        },
       ],
     });
     const response = await postMetrics(collector.url, request);

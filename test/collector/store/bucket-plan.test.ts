@@ -10,7 +10,10 @@ describe('bucket plan', () => {
     const plan = planBuckets(at(5, 10, 3), at(5, 10, 40), options);
     expect(plan.resolution).toBe('minute');
     expect(plan.minutes[0]).toEqual({ from: at(5, 10, 3) / MS_PER_MINUTE, to: at(5, 10, 40) / MS_PER_MINUTE });
-    expect(plan.hours).toEqual([{ from: 0, to: 0 }, { from: 0, to: 0 }]);
+    expect(plan.hours).toEqual([
+      { from: 0, to: 0 },
+      { from: 0, to: 0 },
+    ]);
   });
 
   it('splits into minute edges, hour edges and whole days, covering every minute exactly once', () => {
@@ -79,7 +82,11 @@ describe('bucket plan for a range reaching now', () => {
           const plain = planBuckets(fromMs, toMs, options);
           const plan = planBuckets(fromMs, toMs, { ...options, nowMs: now });
           const label = `${useDays ? 'days' : 'hours'} ${lengthMinutes} min to ${new Date(toMs).toISOString()}`;
-          expect({ fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution }, label).toEqual({ fromMs: plain.fromMs, toMs: plain.toMs, resolution: plain.resolution });
+          expect({ fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution }, label).toEqual({
+            fromMs: plain.fromMs,
+            toMs: plain.toMs,
+            resolution: plain.resolution,
+          });
           const wanted = covered(plain);
           const got = covered(plan);
           for (const minute of wanted) expect(got.has(minute), `${label}: minute ${minute}`).toBe(true);
@@ -96,13 +103,24 @@ describe('bucket plan for a range reaching now', () => {
     const now = Date.UTC(2026, 5, 10, 13, 27, 41);
     const options = { minuteHorizonMs: 0, hourlyAboveMs: 2 * MS_PER_DAY, useDays: true, nowMs: now };
     const day = planBuckets(now - MS_PER_DAY, now, options);
-    expect(day.minutes).toEqual([{ from: Date.UTC(2026, 5, 9, 13, 27) / MS_PER_MINUTE, to: Date.UTC(2026, 5, 9, 14) / MS_PER_MINUTE }, { from: 0, to: 0 }]);
-    expect(day.hours).toEqual([{ from: Date.UTC(2026, 5, 9, 14) / MS_PER_HOUR, to: Date.UTC(2026, 5, 10, 14) / MS_PER_HOUR }, { from: 0, to: 0 }]);
+    expect(day.minutes).toEqual([
+      { from: Date.UTC(2026, 5, 9, 13, 27) / MS_PER_MINUTE, to: Date.UTC(2026, 5, 9, 14) / MS_PER_MINUTE },
+      { from: 0, to: 0 },
+    ]);
+    expect(day.hours).toEqual([
+      { from: Date.UTC(2026, 5, 9, 14) / MS_PER_HOUR, to: Date.UTC(2026, 5, 10, 14) / MS_PER_HOUR },
+      { from: 0, to: 0 },
+    ]);
     expect(day.days).toEqual({ from: 0, to: 0 });
     const week = planBuckets(now - 7 * MS_PER_DAY, now, options);
     expect(week.days).toEqual({ from: Date.UTC(2026, 5, 4) / MS_PER_DAY, to: Date.UTC(2026, 5, 11) / MS_PER_DAY });
-    expect(week.hours).toEqual([{ from: Date.UTC(2026, 5, 3, 13) / MS_PER_HOUR, to: Date.UTC(2026, 5, 4) / MS_PER_HOUR }, { from: 0, to: 0 }]);
+    expect(week.hours).toEqual([
+      { from: Date.UTC(2026, 5, 3, 13) / MS_PER_HOUR, to: Date.UTC(2026, 5, 4) / MS_PER_HOUR },
+      { from: 0, to: 0 },
+    ]);
     // A range that ends before now is planned as it is.
-    expect(planBuckets(now - MS_PER_DAY, now - 2 * MS_PER_HOUR, options)).toEqual(planBuckets(now - MS_PER_DAY, now - 2 * MS_PER_HOUR, { ...options, nowMs: undefined }));
+    expect(planBuckets(now - MS_PER_DAY, now - 2 * MS_PER_HOUR, options)).toEqual(
+      planBuckets(now - MS_PER_DAY, now - 2 * MS_PER_HOUR, { ...options, nowMs: undefined }),
+    );
   });
 });

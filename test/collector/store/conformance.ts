@@ -4,7 +4,15 @@
  * as the processors hand them over (model/batches.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CounterPoint, type MetricsBatch, type ResourceBatch, type SeriesDims, SeriesKind, type SpanExample, Temporality } from '../../../collector/model/batches.js';
+import {
+  type CounterPoint,
+  type MetricsBatch,
+  type ResourceBatch,
+  type SeriesDims,
+  SeriesKind,
+  type SpanExample,
+  Temporality,
+} from '../../../collector/model/batches.js';
 import type { Alert, AlertTransition } from '../../../collector/model/alerts.js';
 import type { CellTotal } from '../../../collector/model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
@@ -93,7 +101,17 @@ function counter(spec: PointSpec): CounterPoint {
 }
 
 function resource(instance: string, service = 'svc'): ResourceBatch['resource'] {
-  return { service, instanceId: instance, serviceVersion: '2.0', host: 'host-1', serverName: 'server', serverVersion: '1.0', canonical: `${service}/${instance}`, key: `${service}/${instance}`, instanceDerived: false };
+  return {
+    service,
+    instanceId: instance,
+    serviceVersion: '2.0',
+    host: 'host-1',
+    serverName: 'server',
+    serverVersion: '1.0',
+    canonical: `${service}/${instance}`,
+    key: `${service}/${instance}`,
+    instanceDerived: false,
+  };
 }
 
 function batch(points: PointSpec[], instance = 'i-1', service = 'svc', extra: Partial<ResourceBatch> = {}): MetricsBatch {
@@ -108,7 +126,10 @@ function batch(points: PointSpec[], instance = 'i-1', service = 'svc', extra: Pa
 /** What an apply reports it added, as comparable text (service, client, extension and flags as stored), in a stable order. */
 function applied(result: { counts: readonly { service: string | null; dims: Readonly<SeriesDims>; count: number }[] }): string[] {
   return result.counts
-    .map(({ service, dims: d, count }) => `${service} ${d.clientName}@${d.clientVersion} ${d.kind === SeriesKind.Requests ? d.clientDeclaration : `${d.extensionId} n=${d.negotiated}`}: ${count}`)
+    .map(
+      ({ service, dims: d, count }) =>
+        `${service} ${d.clientName}@${d.clientVersion} ${d.kind === SeriesKind.Requests ? d.clientDeclaration : `${d.extensionId} n=${d.negotiated}`}: ${count}`,
+    )
     .sort();
 }
 
@@ -142,7 +163,13 @@ function alert(fingerprint: string, service: string, activeSinceMs: number, chan
   };
 }
 
-const moved = (to: Alert, from: AlertTransition['from'], atMs: number): AlertTransition => ({ id: `${to.fingerprint}-${to.activeSinceMs}-${to.state}`, from, to: to.state, atMs, alert: to });
+const moved = (to: Alert, from: AlertTransition['from'], atMs: number): AlertTransition => ({
+  id: `${to.fingerprint}-${to.activeSinceMs}-${to.state}`,
+  from,
+  to: to.state,
+  atMs,
+  alert: to,
+});
 
 export function storeConformance(name: string, backend: () => StoreBackend): void {
   describe(`store conformance: ${name}`, () => {
@@ -181,7 +208,13 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       // The same export again (a retry): nothing is new, so nothing is reported.
       expect(await store.ingest.applyMetrics(first)).toMatchObject({ applied: 0, duplicates: 3, counts: [] });
       // A retried point beside new ones in one export: only the new ones are reported.
-      const mixed = await store.ingest.applyMetrics(batch([{ client: 'a', start: 1, time: 2, value: 3 }, { client: 'a', start: 2, time: 3, value: 8 }, { client: 'b', start: 1, time: 2, value: 2, extension: tasks }]));
+      const mixed = await store.ingest.applyMetrics(
+        batch([
+          { client: 'a', start: 1, time: 2, value: 3 },
+          { client: 'a', start: 2, time: 3, value: 8 },
+          { client: 'b', start: 1, time: 2, value: 2, extension: tasks },
+        ]),
+      );
       expect(mixed).toMatchObject({ applied: 2, duplicates: 1 });
       expect(applied(mixed)).toEqual(['svc a@1.0 declared: 8', 'svc b@1.0 io.modelcontextprotocol/tasks n=true: 2']);
       // Cumulative totals 4 then 10 of one stream: increments 4 and 6; the repeated total adds nothing.
@@ -190,11 +223,22 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await reopen({ maxValuesPerDimension: 2 });
       expect(applied(await store.ingest.applyMetrics(batch([cumulative(4, 10), cumulative(4, 10)])))).toEqual(['svc b@1.0 declared: 6']);
       // A third client name is past the limit of two: counted under _OTHER, as stored; a known one keeps its name.
-      expect(applied(await store.ingest.applyMetrics(batch([{ client: 'c', start: 5, time: 6, value: 7 }, { client: 'a', start: 5, time: 6, value: 1 }])))).toEqual([
-        'svc _OTHER@1.0 declared: 7',
-        'svc a@1.0 declared: 1',
+      expect(
+        applied(
+          await store.ingest.applyMetrics(
+            batch([
+              { client: 'c', start: 5, time: 6, value: 7 },
+              { client: 'a', start: 5, time: 6, value: 1 },
+            ]),
+          ),
+        ),
+      ).toEqual(['svc _OTHER@1.0 declared: 7', 'svc a@1.0 declared: 1']);
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual([
+        '_OTHER@1.0 declared: 7',
+        'a@1.0 declared: 14',
+        'b@1.0 declared: 10',
+        'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3',
       ]);
-      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 7', 'a@1.0 declared: 14', 'b@1.0 declared: 10', 'b@1.0 io.modelcontextprotocol/tasks c=true s=true n=true: 3']);
     });
 
     it("says where the history held begins by the points' own timestamps: a backfill of older points moves it back, per service; null when nothing is held", async () => {
@@ -214,7 +258,12 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await reopen({ maxValuesPerDimension: 2 });
       await store.ingest.applyMetrics(batch(['a', 'b', 'c'].map((client, index) => ({ client, start: index, time: index + 1, value: 1 }))));
       await reopen({ maxValuesPerDimension: 2 });
-      await store.ingest.applyMetrics(batch([{ client: 'd', start: 5, time: 6, value: 2 }, { client: 'a', start: 5, time: 6, value: 3 }]));
+      await store.ingest.applyMetrics(
+        batch([
+          { client: 'd', start: 5, time: 6, value: 2 },
+          { client: 'a', start: 5, time: 6, value: 3 },
+        ]),
+      );
       expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['_OTHER@1.0 declared: 3', 'a@1.0 declared: 4', 'b@1.0 declared: 1']);
       expect((await store.lifecycle.stats()).overflowedValues).toBe(1);
       expect(store.reader.behind()).toBe(false);
@@ -237,7 +286,12 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(await store.ingest.applyMetrics(from('i-4', 'svc-a', [{ start: 0, time: 1, value: 2 }]))).toMatchObject({ applied: 0, duplicates: 1 });
       await store.ingest.applyMetrics(from('i-5', 'svc-a', [{ start: 0, time: 1, value: 4 }]));
       await store.ingest.applyMetrics(from('i-1', 'svc-a', [{ start: 1, time: 2, value: 8 }]));
-      expect((await store.reader.instances({})).map((instance) => `${instance.service}/${instance.instanceId}`).sort()).toEqual(['_OTHER/i-3', 'svc-a/_OTHER', 'svc-a/i-1', 'svc-b/i-2']);
+      expect((await store.reader.instances({})).map((instance) => `${instance.service}/${instance.instanceId}`).sort()).toEqual([
+        '_OTHER/i-3',
+        'svc-a/_OTHER',
+        'svc-a/i-1',
+        'svc-b/i-2',
+      ]);
       const total = (await store.reader.cellTotals(day)).cells.reduce((sum, cell) => sum + cell.count, 0);
       expect(total).toBe(1 + 1 + 1 + 2 + 4 + 8);
       expect(cells((await store.reader.cellTotals({ ...day, service: '_OTHER' })).cells)).toEqual(['alpha@1.0 declared: 1']);
@@ -419,7 +473,10 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells(all.cells)).toEqual(['a@1.0 declared: 5', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
       expect(cells(all.serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`, 'b@1.0 declared: 4']);
       expect(cells((await store.reader.cellTotals({ ...day, service: 'other' })).serverUnknown ?? [])).toEqual(['b@1.0 declared: 4']);
-      expect(cells((await store.reader.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual(['a@1.0 declared: 2', `a@1.0 ${TASKS} c=true s=false n=false: 2`]);
+      expect(cells((await store.reader.cellTotals({ ...day, instance: 'i-1' })).serverUnknown ?? [])).toEqual([
+        'a@1.0 declared: 2',
+        `a@1.0 ${TASKS} c=true s=false n=false: 2`,
+      ]);
       const steps = await store.reader.serverUnknownStepTotals({ fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60, extensionId: TASKS });
       expect(steps.map((row) => `${row.kind} ${row.count}`).sort()).toEqual(['0 6', '1 2']);
       // The trend's shares leave them out too: it carries their count per step.
@@ -433,20 +490,30 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       // Another version per service: the test's streams are named by their dimensions.
       const points = (value: number, version: string): PointSpec[] => clients.map((client) => ({ client, version, start: 0, time: 1, value }));
       await store.ingest.applyMetrics(batch(points(1, '1.0'), 'i-1', 'svc'));
-      await store.ingest.applyMetrics(batch([...points(2, '2.0'), { client: 'client-0', start: 0, time: 1, value: 1, extension: { id: TASKS, client: true, server: true } }], 'i-2', 'other'));
+      await store.ingest.applyMetrics(
+        batch([...points(2, '2.0'), { client: 'client-0', start: 0, time: 1, value: 1, extension: { id: TASKS, client: true, server: true } }], 'i-2', 'other'),
+      );
       const hour = { fromMs: T0, toMs: T0 + 60 * MS_PER_MINUTE, stepMinutes: 60 };
       const requests = (rows: readonly { requests: number }[]): number => rows.reduce((sum, row) => sum + row.requests, 0);
-      for (const [service, expected] of [[undefined, 2100], ['svc', 700], ['other', 1400]] as const) {
+      for (const [service, expected] of [
+        [undefined, 2100],
+        ['svc', 700],
+        ['other', 1400],
+      ] as const) {
         const matrix = await store.reader.cellTotals({ ...day, service });
         expect(matrix.cells.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0)).toBe(expected);
         expect(requests((await store.reader.clientTrend({ ...hour, service })).rows)).toBe(expected);
         expect(requests((await store.reader.declarationTrend({ ...hour, service })).rows)).toBe(expected);
         expect(new Set((await store.reader.clientTrend({ ...hour, service })).rows.map((row) => row.name)).size).toBe(700);
-        const negotiated = (await store.reader.extensionTrend({ ...hour, service })).rows.filter((row) => row.id === TASKS).reduce((sum, row) => sum + row.negotiated, 0);
+        const negotiated = (await store.reader.extensionTrend({ ...hour, service })).rows
+          .filter((row) => row.id === TASKS)
+          .reduce((sum, row) => sum + row.negotiated, 0);
         expect(negotiated).toBe(service === 'svc' ? 0 : 1);
         const steps = await store.reader.stepTotals({ ...hour, service, extensionId: TASKS });
         expect(steps.filter((step) => step.kind === SeriesKind.Requests).reduce((sum, step) => sum + step.count, 0)).toBe(expected);
-        expect(steps.filter((step) => step.kind === SeriesKind.Extension && step.negotiated === true).reduce((sum, step) => sum + step.count, 0)).toBe(service === 'svc' ? 0 : 1);
+        expect(steps.filter((step) => step.kind === SeriesKind.Extension && step.negotiated === true).reduce((sum, step) => sum + step.count, 0)).toBe(
+          service === 'svc' ? 0 : 1,
+        );
       }
     });
 
@@ -481,7 +548,9 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       );
       await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 7, client: 'beta' }], 'j-1', 'other'));
       const steps = await store.reader.stepTotals({ fromMs: T0, toMs: T0 + 2 * MS_PER_HOUR, stepMinutes: 60, extensionId: TASKS, service: 'svc' });
-      const text = steps.map((step) => `${(step.tMs - T0) / MS_PER_MINUTE} ${step.kind} ${step.clientDeclared} ${step.serverDeclared} ${step.negotiated}: ${step.count}`).sort();
+      const text = steps
+        .map((step) => `${(step.tMs - T0) / MS_PER_MINUTE} ${step.kind} ${step.clientDeclared} ${step.serverDeclared} ${step.negotiated}: ${step.count}`)
+        .sort();
       expect(text).toEqual(['0 0 null null null: 4', '0 1 false true false: 1', '0 1 true true true: 3', '60 0 null null null: 2']);
       const byClient = await store.reader.stepTotals({ fromMs: T0, toMs: T0 + MS_PER_HOUR, stepMinutes: 1, extensionId: TASKS, clientName: 'beta' });
       expect(byClient.map((step) => [(step.tMs - T0) / MS_PER_MINUTE, step.count])).toEqual([[1, 7]]);
@@ -489,10 +558,30 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
 
     it('instances: identity, first and last seen, what each advertises now and before, with counts per server', async () => {
       const advertise = (ids: [string, string][], minutes: number, count: number): Partial<ResourceBatch> => ({
-        advertised: ids.map(([extensionId, fingerprint]) => ({ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint, timeMs: T0 + minutes * MS_PER_MINUTE })),
+        advertised: ids.map(([extensionId, fingerprint]) => ({
+          serverName: 'server',
+          serverVersion: '1.0',
+          extensionId,
+          fingerprint,
+          timeMs: T0 + minutes * MS_PER_MINUTE,
+        })),
         advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count, timeMs: T0 + minutes * MS_PER_MINUTE }],
       });
-      await store.ingest.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1'], [UI, 'f2']], 1, 2)));
+      await store.ingest.applyMetrics(
+        batch(
+          [],
+          'i-1',
+          'svc',
+          advertise(
+            [
+              [TASKS, 'f1'],
+              [UI, 'f2'],
+            ],
+            1,
+            2,
+          ),
+        ),
+      );
       now += MS_PER_MINUTE;
       await store.ingest.applyMetrics(batch([], 'i-1', 'svc', advertise([[TASKS, 'f1']], 5, 1)));
       // An older collection arriving late only widens first/last seen.
@@ -504,10 +593,34 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         ['svc', 'i-1'],
       ]);
       const i1 = instances[1];
-      expect(i1).toMatchObject({ serviceVersion: '2.0', host: 'host-1', serverName: 'server', serverVersion: '1.0', firstSeenMs: T0 + 30 * MS_PER_MINUTE, lastSeenMs: now, advertisedMs: T0 + 5 * MS_PER_MINUTE });
+      expect(i1).toMatchObject({
+        serviceVersion: '2.0',
+        host: 'host-1',
+        serverName: 'server',
+        serverVersion: '1.0',
+        firstSeenMs: T0 + 30 * MS_PER_MINUTE,
+        lastSeenMs: now,
+        advertisedMs: T0 + 5 * MS_PER_MINUTE,
+      });
       expect(i1?.advertised).toEqual([
-        { serverName: 'server', serverVersion: '1.0', extensionId: TASKS, fingerprint: 'f1', firstSeenMs: T0 + MS_PER_MINUTE, lastSeenMs: T0 + 5 * MS_PER_MINUTE, current: true },
-        { serverName: 'server', serverVersion: '1.0', extensionId: UI, fingerprint: 'f2', firstSeenMs: T0 + MS_PER_MINUTE, lastSeenMs: T0 + 3 * MS_PER_MINUTE, current: false },
+        {
+          serverName: 'server',
+          serverVersion: '1.0',
+          extensionId: TASKS,
+          fingerprint: 'f1',
+          firstSeenMs: T0 + MS_PER_MINUTE,
+          lastSeenMs: T0 + 5 * MS_PER_MINUTE,
+          current: true,
+        },
+        {
+          serverName: 'server',
+          serverVersion: '1.0',
+          extensionId: UI,
+          fingerprint: 'f2',
+          firstSeenMs: T0 + MS_PER_MINUTE,
+          lastSeenMs: T0 + 3 * MS_PER_MINUTE,
+          current: false,
+        },
       ]);
       expect(i1?.counts).toEqual([{ serverName: 'server', serverVersion: '1.0', count: 1, current: true }]);
       expect(instances[0]).toMatchObject({ advertisedMs: null, advertised: [], counts: [] });
@@ -534,7 +647,9 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 1 }], 'i-1', 'svc', advertise(TASKS)));
       await store.ingest.applyMetrics(batch([{ start: 1, time: 2, value: 2 }], 'i-2', 'svc', advertise(UI)));
       const instances = await store.reader.instances({});
-      expect(instances.map((instance) => [`${instance.service}/${instance.instanceId}`, instance.advertised.map((row) => row.extensionId), instance.counts.length])).toEqual([
+      expect(
+        instances.map((instance) => [`${instance.service}/${instance.instanceId}`, instance.advertised.map((row) => row.extensionId), instance.counts.length]),
+      ).toEqual([
         ['svc/_OTHER', [], 0],
         ['svc/i-1', [TASKS], 1],
       ]);
@@ -598,11 +713,19 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       const all = await store.alerts.alerts({ limit: 10, offset: 0 });
       expect(all.total).toBe(3);
       expect(all.alerts.map((x) => `${x.fingerprint} ${x.state}`)).toEqual(['fp-a firing', 'fp-b pending', 'fp-b resolved']);
-      expect(all.alerts[0]).toEqual({ ...aFiring, transitions: [{ from: 'inactive', to: 'pending', atMs: T0 }, { from: 'pending', to: 'firing', atMs: T0 + 10 * MS_PER_MINUTE }] });
+      expect(all.alerts[0]).toEqual({
+        ...aFiring,
+        transitions: [
+          { from: 'inactive', to: 'pending', atMs: T0 },
+          { from: 'pending', to: 'firing', atMs: T0 + 10 * MS_PER_MINUTE },
+        ],
+      });
       expect(all.alerts[2]?.transitions.map((t) => `${t.from}>${t.to}`)).toEqual(['inactive>pending', 'pending>resolved']);
 
       expect((await store.alerts.alerts({ states: ['resolved'], limit: 10, offset: 0 })).alerts.map((x) => x.resolvedAtMs)).toEqual([T0 + 2 * MS_PER_MINUTE]);
-      expect((await store.alerts.alerts({ states: ['pending', 'firing'], service: 'cart', limit: 10, offset: 0 })).alerts.map((x) => x.fingerprint)).toEqual(['fp-b']);
+      expect((await store.alerts.alerts({ states: ['pending', 'firing'], service: 'cart', limit: 10, offset: 0 })).alerts.map((x) => x.fingerprint)).toEqual([
+        'fp-b',
+      ]);
       expect((await store.alerts.alerts({ rule: 'other', limit: 10, offset: 0 })).total).toBe(0);
       const second = await store.alerts.alerts({ limit: 1, offset: 1 });
       expect([second.total, second.alerts.map((x) => x.state)]).toEqual([3, ['pending']]);

@@ -74,14 +74,20 @@ describe('the cumulative rule', () => {
     expect(orders).toHaveLength(120);
     for (const order of orders) {
       const { increments, state: last } = run(order.map((index) => points[index]!));
-      expect(increments.reduce<number>((sum, n) => sum + (n ?? 0), 0), order.join()).toBe(15);
+      expect(
+        increments.reduce<number>((sum, n) => sum + (n ?? 0), 0),
+        order.join(),
+      ).toBe(15);
       expect(last?.value, order.join()).toBe(15);
     }
   });
 
   it('takes totals larger than 2^32 exactly (timestamps are bigint nanoseconds)', () => {
     const big = 2 ** 40;
-    expect(convertCumulative(state(60, big), { timeNs: 120n * S + 1n, value: big + 5 })).toEqual({ increment: 5, state: { endNs: 120n * S + 1n, value: big + 5 } });
+    expect(convertCumulative(state(60, big), { timeNs: 120n * S + 1n, value: big + 5 })).toEqual({
+      increment: 5,
+      state: { endNs: 120n * S + 1n, value: big + 5 },
+    });
     // One nanosecond later is newer; the same nanosecond is not.
     expect(convertCumulative({ endNs: 120n * S + 1n, value: big + 5 }, { timeNs: 120n * S + 1n, value: big + 5 })).toBeUndefined();
   });

@@ -29,7 +29,16 @@ const dims = (kind: SeriesKind = SeriesKind.Requests): SeriesDims => ({
 const stream = (streamId: number): StreamRef => ({ streamId, seriesId: 100 + streamId, cellId: 200 + streamId, allCellId: 300 + streamId, dims: dims() });
 
 function point(temporality: Temporality, minute: number, value: number, startMinute = 0): CounterPoint {
-  return { dims: dims(), streamScope: 's', streamAttributes: 'a', attributes: [], temporality, startNs: BigInt(startMinute) * NANOS_PER_MINUTE, timeNs: BigInt(minute) * NANOS_PER_MINUTE, value };
+  return {
+    dims: dims(),
+    streamScope: 's',
+    streamAttributes: 'a',
+    attributes: [],
+    temporality,
+    startNs: BigInt(startMinute) * NANOS_PER_MINUTE,
+    timeNs: BigInt(minute) * NANOS_PER_MINUTE,
+    value,
+  };
 }
 
 const planned = (streamId: number, p: CounterPoint): PlannedPoint => ({ point: p, stream: stream(streamId), service: 'svc' });
@@ -61,7 +70,12 @@ describe('the ingest plan (pure: what an export writes, from the state loaded fo
     const states = new StreamStarts<CumulativeState>();
     states.add(2, 0n, { endNs: 1n * NANOS_PER_MINUTE, value: 10 });
     const step = plan.points(
-      [planned(1, point(Temporality.Cumulative, 1, 4)), planned(1, point(Temporality.Cumulative, 2, 9)), planned(2, point(Temporality.Cumulative, 1, 10)), planned(2, point(Temporality.Cumulative, 3, 12))],
+      [
+        planned(1, point(Temporality.Cumulative, 1, 4)),
+        planned(1, point(Temporality.Cumulative, 2, 9)),
+        planned(2, point(Temporality.Cumulative, 1, 10)),
+        planned(2, point(Temporality.Cumulative, 3, 12)),
+      ],
       states,
     );
     expect(step.log.map((row) => [row.streamId, row.minute, row.value])).toEqual([
@@ -94,8 +108,23 @@ describe('the ingest plan (pure: what an export writes, from the state loaded fo
   });
 
   it('advertisement generations: a newer collection starts one, the same time joins it, an older one only widens first/last seen', () => {
-    const resource = { service: 'svc', instanceId: 'i', serviceVersion: null, host: null, serverName: null, serverVersion: null, canonical: 'svc/i', key: 'svc/i', instanceDerived: false } as unknown as ResourceBatch['resource'];
-    const gauges = (...times: number[]): ResourceBatch => ({ resource, counters: [], advertised: times.map((timeMs, index) => ({ serverName: null, serverVersion: null, extensionId: `e/${index}`, fingerprint: null, timeMs })), advertisedCounts: [] });
+    const resource = {
+      service: 'svc',
+      instanceId: 'i',
+      serviceVersion: null,
+      host: null,
+      serverName: null,
+      serverVersion: null,
+      canonical: 'svc/i',
+      key: 'svc/i',
+      instanceDerived: false,
+    } as unknown as ResourceBatch['resource'];
+    const gauges = (...times: number[]): ResourceBatch => ({
+      resource,
+      counters: [],
+      advertised: times.map((timeMs, index) => ({ serverName: null, serverVersion: null, extensionId: `e/${index}`, fingerprint: null, timeMs })),
+      advertisedCounts: [],
+    });
     const first = planAdvertisements(gauges(5, 3), resource, { advertisedMs: null, generation: 0 });
     expect(first?.instance).toEqual({ advertisedMs: 5, generation: 1 });
     expect(first?.advertised.map((row) => [row[2], row[6]])).toEqual([

@@ -15,7 +15,14 @@ import { OVERFLOW_VALUE, RESOURCE_ATTRIBUTES } from '../../../contract/index.js'
 
 function resource(service: string, instanceId: string): ResourceIdentity {
   const identity = Object.fromEntries(RESOURCE_ATTRIBUTES.map((attribute) => [attribute.key, null])) as Record<string, string | null>;
-  return { ...identity, service, instanceId, canonical: `${service}/${instanceId}`, key: `${service}/${instanceId}`, instanceDerived: false } as ResourceIdentity;
+  return {
+    ...identity,
+    service,
+    instanceId,
+    canonical: `${service}/${instanceId}`,
+    key: `${service}/${instanceId}`,
+    instanceDerived: false,
+  } as ResourceIdentity;
 }
 
 describe('recordsAdvertisements', () => {

@@ -17,7 +17,27 @@ const CLI = fileURLToPath(new URL('../../../dist/bin/extscope.js', import.meta.u
 const NOW = Date.now();
 const T0 = NOW - 30 * MS_PER_MINUTE;
 const RETENTION = { minuteDays: 7, hourDays: 400, dedupHours: 6 };
-const TABLES = ['instances', 'cells', 'series', 'streams', 'point_log', 'cumulative_state', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day', 'advertised', 'advertised_counts', 'span_examples', 'dimension_values', 'extension_id_limits', 'alerts', 'alert_transitions', 'alert_deliveries'];
+const TABLES = [
+  'instances',
+  'cells',
+  'series',
+  'streams',
+  'point_log',
+  'cumulative_state',
+  'series_minute',
+  'series_hour',
+  'cell_minute',
+  'cell_hour',
+  'cell_day',
+  'advertised',
+  'advertised_counts',
+  'span_examples',
+  'dimension_values',
+  'extension_id_limits',
+  'alerts',
+  'alert_transitions',
+  'alert_deliveries',
+];
 
 function batch(client: string, temporality: Temporality, minute: number, value: number, extension = false): MetricsBatch {
   const dims = {
@@ -39,7 +59,17 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
     negotiated: extension ? true : null,
     required: extension ? false : null,
   } as const;
-  const resource = { service: 'svc', instanceId: `i-${client}`, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: client, key: client, instanceDerived: false };
+  const resource = {
+    service: 'svc',
+    instanceId: `i-${client}`,
+    serviceVersion: '2.0',
+    host: 'h',
+    serverName: 'server',
+    serverVersion: '1.0',
+    canonical: client,
+    key: client,
+    instanceDerived: false,
+  };
   const startMinute = temporality === Temporality.Cumulative ? 0 : minute - 1;
   return {
     resources: [
@@ -57,7 +87,9 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
             value,
           },
         ],
-        advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId: 'io.modelcontextprotocol/tasks', fingerprint: 'f', timeMs: T0 + minute * MS_PER_MINUTE }],
+        advertised: [
+          { serverName: 'server', serverVersion: '1.0', extensionId: 'io.modelcontextprotocol/tasks', fingerprint: 'f', timeMs: T0 + minute * MS_PER_MINUTE },
+        ],
         advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count: 1, timeMs: T0 + minute * MS_PER_MINUTE }],
       },
     ],
@@ -109,7 +141,19 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       ],
     });
     await sqlite.deliveries.recordDeliveries([
-      { receiver: 'webhook', transitionId: 't-2', fingerprint: 'fp-1', rule: 'skew', from: 'pending', to: 'firing', state: 'delivered', attempts: 1, lastStatus: 204, queuedAtMs: NOW - 5 * MS_PER_MINUTE, atMs: NOW - 5 * MS_PER_MINUTE },
+      {
+        receiver: 'webhook',
+        transitionId: 't-2',
+        fingerprint: 'fp-1',
+        rule: 'skew',
+        from: 'pending',
+        to: 'firing',
+        state: 'delivered',
+        attempts: 1,
+        lastStatus: 204,
+        queuedAtMs: NOW - 5 * MS_PER_MINUTE,
+        atMs: NOW - 5 * MS_PER_MINUTE,
+      },
     ]);
     await sqlite.lifecycle.close();
   });
@@ -122,7 +166,13 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
     const result = copy('--from', dbPath, '--to', url);
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.status).toBe(0);
-    const printed = Object.fromEntries(result.stdout.trim().split('\n').map((line) => line.split('\t')).map(([table, source, target]) => [table, [Number(source), Number(target)]]));
+    const printed = Object.fromEntries(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t'))
+        .map(([table, source, target]) => [table, [Number(source), Number(target)]]),
+    );
     const source = new Database(dbPath, { readonly: true });
     const client = new pg.Client({ connectionString: url });
     await client.connect();
@@ -149,12 +199,19 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       expect(await postgres.deliveries.deliveries({ limit: 10 })).toEqual(await sqlite.deliveries.deliveries({ limit: 10 }));
       const hour = { instance: '["svc","i-1"]', hour: Math.floor(NOW / (60 * MS_PER_MINUTE)) };
       expect(await postgres.idLimits.admittedIds([hour])).toEqual(await sqlite.idLimits.admittedIds([hour]));
-      expect((await postgres.reader.instances({})).map((instance) => [instance.instanceId, instance.advertised.length])).toEqual((await sqlite.reader.instances({})).map((instance) => [instance.instanceId, instance.advertised.length]));
+      expect((await postgres.reader.instances({})).map((instance) => [instance.instanceId, instance.advertised.length])).toEqual(
+        (await sqlite.reader.instances({})).map((instance) => [instance.instanceId, instance.advertised.length]),
+      );
       // beta's next cumulative total adds only its increment; a retry of alpha's last delta adds nothing.
       expect(await postgres.ingest.applyMetrics(batch('beta', Temporality.Cumulative, 11, 40))).toMatchObject({ applied: 1, duplicates: 0 });
       expect(await postgres.ingest.applyMetrics(batch('alpha', Temporality.Delta, 10, 2))).toMatchObject({ applied: 0, duplicates: 1 });
       const cells = (await postgres.reader.cellTotals(range)).cells;
-      expect(cells.filter((cell) => cell.kind === SeriesKind.Requests).map((cell) => [cell.clientName, cell.count]).sort()).toEqual([
+      expect(
+        cells
+          .filter((cell) => cell.kind === SeriesKind.Requests)
+          .map((cell) => [cell.clientName, cell.count])
+          .sort(),
+      ).toEqual([
         ['alpha', 20],
         ['beta', 40],
       ]);
@@ -172,10 +229,10 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
     await client.connect();
     try {
       // The first test's extra export is still there: the refusal changed nothing.
-      expect(Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM cumulative_state WHERE value = 40")).rows[0]?.n)).toBe(1);
+      expect(Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM cumulative_state WHERE value = 40')).rows[0]?.n)).toBe(1);
       const forced = copy('--from', dbPath, '--to', url, '--force');
       expect(forced.status).toBe(0);
-      expect(Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM cumulative_state WHERE value = 40")).rows[0]?.n)).toBe(0);
+      expect(Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM cumulative_state WHERE value = 40')).rows[0]?.n)).toBe(0);
       // As copied: ten increments each of alpha, beta and gamma; the extra export's row is gone.
       expect(Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM point_log')).rows[0]?.n)).toBe(30);
     } finally {

@@ -20,7 +20,9 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`PostgreSQL is needed for this test and was not reachable at ${ADMIN_URL} (${(error as Error).message}); set EXTSCOPE_TEST_PG to another server`);
+    throw new Error(
+      `PostgreSQL is needed for this test and was not reachable at ${ADMIN_URL} (${(error as Error).message}); set EXTSCOPE_TEST_PG to another server`,
+    );
   }
   try {
     return await work(client);

@@ -25,7 +25,8 @@ storeConformance('PostgreSQL', (): StoreBackend => {
 deliveryLogConformance('PostgreSQL', () => {
   const databases = testDatabases('deliveries');
   return {
-    open: async (clock, hourDays) => openPostgresStore({ url: await databases.create(), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, examplesPerCell: 5 }),
+    open: async (clock, hourDays) =>
+      openPostgresStore({ url: await databases.create(), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, examplesPerCell: 5 }),
     cleanup: () => databases.dropAll(),
   };
 });
@@ -68,7 +69,17 @@ function point(client: string, temporality: Temporality, start: number, time: nu
 }
 
 function batch(points: CounterPoint[], instance = 'i-1'): MetricsBatch {
-  const resource = { service: 'svc', instanceId: instance, serviceVersion: '2.0', host: 'h', serverName: 'server', serverVersion: '1.0', canonical: instance, key: instance, instanceDerived: false };
+  const resource = {
+    service: 'svc',
+    instanceId: instance,
+    serviceVersion: '2.0',
+    host: 'h',
+    serverName: 'server',
+    serverVersion: '1.0',
+    canonical: instance,
+    key: instance,
+    instanceDerived: false,
+  };
   return { resources: [{ resource, counters: points, advertised: [], advertisedCounts: [] }], ignored: new Map(), rejections: [], rejectedReason: undefined };
 }
 
@@ -131,7 +142,14 @@ describe('PostgreSQL store with several collectors on one database', () => {
       (store) =>
         new ExtensionIdLimit(
           { maxIdsPerInstanceHour: max },
-          { consumeMetrics: async (data): Promise<MetricsOutcome> => ({ ...(await store.ingest.applyMetrics(data)), rejections: [], ignored: new Map(), rejectedReason: undefined }) },
+          {
+            consumeMetrics: async (data): Promise<MetricsOutcome> => ({
+              ...(await store.ingest.applyMetrics(data)),
+              rejections: [],
+              ignored: new Map(),
+              rejectedReason: undefined,
+            }),
+          },
           store.idLimits,
         ),
     );
@@ -144,7 +162,8 @@ describe('PostgreSQL store with several collectors on one database', () => {
     await Promise.all(processors.map((processor, index) => processor.consumeMetrics(batch([0, 1, 2, 3].map((n) => extensionPoint(`ext-${index}-${n}`))))));
     const { cells } = await stores[0]!.reader.cellTotals({ fromMs: T0 - MS_PER_MINUTE * 60, toMs: T0 + MS_PER_MINUTE * 60 });
     const byId = new Map<string, number>();
-    for (const cell of cells) if (cell.kind === SeriesKind.Extension) byId.set(cell.extensionId ?? 'null', (byId.get(cell.extensionId ?? 'null') ?? 0) + cell.count);
+    for (const cell of cells)
+      if (cell.kind === SeriesKind.Extension) byId.set(cell.extensionId ?? 'null', (byId.get(cell.extensionId ?? 'null') ?? 0) + cell.count);
     const admitted = [...byId.keys()].filter((id) => id !== '_OTHER');
     expect(admitted).toHaveLength(max);
     expect(byId.get('_OTHER')).toBe(12 - max);

@@ -24,7 +24,9 @@ describe('downsampling and retention', () => {
     const request = metricsRequest({
       resource: { service: 'svc', instance: 'old-1' },
       requests: [requestPoint({ client: 'alpha', count: 6, startNs: t - MINUTE_NS, timeNs: t })],
-      extensions: [extensionPoint({ client: 'alpha', count: 6, startNs: t - MINUTE_NS, timeNs: t, id: 'com.example/a', clientDeclared: true, serverDeclared: true })],
+      extensions: [
+        extensionPoint({ client: 'alpha', count: 6, startNs: t - MINUTE_NS, timeNs: t, id: 'com.example/a', clientDeclared: true, serverDeclared: true }),
+      ],
       advertised: [advertisedPoint({ id: 'com.example/a', fingerprint: 'f', timeNs: t })],
     });
     expect((await postMetrics(collector.url, request)).status).toBe(200);
@@ -57,6 +59,7 @@ describe('downsampling and retention', () => {
     expect((await getJson<{ rows: unknown[] }>(`${collector.url}/api/v1/matrix?from=${start - DAY_MS}&to=${now}`)).body.rows).toEqual([]);
     expect((await getJson<{ instances: unknown[] }>(`${collector.url}/api/v1/instances`)).body.instances).toEqual([]);
     await collector.close();
-    for (const table of ['series_hour', 'cell_hour', 'cell_day', 'series', 'streams', 'instances', 'advertised']) expect(tableCount(dbPath, table), table).toBe(0);
+    for (const table of ['series_hour', 'cell_hour', 'cell_day', 'series', 'streams', 'instances', 'advertised'])
+      expect(tableCount(dbPath, table), table).toBe(0);
   });
 });

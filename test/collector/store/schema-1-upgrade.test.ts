@@ -49,11 +49,24 @@ const alphaTasks = (): Json[] => [
   attribute('extscope.extension.negotiated', true),
   attribute('extscope.extension.required', false),
 ];
-const point = (attributes: Json[], startMs: number, timeMs: number, value: number): Json => ({ attributes, startTimeUnixNano: ns(startMs), timeUnixNano: ns(timeMs), asInt: String(value) });
-const sum = (name: string, temporality: number, points: Json[]): Json => ({ name, sum: { aggregationTemporality: temporality, isMonotonic: true, dataPoints: points } });
+const point = (attributes: Json[], startMs: number, timeMs: number, value: number): Json => ({
+  attributes,
+  startTimeUnixNano: ns(startMs),
+  timeUnixNano: ns(timeMs),
+  asInt: String(value),
+});
+const sum = (name: string, temporality: number, points: Json[]): Json => ({
+  name,
+  sum: { aggregationTemporality: temporality, isMonotonic: true, dataPoints: points },
+});
 
 function exportOf(metrics: Json[], attributeOrder: 'as-written' | 'reversed' = 'as-written'): Json {
-  const resource = [attribute('service.name', 'svc'), attribute('service.instance.id', 'i-legacy'), attribute('host.name', 'host-1'), attribute('telemetry.sdk.language', 'nodejs')];
+  const resource = [
+    attribute('service.name', 'svc'),
+    attribute('service.instance.id', 'i-legacy'),
+    attribute('host.name', 'host-1'),
+    attribute('telemetry.sdk.language', 'nodejs'),
+  ];
   if (attributeOrder === 'reversed') {
     resource.reverse();
     for (const metric of metrics) for (const p of (metric['sum'] as { dataPoints: { attributes: Json[] }[] }).dataPoints) p.attributes.reverse();
@@ -92,7 +105,13 @@ describe('a database written at schema version 1', () => {
 
       // The same cumulative streams, same resource, attributes and start time (attributes in another order:
       // the stream is the same): the new total 11 adds 3, not 11.
-      const next = exportOf([sum('extscope.requests', CUMULATIVE, [point(alpha(), START, T0 - MINUTE, 11)]), sum('extscope.extension.requests', CUMULATIVE, [point(alphaTasks(), START, T0 - MINUTE, 11)])], 'reversed');
+      const next = exportOf(
+        [
+          sum('extscope.requests', CUMULATIVE, [point(alpha(), START, T0 - MINUTE, 11)]),
+          sum('extscope.extension.requests', CUMULATIVE, [point(alphaTasks(), START, T0 - MINUTE, 11)]),
+        ],
+        'reversed',
+      );
       const response = await postMetrics(collector.url, next);
       expect(response.status).toBe(200);
       expect(await rows()).toEqual([

@@ -89,7 +89,11 @@ export async function runFleet(collectorUrl: string): Promise<Negotiated> {
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'echo', arguments: { text: 'anon' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', [CAPS]: { extensions: { [TASKS]: {} } } } },
+        params: {
+          name: 'echo',
+          arguments: { text: 'anon' },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', [CAPS]: { extensions: { [TASKS]: {} } } },
+        },
       },
     ],
     true,

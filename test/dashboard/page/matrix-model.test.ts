@@ -3,19 +3,49 @@
  * shows for each state, its description, the row and column filters and sorts, and the Markdown export.
  */
 import { describe, expect, it } from 'vitest';
-import { type Cell, type MatrixFilter, STATES, cellOf, describeCell, matrixMarkdown, shownShare, sliceMatrix } from '../../../dashboard/src/lib/matrix-model.js';
+import {
+  type Cell,
+  type MatrixFilter,
+  STATES,
+  cellOf,
+  describeCell,
+  matrixMarkdown,
+  shownShare,
+  sliceMatrix,
+} from '../../../dashboard/src/lib/matrix-model.js';
 import type { ExtensionCounts, MatrixResponse, MatrixRow } from '../../../dashboard/src/lib/types.js';
 
 const A = 'com.example/a';
 const B = 'com.example/b';
 
 function counts(id: string, cell: Partial<ExtensionCounts> = {}): ExtensionCounts {
-  return { id, clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0, required: 0, state: 'neither', known: 0, negotiatedShare: null, clientShare: null, serverShare: null, ...cell };
+  return {
+    id,
+    clientDeclared: 0,
+    serverAdvertised: 0,
+    negotiated: 0,
+    serverUnknown: 0,
+    required: 0,
+    state: 'neither',
+    known: 0,
+    negotiatedShare: null,
+    clientShare: null,
+    serverShare: null,
+    ...cell,
+  };
 }
 
 function row(client: string, requests: number, extensions: ExtensionCounts[], serverUnknown = 0): MatrixRow {
   const [name, version] = client.split('@');
-  return { client, name: name ?? null, version: version ?? null, requests, serverUnknown, declaration: { unknown: 0, none: 0, declared: requests }, extensions };
+  return {
+    client,
+    name: name ?? null,
+    version: version ?? null,
+    requests,
+    serverUnknown,
+    declaration: { unknown: 0, none: 0, declared: requests },
+    extensions,
+  };
 }
 
 function matrix(rows: MatrixRow[], extensions = [A, B]): MatrixResponse {
@@ -57,7 +87,20 @@ describe('the matrix model', () => {
   describe('describeCell', () => {
     it('says the state in words and every count, with shares in percent', () => {
       const alpha = row('alpha', 1200, []);
-      const cell: Cell = { ...counts(A, { clientDeclared: 1000, serverAdvertised: 600, negotiated: 500, required: 3, state: 'partial', known: 1200, negotiatedShare: 500 / 1200, clientShare: 1000 / 1200, serverShare: 0.5 }), requests: 1200 };
+      const cell: Cell = {
+        ...counts(A, {
+          clientDeclared: 1000,
+          serverAdvertised: 600,
+          negotiated: 500,
+          required: 3,
+          state: 'partial',
+          known: 1200,
+          negotiatedShare: 500 / 1200,
+          clientShare: 1000 / 1200,
+          serverShare: 0.5,
+        }),
+        requests: 1200,
+      };
       expect(describeCell(alpha, cell)).toEqual([
         `${STATES.partial.symbol} negotiated on some requests, not others`,
         'negotiated: 500 of 1,200 requests (41.7 %)',
@@ -71,7 +114,20 @@ describe('the matrix model', () => {
 
     it('with server-unknown requests in the row: shares over the known ones, and a line for the rest', () => {
       const alpha = row('alpha', 10, [], 4);
-      const cell: Cell = { ...counts(A, { clientDeclared: 8, serverAdvertised: 6, negotiated: 6, serverUnknown: 2, state: 'negotiated', known: 6, negotiatedShare: 1, clientShare: 1, serverShare: 1 }), requests: 10 };
+      const cell: Cell = {
+        ...counts(A, {
+          clientDeclared: 8,
+          serverAdvertised: 6,
+          negotiated: 6,
+          serverUnknown: 2,
+          state: 'negotiated',
+          known: 6,
+          negotiatedShare: 1,
+          clientShare: 1,
+          serverShare: 1,
+        }),
+        requests: 10,
+      };
       const lines = describeCell(alpha, cell);
       expect(lines[1]).toBe('negotiated: 6 of 6 requests with a known server (100.0 %)');
       expect(lines[2]).toBe('client declared: 6 of 6 requests with a known server (100.0 %)');
@@ -131,14 +187,19 @@ describe('the matrix model', () => {
   });
 
   describe('matrixMarkdown', () => {
-    const rows = [row('alpha', 1500, [counts(A, { state: 'partial', clientDeclared: 3 }), counts(B, { state: 'server' })]), row('beta', 2, [counts(A, { state: 'client', clientDeclared: 2 })])];
+    const rows = [
+      row('alpha', 1500, [counts(A, { state: 'partial', clientDeclared: 3 }), counts(B, { state: 'server' })]),
+      row('beta', 2, [counts(A, { state: 'client', clientDeclared: 2 })]),
+    ];
 
     it('marks negotiated (or partial) cells, or declared ones, and sums the requests in its footnote', () => {
       const answer = matrix(rows);
       const slice = sliceMatrix(answer, FILTER);
       const negotiated = matrixMarkdown(answer, slice, 'negotiated', 'all services').split('\n');
       expect(negotiated.slice(0, 4)).toEqual([`| Client | \`${A}\` | \`${B}\` |`, '| --- | :---: | :---: |', '| alpha¹ | ✅ | ❌ |', '| beta¹ | ❌ | ❌ |']);
-      expect(negotiated[5]).toMatch(/^¹ Measured by extscope from 2026-06-01T00\\:00\\:00\\\.000Z to .* \(all services\), 1,502 requests\. ✅ = negotiated .* Requests per client: alpha: 1,500; beta: 2\.$/);
+      expect(negotiated[5]).toMatch(
+        /^¹ Measured by extscope from 2026-06-01T00\\:00\\:00\\\.000Z to .* \(all services\), 1,502 requests\. ✅ = negotiated .* Requests per client: alpha: 1,500; beta: 2\.$/,
+      );
       const declared = matrixMarkdown(answer, slice, 'declared', 'all services', 'Service').split('\n');
       expect(declared.slice(0, 4)).toEqual([`| Service | \`${A}\` | \`${B}\` |`, '| --- | :---: | :---: |', '| alpha¹ | ✅ | ❌ |', '| beta¹ | ✅ | ❌ |']);
       expect(declared[5]).toContain('Requests per service:');

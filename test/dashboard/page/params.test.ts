@@ -4,18 +4,47 @@
  * choices, a cell's tooltip split and its drill-down split) must be equal, keys in the same order.
  */
 import { describe, expect, it } from 'vitest';
-import { cellSplitParams, changesParams, clientMatrixParams, clientTrendParams, examplesParams, extensionMatrixParams, matrixExportParams, matrixParams, timeseriesParams, trendParams } from '../../../dashboard/src/lib/params.js';
+import {
+  cellSplitParams,
+  changesParams,
+  clientMatrixParams,
+  clientTrendParams,
+  examplesParams,
+  extensionMatrixParams,
+  matrixExportParams,
+  matrixParams,
+  timeseriesParams,
+  trendParams,
+} from '../../../dashboard/src/lib/params.js';
 import { type State, parseState } from '../../../dashboard/src/lib/state.js';
 import type { MatrixRow } from '../../../dashboard/src/lib/types.js';
 
 const state = (search: string): State => parseState(search);
 const key = (params: object): string => JSON.stringify(params);
-const row = (fields: Partial<MatrixRow>): MatrixRow => ({ client: 'alpha@1.0', name: 'alpha', version: '1.0', service: null, instance: null, requests: 10, serverUnknown: 0, declaration: { declared: 10, none: 0, unknown: 0 }, extensions: [], ...fields }) as MatrixRow;
+const row = (fields: Partial<MatrixRow>): MatrixRow =>
+  ({
+    client: 'alpha@1.0',
+    name: 'alpha',
+    version: '1.0',
+    service: null,
+    instance: null,
+    requests: 10,
+    serverUnknown: 0,
+    declaration: { declared: 10, none: 0, unknown: 0 },
+    extensions: [],
+    ...fields,
+  }) as MatrixRow;
 
 describe('the page API parameters', () => {
   it('the matrix by client carries no client (the page filters its rows); by service or instance the collector filters by client', () => {
     expect(matrixParams(state('?service=shop&client=alpha'))).toEqual({ from: '-24h', service: 'shop', instance: '', group: 'client' });
-    expect(matrixParams(state('?group=instance&client=alpha&range=1h'))).toEqual({ from: '-1h', service: '', instance: '', group: 'instance', client: 'alpha' });
+    expect(matrixParams(state('?group=instance&client=alpha&range=1h'))).toEqual({
+      from: '-1h',
+      service: '',
+      instance: '',
+      group: 'instance',
+      client: 'alpha',
+    });
   });
 
   it('the client filter reads the matrix view’s own answer when rows are clients, the client matrix otherwise', () => {
@@ -41,16 +70,39 @@ describe('the page API parameters', () => {
   });
 
   it('a cell’s split narrows to its row: a client name (or none, or no version), a service, an instance', () => {
-    expect(cellSplitParams(state('?service=shop'), row({}), 'x')).toEqual({ from: '-24h', service: 'shop', instance: '', client: 'alpha', extension: 'x', limit: 20 });
+    expect(cellSplitParams(state('?service=shop'), row({}), 'x')).toEqual({
+      from: '-24h',
+      service: 'shop',
+      instance: '',
+      client: 'alpha',
+      extension: 'x',
+      limit: 20,
+    });
     expect(cellSplitParams(state('?group=client_version'), row({}), 'x')).toMatchObject({ client: 'alpha', version: '1.0' });
     expect(cellSplitParams(state('?group=client_version'), row({ version: null }), 'x')).toMatchObject({ client: 'alpha', unversioned: 'true' });
     expect(cellSplitParams(state(''), row({ name: null }), 'x')).toMatchObject({ unnamed: 'true' });
-    expect(cellSplitParams(state('?group=instance&client=beta'), row({ service: 'shop', instance: 'shop-a' }), 'x')).toMatchObject({ service: 'shop', instance: 'shop-a', client: 'beta' });
+    expect(cellSplitParams(state('?group=instance&client=beta'), row({ service: 'shop', instance: 'shop-a' }), 'x')).toMatchObject({
+      service: 'shop',
+      instance: 'shop-a',
+      client: 'beta',
+    });
   });
 
   it('the example requests of a row: its client within the scope, or its service with the client filter', () => {
-    expect(examplesParams(state('?service=shop&cell.ext=x'), row({}))).toEqual({ service: 'shop', client: 'alpha', version: undefined, extension: 'x', limit: 20 });
+    expect(examplesParams(state('?service=shop&cell.ext=x'), row({}))).toEqual({
+      service: 'shop',
+      client: 'alpha',
+      version: undefined,
+      extension: 'x',
+      limit: 20,
+    });
     expect(examplesParams(state('?group=client_version'), row({}))).toMatchObject({ version: '1.0', extension: undefined });
-    expect(examplesParams(state('?group=instance&client=beta'), row({ service: 'shop', instance: 'shop-a' }))).toEqual({ service: 'shop', client: 'beta', version: undefined, extension: undefined, limit: 100 });
+    expect(examplesParams(state('?group=instance&client=beta'), row({ service: 'shop', instance: 'shop-a' }))).toEqual({
+      service: 'shop',
+      client: 'beta',
+      version: undefined,
+      extension: undefined,
+      limit: 100,
+    });
   });
 });

@@ -32,10 +32,33 @@ describe('the page state', () => {
   });
 
   it('writes only what differs from the defaults, and reads back the same state', () => {
-    const state: State = { ...DEFAULT, view: 'extension', ext: 'com.example/a', group: 'client_version', service: 'shop', sort: 'com.example/a', dir: 'asc', cellClient: 'alpha@1.0', cellExt: 'com.example/a', threshold: 12.5, paused: true };
+    const state: State = {
+      ...DEFAULT,
+      view: 'extension',
+      ext: 'com.example/a',
+      group: 'client_version',
+      service: 'shop',
+      sort: 'com.example/a',
+      dir: 'asc',
+      cellClient: 'alpha@1.0',
+      cellExt: 'com.example/a',
+      threshold: 12.5,
+      paused: true,
+    };
     const search = serializeState(state);
     expect(new URLSearchParams(search).toString()).toBe(search.slice(1));
-    expect([...new URLSearchParams(search).keys()].sort()).toEqual(['cell.client', 'cell.ext', 'dir', 'ext', 'group', 'paused', 'service', 'sort', 'threshold', 'view']);
+    expect([...new URLSearchParams(search).keys()].sort()).toEqual([
+      'cell.client',
+      'cell.ext',
+      'dir',
+      'ext',
+      'group',
+      'paused',
+      'service',
+      'sort',
+      'threshold',
+      'view',
+    ]);
     expect(new URLSearchParams(search).get('paused')).toBe('1');
     expect(parseState(search)).toEqual(state);
   });
@@ -96,6 +119,11 @@ describe('the page state', () => {
 
   it('rows by service or instance are where requests were answered; trends group by client or client version only', () => {
     expect([byInstance('client'), byInstance('client_version'), byInstance('service'), byInstance('instance')]).toEqual([false, false, true, true]);
-    expect([clientGroup('client'), clientGroup('client_version'), clientGroup('service'), clientGroup('instance')]).toEqual(['client', 'client_version', 'client', 'client']);
+    expect([clientGroup('client'), clientGroup('client_version'), clientGroup('service'), clientGroup('instance')]).toEqual([
+      'client',
+      'client_version',
+      'client',
+      'client',
+    ]);
   });
 });

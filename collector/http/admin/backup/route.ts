@@ -51,7 +51,11 @@ export const backupRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: BackupRou
       done();
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'string' && NO_SPACE.has(code)) {
-        throw new RetryableError(`no room for the backup copy in the temporary directory ${tmpdir()} (${code}); free space there or set TMPDIR`, 'backup_no_space', RETRY_AFTER_NO_SPACE);
+        throw new RetryableError(
+          `no room for the backup copy in the temporary directory ${tmpdir()} (${code}); free space there or set TMPDIR`,
+          'backup_no_space',
+          RETRY_AFTER_NO_SPACE,
+        );
       }
       throw error;
     }

@@ -13,7 +13,12 @@ const FILTER = '($1::text IS NULL OR i.service = $1::text) AND i.last_seen_ms >=
 export async function readInstances(db: Queryable, query: InstancesQuery): Promise<InstanceRecord[]> {
   const parameters = [query.service ?? null, query.seenSinceMs ?? Number.MIN_SAFE_INTEGER];
   // In the order every store lists them: NULL first, then bytewise (the C collation), whatever the database's locale.
-  const rows = (await db.query<InstanceRow>(`SELECT i.* FROM instances i WHERE ${FILTER} ORDER BY i.service COLLATE "C" NULLS FIRST, i.instance_id COLLATE "C" NULLS FIRST`, parameters)).rows;
+  const rows = (
+    await db.query<InstanceRow>(
+      `SELECT i.* FROM instances i WHERE ${FILTER} ORDER BY i.service COLLATE "C" NULLS FIRST, i.instance_id COLLATE "C" NULLS FIRST`,
+      parameters,
+    )
+  ).rows;
   const advertised = (
     await db.query<AdvertisedRow>(
       `SELECT a.* FROM advertised a JOIN instances i ON i.id = a.instance_ref WHERE ${FILTER}

@@ -24,7 +24,9 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
 }
 
 /** A series' cell columns, extension series without their declaration state (as their cells). */
-const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ');
+const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) =>
+  column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`,
+).join(', ');
 /**
  * Requests answered before any server instance existed: the cells do not keep the server's declaration, the series
  * do (found by a partial index, migration 004).
@@ -101,7 +103,13 @@ export class RollupsReader {
     const unknownParameters: Record<string, unknown> = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
     const unknownRanges = presentRanges(SERIES_RANGES, unknownParameters);
     const unknown = unknownRanges.length === 0 ? [] : await this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters);
-    return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<CellTotal>(rows, FLAG_COLUMNS), serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS) };
+    return {
+      fromMs: plan.fromMs,
+      toMs: plan.toMs,
+      resolution: plan.resolution,
+      cells: records<CellTotal>(rows, FLAG_COLUMNS),
+      serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS),
+    };
   }
 
   /** The start of the oldest minute the matrix rollups hold (all services, or one service's); common/queries.ts turns it into a time. */
@@ -114,7 +122,12 @@ export class RollupsReader {
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     query.signal?.throwIfAborted();
     const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
-    const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
+    const parameters: Record<string, unknown> = {
+      ...planParameters(plan),
+      service: query.service ?? null,
+      instance: query.instance ?? null,
+      client: query.clientName ?? null,
+    };
     const ranges = presentRanges(SERIES_RANGES, parameters);
     const rows = ranges.length === 0 ? [] : await this.perInstanceStatement(ranges).all<Record<string, unknown>>(this.db, parameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS) };
@@ -124,7 +137,9 @@ export class RollupsReader {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.perInstance.get(key);
     if (statement === undefined) {
-      const columns = INSTANCE_CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`)).join(', ');
+      const columns = INSTANCE_CELL_COLUMNS.map((column) =>
+        column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`,
+      ).join(', ');
       statement = new NamedStatement(`
         SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, i.service AS service_name, i.instance_id AS instance_name,

@@ -1,13 +1,6 @@
 import type { RollupLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
-import {
-  type TrendMeasure,
-  TrendMeasures,
-  type TrendQuery,
-  type TrendResult,
-  planTrend,
-  trendResult,
-} from '../../common/trends.js';
+import { type TrendMeasure, TrendMeasures, type TrendQuery, type TrendResult, planTrend, trendResult } from '../../common/trends.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
@@ -49,13 +42,14 @@ const MEASURES = {
   },
   required: {
     series: true,
-    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, ${safeSum('b_count')} AS count
+    sql: (
+      from: string,
+    ) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, ${safeSum('b_count')} AS count
       FROM (${from}) AS t WHERE ((kind = 1 AND required = 1 AND (@extension::text IS NULL OR extension_id = @extension::text)) OR (kind = 0 AND status_code = '-32021'))
         AND (@client::text IS NULL OR client_name = @client::text)
       GROUP BY 1, 2, client_name, client_version`,
   },
 } as const;
-
 
 /** Sums per time step over the rollups, from the coarsest level the step allows (common/trends.ts plans it and shapes the rows). */
 export class TrendsReader extends TrendMeasures {

@@ -8,7 +8,11 @@ import type { Queryable } from '../connection.js';
  */
 export async function writeAdvertised(db: Queryable, instanceId: number, plan: AdvertisementPlan): Promise<void> {
   if (plan.instance !== undefined) {
-    await db.query('UPDATE instances SET advertised_ms = $1, advertise_gen = $2 WHERE id = $3', [plan.instance.advertisedMs, plan.instance.generation, instanceId]);
+    await db.query('UPDATE instances SET advertised_ms = $1, advertise_gen = $2 WHERE id = $3', [
+      plan.instance.advertisedMs,
+      plan.instance.generation,
+      instanceId,
+    ]);
   }
   if (plan.advertised.length > 0) {
     await db.query(

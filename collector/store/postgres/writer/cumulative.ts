@@ -21,7 +21,8 @@ export class CumulativeStates {
     const states = new StreamStarts<CumulativeState>();
     const keys = new StreamStarts<StateKey>();
     for (const { point, stream } of entries) {
-      if (point.temporality !== Temporality.Delta && !keys.has(stream.streamId, point.startNs)) keys.add(stream.streamId, point.startNs, { streamId: stream.streamId, startNs: point.startNs });
+      if (point.temporality !== Temporality.Delta && !keys.has(stream.streamId, point.startNs))
+        keys.add(stream.streamId, point.startNs, { streamId: stream.streamId, startNs: point.startNs });
     }
     const sorted = [...keys.values()];
     if (sorted.length === 0) return states;
@@ -52,7 +53,12 @@ export class CumulativeStates {
       `UPDATE cumulative_state c SET end_ns = k.e, value = k.v
        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS k (s, st, e, v)
        WHERE c.stream_id = k.s AND c.start_ns = k.st`,
-      [writes.map((write) => write.streamId), writes.map((write) => write.startNs.toString()), writes.map((write) => write.state.endNs.toString()), writes.map((write) => write.state.value)],
+      [
+        writes.map((write) => write.streamId),
+        writes.map((write) => write.startNs.toString()),
+        writes.map((write) => write.state.endNs.toString()),
+        writes.map((write) => write.state.value),
+      ],
     );
   }
 }

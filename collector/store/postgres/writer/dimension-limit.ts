@@ -37,7 +37,10 @@ export class DimensionLimit {
     for (const row of known) state.knownValue(row.dimension, row.value);
     const unknown = [...new Set(values.filter((entry) => !state.has(entry.dimension, entry.value)).map((entry) => entry.dimension))];
     if (unknown.length > 0) {
-      const { rows: counts } = await db.query<{ dimension: string; n: number }>('SELECT dimension, count(*)::bigint AS n FROM dimension_values WHERE dimension = ANY($1::text[]) GROUP BY dimension', [unknown]);
+      const { rows: counts } = await db.query<{ dimension: string; n: number }>(
+        'SELECT dimension, count(*)::bigint AS n FROM dimension_values WHERE dimension = ANY($1::text[]) GROUP BY dimension',
+        [unknown],
+      );
       for (const row of counts) state.count(row.dimension, Number(row.n));
     }
     const admitted: DimensionValue[] = [];

@@ -95,21 +95,36 @@ export class MetricsWriter {
   async apply(db: Queryable, batch: MetricsBatch): Promise<ApplyResult> {
     const now = this.clock();
     const resources = batch.resources
-      .map((resourceBatch) => ({ resourceBatch, resource: resourceBatch.resource, hash: identityHash(instanceKey(resourceBatch.resource)), instance: { id: 0, advertised_ms: null as number | null, advertise_gen: 0 } }))
+      .map((resourceBatch) => ({
+        resourceBatch,
+        resource: resourceBatch.resource,
+        hash: identityHash(instanceKey(resourceBatch.resource)),
+        instance: { id: 0, advertised_ms: null as number | null, advertise_gen: 0 },
+      }))
       .sort((a, b) => Buffer.compare(a.hash, b.hash));
     for (const entry of resources) {
       // An instance past the cap is stored as `_OTHER` (its streams stay its own).
       const resource = (entry.resource = await this.resourceLimit.apply(db, entry.resourceBatch.resource));
       const hash = resource === entry.resourceBatch.resource ? entry.hash : identityHash(instanceKey(resource));
-      const { rows } = await db.query<{ id: number; advertised_ms: number | null; advertise_gen: number }>(UPSERT_INSTANCE, [hash, ...INSTANCE_COLUMNS.map((column) => resource[column.key]), now]);
+      const { rows } = await db.query<{ id: number; advertised_ms: number | null; advertise_gen: number }>(UPSERT_INSTANCE, [
+        hash,
+        ...INSTANCE_COLUMNS.map((column) => resource[column.key]),
+        now,
+      ]);
       entry.instance = rows[0] as (typeof entry)['instance'];
     }
 
     const counted = resources.flatMap(({ resourceBatch, resource, instance }) =>
-      resourceBatch.counters.filter(needsStream).map((point) => ({ point, instanceId: instance.id, resource, hash: identityHash(streamKey(point.streamScope, point.streamAttributes)) })),
+      resourceBatch.counters
+        .filter(needsStream)
+        .map((point) => ({ point, instanceId: instance.id, resource, hash: identityHash(streamKey(point.streamScope, point.streamAttributes)) })),
     );
     const streams = await this.streams(db, counted);
-    const entries = counted.map(({ point, hash, resource }): PlannedPoint => ({ point, stream: streams.get(hash.toString('hex')) as StreamRef, service: resource.service }));
+    const entries = counted.map(({ point, hash, resource }): PlannedPoint => ({
+      point,
+      stream: streams.get(hash.toString('hex')) as StreamRef,
+      service: resource.service,
+    }));
 
     const plan = new IngestPlan();
     const planned = plan.points(entries, await this.cumulative.load(db, entries));
@@ -147,7 +162,10 @@ export class MetricsWriter {
   }
 
   /** Every stream of the batch, by key hash (hex): found in one query, the new ones created under the identity lock. */
-  private async streams(db: Queryable, counted: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[]): Promise<Map<string, StreamRef>> {
+  private async streams(
+    db: Queryable,
+    counted: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[],
+  ): Promise<Map<string, StreamRef>> {
     const found = new Map<string, StreamRef>();
     if (counted.length === 0) return found;
     const unique = new Map<string, (typeof counted)[number]>();
@@ -179,7 +197,11 @@ export class MetricsWriter {
    * so nothing it looks up can appear meanwhile): the dimension limit decides each stream's stored values, then
    * the cells, series and streams not stored yet are inserted, each kind in one statement.
    */
-  private async createStreams(db: Queryable, entries: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[], found: Map<string, StreamRef>): Promise<void> {
+  private async createStreams(
+    db: Queryable,
+    entries: readonly { point: CounterPoint; instanceId: number; resource: ResourceIdentity; hash: Buffer }[],
+    found: Map<string, StreamRef>,
+  ): Promise<void> {
     const cells = new Map<string, { hash: Buffer; values: unknown[]; id?: number }>();
     const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; dims: Readonly<SeriesDims>; id?: number }>();
     const streams: { hex: string; hash: Buffer; seriesHex: string; temporality: number }[] = [];
@@ -189,7 +211,10 @@ export class MetricsWriter {
       if (!cells.has(hex)) cells.set(hex, { hash, values: [hash, scope, dims.kind, service, ...cellValues(dims)] });
       return hex;
     };
-    const limited = await this.dimensionLimit.apply(db, entries.map((entry) => entry.point.dims));
+    const limited = await this.dimensionLimit.apply(
+      db,
+      entries.map((entry) => entry.point.dims),
+    );
     for (const [index, { point, instanceId, resource, hash }] of entries.entries()) {
       const dims = limited[index] as Readonly<SeriesDims>;
       const seriesHash = identityHash(seriesKey(instanceId, dims));
@@ -204,7 +229,9 @@ export class MetricsWriter {
     }
 
     const existing = async (table: string, map: Map<string, { hash: Buffer; id?: number }>): Promise<void> => {
-      const { rows } = await db.query<{ h: string; id: number }>(`SELECT encode(key_hash, 'hex') AS h, id FROM ${table} WHERE key_hash = ANY($1::bytea[])`, [[...map.values()].map((entry) => entry.hash)]);
+      const { rows } = await db.query<{ h: string; id: number }>(`SELECT encode(key_hash, 'hex') AS h, id FROM ${table} WHERE key_hash = ANY($1::bytea[])`, [
+        [...map.values()].map((entry) => entry.hash),
+      ]);
       for (const row of rows) (map.get(row.h) as { id?: number }).id = row.id;
     };
     const insert = async (table: string, columns: readonly { name: string; type: string }[], rows: readonly unknown[][]): Promise<Map<string, number>> => {
@@ -219,11 +246,22 @@ export class MetricsWriter {
       for (const row of result.rows) ids.set(row.h, row.id);
       return ids;
     };
-    const dimColumns = (list: readonly { column: string; flag: boolean }[]) => list.map((column) => ({ name: column.column, type: column.flag ? 'smallint' : 'text' }));
+    const dimColumns = (list: readonly { column: string; flag: boolean }[]) =>
+      list.map((column) => ({ name: column.column, type: column.flag ? 'smallint' : 'text' }));
 
     await existing('cells', cells);
     const newCells = [...cells.entries()].filter(([, cell]) => cell.id === undefined);
-    const cellIds = await insert('cells', [{ name: 'key_hash', type: 'bytea' }, { name: 'scope', type: 'smallint' }, { name: 'kind', type: 'smallint' }, { name: 'service', type: 'text' }, ...dimColumns(CELL_COLUMNS)], newCells.map(([, cell]) => cell.values));
+    const cellIds = await insert(
+      'cells',
+      [
+        { name: 'key_hash', type: 'bytea' },
+        { name: 'scope', type: 'smallint' },
+        { name: 'kind', type: 'smallint' },
+        { name: 'service', type: 'text' },
+        ...dimColumns(CELL_COLUMNS),
+      ],
+      newCells.map(([, cell]) => cell.values),
+    );
     for (const [hex, cell] of newCells) cell.id = cellIds.get(hex);
     const cellId = (hex: string): number => cells.get(hex)?.id as number;
 
@@ -231,25 +269,44 @@ export class MetricsWriter {
     const newSeries = [...series.entries()].filter(([, entry]) => entry.id === undefined);
     const seriesIds = await insert(
       'series',
-      [{ name: 'key_hash', type: 'bytea' }, { name: 'cell_id', type: 'bigint' }, { name: 'all_cell_id', type: 'bigint' }, { name: 'instance_ref', type: 'bigint' }, { name: 'kind', type: 'smallint' }, ...dimColumns(SERIES_COLUMNS)],
+      [
+        { name: 'key_hash', type: 'bytea' },
+        { name: 'cell_id', type: 'bigint' },
+        { name: 'all_cell_id', type: 'bigint' },
+        { name: 'instance_ref', type: 'bigint' },
+        { name: 'kind', type: 'smallint' },
+        ...dimColumns(SERIES_COLUMNS),
+      ],
       newSeries.map(([, entry]) => [entry.hash, cellId(entry.cellKey), cellId(entry.allCellKey), ...entry.values]),
     );
     for (const [hex, entry] of newSeries) entry.id = seriesIds.get(hex);
     // The cells of series that existed already are theirs (the same projection, unless the limit changed since).
-    const { rows: stored } = await db.query<{ h: string; cell_id: number; all_cell_id: number }>("SELECT encode(key_hash, 'hex') AS h, cell_id, all_cell_id FROM series WHERE key_hash = ANY($1::bytea[])", [
-      [...series.values()].map((entry) => entry.hash),
-    ]);
+    const { rows: stored } = await db.query<{ h: string; cell_id: number; all_cell_id: number }>(
+      "SELECT encode(key_hash, 'hex') AS h, cell_id, all_cell_id FROM series WHERE key_hash = ANY($1::bytea[])",
+      [[...series.values()].map((entry) => entry.hash)],
+    );
     const seriesCells = new Map(stored.map((row) => [row.h, row]));
 
     const streamIds = await insert(
       'streams',
-      [{ name: 'key_hash', type: 'bytea' }, { name: 'series_id', type: 'bigint' }, { name: 'temporality', type: 'smallint' }, { name: 'key_version', type: 'smallint' }],
+      [
+        { name: 'key_hash', type: 'bytea' },
+        { name: 'series_id', type: 'bigint' },
+        { name: 'temporality', type: 'smallint' },
+        { name: 'key_version', type: 'smallint' },
+      ],
       streams.map((stream) => [stream.hash, series.get(stream.seriesHex)?.id, stream.temporality, KEY_VERSION]),
     );
     for (const stream of streams) {
       const owner = seriesCells.get(stream.seriesHex) as { cell_id: number; all_cell_id: number };
       const entry = series.get(stream.seriesHex) as { id?: number; dims: Readonly<SeriesDims> };
-      found.set(stream.hex, { streamId: streamIds.get(stream.hex) as number, seriesId: entry.id as number, cellId: owner.cell_id, allCellId: owner.all_cell_id, dims: entry.dims });
+      found.set(stream.hex, {
+        streamId: streamIds.get(stream.hex) as number,
+        seriesId: entry.id as number,
+        cellId: owner.cell_id,
+        allCellId: owner.all_cell_id,
+        dims: entry.dims,
+      });
     }
   }
 

@@ -34,7 +34,11 @@ export class ResourceLimit {
     );
     const row = rows[0] as { known: number[]; service_known: boolean; services: number; instances: number };
     const knownInstances = new Set(row.known.map((ordinal) => instanceKey(candidates[ordinal - 1] as ResourceIdentity)));
-    const { service, instanceId } = limitResource(resource, { knownInstances, serviceKnown: row.service_known, services: Number(row.services), instances: Number(row.instances) }, this.limits);
+    const { service, instanceId } = limitResource(
+      resource,
+      { knownInstances, serviceKnown: row.service_known, services: Number(row.services), instances: Number(row.instances) },
+      this.limits,
+    );
     if (service === resource.service && instanceId === resource.instanceId) return resource;
     const key = instanceKey(resource);
     if (!this.counted.has(key)) {

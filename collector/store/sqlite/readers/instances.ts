@@ -18,8 +18,12 @@ export class InstancesReader {
   private readonly counts: Database.Statement;
 
   constructor(db: Database.Database) {
-    this.instances = db.prepare(`
-      SELECT id FROM instances WHERE (@service IS NULL OR service = @service) AND last_seen_ms >= @since ORDER BY service, instance_id`).pluck();
+    this.instances = db
+      .prepare(
+        `
+      SELECT id FROM instances WHERE (@service IS NULL OR service = @service) AND last_seen_ms >= @since ORDER BY service, instance_id`,
+      )
+      .pluck();
     this.chunk = db.prepare('SELECT * FROM instances WHERE id IN (SELECT value FROM json_each(@refs))');
     // Each instance's rows in the order one statement over all of them gives (rows are grouped per instance after).
     this.advertised = db.prepare(`
@@ -42,7 +46,8 @@ export class InstancesReader {
       const byId = new Map((this.chunk.all({ refs }) as InstanceRow[]).map((row) => [row.id, row]));
       // In the order of the first statement; an instance removed since (retention) is left out.
       const rows = ids.slice(start, start + INSTANCES_PER_CHUNK).flatMap((id) => byId.get(id) ?? []);
-      for (const record of instanceRecords(rows, this.advertised.all({ refs }) as AdvertisedRow[], this.counts.all({ refs }) as CountRow[])) records.push(record);
+      for (const record of instanceRecords(rows, this.advertised.all({ refs }) as AdvertisedRow[], this.counts.all({ refs }) as CountRow[]))
+        records.push(record);
     }
     return records;
   }

@@ -4,7 +4,16 @@ import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotal, CellTotals, InstanceCellTotal, InstanceCellTotals, StepTotal } from '../../../model/records.js';
 import { MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
-import { type BucketPlan, CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
+import {
+  type BucketPlan,
+  CELL_RANGES,
+  type PlanOptions,
+  type PlanRange,
+  SERIES_RANGES,
+  planBuckets,
+  planParameters,
+  presentRanges,
+} from '../../common/bucket-plan.js';
 import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
@@ -42,7 +51,9 @@ class RangeSums {
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
 const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.flag);
 /** A series' cell columns, extension series without their declaration state (as their cells). */
-const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ');
+const SERIES_CELL_COLUMNS = CELL_COLUMNS.map((column) =>
+  column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`,
+).join(', ');
 const STEP_COLUMNS = FLAG_COLUMNS;
 
 /**
@@ -69,7 +80,13 @@ interface ChunkedRead {
   end: Database.Statement;
 }
 
-async function chunked<T extends CellTotal>(read: ChunkedRead, parameters: Record<string, unknown>, into: T[], signal: AbortSignal | undefined, flags: readonly DimColumn[] = FLAG_COLUMNS): Promise<void> {
+async function chunked<T extends CellTotal>(
+  read: ChunkedRead,
+  parameters: Record<string, unknown>,
+  into: T[],
+  signal: AbortSignal | undefined,
+  flags: readonly DimColumn[] = FLAG_COLUMNS,
+): Promise<void> {
   let after = 0;
   for (;;) {
     const upto = read.end.get({ ...parameters, after }) as number | null;
@@ -147,7 +164,11 @@ export class RollupsReader {
         WHERE ${perInstanceWhere} AND s.id > @after AND s.id <= @upto
       ) WHERE n > 0`),
       ),
-      end: db.prepare(`SELECT max(id) FROM (SELECT s.id FROM series s JOIN instances i ON i.id = s.instance_ref WHERE ${perInstanceWhere} AND s.id > @after ORDER BY s.id LIMIT ${READ_CHUNK})`).pluck(),
+      end: db
+        .prepare(
+          `SELECT max(id) FROM (SELECT s.id FROM series s JOIN instances i ON i.id = s.instance_ref WHERE ${perInstanceWhere} AND s.id > @after ORDER BY s.id LIMIT ${READ_CHUNK})`,
+        )
+        .pluck(),
     };
     // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
     // series do. There are few such series (answers no server saw) among very many, and no index finds them, so this
@@ -190,9 +211,13 @@ export class RollupsReader {
     this.latestPointEnd = db.prepare('SELECT max(end_ns) FROM point_log').pluck().safeIntegers(true);
     // One seek per cell into each rollup's primary key (cell, bucket): no index orders the buckets alone.
     const oldestOf = (table: string, bucket: string): Database.Statement =>
-      db.prepare(`
+      db
+        .prepare(
+          `
         SELECT min(b) FROM (SELECT (SELECT min(${bucket}) FROM ${table} WHERE cell_id = c.id) AS b FROM cells c
-        WHERE (@service IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service))`).pluck();
+        WHERE (@service IS NULL AND c.scope = 1 AND c.service IS NULL) OR (c.scope = 0 AND c.service = @service))`,
+        )
+        .pluck();
     this.oldest = { minute: oldestOf('cell_minute', 'minute'), hour: oldestOf('cell_hour', 'hour') };
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     // One statement per scope, so that each chunk seeks its range of ids in cells_by_service (one for both scopes
@@ -275,7 +300,7 @@ export class RollupsReader {
     const level = stepLevel(CELL_LEVELS, query.stepMinutes);
     const cells = query.service === undefined ? { read: this.allCells, steps: this.steps.all } : { read: this.serviceCells, steps: this.steps.service };
     const totals: StepTotal[] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const upto = cells.read.end.get({ after, service: query.service ?? null }) as number | null;
       if (upto === null) return totals;
       for (const total of this.stepRows(cells.steps.get(level.table), level.minutes, query, { after, upto })) totals.push(total);
@@ -285,7 +310,12 @@ export class RollupsReader {
     }
   }
 
-  private stepRows(statement: Database.Statement | undefined, minutes: number, query: StepQuery, chunk: { after: number; upto: number } | undefined = undefined): StepTotal[] {
+  private stepRows(
+    statement: Database.Statement | undefined,
+    minutes: number,
+    query: StepQuery,
+    chunk: { after: number; upto: number } | undefined = undefined,
+  ): StepTotal[] {
     const rows = statement?.all({ ...stepParameters(query, minutes), ...chunk }) as Record<string, unknown>[];
     return records<StepTotal>(rows, STEP_COLUMNS);
   }

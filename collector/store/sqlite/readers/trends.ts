@@ -2,14 +2,7 @@ import type { RollupLevel } from '../../common/rollup-levels.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
-import {
-  type TrendMeasure,
-  TrendMeasures,
-  type TrendQuery,
-  type TrendResult,
-  planTrend,
-  trendResult,
-} from '../../common/trends.js';
+import { type TrendMeasure, TrendMeasures, type TrendQuery, type TrendResult, planTrend, trendResult } from '../../common/trends.js';
 import { safeSum } from '../sql.js';
 import { READ_CHUNK } from './rollups.js';
 
@@ -60,12 +53,16 @@ function requiredSource(level: RollupLevel): string {
 const MEASURES = {
   declarations: {
     series: false,
-    sql: (from: string) => `SELECT slot, client_declaration AS declaration, ${safeSum('b_count')} AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
+    sql: (
+      from: string,
+    ) => `SELECT slot, client_declaration AS declaration, ${safeSum('b_count')} AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, client_declaration`,
   },
   clients: {
     series: false,
-    sql: (from: string) => `SELECT slot, client_name AS name, client_version AS version, ${safeSum('b_count')} AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
+    sql: (
+      from: string,
+    ) => `SELECT slot, client_name AS name, client_version AS version, ${safeSum('b_count')} AS requests FROM (${from}) WHERE kind = 0 AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, client_name, client_version`,
   },
   // Grouped by the raw columns (the rollup rows are many; the groups few), shaped per id in `extensions()`.
@@ -85,13 +82,14 @@ const MEASURES = {
   // `ext`, not `id`: the projection has the row's own `id` column, which a GROUP BY would take instead.
   required: {
     series: true,
-    sql: (from: string) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, ${safeSum('b_count')} AS count
+    sql: (
+      from: string,
+    ) => `SELECT slot, CASE WHEN kind = 0 THEN NULL ELSE extension_id END AS ext, client_name AS name, client_version AS version, ${safeSum('b_count')} AS count
       FROM (${from}) WHERE ((kind = 1 AND required = 1 AND (@extension IS NULL OR extension_id = @extension)) OR (kind = 0 AND status_code = '-32021'))
         AND (@client IS NULL OR client_name = @client)
       GROUP BY slot, ext, client_name, client_version`,
   },
 } as const;
-
 
 /**
  * Sums per time step over the rollups, from the coarsest level the step allows. Read in chunks of
@@ -106,7 +104,8 @@ export class TrendsReader extends TrendMeasures {
   constructor(private readonly db: Database.Database) {
     super();
     // Each chunk's end from the index alone, over the owners read (cells_by_service keeps equal keys in id order).
-    const end = (where: string): Database.Statement => db.prepare(`SELECT max(id) FROM (SELECT c.id FROM cells c WHERE ${where} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`).pluck();
+    const end = (where: string): Database.Statement =>
+      db.prepare(`SELECT max(id) FROM (SELECT c.id FROM cells c WHERE ${where} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`).pluck();
     this.chunkEnd = {
       allCells: end(OWNERS.allCells),
       serviceCells: end(OWNERS.serviceCells),
@@ -151,7 +150,7 @@ export class TrendsReader extends TrendMeasures {
     const rows: Slot[] = [];
     if (narrowed) return trendResult(query, plan, statement.all(parameters) as Slot[]);
     const chunkEnd = this.chunkEnd[owners];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const upto = chunkEnd.get({ after, ...(owners === 'serviceCells' ? { service: parameters.service } : {}) }) as number | null;
       if (upto === null) break;
       for (const row of statement.all({ ...parameters, after, upto }) as Slot[]) rows.push(row);

@@ -72,7 +72,10 @@ export class MetricsWriter {
         INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
         VALUES (?, ${placeholders(instanceColumns.length)}, @now, @now)
         ON CONFLICT (key_hash) DO UPDATE SET
-          ${instanceColumns.filter((column) => column !== 'service' && column !== 'instance_id').map((column) => `${column} = coalesce(excluded.${column}, ${column}),`).join('\n          ')}
+          ${instanceColumns
+            .filter((column) => column !== 'service' && column !== 'instance_id')
+            .map((column) => `${column} = coalesce(excluded.${column}, ${column}),`)
+            .join('\n          ')}
           last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)
         RETURNING id, advertised_ms, advertise_gen`),
       selectStream: db.prepare(

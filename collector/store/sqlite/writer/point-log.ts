@@ -30,7 +30,9 @@ export class PointLog {
       let statement = this.inserts.get(count);
       if (statement === undefined) {
         const values = Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-        statement = this.db.prepare(`INSERT OR IGNORE INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${values}`);
+        statement = this.db.prepare(
+          `INSERT OR IGNORE INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value) VALUES ${values}`,
+        );
         this.inserts.set(count, statement);
       }
       // Not RETURNING: applying three exports of 20,000 new points, it made the longest turn of the event loop

@@ -50,9 +50,17 @@ export class ResourceLimit {
     const stored = this.overflowing.get(key);
     if (stored !== undefined) return { ...resource, ...stored };
     if (this.known(resource)) return resource;
-    const knownInstances = new Set(resourceCandidates(resource).filter((candidate) => this.known(candidate)).map(instanceKey));
+    const knownInstances = new Set(
+      resourceCandidates(resource)
+        .filter((candidate) => this.known(candidate))
+        .map(instanceKey),
+    );
     const serviceKnown = resource.service !== null && this.statements.service.get(resource.service) !== undefined;
-    const { service, instanceId, newService, newInstance } = limitResource(resource, { knownInstances, serviceKnown, services: this.services, instances: this.instances }, this.limits);
+    const { service, instanceId, newService, newInstance } = limitResource(
+      resource,
+      { knownInstances, serviceKnown, services: this.services, instances: this.instances },
+      this.limits,
+    );
     if (newService) this.services++;
     if (newInstance) this.instances++;
     if (service === resource.service && instanceId === resource.instanceId) return resource;

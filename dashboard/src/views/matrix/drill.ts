@@ -37,7 +37,10 @@ export class DrillDown {
       replace(this.element, title, close, notice('empty', `No requests for ${state.cellClient} in this range.`));
       return;
     }
-    const extLink = state.cellExt === '' ? null : h('a', { href: href(state, { view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' }) }, 'Extension page for ', state.cellExt);
+    const extLink =
+      state.cellExt === ''
+        ? null
+        : h('a', { href: href(state, { view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' }) }, 'Extension page for ', state.cellExt);
     extLink?.addEventListener('click', (event) => {
       event.preventDefault();
       this.current.context.navigate({ view: 'extension', ext: state.cellExt, cellClient: '', cellExt: '' });
@@ -62,7 +65,8 @@ export class DrillDown {
         return (row.name === null ? example.clientName === null : true) && (state.group === 'client' || row.version !== null || example.clientVersion === null);
       })
       .slice(0, 20);
-    const counts = state.cellExt === '' ? null : h('p', null, describeCell(row, cellOf(row, matrix.extensions.indexOf(state.cellExt), state.cellExt)).join(' · '));
+    const counts =
+      state.cellExt === '' ? null : h('p', null, describeCell(row, cellOf(row, matrix.extensions.indexOf(state.cellExt), state.cellExt)).join(' · '));
     if (list.length === 0) {
       replace(
         this.element,
@@ -70,7 +74,13 @@ export class DrillDown {
         close,
         counts,
         split,
-        notice('empty', 'No example requests.', 'Examples come from spans: the agent sends them unless ', code('EXTSCOPE_SPANS=false'), ' or trace sampling drops them; the newest five per cell are kept for 7 days. Counts above always come from the metrics.'),
+        notice(
+          'empty',
+          'No example requests.',
+          'Examples come from spans: the agent sends them unless ',
+          code('EXTSCOPE_SPANS=false'),
+          ' or trace sampling drops them; the newest five per cell are kept for 7 days. Counts above always come from the metrics.',
+        ),
         extLink,
       );
       return;
@@ -81,7 +91,8 @@ export class DrillDown {
   /** The opened cell across the instances that answered it; nothing for a whole row. */
   private async splitOf(state: State, row: MatrixRow): Promise<HTMLElement | null> {
     if (state.cellExt === '') return null;
-    if (row.summedRows !== undefined) return notice('empty', `This row sums the ${integer(row.summedRows)} least busy rows past the row limit: filter the rows to see their instances.`);
+    if (row.summedRows !== undefined)
+      return notice('empty', `This row sums the ${integer(row.summedRows)} least busy rows past the row limit: filter the rows to see their instances.`);
     const split = await this.current.context.load<InstanceSplitResponse>('matrix/cell', cellSplitParams(state, row, state.cellExt));
     return splitTable(split);
   }

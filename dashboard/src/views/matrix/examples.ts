@@ -6,7 +6,17 @@ export function examplesTable(list: ExamplesResponse['examples']): HTMLElement {
   return h(
     'table',
     { class: 'examples' },
-    h('thead', null, h('tr', null, ...['Time', 'Method', 'Target', 'Outcome', 'Client', 'Answered by', 'Declaration', 'Negotiated', 'Trace id', 'Duration'].map((text) => h('th', { scope: 'col' }, text)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ...['Time', 'Method', 'Target', 'Outcome', 'Client', 'Answered by', 'Declaration', 'Negotiated', 'Trace id', 'Duration'].map((text) =>
+          h('th', { scope: 'col' }, text),
+        ),
+      ),
+    ),
     h(
       'tbody',
       null,

@@ -72,8 +72,26 @@ export class MatrixGrid {
       return;
     }
     const body = h('tbody');
-    const columns = h('colgroup', null, h('col', { class: 'col-client' }), h('col', { class: 'col-requests' }), ...slice.extensions.map(() => h('col', { class: 'col-ext' })));
-    const table = h('table', { class: 'matrix', role: 'grid', 'aria-label': 'Extension support matrix', 'aria-rowcount': slice.rows.length + 1, 'aria-colcount': slice.extensions.length + 2 }, columns, h('thead', null, headerRow(slice, state, this.current.context.navigate)), body);
+    const columns = h(
+      'colgroup',
+      null,
+      h('col', { class: 'col-client' }),
+      h('col', { class: 'col-requests' }),
+      ...slice.extensions.map(() => h('col', { class: 'col-ext' })),
+    );
+    const table = h(
+      'table',
+      {
+        class: 'matrix',
+        role: 'grid',
+        'aria-label': 'Extension support matrix',
+        'aria-rowcount': slice.rows.length + 1,
+        'aria-colcount': slice.extensions.length + 2,
+      },
+      columns,
+      h('thead', null, headerRow(slice, state, this.current.context.navigate)),
+      body,
+    );
     // Fixed layout needs the table's width: the columns' (see the stylesheet), so no cell is ever measured.
     table.style.width = `${17 + 6 + 4 * slice.extensions.length}rem`;
     // A re-render (refresh, sort, drill-down) keeps the keyboard where it was: on the same cell, or the same sort button.

@@ -9,7 +9,12 @@ export function headerRow(slice: MatrixSlice, state: State, navigate: Context['n
   const sortButton = (key: string, label: string | Node, description: string): HTMLElement => {
     const active = state.sort === key;
     const next = active && state.dir === 'desc' ? 'asc' : 'desc';
-    const button = h('button', { type: 'button', class: 'sort', 'data-sort': key, title: `Sort by ${description}` }, label, h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (state.dir === 'desc' ? ' ▼' : ' ▲') : ''));
+    const button = h(
+      'button',
+      { type: 'button', class: 'sort', 'data-sort': key, title: `Sort by ${description}` },
+      label,
+      h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (state.dir === 'desc' ? ' ▼' : ' ▲') : ''),
+    );
     button.addEventListener('click', () => navigate({ sort: key, dir: key === 'client' && !active ? 'asc' : next }));
     return button;
   };

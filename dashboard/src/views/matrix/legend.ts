@@ -7,9 +7,15 @@ export function legend(): HTMLElement {
   return h(
     'ul',
     { class: 'legend', 'aria-label': 'Legend' },
-    ...(Object.keys(STATES) as (keyof typeof STATES)[]).map((state) => h('li', { class: `state-${state}` }, h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[state].symbol), ` ${STATES[state].text}`)),
+    ...(Object.keys(STATES) as (keyof typeof STATES)[]).map((state) =>
+      h('li', { class: `state-${state}` }, h('span', { class: 'symbol', 'aria-hidden': 'true' }, STATES[state].symbol), ` ${STATES[state].text}`),
+    ),
     shade,
     h('li', { class: 'legend-required' }, h('span', { class: 'required' }, '×n'), ' requests answered -32021 (a required capability missing) naming the id'),
-    h('li', null, 'Cell figure: share of the row’s requests whose server’s declaration is known (requests answered before any server instance existed are counted apart). Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).'),
+    h(
+      'li',
+      null,
+      'Cell figure: share of the row’s requests whose server’s declaration is known (requests answered before any server instance existed are counted apart). Declarations per row: declared / none (capabilities without extensions) / unknown (no capabilities received — not “unsupported”).',
+    ),
   );
 }

@@ -10,7 +10,11 @@ export const ROW_PX = 46;
 /** One matrix row: its label (a link to the row's example requests) with its declarations, its requests, its cells. */
 export function rowElement(row: MatrixRow, rowIndex: number, slice: MatrixSlice, state: State, tabStop: { row: number; col: number }): HTMLTableRowElement {
   const tr = h('tr', { 'data-row': rowIndex, 'data-client': row.client, 'aria-rowindex': rowIndex + 2 });
-  const label = h('a', { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: clientTitle(row.client) }, row.client);
+  const label = h(
+    'a',
+    { href: href(state, { view: 'matrix', cellClient: row.client, cellExt: '' }), class: 'client-link', title: clientTitle(row.client) },
+    row.client,
+  );
   tr.appendChild(h('th', { scope: 'row', class: 'client' }, label, declarationLine(row)));
   const unknown = row.serverUnknown;
   tr.appendChild(
@@ -18,7 +22,18 @@ export function rowElement(row: MatrixRow, rowIndex: number, slice: MatrixSlice,
       'td',
       { class: 'requests' },
       integer(row.requests),
-      ...(unknown === 0 ? [] : [h('span', { class: 'server-unknown', title: `${integer(unknown)} of ${integer(row.requests)} requests were answered before any server instance existed: not in the shares` }, ` (${integer(unknown)} no server)`)]),
+      ...(unknown === 0
+        ? []
+        : [
+            h(
+              'span',
+              {
+                class: 'server-unknown',
+                title: `${integer(unknown)} of ${integer(row.requests)} requests were answered before any server instance existed: not in the shares`,
+              },
+              ` (${integer(unknown)} no server)`,
+            ),
+          ]),
     ),
   );
   slice.extensions.forEach(({ id, index }, colIndex) => {
@@ -76,6 +91,15 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
 
 function declarationLine(row: MatrixRow): HTMLElement {
   const d = row.declaration;
-  const part = (label: string, n: number, cls: string): HTMLElement => h('span', { class: `decl decl-${cls}`, title: `${label}: ${n} of ${row.requests} requests` }, `${label} ${integer(n)}`);
-  return h('span', { class: 'declarations' }, part('declared', d.declared, 'declared'), ' · ', part('none', d.none, 'none'), ' · ', part('unknown', d.unknown, 'unknown'));
+  const part = (label: string, n: number, cls: string): HTMLElement =>
+    h('span', { class: `decl decl-${cls}`, title: `${label}: ${n} of ${row.requests} requests` }, `${label} ${integer(n)}`);
+  return h(
+    'span',
+    { class: 'declarations' },
+    part('declared', d.declared, 'declared'),
+    ' · ',
+    part('none', d.none, 'none'),
+    ' · ',
+    part('unknown', d.unknown, 'unknown'),
+  );
 }

@@ -42,14 +42,28 @@ export function emptyState(matrix: MatrixResponse, slice: MatrixSlice, instances
     );
   }
   if (matrix.rows.length === 0) {
-    return notice('empty', `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`, `${count(instances.instances.length, 'instance')} reported before. Choose a longer time range or clear the service and instance filters.`);
+    return notice(
+      'empty',
+      `No requests in the ${rangeLabel(state)} for ${scopeText(state)}.`,
+      `${count(instances.instances.length, 'instance')} reported before. Choose a longer time range or clear the service and instance filters.`,
+    );
   }
   if (slice.rows.length === 0) {
     const noun = ROWS[state.group];
-    return notice('empty', `No ${noun.one} matches the filters.`, state.client !== '' ? `Client filter: ${state.client}. ` : '', state.rows !== '' ? `Row text filter: “${state.rows}”. ` : '', `Clear them to see every ${noun.one}.`);
+    return notice(
+      'empty',
+      `No ${noun.one} matches the filters.`,
+      state.client !== '' ? `Client filter: ${state.client}. ` : '',
+      state.rows !== '' ? `Row text filter: “${state.rows}”. ` : '',
+      `Clear them to see every ${noun.one}.`,
+    );
   }
   if (matrix.extensions.length === 0) {
-    return notice('empty', 'No extension was declared or advertised in this range.', `${integer(matrix.rows.reduce((sum, row) => sum + row.requests, 0))} requests were received, but no client declared an extension and no server advertised one.`);
+    return notice(
+      'empty',
+      'No extension was declared or advertised in this range.',
+      `${integer(matrix.rows.reduce((sum, row) => sum + row.requests, 0))} requests were received, but no client declared an extension and no server advertised one.`,
+    );
   }
   if (slice.extensions.length === 0) return notice('empty', `No extension id contains “${state.cols}”.`, 'Clear the extension filter to see every column.');
   return null;

@@ -32,14 +32,24 @@ export class Toolbar {
     };
     this.rowFilter.addEventListener('input', onType);
     this.colFilter.addEventListener('input', onType);
-    this.meaning = h('select', { id: 'markdown-meaning' }, h('option', { value: 'negotiated' }, 'Markdown: yes = negotiated'), h('option', { value: 'declared' }, 'Markdown: yes = declared by the client'));
+    this.meaning = h(
+      'select',
+      { id: 'markdown-meaning' },
+      h('option', { value: 'negotiated' }, 'Markdown: yes = negotiated'),
+      h('option', { value: 'declared' }, 'Markdown: yes = declared by the client'),
+    );
     const button = (label: string, action: () => void): HTMLButtonElement => {
       const element = h('button', { type: 'button' }, label);
       element.addEventListener('click', action);
       return element;
     };
     this.markdownBox = h('textarea', { id: 'markdown-output', readonly: true, rows: 8, 'aria-label': 'Markdown table', spellcheck: 'false' });
-    this.markdownDetails = h('details', { class: 'markdown' }, h('summary', null, 'Markdown table (in the shape of the official support matrix)'), this.markdownBox);
+    this.markdownDetails = h(
+      'details',
+      { class: 'markdown' },
+      h('summary', null, 'Markdown table (in the shape of the official support matrix)'),
+      this.markdownBox,
+    );
     this.markdownDetails.addEventListener('toggle', () => {
       if (this.markdownDetails.open) this.markdownBox.value = this.markdown();
     });

@@ -39,14 +39,23 @@ export class CellTooltip {
     this.tooltipFor = element;
     const lines = describeCell(found.row, found.cell);
     const split = h('div', { class: 'tooltip-split-box' });
-    replace(this.element, h('p', { class: 'tooltip-title' }, found.row.client, ' × ', found.id), ...lines.map((line) => h('p', null, line)), split, h('p', { class: 'tooltip-hint' }, 'Enter or click: example requests'));
+    replace(
+      this.element,
+      h('p', { class: 'tooltip-title' }, found.row.client, ' × ', found.id),
+      ...lines.map((line) => h('p', null, line)),
+      split,
+      h('p', { class: 'tooltip-hint' }, 'Enter or click: example requests'),
+    );
     this.element.hidden = false;
     this.grid.element.querySelector('[aria-describedby="cell-tooltip"]')?.removeAttribute('aria-describedby');
     element.setAttribute('aria-describedby', 'cell-tooltip');
     this.place(element);
     clearTimeout(this.splitTimer);
     if (found.row.summedRows !== undefined) {
-      replace(split, h('p', null, `This row sums the ${integer(found.row.summedRows)} least busy rows past the row limit: filter the rows to see their instances.`));
+      replace(
+        split,
+        h('p', null, `This row sums the ${integer(found.row.summedRows)} least busy rows past the row limit: filter the rows to see their instances.`),
+      );
       return;
     }
     // A short pause first: sweeping the pointer across the grid asks for nothing.

@@ -34,7 +34,17 @@ class MatrixView implements ViewModule {
     });
     const tooltip = new CellTooltip(this.current, this.grid);
     this.drill = new DrillDown(this.current);
-    replace(root, h('h2', null, 'Support matrix'), this.toolbar.element, legend(), this.summary, this.grid.element, this.toolbar.markdownDetails, this.drill.element, tooltip.element);
+    replace(
+      root,
+      h('h2', null, 'Support matrix'),
+      this.toolbar.element,
+      legend(),
+      this.summary,
+      this.grid.element,
+      this.toolbar.markdownDetails,
+      this.drill.element,
+      tooltip.element,
+    );
   }
 
   async clientNames(context: Context): Promise<string[]> {

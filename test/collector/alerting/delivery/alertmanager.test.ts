@@ -21,10 +21,13 @@ describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () =>
     await temp?.cleanup();
   });
 
-  const find = (alerts: AlertmanagerAlert[], service: string): AlertmanagerAlert | undefined => alerts.find((each) => each.labels['alertname'] === 'advertisement-skew' && each.labels['service'] === service);
+  const find = (alerts: AlertmanagerAlert[], service: string): AlertmanagerAlert | undefined =>
+    alerts.find((each) => each.labels['alertname'] === 'advertisement-skew' && each.labels['service'] === service);
 
   it('a firing alert appears with its labels, annotations and a link back; it is re-sent while firing and ends after resolve', async () => {
-    const start = alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'api', 'extension.id': 'io.modelcontextprotocol/tasks', empty: '' } });
+    const start = alert({
+      labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'api', 'extension.id': 'io.modelcontextprotocol/tasks', empty: '' },
+    });
     const pending = opened(start);
     collector.notifier.deliver(cycle([pending], []));
     const firing = transition(pending.alert, 'firing');
@@ -52,7 +55,9 @@ describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () =>
 
     // The log is written shortly after each step.
     const states = await eventually(async () => {
-      const { body } = await getJson<{ deliveries: { transitionId: string; state: string }[] }>(`${collector.url}/api/v1/alerts/deliveries?receiver=alertmanager`);
+      const { body } = await getJson<{ deliveries: { transitionId: string; state: string }[] }>(
+        `${collector.url}/api/v1/alerts/deliveries?receiver=alertmanager`,
+      );
       const byId = new Map(body.deliveries.map((row) => [row.transitionId, row.state]));
       return byId.get(resolved.id) === 'delivered' ? byId : undefined;
     }, 'the resolution delivered in the log');
@@ -90,7 +95,11 @@ describe('Alertmanager delivery from a collector whose clock runs ahead', () => 
     const ahead = (): number => Date.now() + 10 * 60_000;
     const collector = await startTestCollector(temp.dir, { clock: ahead, delivery: { alertmanagerUrls: [alertmanager.url] } });
     try {
-      const firing = transition(opened(alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'ahead' } }), Date.now()).alert, 'firing', Date.now());
+      const firing = transition(
+        opened(alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service: 'ahead' } }), Date.now()).alert,
+        'firing',
+        Date.now(),
+      );
       collector.notifier.deliver(cycle([firing], [firing.alert]));
       await eventually(async () => (await alertmanager.alerts()).find((each) => each.labels['service'] === 'ahead'), 'the alert in Alertmanager');
       const resolved = transition(firing.alert, 'resolved', ahead());
@@ -114,7 +123,9 @@ describe('Alertmanager delivery to one that is down', () => {
       const firing = transition(opened(alert()).alert, 'firing');
       collector.notifier.deliver(cycle([firing], [firing.alert]));
       const row = await eventually(async () => {
-        const { body } = await getJson<{ deliveries: { state: string; attempts: number; lastError: string | null }[] }>(`${collector.url}/api/v1/alerts/deliveries?transition=${firing.id}`);
+        const { body } = await getJson<{ deliveries: { state: string; attempts: number; lastError: string | null }[] }>(
+          `${collector.url}/api/v1/alerts/deliveries?transition=${firing.id}`,
+        );
         const [first] = body.deliveries;
         return first?.state === 'failed' ? first : undefined;
       }, 'the post given up');
@@ -132,7 +143,9 @@ describe('Alertmanager delivery to one that is down', () => {
   it('closing does not wait for one that never answers: the post is cancelled and the transition marked abandoned', async () => {
     const hanging = await startReceiver(() => 0);
     const temp = await tempDir();
-    const collector = await startTestCollector(temp.dir, { delivery: { alertmanagerUrls: [hanging.url.replace('/hooks/extscope', '')], requestTimeoutMs: 600_000 } });
+    const collector = await startTestCollector(temp.dir, {
+      delivery: { alertmanagerUrls: [hanging.url.replace('/hooks/extscope', '')], requestTimeoutMs: 600_000 },
+    });
     try {
       const firing = transition(opened(alert()).alert, 'firing');
       collector.notifier.deliver(cycle([firing], [firing.alert]));
@@ -141,7 +154,9 @@ describe('Alertmanager delivery to one that is down', () => {
       await collector.close();
       const reopened = await startTestCollector(temp.dir);
       try {
-        const { body } = await getJson<{ deliveries: { state: string; attempts: number }[] }>(`${reopened.url}/api/v1/alerts/deliveries?transition=${firing.id}`);
+        const { body } = await getJson<{ deliveries: { state: string; attempts: number }[] }>(
+          `${reopened.url}/api/v1/alerts/deliveries?transition=${firing.id}`,
+        );
         expect(body.deliveries).toMatchObject([{ state: 'abandoned', attempts: 1 }]);
       } finally {
         await reopened.close();

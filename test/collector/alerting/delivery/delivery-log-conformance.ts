@@ -15,7 +15,19 @@ export interface DeliveryLogBackend {
 const T0 = Date.UTC(2026, 11, 1, 12);
 
 function entry(overrides: Partial<DeliveryEntry> = {}): DeliveryEntry {
-  return { receiver: 'webhook', transitionId: 't-1', fingerprint: 'fp-1', rule: 'skew', from: 'pending', to: 'firing', state: 'queued', attempts: 0, queuedAtMs: T0, atMs: T0, ...overrides };
+  return {
+    receiver: 'webhook',
+    transitionId: 't-1',
+    fingerprint: 'fp-1',
+    rule: 'skew',
+    from: 'pending',
+    to: 'firing',
+    state: 'queued',
+    attempts: 0,
+    queuedAtMs: T0,
+    atMs: T0,
+    ...overrides,
+  };
 }
 
 export function deliveryLogConformance(name: string, backend: () => DeliveryLogBackend): void {
@@ -35,7 +47,9 @@ export function deliveryLogConformance(name: string, backend: () => DeliveryLogB
 
     it('keeps one row per receiver and transition, rewritten at each attempt, created and delivered times kept', async () => {
       await log.deliveries.recordDeliveries([entry()]);
-      await log.deliveries.recordDeliveries([entry({ state: 'retrying', attempts: 1, lastStatus: 503, lastError: 'HTTP 503', nextAttemptAtMs: T0 + 2000, atMs: T0 + 1000 })]);
+      await log.deliveries.recordDeliveries([
+        entry({ state: 'retrying', attempts: 1, lastStatus: 503, lastError: 'HTTP 503', nextAttemptAtMs: T0 + 2000, atMs: T0 + 1000 }),
+      ]);
       await log.deliveries.recordDeliveries([entry({ state: 'delivered', attempts: 2, lastStatus: 200, atMs: T0 + 3000 })]);
       await log.deliveries.recordDeliveries([entry({ receiver: 'alertmanager', state: 'queued', atMs: T0 + 3500 })]);
       const rows = await log.deliveries.deliveries({ receiver: 'webhook', limit: 10 });
@@ -87,7 +101,11 @@ export function deliveryLogConformance(name: string, backend: () => DeliveryLogB
     });
 
     it('writes a batch at once', async () => {
-      await log.deliveries.recordDeliveries([entry({ transitionId: 'a' }), entry({ transitionId: 'b', queuedAtMs: T0 - 5, atMs: T0 + 5 }), entry({ transitionId: 'a', state: 'dropped', atMs: T0 + 6 })]);
+      await log.deliveries.recordDeliveries([
+        entry({ transitionId: 'a' }),
+        entry({ transitionId: 'b', queuedAtMs: T0 - 5, atMs: T0 + 5 }),
+        entry({ transitionId: 'a', state: 'dropped', atMs: T0 + 6 }),
+      ]);
       const rows = await log.deliveries.deliveries({ limit: 10 });
       expect(rows.map((row) => [row.transitionId, row.state, row.createdAtMs, row.updatedAtMs])).toEqual([
         ['a', 'dropped', T0, T0 + 6],
@@ -96,7 +114,10 @@ export function deliveryLogConformance(name: string, backend: () => DeliveryLogB
     });
 
     it('filters by state, fingerprint and transition, most recently updated first, up to the limit', async () => {
-      for (let i = 1; i <= 5; i++) await log.deliveries.recordDeliveries([entry({ transitionId: `t-${i}`, fingerprint: i % 2 === 0 ? 'even' : 'odd', state: i === 5 ? 'failed' : 'queued', atMs: T0 + i })]);
+      for (let i = 1; i <= 5; i++)
+        await log.deliveries.recordDeliveries([
+          entry({ transitionId: `t-${i}`, fingerprint: i % 2 === 0 ? 'even' : 'odd', state: i === 5 ? 'failed' : 'queued', atMs: T0 + i }),
+        ]);
       expect((await log.deliveries.deliveries({ limit: 10, fingerprint: 'odd' })).map((row) => row.transitionId)).toEqual(['t-5', 't-3', 't-1']);
       expect((await log.deliveries.deliveries({ limit: 10, state: 'failed' })).map((row) => row.transitionId)).toEqual(['t-5']);
       expect((await log.deliveries.deliveries({ limit: 10, transitionId: 't-2' })).map((row) => row.fingerprint)).toEqual(['even']);

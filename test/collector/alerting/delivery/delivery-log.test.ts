@@ -10,7 +10,13 @@ deliveryLogConformance('SQLite', () => {
     async open(clock, hourDays) {
       const dir = await mkdtemp(join(tmpdir(), 'extscope-deliveries-'));
       dirs.push(dir);
-      return openSqliteStore({ path: join(dir, 'extscope.db'), clock, retention: { minuteDays: 2, hourDays, dedupHours: 6 }, synchronous: 'normal', examplesPerCell: 5 });
+      return openSqliteStore({
+        path: join(dir, 'extscope.db'),
+        clock,
+        retention: { minuteDays: 2, hourDays, dedupHours: 6 },
+        synchronous: 'normal',
+        examplesPerCell: 5,
+      });
     },
     async cleanup() {
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));

@@ -37,7 +37,10 @@ describe('from the rule engine to the receivers', () => {
     const shown = await eventually(async () => (await alertmanager.alerts()).find((alert) => alert.labels['alertname'] === 'skew'), 'skew in Alertmanager');
     expect(shown.labels['service']).toBe('ids');
     expect(shown.generatorURL).toBe('https://extscope.example.test/?view=fleet&service=ids');
-    await eventually(async () => (receiver.requests.some((request) => JSON.parse(request.body).transition.to === 'firing') ? true : undefined), 'the firing webhook');
+    await eventually(
+      async () => (receiver.requests.some((request) => JSON.parse(request.body).transition.to === 'firing') ? true : undefined),
+      'the firing webhook',
+    );
 
     // Prometheus users can alert from the state gauge instead.
     const prometheus = await startPrometheus({ url: collector.url });
@@ -56,7 +59,10 @@ describe('from the rule engine to the receivers', () => {
     await send(collector.url, { service: 'ids', instance: 'ids-1', atMs: clock.now - 60_000, advertised: [{ id: A }, { id: B }] });
     await send(collector.url, { service: 'ids', instance: 'ids-2', atMs: clock.now - 60_000, advertised: [{ id: A }, { id: B }] });
     await collector.alerting.evaluate();
-    await eventually(async () => ((await alertmanager.alerts()).some((alert) => alert.labels['alertname'] === 'skew') ? undefined : true), 'skew ended in Alertmanager');
+    await eventually(
+      async () => ((await alertmanager.alerts()).some((alert) => alert.labels['alertname'] === 'skew') ? undefined : true),
+      'skew ended in Alertmanager',
+    );
     const messages = await eventually(async () => {
       const bodies = receiver.requests.map((request) => JSON.parse(request.body) as { id: string; transition: { from: string; to: string } });
       return bodies.some((body) => body.transition.to === 'resolved') ? bodies : undefined;

@@ -16,7 +16,10 @@ describe('a real Prometheus scraping the collector', () => {
   beforeAll(async () => {
     temp = await tempDir();
     receiver = await startReceiver();
-    collector = await startTestCollector(temp.dir, { readToken: READ_TOKEN, delivery: { webhookUrl: receiver.url, webhookSecret: 'prometheus-test-secret-0123456789' } });
+    collector = await startTestCollector(temp.dir, {
+      readToken: READ_TOKEN,
+      delivery: { webhookUrl: receiver.url, webhookSecret: 'prometheus-test-secret-0123456789' },
+    });
     const t = msToNs(Date.now());
     const point = { client: 'claude-code', version: '1.2.0', declaration: 'declared' as const, count: 4, startNs: t - MINUTE_NS, timeNs: t };
     const response = await postMetrics(
@@ -48,7 +51,10 @@ describe('a real Prometheus scraping the collector', () => {
   });
 
   it('the request counters, a negotiated share taken from them and the delivery counters are queryable', async () => {
-    const requests = await eventually(async () => value(await prometheus.query('sum(extscope_requests_total{service="api",client="claude-code"})')), 'extscope_requests_total');
+    const requests = await eventually(
+      async () => value(await prometheus.query('sum(extscope_requests_total{service="api",client="claude-code"})')),
+      'extscope_requests_total',
+    );
     expect(requests).toBe(4);
     const shared = await prometheus.query(
       `sum by (client) (extscope_extension_requests_total{client="claude-code",extension="${TASKS}",state="negotiated"}) / sum by (client) (extscope_requests_total{server_declaration!="unknown"})`,

@@ -71,9 +71,13 @@ describe('delivery configuration', () => {
 
   it('refuses a webhook without a signing secret, a URL that is not http(s), and a resend interval that is not a number', () => {
     expect(() => resolveConfig({ dbPath: 'x.db', delivery: { webhookUrl: 'https://hooks.example.test' } })).toThrow(ConfigError);
-    expect(() => resolveConfig({ dbPath: 'x.db', delivery: { webhookUrl: 'https://hooks.example.test', webhookSecret: 'short' } })).toThrow(/EXTSCOPE_WEBHOOK_SECRET/);
+    expect(() => resolveConfig({ dbPath: 'x.db', delivery: { webhookUrl: 'https://hooks.example.test', webhookSecret: 'short' } })).toThrow(
+      /EXTSCOPE_WEBHOOK_SECRET/,
+    );
     expect(() => resolveConfig({ dbPath: 'x.db', delivery: { alertmanagerUrls: ['ftp://am:9093'] } })).toThrow(/EXTSCOPE_ALERTMANAGER_URL/);
-    expect(() => resolveConfig({ dbPath: 'x.db', ...optionsFromEnvironment({ EXTSCOPE_ALERTMANAGER_RESEND_SECONDS: 'often' }) })).toThrow(/EXTSCOPE_ALERTMANAGER_RESEND_SECONDS/);
+    expect(() => resolveConfig({ dbPath: 'x.db', ...optionsFromEnvironment({ EXTSCOPE_ALERTMANAGER_RESEND_SECONDS: 'often' }) })).toThrow(
+      /EXTSCOPE_ALERTMANAGER_RESEND_SECONDS/,
+    );
   });
 });
 

@@ -59,7 +59,12 @@ describe('webhook delivery', () => {
     receiver = await startReceiver();
     collector = await startTestCollector(temp.dir, { delivery: { webhookUrl: receiver.url, webhookSecret: SECRET, publicUrl: PUBLIC_URL } });
     const skew = alert();
-    const other = alert({ rule: 'extension-withdrawn', kind: 'extension_withdrawn', labels: { alertname: 'extension-withdrawn', severity: 'critical', service: 'billing' }, dashboardPath: '/#/extensions?id=com.example%2Freplay' });
+    const other = alert({
+      rule: 'extension-withdrawn',
+      kind: 'extension_withdrawn',
+      labels: { alertname: 'extension-withdrawn', severity: 'critical', service: 'billing' },
+      dashboardPath: '/#/extensions?id=com.example%2Freplay',
+    });
     const pending = opened(skew);
     const firing = transition(pending.alert, 'firing');
     const otherPending = opened(other);
@@ -81,7 +86,14 @@ describe('webhook delivery', () => {
     expect(bodies.map((body) => body.id).sort()).toEqual([...ids].sort());
     for (const [index, request] of receiver.requests.entries()) {
       expect(independentlySigned(request.headers, request.body)).toBe(true);
-      expect(verifySignature(SECRET, request.body, { timestamp: request.headers['x-extscope-timestamp'] as string, signature: request.headers['x-extscope-signature'] as string }, Date.now())).toEqual({ ok: true });
+      expect(
+        verifySignature(
+          SECRET,
+          request.body,
+          { timestamp: request.headers['x-extscope-timestamp'] as string, signature: request.headers['x-extscope-signature'] as string },
+          Date.now(),
+        ),
+      ).toEqual({ ok: true });
       expect(request.headers['idempotency-key']).toBe(bodies[index]!.id);
       expect(request.headers['content-type']).toBe('application/json');
     }
@@ -104,7 +116,10 @@ describe('webhook delivery', () => {
       annotations: skew.annotations,
       dashboardUrl: 'https://extscope.example.test/base/#/fleet?service=api',
     });
-    expect(bodies.find((body) => body.id === resolved.id)).toMatchObject({ transition: { from: 'firing', to: 'resolved' }, alert: { state: 'resolved', resolvedAt: new Date(resolved.atMs).toISOString() } });
+    expect(bodies.find((body) => body.id === resolved.id)).toMatchObject({
+      transition: { from: 'firing', to: 'resolved' },
+      alert: { state: 'resolved', resolvedAt: new Date(resolved.atMs).toISOString() },
+    });
     expect(await metricLine(collector, /extscope_alert_deliveries_total\{receiver="webhook",result="sent"\} (\d+)/)).toBe(4);
   });
 
@@ -141,7 +156,13 @@ describe('webhook delivery', () => {
     let final: DeliveryJson | undefined;
     for (let round = 0; round < 2000 && final === undefined; round++) {
       const t = msToNs(Date.now());
-      const response = await postMetrics(collector.url, metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'probe', count: 1, startNs: t - MINUTE_NS + BigInt(round), timeNs: t + BigInt(round) })] }));
+      const response = await postMetrics(
+        collector.url,
+        metricsRequest({
+          resource: { instance: 'i-1' },
+          requests: [requestPoint({ client: 'probe', count: 1, startNs: t - MINUTE_NS + BigInt(round), timeNs: t + BigInt(round) })],
+        }),
+      );
       statuses.push(response.status);
       await response.arrayBuffer();
       const [row] = await deliveries(collector, `&transition=${pending.id}`);
@@ -163,7 +184,9 @@ describe('webhook delivery', () => {
     collector = await startTestCollector(temp.dir, {
       delivery: { webhookUrl: url, webhookSecret: SECRET, queueCapacity: 2, retry: { initialDelayMs: 60_000, maxDelayMs: 60_000, maxAttempts: 3 } },
     });
-    const transitions = ['a', 'b', 'c', 'd', 'e'].map((service) => opened(alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service } })));
+    const transitions = ['a', 'b', 'c', 'd', 'e'].map((service) =>
+      opened(alert({ labels: { alertname: 'advertisement-skew', severity: 'warning', service } })),
+    );
     collector.notifier.deliver(cycle(transitions, []));
 
     const rows = await eventually(async () => {

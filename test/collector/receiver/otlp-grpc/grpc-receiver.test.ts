@@ -112,7 +112,10 @@ describe('OTLP/gRPC receiver fed by the OpenTelemetry JS gRPC exporters', () => 
     await second.shutdown();
 
     // OTLP/HTTP (protobuf), the same client: one row with both.
-    const http = provider('http-delta', new ProtoMetricExporter({ url: `${collector.url}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.DELTA }));
+    const http = provider(
+      'http-delta',
+      new ProtoMetricExporter({ url: `${collector.url}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.DELTA }),
+    );
     record(http, 4, 3);
     await http.shutdown();
 
@@ -149,7 +152,9 @@ describe('OTLP/gRPC receiver fed by the OpenTelemetry JS gRPC exporters', () => 
     record(wrong, 5, 5);
     await wrong.shutdown();
     const client = rawClient(address, METRICS_EXPORT);
-    const bare = await client.call(encodeMetrics(metricsRequest({ requests: [requestPoint({ client: 'x', count: 1, startNs: now() - MINUTE_NS, timeNs: now() })] })));
+    const bare = await client.call(
+      encodeMetrics(metricsRequest({ requests: [requestPoint({ client: 'x', count: 1, startNs: now() - MINUTE_NS, timeNs: now() })] })),
+    );
     client.close();
     expect(bare.code).toBe(status.UNAUTHENTICATED);
     expect(bare.details).toMatch(/bearer token/);
@@ -198,7 +203,10 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
 
   beforeAll(async () => {
     temp = await tempDir();
-    collector = await startTestCollector(temp.dir, { ingestToken: TOKEN, limits: { maxBodyBytes: 64 * 1024, maxInFlightExports: 1, maxAuthFailuresPerMinute: 3 } });
+    collector = await startTestCollector(temp.dir, {
+      ingestToken: TOKEN,
+      limits: { maxBodyBytes: 64 * 1024, maxInFlightExports: 1, maxAuthFailuresPerMinute: 3 },
+    });
     address = collector.grpcAddress ?? '';
   });
   afterAll(async () => {
@@ -245,7 +253,10 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
 
   it('points refused one by one come back as partial_success', async () => {
     const old = now() - 7n * 60n * MINUTE_NS;
-    const request = metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 1, startNs: old - MINUTE_NS, timeNs: old })] });
+    const request = metricsRequest({
+      resource: { instance: 'i-1' },
+      requests: [requestPoint({ client: 'alpha', count: 1, startNs: old - MINUTE_NS, timeNs: old })],
+    });
     const answer = await call(METRICS_EXPORT, encodeMetrics(request));
     expect(answer.code).toBe(status.OK);
     expect(MetricsResponse.toObject(MetricsResponse.decode(answer.response ?? Buffer.alloc(0)), { longs: String })).toEqual({
@@ -256,11 +267,19 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
   it("the collector's own metrics count each export once, whether it fails in the consume or is answered with partial_success, on OTLP/gRPC and OTLP/HTTP", async () => {
     const malformed = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]);
     const old = now() - 7n * 60n * MINUTE_NS;
-    const partlyRefused = encodeMetrics(metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 1, startNs: old - MINUTE_NS, timeNs: old })] }));
-    const exports = (result: string, protocol: string): RegExp => new RegExp(`extscope_collector_exports_total\\{signal="metrics",result="${result}",protocol="${protocol}"\\}`);
-    const refusals = (protocol: string): RegExp => new RegExp(`extscope_collector_exports_refused_total\\{signal="metrics",reason="malformed",protocol="${protocol}"\\}`);
+    const partlyRefused = encodeMetrics(
+      metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 1, startNs: old - MINUTE_NS, timeNs: old })] }),
+    );
+    const exports = (result: string, protocol: string): RegExp =>
+      new RegExp(`extscope_collector_exports_total\\{signal="metrics",result="${result}",protocol="${protocol}"\\}`);
+    const refusals = (protocol: string): RegExp =>
+      new RegExp(`extscope_collector_exports_refused_total\\{signal="metrics",reason="malformed",protocol="${protocol}"\\}`);
     for (const protocol of ['grpc', 'http'] as const) {
-      const before = { rejected: await sample(collector.url, exports('rejected', protocol)), partial: await sample(collector.url, exports('partial', protocol)), refused: await sample(collector.url, refusals(protocol)) };
+      const before = {
+        rejected: await sample(collector.url, exports('rejected', protocol)),
+        partial: await sample(collector.url, exports('partial', protocol)),
+        refused: await sample(collector.url, refusals(protocol)),
+      };
       if (protocol === 'grpc') {
         expect((await call(METRICS_EXPORT, malformed)).code).toBe(status.INVALID_ARGUMENT);
         expect((await call(METRICS_EXPORT, partlyRefused)).code).toBe(status.OK);
@@ -280,7 +299,8 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
     const own = await startTestCollector(temp.dir, { dbPath: `${temp.dir}/in-flight.db`, ingestToken: TOKEN, limits: { maxInFlightExports: 1 } });
     try {
       const held = postMetrics(own.url, undefined, { token: TOKEN, body: wideExport(20_000, { instance: 'wide', clients: 1 }).body });
-      for (let attempt = 0; attempt < 400 && (await sample(own.url, /extscope_collector_exports_in_flight/)) < 1; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
+      for (let attempt = 0; attempt < 400 && (await sample(own.url, /extscope_collector_exports_in_flight/)) < 1; attempt++)
+        await new Promise((resolve) => setTimeout(resolve, 25));
       expect(await sample(own.url, /extscope_collector_exports_in_flight/)).toBe(1);
       const client = rawClient(own.grpcAddress ?? '', METRICS_EXPORT);
       const answer = await client.call(Buffer.alloc(0), bearer(TOKEN));
@@ -297,10 +317,16 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
 
   it('a retried export is counted once, also when the retry comes over OTLP/HTTP', async () => {
     const t = now();
-    const bytes = encodeMetrics(metricsRequest({ resource: { instance: 'retry-1' }, requests: [requestPoint({ client: 'retried', count: 4, startNs: t - MINUTE_NS, timeNs: t })] }));
+    const bytes = encodeMetrics(
+      metricsRequest({ resource: { instance: 'retry-1' }, requests: [requestPoint({ client: 'retried', count: 4, startNs: t - MINUTE_NS, timeNs: t })] }),
+    );
     expect((await call(METRICS_EXPORT, bytes)).code).toBe(status.OK);
     expect((await call(METRICS_EXPORT, bytes)).code).toBe(status.OK);
-    const http = await fetch(`${collector.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${TOKEN}` }, body: bytes });
+    const http = await fetch(`${collector.url}/v1/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${TOKEN}` },
+      body: bytes,
+    });
     expect(http.status).toBe(200);
     expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([['retried', 4]]);
     expect(await sample(collector.url, /extscope_collector_points_total\{result="duplicate"\}/)).toBe(2);
@@ -313,9 +339,17 @@ describe('OTLP/gRPC bad input: the status the OTLP specification asks for, nothi
     expect(answers[3]?.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(retryDelaySeconds(answers[3]?.metadata)).toBeGreaterThanOrEqual(1);
     // The process is alive and takes good data.
-    const good = await call(METRICS_EXPORT, encodeMetrics(metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 2, startNs: now() - MINUTE_NS, timeNs: now() })] })));
+    const good = await call(
+      METRICS_EXPORT,
+      encodeMetrics(
+        metricsRequest({ resource: { instance: 'i-1' }, requests: [requestPoint({ client: 'alpha', count: 2, startNs: now() - MINUTE_NS, timeNs: now() })] }),
+      ),
+    );
     expect(good.code).toBe(status.OK);
-    expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([['retried', 4], ['alpha', 2]]);
+    expect((await matrix(collector.url)).rows.map((row) => [row.client, row.requests])).toEqual([
+      ['retried', 4],
+      ['alpha', 2],
+    ]);
     // No admission slot was leaked by any refusal.
     expect(await sample(collector.url, /extscope_collector_exports_in_flight/)).toBe(0);
   });

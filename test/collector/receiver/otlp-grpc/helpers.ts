@@ -18,9 +18,23 @@ const bytes = (value: Buffer): Buffer => value;
 type UnaryCall = (message: Buffer, metadata: Metadata, options: object, callback: (error: ServiceError | null, response?: Buffer) => void) => void;
 
 /** A plain grpc-js client sending raw bytes to any path: for input no OpenTelemetry exporter would send. */
-export function rawClient(address: string, path: string, options: Record<string, unknown> = {}): { call(message: Buffer, metadata?: Metadata): Promise<RawAnswer>; close(): void } {
+export function rawClient(
+  address: string,
+  path: string,
+  options: Record<string, unknown> = {},
+): { call(message: Buffer, metadata?: Metadata): Promise<RawAnswer>; close(): void } {
   const Constructor = makeGenericClientConstructor(
-    { Export: { path, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes } },
+    {
+      Export: {
+        path,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: bytes,
+        requestDeserialize: bytes,
+        responseSerialize: bytes,
+        responseDeserialize: bytes,
+      },
+    },
     'Raw',
   );
   const client = new Constructor(address, credentials.createInsecure(), options) as unknown as Client & { Export: UnaryCall };

@@ -17,7 +17,11 @@ describe('failures → OTLP/gRPC status', () => {
   });
 
   it('throttling is RESOURCE_EXHAUSTED with RetryInfo; too large is RESOURCE_EXHAUSTED without', () => {
-    for (const error of [new BusyError('busy', 'overloaded', 1), new BusyError('busy', 'decompression_busy', 1), new RateLimitedError('too many failed authentications', 'auth_rate_limited', 40)]) {
+    for (const error of [
+      new BusyError('busy', 'overloaded', 1),
+      new BusyError('busy', 'decompression_busy', 1),
+      new RateLimitedError('too many failed authentications', 'auth_rate_limited', 40),
+    ]) {
       const failure = grpcFailureOf(error);
       expect(failure.status.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(retryDelaySeconds(failure.status.metadata ?? undefined)).toBe(1);
@@ -48,7 +52,12 @@ describe('failures → OTLP/gRPC status', () => {
       const failure = exportFailureOf(error);
       const grpc = grpcFailureOf(error);
       expect([failure.httpStatus, failure.rpcCode, failure.retryAfterSeconds], String(error)).toEqual([httpStatus, code, wait]);
-      expect([grpc.status.code, grpc.status.details, retryDelaySeconds(grpc.status.metadata ?? undefined), grpc.result]).toEqual([code, failure.message, wait, failure.result]);
+      expect([grpc.status.code, grpc.status.details, retryDelaySeconds(grpc.status.metadata ?? undefined), grpc.result]).toEqual([
+        code,
+        failure.message,
+        wait,
+        failure.result,
+      ]);
     }
     expect(exportFailureOf(new Error('secret detail')).message).toBe('internal error');
   });

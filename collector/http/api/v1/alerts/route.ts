@@ -11,7 +11,13 @@ export const alertsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContex
   if (alerts === undefined) return;
   app.get('/alerts', { schema: alertsSchema }, async (request) => {
     const { state, rule, service, limit, offset } = request.query;
-    const page = await alerts.states.alerts({ states: state === undefined ? undefined : state === 'active' ? ['pending', 'firing'] : [state], rule, service, limit, offset });
+    const page = await alerts.states.alerts({
+      states: state === undefined ? undefined : state === 'active' ? ['pending', 'firing'] : [state],
+      rule,
+      service,
+      limit,
+      offset,
+    });
     const status = alerts.status();
     const next = offset + page.alerts.length;
     return {

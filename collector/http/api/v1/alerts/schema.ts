@@ -44,7 +44,20 @@ export const alertsSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['fingerprint', 'rule', 'kind', 'severity', 'state', 'labels', 'annotations', 'activeSince', 'firingSince', 'resolvedAt', 'dashboardPath', 'transitions'],
+            required: [
+              'fingerprint',
+              'rule',
+              'kind',
+              'severity',
+              'state',
+              'labels',
+              'annotations',
+              'activeSince',
+              'firingSince',
+              'resolvedAt',
+              'dashboardPath',
+              'transitions',
+            ],
             properties: {
               fingerprint: { type: 'string' },
               rule: { type: 'string' },

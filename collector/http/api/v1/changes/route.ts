@@ -38,7 +38,10 @@ export const changesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiConte
     let earlier = { fromMs: end - 2 * length, toMs: end - length };
     if ((beforeFrom === undefined) !== (beforeTo === undefined)) throw badRequest('beforeFrom: give both beforeFrom and beforeTo, or neither');
     if (beforeFrom !== undefined && beforeTo !== undefined) {
-      earlier = { fromMs: Math.floor(parseTime('beforeFrom', beforeFrom, now) / unit) * unit, toMs: Math.ceil(parseTime('beforeTo', beforeTo, now) / unit) * unit };
+      earlier = {
+        fromMs: Math.floor(parseTime('beforeFrom', beforeFrom, now) / unit) * unit,
+        toMs: Math.ceil(parseTime('beforeTo', beforeTo, now) / unit) * unit,
+      };
       if (earlier.fromMs >= earlier.toMs) throw badRequest('beforeFrom: must be before beforeTo');
       if (earlier.toMs > end - length) throw badRequest('beforeTo: the earlier period must end before the later one begins');
     }

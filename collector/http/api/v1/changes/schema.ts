@@ -1,6 +1,11 @@
 import { isoTime, nameSchema, nullableString, rangeProperties, timeSchema } from '../../../schemas/shared.js';
 
-const period = { type: 'object', additionalProperties: false, required: ['from', 'to', 'requests'], properties: { from: isoTime, to: isoTime, requests: { type: 'integer' } } } as const;
+const period = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'to', 'requests'],
+  properties: { from: isoTime, to: isoTime, requests: { type: 'integer' } },
+} as const;
 const share = { type: ['number', 'null'] } as const;
 
 const change = {

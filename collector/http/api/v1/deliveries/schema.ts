@@ -27,7 +27,22 @@ export const deliveriesSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['receiver', 'transitionId', 'fingerprint', 'rule', 'from', 'to', 'state', 'attempts', 'lastStatus', 'lastError', 'createdAt', 'updatedAt', 'nextAttemptAt', 'deliveredAt'],
+            required: [
+              'receiver',
+              'transitionId',
+              'fingerprint',
+              'rule',
+              'from',
+              'to',
+              'state',
+              'attempts',
+              'lastStatus',
+              'lastError',
+              'createdAt',
+              'updatedAt',
+              'nextAttemptAt',
+              'deliveredAt',
+            ],
             properties: {
               receiver: { type: 'string' },
               transitionId: { type: 'string' },

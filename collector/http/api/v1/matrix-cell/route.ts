@@ -14,12 +14,14 @@ import { matrixCellSchema } from './schema.js';
 export const matrixCellRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
   app.get('/matrix/cell', { schema: matrixCellSchema, config: { heavyRead: true } }, async (request) => {
     const { extension, client, version, unnamed, unversioned, service, instance, limit } = request.query;
-    if (unnamed && (client !== undefined || version !== undefined)) throw badRequest('unnamed: the requests that named no client have no client or version to narrow them by');
+    if (unnamed && (client !== undefined || version !== undefined))
+      throw badRequest('unnamed: the requests that named no client have no client or version to narrow them by');
     if (unversioned && (client === undefined || version !== undefined)) throw badRequest('unversioned: needs a client, and no version');
     const now = clock();
     const totals = await reader.instanceCellTotals({ ...parseRange(request.query, now), service, instance, clientName: client, signal: readSignal(request) });
     const cells = totals.cells.filter(
-      (cell) => (!unnamed || cell.clientName === null) && (!unversioned || cell.clientVersion === null) && (version === undefined || cell.clientVersion === version),
+      (cell) =>
+        (!unnamed || cell.clientName === null) && (!unversioned || cell.clientVersion === null) && (version === undefined || cell.clientVersion === version),
     );
     const split = instanceSplit(cells, extension, limit);
     return { from: iso(totals.fromMs), to: iso(Math.min(totals.toMs, now)), resolution: totals.resolution, behind: reader.behind(), extension, ...split };

@@ -26,7 +26,8 @@ const ROW_COLUMNS: Record<Grouping, { header: string[]; values(row: MatrixRow): 
 export function matrixCsv(view: MatrixView, group: Grouping = 'client'): string {
   const naming = ROW_COLUMNS[group];
   const header = [...naming.header, 'requests', 'server_unknown', 'declaration_unknown', 'declaration_none', 'declaration_declared'];
-  for (const id of view.extensions) header.push(`${id} state`, `${id} negotiated_share`, `${id} client_declared`, `${id} server_advertised`, `${id} negotiated`, `${id} required_errors`);
+  for (const id of view.extensions)
+    header.push(`${id} state`, `${id} negotiated_share`, `${id} client_declared`, `${id} server_advertised`, `${id} negotiated`, `${id} required_errors`);
   const lines = [header.map(field).join(',')];
   for (const row of view.rows) {
     const cells: (string | number | null)[] = [
@@ -37,7 +38,8 @@ export function matrixCsv(view: MatrixView, group: Grouping = 'client'): string 
       row.declaration.none,
       row.declaration.declared,
     ];
-    for (const cell of row.extensions) cells.push(cell.state, fraction(cell.negotiatedShare), cell.clientDeclared, cell.serverAdvertised, cell.negotiated, cell.required);
+    for (const cell of row.extensions)
+      cells.push(cell.state, fraction(cell.negotiatedShare), cell.clientDeclared, cell.serverAdvertised, cell.negotiated, cell.required);
     lines.push(cells.map(field).join(','));
   }
   return `${lines.join('\r\n')}\r\n`;

@@ -36,9 +36,20 @@ export const matrixRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContex
     if (format === 'csv') {
       const csv = matrixCsv(view, group);
       // Text, not the JSON the schema describes: sent as it is, past the serializer.
-      return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="extscope-matrix.csv"').send(csv as never);
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="extscope-matrix.csv"')
+        .send(csv as never);
     }
     // The current bucket is summed whole, but holds nothing from after now: the range ends now.
-    return { from: iso(read.fromMs), to: iso(Math.min(read.toMs, now)), resolution: read.resolution, group, behind: reader.behind(), ...view, totals: extensionTotals(view) };
+    return {
+      from: iso(read.fromMs),
+      to: iso(Math.min(read.toMs, now)),
+      resolution: read.resolution,
+      group,
+      behind: reader.behind(),
+      ...view,
+      totals: extensionTotals(view),
+    };
   });
 };

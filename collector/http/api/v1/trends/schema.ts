@@ -9,7 +9,12 @@ const common = {
   instance: nameSchema,
   client: nameSchema,
 } as const;
-const frame = { from: { type: 'string' }, to: { type: 'string' }, stepMinutes: { type: 'integer' }, times: { type: 'array', items: { type: 'string' } } } as const;
+const frame = {
+  from: { type: 'string' },
+  to: { type: 'string' },
+  stepMinutes: { type: 'integer' },
+  times: { type: 'array', items: { type: 'string' } },
+} as const;
 const frameRequired = ['from', 'to', 'stepMinutes', 'times'] as const;
 
 export const declarationsSchema = {
@@ -135,4 +140,3 @@ export const requiredSchema = {
     },
   },
 } as const;
-
