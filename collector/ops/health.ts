@@ -53,14 +53,12 @@ export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
     const ready = reasons.length === 0;
     // Both receivers feed the same store through the same gate: ready means an export sent now to either is stored.
     const receivers = { otlpHttp: true, otlpGrpc: grpcPort() !== null };
-    return reply
-      .code(ready ? 200 : 503)
-      .send({
-        status: ready ? 'ready' : 'not ready',
-        schemaVersion: checked?.schemaVersion ?? null,
-        reasons,
-        receivers,
-        ...(load === undefined ? {} : { exports: load }),
-      });
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not ready',
+      schemaVersion: checked?.schemaVersion ?? null,
+      reasons,
+      receivers,
+      ...(load === undefined ? {} : { exports: load }),
+    });
   });
 };

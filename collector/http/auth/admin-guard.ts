@@ -41,13 +41,11 @@ export function adminGuard(token: BearerToken | undefined, otherTokens: boolean,
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const crossSite = crossSiteReason(request);
     if (crossSite !== undefined) {
-      await reply
-        .code(403)
-        .send({
-          statusCode: 403,
-          error: 'Forbidden',
-          message: `admin requests must come from the same origin with Content-Type: ${ADMIN_CONTENT_TYPE} (${crossSite})`,
-        });
+      await reply.code(403).send({
+        statusCode: 403,
+        error: 'Forbidden',
+        message: `admin requests must come from the same origin with Content-Type: ${ADMIN_CONTENT_TYPE} (${crossSite})`,
+      });
       return;
     }
     if (token === undefined && !otherTokens) return;
