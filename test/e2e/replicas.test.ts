@@ -150,13 +150,14 @@ describe('three collector replicas on PostgreSQL behind nginx', () => {
     const lb = deployment as Deployment;
     const client = new pg.Client({ connectionString: dbUrl });
     await client.connect();
-    // The session advisory lock of the fold job (run every second), as pg_locks shows a 64-bit key.
+    // The session advisory lock of the retention job (run at start and every minute; a restarted replica tries it at
+    // once), as pg_locks shows a 64-bit key. The fold is no such job: every replica folds, one at a time.
     const holders = async (): Promise<number[]> =>
       (
         await client.query<{ pid: number }>(
           `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-             AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('extscope:job:fold', 0)`,
+             AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('extscope:job:retention', 0)`,
         )
       ).rows.map((row) => row.pid);
     try {
