@@ -12,6 +12,7 @@ import { otlpMetricExporter } from './exporters.js';
 import type { FinalExportAnswer, FinalExportRequest } from './final-export.js';
 
 function answer(result: FinalExportAnswer): void {
+  // This process's own stdout: a pipe its parent (the agent) reads, never the MCP server's stream.
   process.stdout.write(JSON.stringify(result));
 }
 
