@@ -180,8 +180,8 @@ export default tseslint.config(
     [
       collectorOwn,
       forbid(
-        ['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'],
-        'analysis/ is pure: it reads store records, never a backend or a route.',
+        ['**/receiver/**', '**/processor/**', '**/store/common/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/ops/**', '**/service*'],
+        'analysis/ is pure: it reads store records and the store query types (store/query/), never a backend, what backends share, or a route.',
       ),
     ],
   ),
@@ -194,8 +194,8 @@ export default tseslint.config(
     ),
   ])(
     forbid(
-      ['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/service*'],
-      'alert rules read through the store interface and analysis/.',
+      ['**/receiver/**', '**/processor/**', '**/store/common/**', '**/store/sqlite/**', '**/store/postgres/**', '**/http/**', '**/service*'],
+      'alert rules read through the store interface (store.ts, store/query/) and analysis/.',
     ),
   ),
   restrict(
@@ -203,8 +203,8 @@ export default tseslint.config(
     [
       collectorOwn,
       forbid(
-        ['**/receiver/**', '**/processor/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'],
-        'routes read through the store interface and analysis/.',
+        ['**/receiver/**', '**/processor/**', '**/store/common/**', '**/store/sqlite/**', '**/store/postgres/**', '**/service*'],
+        'routes read through the store interface (store.ts, store/query/) and analysis/.',
       ),
     ],
   ),

@@ -2,7 +2,7 @@ import { DECLARATION } from '../../contract/index.js';
 import { SeriesKind } from '../model/batches.js';
 import type { InstanceCellTotal } from '../model/records.js';
 import type { RollupReader } from '../store/store.js';
-import type { CellQuery, InstanceCellQuery } from '../store/common/queries.js';
+import type { CellQuery, InstanceCellQuery } from '../store/query/filters.js';
 import { type ClientGrouping, type InstanceGrouping, type MatrixLimits, type MatrixView, type RequiredCount, buildMatrix } from './matrix.js';
 
 export type MatrixSource = Pick<RollupReader, 'cellTotals' | 'requiredTrend'>;

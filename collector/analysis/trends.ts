@@ -1,4 +1,4 @@
-import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendResult } from '../store/common/trends.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendResult } from '../store/query/trends.js';
 import { type ClientGrouping, clientLabel } from './matrix.js';
 import { negotiatedShare } from './share.js';
 

@@ -2,8 +2,8 @@ import type { Alert, AlertState, AlertTransition } from '../model/alerts.js';
 import type { MetricsBatch, SpanBatch } from '../model/batches.js';
 import { PermanentError, RetryableError, UnsupportedError } from '../model/errors.js';
 import type { ApplyResult, CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../model/records.js';
-import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from './common/queries.js';
-import type { TrendReader } from './common/trends.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from './query/filters.js';
+import type { TrendReader } from './query/trends.js';
 
 /**
  * The storage boundary, in three parts (after Prometheus' storage interfaces): what ingest writes, what

@@ -25,6 +25,16 @@ describe('lint: the import boundaries, each checked by a planted import', () => 
     ['collector/store/sqlite/planted.mjs', "import { ENVIRONMENT } from '../../config.js';", /knows nothing of alerts or the configuration/],
     ['collector/store/postgres/planted.mjs', "import { matrix } from '../../analysis/matrix.js';", /downstream of every stage/],
     ['collector/alerting/delivery/planted.mjs', "import { ENVIRONMENT } from '../../config.js';", /read by collector\/config\.ts/],
+    [
+      'collector/analysis/planted.mjs',
+      "import { planTrend } from '../store/common/trends.js';",
+      /store query types \(store\/query\/\), never a backend, what backends share/,
+    ],
+    [
+      'collector/http/planted.mjs',
+      "import { stepParameters } from '../store/common/queries.js';",
+      /read through the store interface \(store\.ts, store\/query\/\)/,
+    ],
     ['collector/model/planted.mjs', "import { readMatrix } from '../analysis/read-matrix.js';", /shared vocabulary/],
     ['collector/analysis/planted.mjs', "import { ExtscopeInstrumentation } from '../../agent/index.js';", /only contract\/ of the project/],
     ['collector/store/sqlite/planted.mjs', "import { render } from '../../../dashboard/src/main.js';", /only contract\/ of the project/],
@@ -46,10 +56,11 @@ describe('lint: the import boundaries, each checked by a planted import', () => 
     });
   }
 
-  it('allows what the boundaries allow: a dialect importing common/, the store importing model/', async () => {
+  it('allows what the boundaries allow: a dialect importing common/, the store importing model/, analysis importing store/query/', async () => {
     expect(await importErrors('collector/store/postgres/planted.mjs', "import { CELL_COLUMNS } from '../common/columns.js';")).toEqual([]);
     expect(await importErrors('collector/store/sqlite/writer/planted.mjs', "import { identityHash } from '../../common/identity.js';")).toEqual([]);
     expect(await importErrors('collector/store/planted.mjs', "import { MS_PER_MINUTE } from '../model/time.js';")).toEqual([]);
+    expect(await importErrors('collector/analysis/planted.mjs', "import { TREND } from '../store/query/trends.js';")).toEqual([]);
   });
 
   it('allows a view lib/ and components/, and the files of a view folder each other', async () => {

@@ -1,4 +1,4 @@
-import type { RequiredSlot } from '../../store/common/trends.js';
+import type { RequiredSlot } from '../../store/query/trends.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
 import { MS_PER_MINUTE } from '../../model/time.js';

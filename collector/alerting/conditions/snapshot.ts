@@ -3,7 +3,7 @@ import { type ClientGrouping, type MatrixView, buildMatrix } from '../../analysi
 import type { CellTotal, InstanceRecord } from '../../model/records.js';
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../model/time.js';
 import type { RollupReader } from '../../store/store.js';
-import type { RequiredSlot } from '../../store/common/trends.js';
+import type { RequiredSlot } from '../../store/query/trends.js';
 
 /** What the rules read: the store's read side, nothing else. */
 export type AlertDataSource = Pick<RollupReader, 'instances' | 'cellTotals' | 'requiredTrend'>;

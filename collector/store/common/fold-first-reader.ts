@@ -1,8 +1,8 @@
 import type { CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import type { ExamplesQuery, InstancesQuery, RollupReader } from '../store.js';
 import type { FoldSchedule } from './fold-schedule.js';
-import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from './queries.js';
-import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendReader, TrendResult } from './trends.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../query/filters.js';
+import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendReader, TrendResult } from '../query/trends.js';
 
 type Answer<T> = T | Promise<T>;
 

@@ -1,32 +1,5 @@
 import { MS_PER_MINUTE } from '../../model/time.js';
-
-/** The reads over rollups: a range, narrowed by service (and instance, client, extension). */
-export interface FilterQuery {
-  fromMs: number;
-  toMs: number;
-  service?: string | undefined;
-  /**
-   * Aborted when whoever asked has gone (the connection closed before the answer): a read in chunks (SQLite) stops
-   * at its next chunk with the signal's reason, instead of finishing work nobody will receive.
-   */
-  signal?: AbortSignal | undefined;
-}
-
-export interface CellQuery extends FilterQuery {
-  /** One instance's series instead of the cells (no daily level). */
-  instance?: string | undefined;
-}
-
-export interface InstanceCellQuery extends CellQuery {
-  /** Only this client name's cells (exact). */
-  clientName?: string | undefined;
-}
-
-export interface StepQuery extends FilterQuery {
-  extensionId: string;
-  stepMinutes: number;
-  clientName?: string | undefined;
-}
+import type { StepQuery } from '../query/filters.js';
 
 /** The named parameters of both backends' step queries over a rollup level of `minutes`-long buckets. */
 export function stepParameters(query: StepQuery, minutes: number): Record<string, string | number | null> {
@@ -41,11 +14,6 @@ export function stepParameters(query: StepQuery, minutes: number): Record<string
     service: query.service ?? null,
     client: query.clientName ?? null,
   };
-}
-
-/** Where the history held begins: over all services, or one service's. */
-export interface HistoryQuery {
-  service?: string | undefined;
 }
 
 /**

@@ -4,7 +4,8 @@ import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellT
 import { MS_PER_MINUTE } from '../../../model/time.js';
 import { CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
-import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
+import { historyStartMs, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 

@@ -1,6 +1,7 @@
 import type { RollupLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
-import { type TrendMeasure, TrendMeasures, type TrendQuery, type TrendResult, planTrend, trendResult } from '../../common/trends.js';
+import type { TrendQuery, TrendResult } from '../../query/trends.js';
+import { type TrendMeasure, TrendMeasures, planTrend, trendResult } from '../../common/trends.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 

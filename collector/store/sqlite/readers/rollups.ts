@@ -14,7 +14,8 @@ import {
   planParameters,
   presentRanges,
 } from '../../common/bucket-plan.js';
-import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, historyStartMs, stepParameters } from '../../common/queries.js';
+import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
+import { historyStartMs, stepParameters } from '../../common/queries.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
 

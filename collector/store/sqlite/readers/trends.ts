@@ -2,7 +2,8 @@ import type { RollupLevel } from '../../common/rollup-levels.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DECLARATION } from '../../../../contract/index.js';
-import { type TrendMeasure, TrendMeasures, type TrendQuery, type TrendResult, planTrend, trendResult } from '../../common/trends.js';
+import type { TrendQuery, TrendResult } from '../../query/trends.js';
+import { type TrendMeasure, TrendMeasures, planTrend, trendResult } from '../../common/trends.js';
 import { safeSum } from '../sql.js';
 import { READ_CHUNK } from './rollups.js';
 

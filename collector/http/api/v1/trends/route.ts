@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import type { FromSchema } from 'json-schema-to-ts';
 import { clientSeries, declarationSeries, extensionSeries, requiredSeries } from '../../../../analysis/trends.js';
 import { MS_PER_MINUTE } from '../../../../model/time.js';
-import type { TrendQuery, TrendResult } from '../../../../store/common/trends.js';
+import type { TrendQuery, TrendResult } from '../../../../store/query/trends.js';
 import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
 import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';

@@ -1,0 +1,37 @@
+/**
+ * What readers of the store are asked: a range, narrowed by service (and instance, client, extension). Consumers
+ * (analysis, routes, alert rules) import these; the dialects answer them.
+ */
+
+/** The reads over rollups: a range, narrowed by service (and instance, client, extension). */
+export interface FilterQuery {
+  fromMs: number;
+  toMs: number;
+  service?: string | undefined;
+  /**
+   * Aborted when whoever asked has gone (the connection closed before the answer): a read in chunks (SQLite) stops
+   * at its next chunk with the signal's reason, instead of finishing work nobody will receive.
+   */
+  signal?: AbortSignal | undefined;
+}
+
+export interface CellQuery extends FilterQuery {
+  /** One instance's series instead of the cells (no daily level). */
+  instance?: string | undefined;
+}
+
+export interface InstanceCellQuery extends CellQuery {
+  /** Only this client name's cells (exact). */
+  clientName?: string | undefined;
+}
+
+export interface StepQuery extends FilterQuery {
+  extensionId: string;
+  stepMinutes: number;
+  clientName?: string | undefined;
+}
+
+/** Where the history held begins: over all services, or one service's. */
+export interface HistoryQuery {
+  service?: string | undefined;
+}
