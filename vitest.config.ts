@@ -7,7 +7,7 @@ const TESTS = 'test/**/*.test.ts';
  * The `unit` project: files that run in-process only — no sockets, no child processes (esbuild's service is one),
  * no database server, no browser, nothing from `dist/` (so `npm run test:unit` needs no build) — and answer in
  * seconds. Classified by what a file does, not by its folder: a file starts here only once it is read and timed.
- * Everything else is `system`, so a new file runs there unless it is added here.
+ * Everything else is `system` (or `alone`), so a new file runs there unless it is added here.
  */
 export const UNIT_TESTS = [
   'test/agent/instrumentation.test.ts',
@@ -47,6 +47,30 @@ export const UNIT_TESTS = [
   'test/suite-projects.test.ts',
 ];
 
+/**
+ * The `alone` project: system files whose assertions hold only on a machine not also running another test file —
+ * they bound how long something takes while the file itself loads the collector (a health check under a read
+ * flood, a shutdown under held connections, memory under a flood), or measure what a run costs. They run one at a
+ * time, after everything else. Every other system file starts its own collectors, servers and databases on
+ * ephemeral ports and waits on them more than it computes, so two run side by side.
+ */
+export const ALONE_TESTS = [
+  'test/bench-smoke/benchmarks.test.ts',
+  'test/faults/backup-trickle.test.ts',
+  'test/faults/fuzz.test.ts',
+  'test/faults/heavy-reads.test.ts',
+  'test/faults/ingest-event-loop.test.ts',
+  'test/faults/matrix-cardinality.test.ts',
+  'test/faults/metrics-fleet-scrape.test.ts',
+  'test/faults/outage.test.ts',
+  'test/faults/postgres-locks.test.ts',
+  'test/faults/proxy-deadlines.test.ts',
+  'test/faults/proxy-memory.test.ts',
+  'test/faults/stalled-senders.test.ts',
+  'test/faults/unholdable-admission.test.ts',
+  'test/faults/wrap-ending.test.ts',
+];
+
 export default defineConfig({
   test: {
     exclude: ['test/bench/**', 'node_modules/**', 'dist/**'],
@@ -55,12 +79,15 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default'],
-    // `npm test` runs both, unit first (two files at a time), then system (one file at a time: its files start
-    // collectors, servers, Alertmanager and Chromium, and time what they see on a 2-core machine). Projects with
-    // different worker counts need their own group.
+    // `npm test` runs all three, one group after another (projects with different worker counts need their own
+    // group): unit, then system two files at a time, then the files that must run alone.
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, maxWorkers: 2, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'system', include: [TESTS], exclude: [...UNIT_TESTS], maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: { name: 'system', include: [TESTS], exclude: [...UNIT_TESTS, ...ALONE_TESTS], maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
+      { extends: true, test: { name: 'alone', include: ALONE_TESTS, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });

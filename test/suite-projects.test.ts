@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Vitest, createVitest } from 'vitest/node';
-import { UNIT_TESTS } from '../vitest.config.js';
+import { ALONE_TESTS, UNIT_TESTS } from '../vitest.config.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -37,8 +37,8 @@ describe('the test projects', () => {
     await vitest?.close();
   });
 
-  it('are unit and system', () => {
-    expect(vitest.projects.map((project) => project.name).sort()).toEqual(['system', 'unit']);
+  it('are unit, system and alone', () => {
+    expect(vitest.projects.map((project) => project.name).sort()).toEqual(['alone', 'system', 'unit']);
   });
 
   it('run every test file of test/ in exactly one of them', () => {
@@ -49,9 +49,14 @@ describe('the test projects', () => {
     expect([...projectsOf.keys()].filter((file) => !files.includes(file))).toEqual([]);
   });
 
-  it('list no unit file or folder that matches nothing', () => {
-    const unit = [...projectsOf].filter(([, names]) => names.includes('unit')).map(([file]) => file);
-    expect(UNIT_TESTS.filter((pattern) => !unit.some((file) => matches(pattern, file)))).toEqual([]);
+  it('list no unit or alone file or folder that matches nothing', () => {
+    for (const [name, patterns] of [
+      ['unit', UNIT_TESTS],
+      ['alone', ALONE_TESTS],
+    ] as const) {
+      const files = [...projectsOf].filter(([, names]) => names.includes(name)).map(([file]) => file);
+      expect(patterns.filter((pattern) => !files.some((file) => matches(pattern, file)))).toEqual([]);
+    }
   });
 });
 
