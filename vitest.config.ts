@@ -23,6 +23,7 @@ export const UNIT_TESTS = [
   'test/collector/alerting/delivery/signature-and-config.test.ts',
   'test/collector/analysis/cell.test.ts',
   'test/collector/analysis/matrix-server-unknown.test.ts',
+  'test/collector/analysis/versions.test.ts',
   'test/collector/http/host-allow-list.test.ts',
   'test/collector/http/matrix-csv.test.ts',
   'test/collector/http/params.test.ts',

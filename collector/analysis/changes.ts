@@ -1,5 +1,6 @@
 import type { InstanceRecord } from '../model/records.js';
 import type { MatrixRow, MatrixView } from './matrix.js';
+import { compareVersions, declarationChange } from './versions.js';
 
 /**
  * What changed between two periods, decided here for the API and the page: the changes users care about first —
@@ -25,16 +26,19 @@ export interface Change {
   atMs?: number | undefined;
 }
 
-const versionOrder = new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;
 const known = (row: MatrixRow): number => Math.max(0, row.requests - row.serverUnknown);
+
+/** What What changed needs of each side by default before it says a client version stopped or started declaring an id. */
+export const DEFAULT_MIN_VERSION_REQUESTS = 5;
 
 /**
  * Two matrices by name@version, of the earlier and the later period. A client name's newest version in the later
- * period that declares an id its previous version (in either period) declared on none of its requests — or the
- * reverse — is a change of that version; every row × id whose negotiated share moved by more than `thresholdPoints`
- * between the periods is another.
+ * period (in the order of versions.ts) that declares an id its previous version (in either period) declared on none
+ * of its requests — or the reverse — is a change of that version, when both sides hold `minRequests` of evidence
+ * (versions.ts); every row × id whose negotiated share moved by more than `thresholdPoints` between the periods is
+ * another.
  */
-export function compareMatrices(before: MatrixView, after: MatrixView, thresholdPoints: number): Change[] {
+export function compareMatrices(before: MatrixView, after: MatrixView, thresholdPoints: number, minRequests = DEFAULT_MIN_VERSION_REQUESTS): Change[] {
   const changes: Change[] = [];
   const declared = (row: MatrixRow, id: string): number => row.extensions.find((cell) => cell.id === id)?.clientDeclared ?? 0;
   const ids = [...new Set([...before.extensions, ...after.extensions])];
@@ -53,20 +57,21 @@ export function compareMatrices(before: MatrixView, after: MatrixView, threshold
     }
   }
   for (const [, byVersion] of versions) {
-    const ordered = [...byVersion.keys()].sort(versionOrder);
+    const ordered = [...byVersion.keys()].sort(compareVersions);
     const newest = ordered[ordered.length - 1];
     const previous = ordered[ordered.length - 2];
     if (newest === undefined || previous === undefined) continue;
     const now = byVersion.get(newest)?.after;
     const then = byVersion.get(previous);
     if (now === undefined || then === undefined) continue;
+    const thenRequests = (then.before?.requests ?? 0) + (then.after?.requests ?? 0);
     for (const id of ids) {
       const was = (then.before === undefined ? 0 : declared(then.before, id)) + (then.after === undefined ? 0 : declared(then.after, id));
-      const is = declared(now, id);
-      if (was > 0 === is > 0) continue;
+      const change = declarationChange({ requests: thenRequests, declared: was }, { requests: now.requests, declared: declared(now, id) }, minRequests);
+      if (change === undefined) continue;
       const share = (row: MatrixRow | undefined): number | null => row?.extensions.find((cell) => cell.id === id)?.negotiatedShare ?? null;
       changes.push({
-        kind: was > 0 ? 'stopped_declaring' : 'started_declaring',
+        kind: change === 'stopped' ? 'stopped_declaring' : 'started_declaring',
         subject: now.client,
         id,
         previous: then.after?.client ?? then.before?.client,

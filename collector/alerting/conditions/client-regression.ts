@@ -1,17 +1,15 @@
 import type { MatrixView } from '../../analysis/matrix.js';
+import { declarationChange, lastTwo } from '../../analysis/versions.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
 import { type Finding, dashboardPath, inScope, viewRange } from './finding.js';
 import type { Snapshot, Window } from './snapshot.js';
 
-/** Versions in order: numeric parts as numbers (1.10 after 1.9), whatever scheme a client uses. */
-const versionOrder = new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;
-
 /**
- * Per client name: the newest version seen in the window against the one before it. Each extension id the
- * previous version declared on at least `minRequests` requests and the newest on none of at least `minRequests`
- * requests of its own is a regression (one stray request of either version pages nobody). The alert links to the
- * matrix by name@version over the window the rule read.
+ * Per client name: the newest version seen in the window against the one before it (in the order of
+ * analysis/versions.ts). Each extension id the previous version declared on at least `minRequests` requests and the
+ * newest on none of at least `minRequests` requests of its own is a regression (one stray request of either version
+ * pages nobody). The alert links to the matrix by name@version over the window the rule read.
  */
 function clientRegression(rule: Rule<'client_regression'>, view: MatrixView, service: string | undefined, window?: Window): Finding[] {
   const byName = new Map<string, typeof view.rows>();
@@ -21,14 +19,19 @@ function clientRegression(rule: Rule<'client_regression'>, view: MatrixView, ser
   }
   const findings: Finding[] = [];
   for (const [name, rows] of byName) {
-    if (rows.length < 2) continue;
-    const [previous, newest] = [...rows].sort((a, b) => versionOrder(a.version ?? '', b.version ?? '')).slice(-2);
-    if (previous === undefined || newest === undefined || newest.requests < rule.options.minRequests) continue;
+    const pair = lastTwo(rows, (row) => row.version ?? '');
+    if (pair === undefined) continue;
+    const [previous, newest] = pair;
     view.extensions.forEach((id, index) => {
       if (!inScope(rule.scope, 'extensions', id)) return;
       const before = previous.extensions[index]?.clientDeclared ?? 0;
       const now = newest.extensions[index]?.clientDeclared ?? 0;
-      if (before < rule.options.minRequests || now > 0) return;
+      const change = declarationChange(
+        { requests: previous.requests, declared: before },
+        { requests: newest.requests, declared: now },
+        rule.options.minRequests,
+      );
+      if (change !== 'stopped') return;
       findings.push({
         labels: {
           ...(service === undefined ? {} : { service }),

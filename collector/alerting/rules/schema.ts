@@ -77,7 +77,7 @@ const negotiationDropSchema = rule('negotiation_drop', {
 const clientRegressionSchema = rule('client_regression', {
   /** The window in which both versions of the client were seen. */
   window: duration,
-  /** Requests the newer version needs before its declarations are trusted. */
+  /** Evidence on both sides: requests on which the previous version declared the id, and requests of the newest (none declaring it). */
   minRequests: count,
 });
 const missingCapabilitySchema = rule('missing_capability', {

@@ -231,6 +231,24 @@ describe('alert rule conditions', () => {
     );
   });
 
+  it('client_regression: versions in semver order, a pre-release before its release: a release candidate that drops an id is no regression of the release that declares it', async () => {
+    const url = await start('rules:\n  - { name: regression, kind: client_regression, minRequests: 10 }\n');
+    const TASKS = 'io.modelcontextprotocol/tasks';
+    const version = (client: string, clientVersion: string, declared: boolean) => ({
+      requests: [{ client, version: clientVersion, count: 12 }],
+      extensions: [{ id: TASKS, client, version: clientVersion, count: 12, clientDeclared: declared, serverDeclared: true }],
+    });
+    // probe-app: 1.9.0 and 1.10.0 declare tasks, 1.10.0-rc.1 does not (ordered by text, the rc came last and fired).
+    await send(url, { service: 'shop', atMs: NOW - 30 * MINUTE, ...version('probe-app', '1.9.0', true) });
+    await send(url, { service: 'shop', atMs: NOW - 20 * MINUTE, ...version('probe-app', '1.10.0-rc.1', false) });
+    await send(url, { service: 'shop', atMs: NOW - 10 * MINUTE, ...version('probe-app', '1.10.0', true) });
+    // real-app: 1.9.0 declares tasks, 1.10.0 does not (and a leading v is the same version scheme).
+    await send(url, { service: 'shop', atMs: NOW - 30 * MINUTE, ...version('real-app', 'v1.9.0', true) });
+    await send(url, { service: 'shop', atMs: NOW - 10 * MINUTE, ...version('real-app', '1.10.0', false) });
+    await evaluate();
+    expect(await active(url)).toEqual([`regression firing {"client":"real-app","version":"1.10.0","previous_version":"v1.9.0","extension":"${TASKS}"}`]);
+  });
+
   it('missing_capability: -32021 answers naming an id above the rate fire; exactly at the rate stays quiet', async () => {
     const url = await start('rules:\n  - { name: required, kind: missing_capability, for: 0s, window: 5m, ratePerMinute: 1 }\n');
     const errors = async (service: string, count: number): Promise<void> => {

@@ -29,7 +29,7 @@ const served = (change: Change) => ({
  */
 export const changesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock }) => {
   app.get('/changes', { schema: changesSchema }, async (request) => {
-    const { service, instance, threshold, beforeFrom, beforeTo } = request.query;
+    const { service, instance, threshold, minRequests, beforeFrom, beforeTo } = request.query;
     const now = clock();
     const range = parseRange(request.query, now);
     const unit = unitOf(range.toMs - range.fromMs);
@@ -58,7 +58,7 @@ export const changesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiConte
       before: { from: iso(a.fromMs), to: iso(a.toMs), requests: total(a.view) },
       after: { from: iso(b.fromMs), to: iso(Math.min(b.toMs, now)), requests: total(b.view) },
       historyFrom: first === null ? null : iso(first),
-      changes: compareMatrices(a.view, b.view, threshold).slice(0, 200).map(served),
+      changes: compareMatrices(a.view, b.view, threshold, minRequests).slice(0, 200).map(served),
       instances: advertisingChanges(own, earlier.fromMs, end).slice(0, 200).map(served),
     };
   });

@@ -1,3 +1,4 @@
+import { DEFAULT_MIN_VERSION_REQUESTS } from '../../../../analysis/changes.js';
 import { isoTime, nameSchema, nullableString, rangeProperties, timeSchema } from '../../../schemas/shared.js';
 
 const period = {
@@ -39,6 +40,8 @@ export const changesSchema = {
       instance: nameSchema,
       /** A share moved when it changed by more than this many points. */
       threshold: { type: 'number', minimum: 0, maximum: 100, default: 5 },
+      /** Evidence a version change needs on each side: requests declaring the id on one side, requests at all on the other. */
+      minRequests: { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: DEFAULT_MIN_VERSION_REQUESTS },
     },
   },
   response: {
