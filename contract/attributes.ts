@@ -1,4 +1,4 @@
-import { DECLARATIONS, ERA, OUTCOME } from './values.js';
+import { DECLARATIONS, ERA, OUTCOME, TRANSPORT } from './values.js';
 
 /**
  * Every attribute of the telemetry contract, once. The tables below drive the agent's recorder (which values
@@ -12,6 +12,10 @@ export const ATTR_SERVICE_NAME = 'service.name';
 export const ATTR_SERVICE_VERSION = 'service.version';
 export const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id';
 export const ATTR_HOST_NAME = 'host.name';
+/** Deployment attributes users set (OpenTelemetry semantic conventions): part of what a build is, when present. */
+export const ATTR_DEPLOYMENT_ENVIRONMENT_NAME = 'deployment.environment.name';
+export const ATTR_K8S_NAMESPACE_NAME = 'k8s.namespace.name';
+export const ATTR_K8S_DEPLOYMENT_NAME = 'k8s.deployment.name';
 /**
  * The sender's process id. Not kept; with `host.name` it tells apart the processes of a sender that sets no
  * `service.instance.id` (the OpenTelemetry Node.js SDK's default resource), see the collector's sender identity.
@@ -20,6 +24,11 @@ export const ATTR_PROCESS_PID = 'process.pid';
 /** `serverInfo.name` / `.version` of the MCP server object (resource and metric attribute). */
 export const ATTR_SERVER_NAME = 'extscope.server.name';
 export const ATTR_SERVER_VERSION = 'extscope.server.version';
+/**
+ * How the MCP server is reached: `stdio` (the process serves exactly one client session over its stdin and
+ * stdout, as a client launches it per session) or `http`. Absent when the sender does not know.
+ */
+export const ATTR_SERVER_TRANSPORT = 'extscope.server.transport';
 
 // Per request.
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
@@ -205,6 +214,23 @@ export const RESOURCE_ATTRIBUTES = [
   { name: ATTR_HOST_NAME, key: 'host', column: 'host', type: 'string', brief: 'the host' },
   { name: ATTR_SERVER_NAME, key: 'serverName', column: 'server_name', type: 'string', brief: "the MCP server's `serverInfo.name`" },
   { name: ATTR_SERVER_VERSION, key: 'serverVersion', column: 'server_version', type: 'string', brief: "the MCP server's `serverInfo.version`" },
+  {
+    name: ATTR_SERVER_TRANSPORT,
+    key: 'transport',
+    column: 'transport',
+    type: 'string',
+    values: [TRANSPORT.stdio, TRANSPORT.http],
+    brief: '`stdio`: the process serves one client session (a session of its build); `http`: a long-lived instance',
+  },
+  {
+    name: ATTR_DEPLOYMENT_ENVIRONMENT_NAME,
+    key: 'deploymentEnvironment',
+    column: 'deployment_environment',
+    type: 'string',
+    brief: 'the deployment environment (part of the build)',
+  },
+  { name: ATTR_K8S_NAMESPACE_NAME, key: 'k8sNamespace', column: 'k8s_namespace', type: 'string', brief: 'the Kubernetes namespace (part of the build)' },
+  { name: ATTR_K8S_DEPLOYMENT_NAME, key: 'k8sDeployment', column: 'k8s_deployment', type: 'string', brief: 'the Kubernetes deployment (part of the build)' },
 ] as const satisfies readonly AttributeSpec[];
 
 /** Span attributes extscope adds to the OpenTelemetry MCP conventions (the collector reads them for examples). */

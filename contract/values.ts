@@ -4,6 +4,10 @@
 export const ERA = { legacy: 'legacy', modern: 'modern' } as const;
 export type Era = (typeof ERA)[keyof typeof ERA];
 
+/** Values of `extscope.server.transport`. */
+export const TRANSPORT = { stdio: 'stdio', http: 'http' } as const;
+export type Transport = (typeof TRANSPORT)[keyof typeof TRANSPORT];
+
 /**
  * A peer's declaration for one request. `unknown`: no capabilities were received; `none`: received, no
  * extension; `declared`: at least one extension key. Never collapsed into two states.

@@ -10,8 +10,10 @@ interface AdvertisedServer {
 }
 
 export interface FleetInstance extends InstanceIdentity {
+  buildKey: string;
   firstSeenMs: number;
   lastSeenMs: number;
+  endedMs: number | null;
   /** Not heard from for longer than the stale window. */
   stale: boolean;
   advertisedMs: number | null;
@@ -97,8 +99,14 @@ export function buildFleet(records: readonly InstanceRecord[], now: number, stal
       host: record.host,
       serverName: record.serverName,
       serverVersion: record.serverVersion,
+      transport: record.transport,
+      deploymentEnvironment: record.deploymentEnvironment,
+      k8sNamespace: record.k8sNamespace,
+      k8sDeployment: record.k8sDeployment,
+      buildKey: record.buildKey,
       firstSeenMs: record.firstSeenMs,
       lastSeenMs: record.lastSeenMs,
+      endedMs: record.endedMs,
       advertisedMs: record.advertisedMs,
       stale: isStale(record, now, staleAfterMs),
       advertises: [...fingerprints].map(([id, set]) => ({ id, fingerprints: [...set].sort() })),

@@ -117,8 +117,12 @@ export interface AdvertisedCountRecord {
 }
 
 export interface InstanceRecord extends InstanceIdentity {
+  /** The build it is a process of (model/build.ts). */
+  buildKey: string;
   firstSeenMs: number;
   lastSeenMs: number;
+  /** When its last export said the process ended; null while it runs, and for a process killed without one. */
+  endedMs: number | null;
   advertisedMs: number | null;
   advertised: AdvertisedRecord[];
   counts: AdvertisedCountRecord[];

@@ -1,5 +1,6 @@
 import { EXTENSION_ATTRIBUTES, REQUEST_ATTRIBUTES, RESOURCE_ATTRIBUTES } from '../../../contract/index.js';
 import type { InstanceIdentity, SeriesDims } from '../../model/batches.js';
+import { buildKey } from '../../model/build.js';
 
 /** A stored dimension: the field it is kept in (the contract's `key`), its column, and whether it is a flag. */
 export interface DimColumn {
@@ -39,6 +40,14 @@ export const INSTANCE_COLUMNS: readonly { key: keyof InstanceIdentity; column: s
   key: attribute.key,
   column: attribute.column,
 }));
+
+/** The columns an instance's upsert writes: the resource's ({@link INSTANCE_COLUMNS}), then its build's key. */
+export const INSTANCE_UPSERT_COLUMNS: readonly string[] = [...INSTANCE_COLUMNS.map((column) => column.column), 'build_key'];
+
+/** The values of {@link INSTANCE_UPSERT_COLUMNS} for the resource an instance is stored as. */
+export function instanceValues(resource: InstanceIdentity): (string | null)[] {
+  return [...INSTANCE_COLUMNS.map((column) => resource[column.key]), buildKey(resource)];
+}
 
 /** Booleans as SQLite stores them. */
 function flag(value: boolean | null): number | null {

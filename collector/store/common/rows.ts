@@ -4,6 +4,7 @@
  */
 import type { Alert, AlertState, AlertTransition } from '../../model/alerts.js';
 import type { AdvertisedCountRecord, AdvertisedRecord, ExampleRecord, InstanceRecord } from '../../model/records.js';
+import { buildKey } from '../../model/build.js';
 import { INSTANCE_COLUMNS } from './columns.js';
 import type { DeliveryRecord, DeliveryState } from '../store.js';
 
@@ -135,6 +136,8 @@ export interface InstanceRow extends Record<string, unknown> {
   last_seen_ms: number;
   advertised_ms: number | null;
   advertise_gen: number;
+  build_key: string | null;
+  ended_ms: number | null;
 }
 
 export interface AdvertisedRow {
@@ -169,9 +172,12 @@ export function instanceRecords(rows: readonly InstanceRow[], advertised: readon
     // Built field by field in one order (not from entries): records stay fast objects, 500 of them in well under a millisecond.
     const record = {} as Record<string, unknown>;
     for (const column of INSTANCE_COLUMNS) record[column.key] = row[column.column] ?? null;
+    // Rows written before builds were kept got their key from the migration; a row without one is keyed as it is read.
+    record['buildKey'] = row.build_key ?? buildKey(record as unknown as InstanceRecord);
     record['firstSeenMs'] = row.first_seen_ms;
     record['lastSeenMs'] = row.last_seen_ms;
     record['advertisedMs'] = row.advertised_ms;
+    record['endedMs'] = row.ended_ms;
     record['advertised'] = [];
     record['counts'] = [];
     byId.set(row.id, { row, record: record as unknown as InstanceRecord });

@@ -108,6 +108,10 @@ function resource(instance: string, service = 'svc'): ResourceBatch['resource'] 
     host: 'host-1',
     serverName: 'server',
     serverVersion: '1.0',
+    transport: null,
+    deploymentEnvironment: null,
+    k8sNamespace: null,
+    k8sDeployment: null,
     canonical: `${service}/${instance}`,
     key: `${service}/${instance}`,
     instanceDerived: false,
@@ -625,6 +629,31 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(i1?.counts).toEqual([{ serverName: 'server', serverVersion: '1.0', count: 1, current: true }]);
       expect(instances[0]).toMatchObject({ advertisedMs: null, advertised: [], counts: [] });
       expect((await store.reader.instances({ service: 'billing' })).map((instance) => instance.instanceId)).toEqual(['k-1']);
+    });
+
+    it('instances keep their build: one key for the processes of one server version on one host and deployment; the transport and deployment attributes as sent', async () => {
+      const sent = (instance: string, changes: Partial<ResourceBatch['resource']>): MetricsBatch => {
+        const one = batch([], instance);
+        const [first] = one.resources;
+        return { ...one, resources: [{ ...first!, resource: { ...first!.resource, ...changes } }] };
+      };
+      await store.ingest.applyMetrics(sent('s-1', { transport: 'stdio' }));
+      await store.ingest.applyMetrics(sent('s-2', { transport: 'stdio' }));
+      await store.ingest.applyMetrics(sent('s-3', { transport: 'stdio', serverVersion: '1.1' }));
+      await store.ingest.applyMetrics(sent('h-1', { transport: 'http', deploymentEnvironment: 'prod', k8sNamespace: 'mcp', k8sDeployment: 'shop' }));
+      const byId = new Map((await store.reader.instances({})).map((instance) => [instance.instanceId, instance]));
+      expect(byId.get('s-1')?.buildKey).toBe(JSON.stringify(['svc', 'server', '1.0', 'host-1', null, null, null]));
+      expect(byId.get('s-2')?.buildKey).toBe(byId.get('s-1')?.buildKey);
+      expect(byId.get('s-3')?.buildKey).toBe(JSON.stringify(['svc', 'server', '1.1', 'host-1', null, null, null]));
+      expect(byId.get('h-1')).toMatchObject({
+        transport: 'http',
+        deploymentEnvironment: 'prod',
+        k8sNamespace: 'mcp',
+        k8sDeployment: 'shop',
+        buildKey: JSON.stringify(['svc', 'server', '1.0', 'host-1', 'prod', 'mcp', 'shop']),
+        endedMs: null,
+      });
+      expect(byId.get('s-1')).toMatchObject({ transport: 'stdio', endedMs: null });
     });
 
     it('two resources of one instance in one export number their advertisement generations in turn: the later collection is current', async () => {

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildKey } from '../../../collector/model/build.js';
 import { findMigrationsDir, loadMigrations } from '../../../collector/store/common/migrations.js';
 import { migrate } from '../../../collector/store/sqlite/migrate.js';
 import { SchemaTooNewError } from '../../../collector/store/store.js';
@@ -47,6 +48,31 @@ describe('migrations', () => {
       expect(migrate(db, loadMigrations(dir)).changed).toEqual([1]);
       await writeFile(join(dir, '004_gap.sql'), 'SELECT 1;');
       expect(() => loadMigrations(dir)).toThrow(/without gaps/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('the builds migration keys the instances already stored as buildKey() keys new ones, odd characters included', () => {
+    const shipped = loadMigrations(findMigrationsDir('sqlite'));
+    const builds = shipped.findIndex((m) => m.name === 'builds_and_sessions');
+    expect(builds).toBeGreaterThan(0);
+    const db = new Database(':memory:');
+    try {
+      migrate(db, shipped.slice(0, builds));
+      const insert = db.prepare(
+        'INSERT INTO instances (key_hash, service, instance_id, service_version, host, server_name, server_version, first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)',
+      );
+      const identities = [
+        { service: 'shop', serverName: 'shop', serverVersion: '1.0.0', host: 'h' },
+        { service: 'q"u\\o/te \u00e9\u2028\ud83d\ude00', serverName: null, serverVersion: null, host: null },
+      ];
+      identities.forEach((identity, index) =>
+        insert.run(Buffer.from([index]), identity.service, `i-${index}`, null, identity.host, identity.serverName, identity.serverVersion),
+      );
+      migrate(db, shipped);
+      const keys = db.prepare('SELECT build_key FROM instances ORDER BY key_hash').pluck().all();
+      expect(keys).toEqual(identities.map((identity) => buildKey({ ...identity, deploymentEnvironment: null, k8sNamespace: null, k8sDeployment: null })));
     } finally {
       db.close();
     }

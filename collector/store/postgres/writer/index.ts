@@ -1,7 +1,7 @@
 import type { CounterPoint, MetricsBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
 import type { ApplyResult } from '../../../model/records.js';
 import { type AdvertisingState, planAdvertisements } from '../../common/advertisement-plan.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, seriesDimsSql, storedDims } from '../../common/columns.js';
+import { CELL_COLUMNS, INSTANCE_UPSERT_COLUMNS, SERIES_COLUMNS, instanceValues, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
 import { IngestPlan, KEY_VERSION, type LogRow, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
 import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
@@ -28,7 +28,7 @@ const streamRef = (row: StreamRow): StreamRef => ({
 });
 
 const params = (from: number, count: number): string => Array.from({ length: count }, (_, index) => `$${from + index}`).join(', ');
-const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
+const instanceColumns = INSTANCE_UPSERT_COLUMNS;
 const UPSERT_INSTANCE = `
   INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
   VALUES ($1, ${params(2, instanceColumns.length)}, $${instanceColumns.length + 2}, $${instanceColumns.length + 2})
@@ -108,7 +108,7 @@ export class MetricsWriter {
       const hash = resource === entry.resourceBatch.resource ? entry.hash : identityHash(instanceKey(resource));
       const { rows } = await db.query<{ id: number; advertised_ms: number | null; advertise_gen: number }>(UPSERT_INSTANCE, [
         hash,
-        ...INSTANCE_COLUMNS.map((column) => resource[column.key]),
+        ...instanceValues(resource),
         now,
       ]);
       entry.instance = rows[0] as (typeof entry)['instance'];

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { CounterPoint, MetricsBatch, ResourceBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
 import type { ApplyResult } from '../../../model/records.js';
 import { planAdvertisements } from '../../common/advertisement-plan.js';
-import { CELL_COLUMNS, INSTANCE_COLUMNS, SERIES_COLUMNS, seriesDimsSql, storedDims } from '../../common/columns.js';
+import { CELL_COLUMNS, INSTANCE_UPSERT_COLUMNS, SERIES_COLUMNS, instanceValues, seriesDimsSql, storedDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
 import { IngestPlan, KEY_VERSION, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
 import type { ResourceLimits } from '../../common/resource-limits.js';
@@ -66,7 +66,7 @@ export class MetricsWriter {
   ) {
     this.dimensionLimit = new DimensionLimit(db, maxValuesPerDimension);
     this.resourceLimit = new ResourceLimit(db, resourceLimits);
-    const instanceColumns = INSTANCE_COLUMNS.map((column) => column.column);
+    const instanceColumns = INSTANCE_UPSERT_COLUMNS;
     this.statements = {
       upsertInstance: db.prepare(`
         INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
@@ -171,7 +171,7 @@ export class MetricsWriter {
 
   private *applyResource(batch: ResourceBatch, now: number, plan: IngestPlan): Generator<void, void, void> {
     const resource = this.resourceLimit.apply(batch.resource);
-    const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...INSTANCE_COLUMNS.map((column) => resource[column.key]), {
+    const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...instanceValues(resource), {
       now,
     }) as InstanceRow;
 

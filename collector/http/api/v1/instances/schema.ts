@@ -33,7 +33,7 @@ export const instancesSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['service', 'instanceId', 'firstSeen', 'lastSeen', 'stale', 'advertises', 'servers', 'settingsVariants', 'differs', 'history'],
+            required: ['service', 'instanceId', 'build', 'firstSeen', 'lastSeen', 'stale', 'advertises', 'servers', 'settingsVariants', 'differs', 'history'],
             properties: {
               service: nullableString,
               instanceId: nullableString,
@@ -41,8 +41,17 @@ export const instancesSchema = {
               host: nullableString,
               serverName: nullableString,
               serverVersion: nullableString,
+              /** `stdio`: the process served one client session; `http`; null when the sender did not say. */
+              transport: nullableString,
+              deploymentEnvironment: nullableString,
+              k8sNamespace: nullableString,
+              k8sDeployment: nullableString,
+              /** The key of its build (service, server name and version, host, deployment attributes), as `/builds` lists them. */
+              build: { type: 'string' },
               firstSeen: isoTime,
               lastSeen: isoTime,
+              /** When the process said it ended (its last export at exit); null while it runs or when it was killed. */
+              ended: nullableString,
               stale: { type: 'boolean' },
               advertisedAt: nullableString,
               advertises: {

@@ -1,0 +1,29 @@
+import type { InstanceIdentity } from './batches.js';
+
+/**
+ * What makes a *build*: what was deployed where. Processes of one build run the same server (name and version)
+ * of one service on one host, in the same deployment when the sender names one (`deployment.environment.name`,
+ * `k8s.namespace.name`, `k8s.deployment.name`). `service.instance.id` is not part of it: a build's processes are
+ * its instances, or, for a server that serves one client session per process (stdio), its sessions.
+ */
+const BUILD_KEYS = [
+  'service',
+  'serverName',
+  'serverVersion',
+  'host',
+  'deploymentEnvironment',
+  'k8sNamespace',
+  'k8sDeployment',
+] as const satisfies readonly (keyof InstanceIdentity)[];
+
+/** The attributes of a build, as {@link BUILD_KEYS} names them. */
+export type BuildIdentity = Pick<InstanceIdentity, (typeof BUILD_KEYS)[number]>;
+
+/**
+ * A build's key: the canonical JSON array of its {@link BUILD_KEYS} values (absent = null), as stored with each
+ * instance (`instances.build_key`) so that reads can group by it. The stores' migrations compute the same text for
+ * rows written before the column existed (`json_array` in SQLite, `array_to_json` in PostgreSQL: no spaces).
+ */
+export function buildKey(identity: BuildIdentity): string {
+  return JSON.stringify(BUILD_KEYS.map((key) => identity[key]));
+}
