@@ -11,6 +11,7 @@
 //   PostgreSQL), BENCH_ROUNDS (12; 6 with PostgreSQL), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
 //   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards),
 //   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default),
+//   BENCH_BASELINE (another built checkout run beside this one: SQLite and one PostgreSQL replica each, paired),
 //   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
 //   lib/pinning.mjs). On PostgreSQL it also samples what the backends wait on (lib/pg-waits.mjs).
 
@@ -21,7 +22,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { backendsFrom } from './lib/backends.mjs';
-import { startCollectorChild } from './lib/collector-child.mjs';
+import { baselineCli, startCollectorChild } from './lib/collector-child.mjs';
 import { checkExact } from './lib/exactness.mjs';
 import { fleet, rng } from './lib/fleet.mjs';
 import { alternated } from './lib/interleaved.mjs';
@@ -256,10 +257,11 @@ async function sendAll(agent, urls, bodies) {
 }
 
 /** Through `replicas` collectors on one database (`db`: a SQLite path or a PostgreSQL URL). */
-async function throughCollectors(data, db, replicas, database = undefined) {
+async function throughCollectors(data, db, replicas, database = undefined, cli = undefined) {
   const children = await Promise.all(
     Array.from({ length: replicas }, () =>
       startCollectorChild(db, {
+        cli,
         env: { EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
         nodeArgs: process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`],
       }),
@@ -296,19 +298,19 @@ async function throughCollectors(data, db, replicas, database = undefined) {
   }
 }
 
-async function onSqlite(data) {
+async function onSqlite(data, cli = undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'extscope-bench-'));
   try {
-    return await throughCollectors(data, join(dir, 'bench.db'), 1);
+    return await throughCollectors(data, join(dir, 'bench.db'), 1, undefined, cli);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function onPostgres(data, replicas) {
+async function onPostgres(data, replicas, cli = undefined) {
   const database = await createBenchDatabase(`ingest${replicas}`);
   try {
-    return await throughCollectors(data, database.url, replicas, database.name);
+    return await throughCollectors(data, database.url, replicas, database.name, cli);
   } finally {
     await database.drop();
   }
@@ -446,7 +448,14 @@ console.log(
     .map((value) => value.toFixed(1))
     .join(' ')} (2 vCPU, shared)`,
 );
+/**
+ * `BENCH_BASELINE=<folder>`: another checkout, built (`npm run build` there), run beside this one in the same
+ * rotation — one SQLite collector and one PostgreSQL replica each — for a paired before/after of a change.
+ */
+const BASELINE = process.env.BENCH_BASELINE;
 const variants = {
+  ...(BASELINE !== undefined && backends.includes('sqlite') && { 'SQLite, 1 collector, baseline': () => onSqlite(data, baselineCli(BASELINE)) }),
+  ...(BASELINE !== undefined && withPostgres && { 'PostgreSQL, 1 replica, baseline': () => onPostgres(data, 1, baselineCli(BASELINE)) }),
   ...(backends.includes('sqlite') && {
     'raw SQLite, minimal': () => rawLoop(data, 'minimal'),
     'raw SQLite, equivalent': () => rawLoop(data, 'equivalent'),
@@ -476,6 +485,13 @@ const coresUsed = (runs, part) => median(runs.map((run) => run.cpu[part] / run.s
 const share = (name, base) => (seconds[base] === undefined ? '' : `  ${((100 * seconds[base]) / seconds[name]).toFixed(1).padStart(5)} % of ${base}`);
 for (const name of Object.keys(variants)) {
   const collector = results[name][0].counted !== undefined;
+  if (name.endsWith(', baseline')) {
+    const head = name.slice(0, -', baseline'.length);
+    console.log(
+      `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s; this build at ${((100 * seconds[name]) / seconds[head]).toFixed(1)} % of the baseline's rate (${BASELINE}); CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s`,
+    );
+    continue;
+  }
   const baseline = name.includes('SQLite') ? 'raw SQLite, equivalent' : 'raw pg loop (same rows)';
   const extra = !collector
     ? ''

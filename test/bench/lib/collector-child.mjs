@@ -1,12 +1,18 @@
 // The collector as a child process (the built CLI), for the collector benchmarks. Resolves with its URL once it
 // logs that it listens and its /readyz answers ready (database open, schema current), never after a fixed wait.
 import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../../dist/bin/extscope.js', import.meta.url));
 
-export function startCollectorChild(dbPath, { env = {}, nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'collector', '--port', '0', '--db', dbPath], {
+/** The CLI of another built checkout (`BENCH_BASELINE=<its folder>`), to run the same variant on both builds side by side. */
+export function baselineCli(folder) {
+  return join(resolve(folder), 'dist/bin/extscope.js');
+}
+
+export function startCollectorChild(dbPath, { env = {}, nodeArgs = [], cli = CLI } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'collector', '--port', '0', '--db', dbPath], {
     env: { ...process.env, EXTSCOPE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
