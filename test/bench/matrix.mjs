@@ -6,18 +6,20 @@
 //   env: BENCH_STRIDE (5: each instance reports one of its client versions every 5 minutes), BENCH_RUNS (50),
 //   BENCH_CLIENTS_PER_SERVICE (10 of the 50 client versions use each service; 50 = every cell populated),
 //   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_KEEP (1: keep both databases and print where they
-//   are), BENCH_REUSE ("<file.db> <postgres url>", as printed by BENCH_KEEP: query those instead of loading anew)
+//   are), BENCH_REUSE ("<file.db> <postgres url>", as printed by BENCH_KEEP: query those instead of loading anew),
+//   BENCH_BASELINE (another built checkout: its collector answers beside this one's on each backend, on a copy of
+//   the SQLite file and on the same PostgreSQL database, alternated with it: a paired before/after of a change)
 //
 // The data set is loaded into SQLite through the store's own write and fold path (lib/rollup-loader.mjs), then
 // moved with `extscope db copy`'s code: both collectors read the same rows.
 
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copySqliteToPostgres } from '../../dist/collector/store/copy.js';
 import { backendsFrom } from './lib/backends.mjs';
-import { startCollectorChild } from './lib/collector-child.mjs';
+import { baselineCli, startCollectorChild } from './lib/collector-child.mjs';
 import { checkExact, checkSame } from './lib/exactness.mjs';
 import { fleet } from './lib/fleet.mjs';
 import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
@@ -29,7 +31,7 @@ const STRIDE = Number(process.env.BENCH_STRIDE ?? size(5, 240));
 const RUNS = Number(process.env.BENCH_RUNS ?? size(50, 3));
 const CLIENTS_PER_SERVICE = Number(process.env.BENCH_CLIENTS_PER_SERVICE ?? size(10, 3));
 const DAYS = size(7, 1);
-const names = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+const BASELINE = process.env.BENCH_BASELINE;
 
 function get(agent, url) {
   return new Promise((resolve, reject) => {
@@ -84,8 +86,22 @@ try {
     }
   } else console.log(`matrix: re-querying ${dbPath} and ${database?.url ?? '(no PostgreSQL)'}`);
 
+  // What answers: a collector per backend, and with BENCH_BASELINE one of the other build beside each (a SQLite
+  // file is one collector's: the baseline reads a copy).
+  const targets = backends.flatMap((backend) => {
+    const name = { sqlite: 'SQLite', postgres: 'PostgreSQL' }[backend];
+    const db = backend === 'postgres' ? database.url : dbPath;
+    if (BASELINE === undefined) return [{ name, db }];
+    const baselineDb = backend === 'postgres' ? db : `${dbPath}.baseline`;
+    if (backend === 'sqlite') copyFileSync(dbPath, baselineDb);
+    return [
+      { name, db },
+      { name: `${name}, baseline`, db: baselineDb, cli: baselineCli(BASELINE) },
+    ];
+  });
   const collectors = {};
-  for (const backend of backends) collectors[backend] = await startCollectorChild(backend === 'postgres' ? database.url : dbPath);
+  for (const target of targets) collectors[target.name] = await startCollectorChild(target.db, { cli: target.cli });
+  const names = targets.map((target) => target.name);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const instance = instances[7].instanceId;
@@ -105,26 +121,27 @@ try {
         .map((value) => value.toFixed(1))
         .join(' ')} (2 vCPU, shared)`,
     );
-    console.log(`${''.padEnd(38)} ${backends.map((backend) => `${names[backend]} median / p95`.padStart(26)).join(' ')}`);
+    if (BASELINE !== undefined) console.log(`baseline: ${BASELINE}`);
+    console.log(`${''.padEnd(38)} ${names.map((name) => `${name} median / p95`.padStart(30)).join(' ')}`);
     const checks = {};
     for (const [name, path] of queries) {
-      const times = Object.fromEntries(backends.map((backend) => [backend, []]));
+      const times = Object.fromEntries(names.map((target) => [target, []]));
       // Warm-up: the first answers after start-up also pay for caches filling.
-      for (const backend of backends) for (let i = 0; i < 5; i++) await get(agent, `${collectors[backend].url}${path}`);
-      // Alternated, so that every backend sees the same moments of the shared machine.
+      for (const target of names) for (let i = 0; i < 5; i++) await get(agent, `${collectors[target].url}${path}`);
+      // Alternated, so that every collector sees the same moments of the shared machine.
       for (let i = 0; i < RUNS; i++) {
-        for (const backend of i % 2 === 0 ? backends : [...backends].reverse()) {
-          const answer = await get(agent, `${collectors[backend].url}${path}`);
-          if (answer.status !== 200) throw new Error(`${backend} ${path}: HTTP ${answer.status} ${answer.body}`);
-          times[backend].push(answer.ms);
-          if (name.includes('the target') && i === 0) checks[backend] = JSON.parse(answer.body.toString());
+        for (const target of i % 2 === 0 ? names : [...names].reverse()) {
+          const answer = await get(agent, `${collectors[target].url}${path}`);
+          if (answer.status !== 200) throw new Error(`${target} ${path}: HTTP ${answer.status} ${answer.body}`);
+          times[target].push(answer.ms);
+          if (name.includes('the target') && i === 0) checks[target] = JSON.parse(answer.body.toString());
         }
       }
       const cell = (list) => {
         list.sort((a, b) => a - b);
         return `${percentile(list, 50).toFixed(1)} / ${percentile(list, 95).toFixed(1)} ms`;
       };
-      console.log(`${name.padEnd(38)} ${backends.map((backend) => cell(times[backend]).padStart(26)).join(' ')}`);
+      console.log(`${name.padEnd(38)} ${names.map((target) => cell(times[target]).padStart(30)).join(' ')}`);
     }
     console.log(
       `load average at end: ${loadavg()
@@ -132,13 +149,14 @@ try {
         .join(' ')}`,
     );
     const total = (matrix) => matrix.rows.reduce((sum, row) => sum + row.requests, 0);
-    for (const backend of backends) {
-      if (loaded !== undefined) checkExact(`${names[backend]}: requests in the 7-day matrix of those loaded`, total(checks[backend]), loaded.requests);
+    for (const target of names) {
+      if (loaded !== undefined) checkExact(`${target}: requests in the 7-day matrix of those loaded`, total(checks[target]), loaded.requests);
     }
-    if (backends.length === 2) checkSame('PostgreSQL and SQLite 7-day matrix rows', checks.postgres.rows, checks.sqlite.rows);
+    for (const target of names.slice(1)) checkSame(`${target} and ${names[0]} 7-day matrix rows`, checks[target].rows, checks[names[0]].rows);
   } finally {
     agent.destroy();
-    for (const backend of backends) await stop(collectors[backend].child);
+    for (const target of names) await stop(collectors[target].child);
+    if (BASELINE !== undefined) rmSync(`${dbPath}.baseline`, { force: true });
   }
 } finally {
   if (process.env.BENCH_KEEP === '1' || reuse !== undefined) console.log(`kept: ${dbPath}${database === undefined ? '' : ` and ${database.url}`}`);
