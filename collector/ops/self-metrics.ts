@@ -5,7 +5,8 @@ import type { Protocol, Signal } from '../otlp/codec.js';
 import { FleetMetrics } from './fleet-metrics.js';
 import { RejectionTally } from './rejections.js';
 import { RequestCounters } from './request-counters.js';
-import type { RollupReader, StoreLifecycle } from '../store/store.js';
+import { registerReadCounts } from './read-counts.js';
+import type { RollupReader, StoreLifecycle, StoreStats } from '../store/store.js';
 import { COLLECTOR_VERSION } from '../version.js';
 
 /** What ingest holds now: admission slots (receiver/otlp/admission.ts) and bodies arriving (receive-budget.ts). */
@@ -53,6 +54,9 @@ export class SelfMetrics {
   constructor(private readonly sources: SelfMetricsSources) {
     const { reader, lifecycle, ingest, idOverflow, clock, staleAfterMs } = sources;
     const registers = [this.registry];
+    // The store's stats, read once for the series a scrape draws from them (its metrics are collected together).
+    let stats: Promise<StoreStats> | undefined;
+    const storeStats = (): Promise<StoreStats> => (stats ??= lifecycle.stats().finally(() => (stats = undefined)));
     this.rejections = new RejectionTally(this.registry, sources.clock);
     // The process and Node.js runtime series every Node.js service exposes (process_*, nodejs_*), read when scraped.
     collectDefaultMetrics({ register: this.registry });
@@ -148,49 +152,36 @@ export class SelfMetrics {
       help: 'Cumulative streams (per sender start time) whose last total is kept to turn the next one into an increment',
       registers,
       async collect() {
-        this.set((await lifecycle.stats()).cumulativeStreams);
+        this.set((await storeStats()).cumulativeStreams);
       },
     });
-    new Gauge({
-      name: 'extscope_collector_quarantined_points',
-      help: 'Logged increments left out of the rollups because they are not counts ingest accepts (see the log)',
-      registers,
-      async collect() {
-        this.set((await lifecycle.stats()).quarantinedPoints);
+    registerReadCounts(this.registry, [
+      {
+        name: 'extscope_collector_quarantined_points',
+        help: 'Logged increments left out of the rollups because they are not counts ingest accepts (see the log), kept in the database',
+        read: async () => (await storeStats()).quarantinedPoints,
       },
-    });
-    new Gauge({
-      name: 'extscope_collector_fold_failures',
-      help: 'Folds of pending increments that failed since start (reads then answer from what is stored)',
-      registers,
-      async collect() {
-        this.set((await lifecycle.stats()).foldFailures);
+      {
+        name: 'extscope_collector_fold_failures',
+        help: 'Folds of pending increments that failed since start (reads then answer from what is stored)',
+        read: async () => (await storeStats()).foldFailures,
       },
-    });
-    new Gauge({
-      name: 'extscope_collector_extension_id_overflow',
-      help: 'Extension-request points counted under the id _OTHER since start: their instance reported more distinct ids in the hour than allowed',
-      registers,
-      collect() {
-        this.set(idOverflow?.() ?? 0);
+      {
+        name: 'extscope_collector_extension_id_overflow',
+        help: 'Extension-request points counted under the id _OTHER since start: their instance reported more distinct ids in the hour than allowed',
+        read: () => idOverflow?.() ?? 0,
       },
-    });
-    new Gauge({
-      name: 'extscope_collector_dimension_overflow',
-      help: 'New values of sender-controlled dimensions (client names, versions, methods, …) stored as _OTHER since start, over the per-dimension limit',
-      registers,
-      async collect() {
-        this.set((await lifecycle.stats()).overflowedValues);
+      {
+        name: 'extscope_collector_dimension_overflow',
+        help: 'New values of sender-controlled dimensions (client names, versions, methods, …) stored as _OTHER since start, over the per-dimension limit',
+        read: async () => (await storeStats()).overflowedValues,
       },
-    });
-    new Gauge({
-      name: 'extscope_collector_instance_overflow',
-      help: 'New instances stored under _OTHER since start: over the limit of service names or of instances kept',
-      registers,
-      async collect() {
-        this.set((await lifecycle.stats()).overflowedInstances);
+      {
+        name: 'extscope_collector_instance_overflow',
+        help: 'New instances stored under _OTHER since start: over the limit of service names or of instances kept',
+        read: async () => (await storeStats()).overflowedInstances,
       },
-    });
+    ]);
 
     this.requests = new RequestCounters(this.registry);
     this.fleet = new FleetMetrics({ reader, clock, staleAfterMs });

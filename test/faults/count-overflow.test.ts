@@ -103,7 +103,7 @@ describe('count overflow: counts are bounded where they enter and every sum is o
       const { status } = await getJson(`${collector.url}/api/v1/matrix`);
       expect(status).toBe(200);
       expect(await requestsOf(collector.url, 'flood')).toBe(1);
-      expect(await metricValue(collector.url, 'extscope_collector_quarantined_points')).toBe(1100);
+      expect(await metricValue(collector.url, 'extscope_collector_quarantined_points_total')).toBe(1100);
       expect((await postMetrics(collector.url, oneRequest('flood', 4, t + 1_000_000n))).status).toBe(200);
       expect(await requestsOf(collector.url, 'flood')).toBe(5);
       expect((await fetch(`${collector.url}/readyz`)).status).toBe(200);

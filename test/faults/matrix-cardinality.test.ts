@@ -73,8 +73,8 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
       const all = await getJson<LimitedMatrix>(`${collector.url}/api/v1/matrix?from=-1h&limit=5000&extensionLimit=20`);
       expect(all.body.rows.find((row) => row.client === OVERFLOW_VALUE)?.requests).toBe(3000);
 
-      expect(await metricValue(collector.url, 'extscope_collector_dimension_overflow')).toBe(3000);
-      expect(await metricValue(collector.url, 'extscope_collector_extension_id_overflow')).toBe(76);
+      expect(await metricValue(collector.url, 'extscope_collector_dimension_overflow_total')).toBe(3000);
+      expect(await metricValue(collector.url, 'extscope_collector_extension_id_overflow_total')).toBe(76);
       expect((await fetch(`${collector.url}/healthz`)).status).toBe(200);
     } finally {
       await collector.close();
@@ -122,7 +122,7 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
       expect(body.total).toBe(12);
       expect(body.instances.map((instance) => `${instance.service}/${instance.instanceId}`)).toContain(`s-2/${OVERFLOW_VALUE}`);
       expect(body.instances.map((instance) => `${instance.service}/${instance.instanceId}`)).toContain(`${OVERFLOW_VALUE}/${OVERFLOW_VALUE}`);
-      expect(await metricValue(collector.url, 'extscope_collector_instance_overflow')).toBe(2 + 8);
+      expect(await metricValue(collector.url, 'extscope_collector_instance_overflow_total')).toBe(2 + 8);
 
       await collector.close();
       collector = await startTestCollector(temp.dir, options);
@@ -135,7 +135,7 @@ describe('matrix cardinality: every sender-controlled dimension is bounded, the 
       expect(await total()).toBe(25);
       expect(await total('&service=s-0')).toBe(4 + 5);
       expect((await getJson<{ total: number }>(`${collector.url}/api/v1/instances`)).body.total).toBe(13);
-      expect(await metricValue(collector.url, 'extscope_collector_instance_overflow')).toBe(1 + 10);
+      expect(await metricValue(collector.url, 'extscope_collector_instance_overflow_total')).toBe(1 + 10);
     } finally {
       await collector.close();
     }
