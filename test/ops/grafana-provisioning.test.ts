@@ -1,9 +1,11 @@
 /**
  * The monitoring profile of docker-compose.yml (Prometheus and Grafana) cannot be run here (no Docker engine, no
- * Grafana): this checks what can be. The dashboard JSON is well formed for Grafana (ids, grid, datasources,
- * variables); the provisioning files name that datasource and mount that dashboard; the compose services mount files
- * that exist; Prometheus' scrape configuration targets the collector with the read token, and promtool accepts it.
- * That its queries answer the API's numbers is test/e2e/grafana-dashboard.test.ts.
+ * Grafana): this checks what can be. The dashboard JSON is well formed for Grafana (ids, grid, an import input and
+ * a variable for the datasource instead of a uid, the template variables, counters read over the time range;
+ * test/dashboard/page/grafana-links.test.ts checks its links); the provisioning files provide a default Prometheus datasource and mount that
+ * dashboard; the compose services mount files that exist; Prometheus' scrape configuration targets the collector
+ * with the read token, and promtool accepts it. That its queries answer the API's numbers for a time range is
+ * test/e2e/grafana-dashboard.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -40,7 +42,7 @@ const grafanaService = compose.services['grafana'];
 const dashboard = readDashboard();
 const datasources = parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'provisioning', 'datasources', 'extscope.yaml'), 'utf8')) as {
   apiVersion: number;
-  datasources: { uid: string; type: string; url: string; name: string }[];
+  datasources: { uid: string; type: string; url: string; name: string; isDefault: boolean }[];
 };
 const providers = parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'provisioning', 'dashboards', 'extscope.yaml'), 'utf8')) as {
   apiVersion: number;
@@ -106,8 +108,18 @@ describe('the Grafana dashboard JSON', () => {
     }
   });
 
-  it('queries only the provisioned Prometheus datasource, with unique refIds and known variables', () => {
-    const provisioned = datasources.datasources.map((source) => ({ type: source.type, uid: source.uid }));
+  it('names no datasource uid: every query uses the Prometheus variable, which importing binds to the datasource asked for', () => {
+    // Importing asks for one Prometheus datasource and writes its uid where the JSON says ${DS_PROMETHEUS}: only
+    // in the variable's current value, so the datasource can still be changed from the variable afterwards.
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
+    const datasourceVariable = dashboard.templating.list.find((variable) => variable.type === 'datasource');
+    expect(datasourceVariable).toMatchObject({ name: 'datasource', query: 'prometheus', current: { value: '${DS_PROMETHEUS}' } });
+    const text = readFileSync(DASHBOARD_PATH, 'utf8');
+    expect(text.match(/\$\{DS_PROMETHEUS\}/g)).toHaveLength(1);
+    // Provisioned (no import), the variable takes the default Prometheus datasource: the provisioned one is it.
+    expect(datasources.datasources.map((source) => [source.type, source.isDefault])).toEqual([['prometheus', true]]);
+
+    const expected: DashboardDatasource = { type: 'prometheus', uid: '${datasource}' };
     const used: DashboardDatasource[] = [];
     const variables = new Set(dashboard.templating.list.map((variable) => variable.name));
     for (const variable of dashboard.templating.list) if (variable.datasource !== undefined) used.push(variable.datasource);
@@ -117,7 +129,8 @@ describe('the Grafana dashboard JSON', () => {
       const refIds = panel.targets.map((target) => target.refId);
       expect(new Set(refIds).size, `panel ${panel.id} refIds`).toBe(refIds.length);
       for (const target of panel.targets) {
-        if (target.datasource !== undefined) used.push(target.datasource);
+        expect(target.datasource, `panel ${panel.id} ${target.refId}`).toEqual(expected);
+        used.push(target.datasource as DashboardDatasource);
         expect(target.expr.trim(), `panel ${panel.id} ${target.refId}`).not.toBe('');
         for (const [, braced, bare] of target.expr.matchAll(/\$\{(\w+)\}|\$(\w+)/g)) {
           const name = (braced ?? bare) as string;
@@ -126,8 +139,52 @@ describe('the Grafana dashboard JSON', () => {
       }
     }
     expect(used.length).toBeGreaterThan(dashboard.panels.length);
-    for (const source of used) expect(provisioned).toContainEqual(source);
-    expect(provisioned).toEqual([{ type: 'prometheus', uid: 'extscope-prometheus' }]);
+    for (const source of used) expect(source).toEqual(expected);
+  });
+
+  it('has the variables service, client, client version and instance, each a multi-value label_values() query with All meaning any value', () => {
+    const queries = Object.fromEntries(
+      dashboard.templating.list
+        .filter((variable) => variable.type === 'query')
+        .map((variable) => {
+          expect(variable, variable.name).toMatchObject({ includeAll: true, multi: true, allValue: '.*' });
+          return [variable.name, typeof variable.query === 'string' ? variable.query : variable.query.query];
+        }),
+    );
+    expect(queries).toEqual({
+      service: 'label_values(extscope_requests_total, service)',
+      client: 'label_values(extscope_requests_total{service=~"$service"}, client)',
+      client_version: 'label_values(extscope_requests_total{service=~"$service", client=~"$client"}, client_version)',
+      instance: 'label_values(extscope_instance_advertises{service=~"$service"}, service_instance)',
+    });
+    // Every query reading request counters narrows by service, client and client version; the per-instance
+    // panel's by instance.
+    const expressions = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr));
+    for (const expression of expressions) {
+      for (const [selector] of expression.matchAll(/extscope_(?:extension_)?requests_total\{[^}]*\}|extscope_missing_capability_errors_total\{[^}]*\}/g))
+        expect(selector).toMatch(/service=~"\$service", client=~"\$client", client_version=~"\$client_version"/);
+    }
+    expect(expressions.filter((expression) => expression.includes('service_instance=~"$instance"'))).toHaveLength(2);
+  });
+
+  it('reads every counter over the time range: increase(…[$__range]) in figures for the range, rate(…[$__rate_interval]) in graphs', () => {
+    let counters = 0;
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets) {
+        const where = `panel ${panel.id} ${target.refId}: ${target.expr}`;
+        // A counter selector (a name ending in _total), its label matchers, then what follows it.
+        for (const match of target.expr.matchAll(/(\w+)\((extscope_\w+_total)(\{[^}]*\})?(\[[^\]]*\])?/g)) {
+          counters++;
+          const [, fn, , , window] = match;
+          if (target.instant === true) expect([fn, window], where).toEqual(['increase', '[$__range]']);
+          else expect([fn, window], where).toEqual(['rate', '[$__rate_interval]']);
+        }
+        // No counter is read bare (outside increase/rate), and no gauge is put through them.
+        expect(target.expr.replace(/(?:increase|rate)\(extscope_\w+_total(?:\{[^}]*\})?\[[^\]]*\]\)/g, ''), where).not.toMatch(/_total\b/);
+        expect(target.expr, where).not.toMatch(/(?:increase|rate)\((?!extscope_\w+_total)/);
+      }
+    }
+    expect(counters).toBeGreaterThan(10);
   });
 
   it('the matrix table pivots on labels its query keeps', () => {

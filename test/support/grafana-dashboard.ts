@@ -18,6 +18,12 @@ export interface DashboardTarget {
   format?: string;
 }
 
+/** A data link: Grafana interpolates its URL with the dashboard's variables and the clicked series' or row's values. */
+export interface DashboardLink {
+  title: string;
+  url: string;
+}
+
 export interface DashboardPanel {
   id: number;
   type: string;
@@ -25,6 +31,7 @@ export interface DashboardPanel {
   datasource?: DashboardDatasource;
   gridPos: { x: number; y: number; w: number; h: number };
   targets: DashboardTarget[];
+  fieldConfig?: { defaults: { links?: DashboardLink[] } };
   transformations?: { id: string; options: Record<string, unknown> }[];
 }
 
@@ -33,14 +40,27 @@ export interface DashboardVariable {
   type: string;
   datasource?: DashboardDatasource;
   query: { query: string } | string;
+  current?: { value?: string | string[] };
+  includeAll?: boolean;
+  multi?: boolean;
+  allValue?: string;
+}
+
+/** What importing the dashboard asks for: `${NAME}` in the JSON is replaced by the answer. */
+export interface DashboardInput {
+  name: string;
+  type: string;
+  pluginId?: string;
 }
 
 export interface Dashboard {
+  __inputs?: DashboardInput[];
   uid: string;
   title: string;
   schemaVersion: number;
   panels: DashboardPanel[];
   templating: { list: DashboardVariable[] };
+  links: (DashboardLink & { type: string })[];
 }
 
 export function readDashboard(): Dashboard {
