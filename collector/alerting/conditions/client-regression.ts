@@ -2,7 +2,7 @@ import type { MatrixView } from '../../analysis/matrix.js';
 import { declarationChange, lastTwo } from '../../analysis/versions.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
-import { type Finding, dashboardPath, inScope, viewRange } from './finding.js';
+import { type Finding, dashboardPath, figure, inScope, viewRange } from './finding.js';
 import type { Snapshot, Window } from './snapshot.js';
 
 /**
@@ -42,7 +42,7 @@ function clientRegression(rule: Rule<'client_regression'>, view: MatrixView, ser
         },
         value: newest.requests,
         summary: `${name} ${newest.version} no longer declares ${id}`,
-        description: `${name} ${previous.version} declared ${id} on ${before} requests; ${name} ${newest.version} declared it on none of its ${newest.requests} requests (last ${rule.options.window}).`,
+        description: `${name} ${previous.version} declared ${id} on ${figure(before)} requests; ${name} ${newest.version} declared it on none of its ${figure(newest.requests)} requests (last ${rule.options.window}).`,
         dashboardPath: dashboardPath('matrix', { group: 'client_version', rows: name, service, ...viewRange(window) }),
       });
     });

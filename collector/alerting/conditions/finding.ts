@@ -43,3 +43,12 @@ export function viewRange(window: { fromMs: number; toMs: number } | undefined):
 }
 
 export const points = (share: number): string => `${(share * 100).toFixed(1)}%`;
+
+/**
+ * A number for people: thousands grouped, and no more decimals than three significant digits need, trailing zeros
+ * left out (`36`, `36.4`, `1.2`, `0.05`, `12,345`).
+ */
+export function figure(value: number): string {
+  const magnitude = value === 0 ? 0 : Math.floor(Math.log10(Math.abs(value)));
+  return value.toLocaleString('en-US', { maximumFractionDigits: Math.min(2, Math.max(0, 2 - magnitude)) });
+}

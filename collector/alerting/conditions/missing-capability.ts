@@ -2,7 +2,7 @@ import type { RequiredSlot } from '../../store/query/trends.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
 import { MS_PER_MINUTE } from '../../model/time.js';
-import { type Finding, dashboardPath, inScope, listed, viewRange } from './finding.js';
+import { type Finding, dashboardPath, figure, inScope, listed, viewRange } from './finding.js';
 import type { Snapshot, Window } from './snapshot.js';
 
 /**
@@ -26,8 +26,8 @@ function missingCapability(rule: Rule<'missing_capability'>, service: string, ro
     findings.push({
       labels: { service, extension: id },
       value: Math.round(rate * 100) / 100,
-      summary: `${service} answered ${count} requests with -32021 naming ${id} in the last ${rule.options.window}`,
-      description: `${rate.toFixed(2)} missing-capability answers per minute name ${id} as required (above ${rule.options.ratePerMinute}); clients: ${clients.size === 0 ? 'without names' : listed([...clients].sort())}.`,
+      summary: `${service} answered ${figure(count)} requests with -32021 naming ${id} in the last ${rule.options.window}`,
+      description: `${figure(rate)} missing-capability answers per minute name ${id} as required (above ${figure(rule.options.ratePerMinute)}); clients: ${clients.size === 0 ? 'without names' : listed([...clients].sort())}.`,
       dashboardPath: dashboardPath('extension', { ext: id, service, ...viewRange(window) }),
     });
   }

@@ -3,7 +3,7 @@ import { knownRequests } from '../../analysis/share.js';
 import { MS_PER_MINUTE } from '../../model/time.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
-import { type Finding, dashboardPath, inScope, points, viewRange } from './finding.js';
+import { type Finding, dashboardPath, figure, inScope, points, viewRange } from './finding.js';
 import type { Snapshot, Window } from './snapshot.js';
 
 /** Per id, the totals of one client's rows (or of every client in scope): the cells the matrix serves for them. */
@@ -60,7 +60,7 @@ function negotiationDrop(rule: Rule<'negotiation_drop'>, service: string, recent
         labels: before.client === undefined ? { service, extension: id } : { service, client: before.client, extension: id },
         value: Math.round(drop * 10) / 10,
         summary: `${id} negotiated on ${points(shareNow)} of ${who}'s requests, down from ${points(shareBefore)}`,
-        description: `Over the last ${rule.options.window}, ${id} was negotiated on ${points(shareNow)} of ${knownNow} requests (${who}); over the ${rule.options.baseline} before, on ${points(shareBefore)} of ${knownBefore}: ${drop.toFixed(1)} points down.`,
+        description: `Over the last ${rule.options.window}, ${id} was negotiated on ${points(shareNow)} of ${figure(knownNow)} requests (${who}); over the ${rule.options.baseline} before, on ${points(shareBefore)} of ${figure(knownBefore)}: ${drop.toFixed(1)} points down.`,
         dashboardPath: dashboardPath('extension', {
           ext: id,
           service,

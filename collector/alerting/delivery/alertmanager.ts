@@ -3,7 +3,8 @@ import type { Alert, AlertTransition, EvaluationCycle, Notifier } from '../../mo
 import { backoffDelay } from './backoff.js';
 import { CLOSE_GRACE_MS, type DeliveryConfig } from './config.js';
 import { postJson } from './http.js';
-import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
+import { dashboardLink, notifiedAnnotations } from './dashboard-link.js';
+import { type DeliveryDependencies, DeliveryLogBuffer } from './telemetry.js';
 
 /** An alert as Alertmanager's API v2 takes it (`POST /api/v2/alerts`, `postableAlerts`). */
 export interface PostableAlert {
@@ -191,10 +192,10 @@ export class AlertmanagerNotifier implements Notifier {
         : wallNowMs + 4 * Math.max(this.config.alertmanagerResendMs, this.cycleGapMs);
     return {
       labels: labelSet(alert.labels),
-      annotations: labelSet(alert.annotations),
+      annotations: labelSet(notifiedAnnotations(this.deps.publicUrl(), alert)),
       startsAt,
       endsAt: new Date(endsAtMs).toISOString(),
-      generatorURL: dashboardUrl(this.deps.publicUrl(), alert.dashboardPath),
+      generatorURL: dashboardLink(this.deps.publicUrl(), alert),
     };
   }
 

@@ -62,8 +62,3 @@ export class DeliveryLogBuffer {
     return this.writing;
   }
 }
-
-/** `publicUrl` + the alert's dashboard path, whatever slashes each has. */
-export function dashboardUrl(publicUrl: string, path: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
-}

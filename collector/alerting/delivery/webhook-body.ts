@@ -1,4 +1,5 @@
 import type { AlertTransition } from '../../model/alerts.js';
+import { dashboardLink, notifiedAnnotations } from './dashboard-link.js';
 
 /**
  * The JSON body of one webhook message: one transition of one alert (docs/alerting-delivery.md shows it).
@@ -20,13 +21,15 @@ export interface WebhookBody {
     resolvedAt: string | null;
   };
   labels: Record<string, string>;
+  /** The alert's, with `runbook_url` and `dashboard_url` (the same link as {@link WebhookBody.dashboardUrl}). */
   annotations: Record<string, string>;
   dashboardUrl: string;
 }
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
-export function webhookBody(transition: AlertTransition, dashboardUrl: string): WebhookBody {
+/** `publicUrl`: the collector's address the dashboard links start with. */
+export function webhookBody(transition: AlertTransition, publicUrl: string): WebhookBody {
   const { alert } = transition;
   return {
     version: '1',
@@ -43,7 +46,7 @@ export function webhookBody(transition: AlertTransition, dashboardUrl: string): 
       resolvedAt: iso(alert.resolvedAtMs),
     },
     labels: { ...alert.labels },
-    annotations: { ...alert.annotations },
-    dashboardUrl,
+    annotations: notifiedAnnotations(publicUrl, alert),
+    dashboardUrl: dashboardLink(publicUrl, alert),
   };
 }

@@ -4,7 +4,7 @@ import { CLOSE_GRACE_MS, type DeliveryConfig, type WebhookConfig } from './confi
 import { postJson } from './http.js';
 import { type JobChange, RetryQueue } from './retry-queue.js';
 import { IDEMPOTENCY_HEADER, signedHeaders } from './signature.js';
-import { type DeliveryDependencies, DeliveryLogBuffer, dashboardUrl } from './telemetry.js';
+import { type DeliveryDependencies, DeliveryLogBuffer } from './telemetry.js';
 import { webhookBody } from './webhook-body.js';
 
 /** Which notification a message is (the delivery log's columns), whether built now or resumed from the log. */
@@ -111,7 +111,7 @@ export class WebhookNotifier implements Notifier {
     for (const transition of cycle.transitions) {
       if (this.seen.has(transition.id)) continue;
       this.remember(transition.id);
-      const body = JSON.stringify(webhookBody(transition, dashboardUrl(this.deps.publicUrl(), transition.alert.dashboardPath)));
+      const body = JSON.stringify(webhookBody(transition, this.deps.publicUrl()));
       this.queue.push(transition.id, { key: keyOf(transition), body, queuedAtMs: this.deps.clock() });
     }
   }

@@ -36,6 +36,21 @@ export function replace(parent: Element, ...children: (Child | Child[])[]): void
   append(parent, children);
 }
 
+/**
+ * A link out of the page (a runbook, a trace in the tracing backend), only to an http(s) URL: anything else (a
+ * `javascript:` URL a template or a label value made) is no link: undefined, and the caller shows what it has instead.
+ */
+export function externalLink(url: string | null | undefined, text: Child, attributes: Attributes = {}): HTMLElement | undefined {
+  let parsed: URL | undefined;
+  try {
+    parsed = url === null || url === undefined ? undefined : new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) return undefined;
+  return h('a', { ...attributes, href: parsed.href, target: '_blank', rel: 'noopener noreferrer' }, text);
+}
+
 /** `<code>` text, for commands and ids in messages. */
 export const code = (text: string): HTMLElement => h('code', null, text);
 

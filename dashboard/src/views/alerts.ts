@@ -1,5 +1,5 @@
 import { type Context, type ViewModule, isNotFound } from '../lib/context.js';
-import { code, count, h, notice, replace, time } from '../lib/dom.js';
+import { code, count, externalLink, h, notice, replace, time } from '../lib/dom.js';
 import { type State, parseState } from '../lib/state.js';
 import type { AlertState, AlertView, AlertsResponse } from '../lib/types.js';
 
@@ -132,12 +132,13 @@ class AlertsView implements ViewModule {
         'td',
         { class: 'alert-text' },
         h('span', { class: 'alert-summary' }, alert.annotations['summary'] ?? alert.rule),
-        h('span', { class: 'sub' }, `${alert.rule} (${alert.kind})`),
+        // The rule, and its kind where the name does not say it already.
+        h('span', { class: 'sub' }, alert.rule === alert.kind ? alert.rule : `${alert.rule} (${alert.kind})`),
         alert.annotations['description'] === undefined ? null : h('span', { class: 'sub alert-description' }, alert.annotations['description']),
       ),
       h('td', { class: 'alert-labels' }, ...labels),
       h('td', null, since === null ? '–' : time(since)),
-      h('td', null, link),
+      h('td', { class: 'alert-links' }, link, ' ', externalLink(alert.annotations['runbook_url'], 'Runbook', { class: 'runbook' })),
     );
   }
 }

@@ -263,7 +263,7 @@ describe('alert rule conditions', () => {
     await errors('five', 5);
     await evaluate();
     expect(await active(url)).toEqual([`required firing {"service":"six","extension":"${A}"}`]);
-    expect((await alerts(url)).alerts[0]?.annotations['description']).toContain('1.20 missing-capability answers per minute');
+    expect((await alerts(url)).alerts[0]?.annotations['description']).toContain('1.2 missing-capability answers per minute name');
   });
 
   it('new_extension_id: an id clients declare for the first time; one declared within the lookback, or only by servers, stays quiet', async () => {

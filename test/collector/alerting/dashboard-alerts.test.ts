@@ -4,6 +4,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUNBOOKS_URL } from '../../../collector/alerting/runbooks.js';
 import { type Browser, type Watched, launchBrowser, ready, screenshot, watchedPage } from '../../dashboard/helpers/browser.js';
 import { type TestCollector, tempDir } from '../helpers/collector.js';
 import { alertingCollector, send } from './helpers.js';
@@ -17,8 +18,8 @@ const NOW = Date.UTC(2026, 5, 1, 12, 0, 30);
 
 const RULES = `rules:
   - { name: skew, kind: advertisement_skew, for: 0s, severity: critical }
-  - { name: regression, kind: client_regression, minRequests: 1 }
-  - { name: stale, kind: stale_instance, after: 10m, minUptime: 0s }
+  - { name: regression, kind: client_regression, minRequests: 1, annotations: { runbook_url: "javascript:alert(3)" } }
+  - { name: stale_instance, kind: stale_instance, after: 10m, minUptime: 0s }
 `;
 
 describe('dashboard: alerts view', () => {
@@ -84,6 +85,15 @@ describe('dashboard: alerts view', () => {
     await expect(regression.locator('.alert-summary').innerText()).resolves.toBe(`${EVIL_CLIENT} 1.1.0 no longer declares ${A}`);
     await expect(resolved().count()).resolves.toBe(1);
     await expect(resolved().locator('.alert-summary').innerText()).resolves.toMatch(/^Instance cart-1 of cart has not reported for 15 minutes$/);
+    // The rule, and its kind only where the name does not say it.
+    await expect(skew.locator('.alert-text .sub').first().innerText()).resolves.toBe('skew (advertisement_skew)');
+    await expect(resolved().locator('.alert-text .sub').first().innerText()).resolves.toBe('stale_instance');
+    // The runbook of the kind, opened apart; a rule's runbook_url that is no http(s) URL is no link.
+    const runbook = skew.getByRole('link', { name: 'Runbook' });
+    await expect(runbook.getAttribute('href')).resolves.toBe(`${RUNBOOKS_URL}#advertisement_skew`);
+    await expect(runbook.getAttribute('rel')).resolves.toBe('noopener noreferrer');
+    await expect(regression.getByRole('link', { name: 'Runbook' }).count()).resolves.toBe(0);
+    await expect(regression.locator('a[href^="javascript"]').count()).resolves.toBe(0);
     await expect(page.locator('main script, img').count()).resolves.toBe(0);
     await expect(page.locator('p.summary').innerText()).resolves.toMatch(/^3 rules from .*rules\.yaml, evaluated every 3600 s; last evaluation /);
     expect(watched.dialogs).toEqual([]);

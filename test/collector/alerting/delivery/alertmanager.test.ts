@@ -35,7 +35,8 @@ describe('Alertmanager delivery (a real prometheus-alertmanager, API v2)', () =>
 
     const shown = await eventually(async () => find(await alertmanager.alerts(), 'api'), 'the alert in Alertmanager');
     expect(shown.labels).toEqual({ alertname: 'advertisement-skew', severity: 'warning', service: 'api', extension_id: 'io.modelcontextprotocol/tasks' });
-    expect(shown.annotations).toEqual(start.annotations);
+    // The alert's annotations, and the link to the view of its cause (the same as generatorURL).
+    expect(shown.annotations).toEqual({ ...start.annotations, dashboard_url: `${PUBLIC_URL}/#/fleet?service=api` });
     expect(shown.generatorURL).toBe(`${PUBLIC_URL}/#/fleet?service=api`);
     expect(Date.parse(shown.startsAt)).toBe(firing.atMs);
     expect(Date.parse(shown.endsAt)).toBeGreaterThan(Date.now());

@@ -113,7 +113,7 @@ describe('webhook delivery', () => {
         resolvedAt: null,
       },
       labels: skew.labels,
-      annotations: skew.annotations,
+      annotations: { ...skew.annotations, dashboard_url: 'https://extscope.example.test/base/#/fleet?service=api' },
       dashboardUrl: 'https://extscope.example.test/base/#/fleet?service=api',
     });
     expect(bodies.find((body) => body.id === resolved.id)).toMatchObject({
