@@ -23,6 +23,7 @@ export const UNIT_TESTS = [
   'test/collector/alerting/delivery/delivery-log.test.ts',
   'test/collector/alerting/delivery/signature-and-config.test.ts',
   'test/collector/analysis/cell.test.ts',
+  'test/collector/analysis/partial-steps.test.ts',
   'test/collector/analysis/matrix-server-unknown.test.ts',
   'test/collector/analysis/versions.test.ts',
   'test/collector/http/host-allow-list.test.ts',

@@ -26,6 +26,23 @@ export interface Timeseries {
   points: TimeseriesPoint[];
 }
 
+/**
+ * How long after a step ends its points can still arrive: the OpenTelemetry SDK's default metric export interval
+ * (60 s). Until then a step's counts are short, and drawn as they are they would dip where nothing dipped.
+ */
+const EXPORT_LAG_MS = 60_000;
+
+/**
+ * The start of the first step of a series (steps of `stepMinutes` from `fromMs` to `toMs`) that may still receive
+ * points at `nowMs`: the step under way, and the one before it within an export interval of its end. Null when every
+ * step is complete.
+ */
+export function partialFrom(fromMs: number, toMs: number, stepMinutes: number, nowMs: number): number | null {
+  const stepMs = stepMinutes * MS_PER_MINUTE;
+  const first = fromMs + Math.max(0, Math.floor((nowMs - EXPORT_LAG_MS - fromMs) / stepMs)) * stepMs;
+  return first < toMs ? first : null;
+}
+
 /** The step for a range when none is asked for. */
 export function autoStep(fromMs: number, toMs: number): number {
   const spanMinutes = (toMs - fromMs) / MS_PER_MINUTE;

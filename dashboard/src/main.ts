@@ -133,7 +133,7 @@ async function render(): Promise<void> {
     mounted = state.view;
   }
   await Promise.all([
-    filters.update(ctx, view.clientNames?.(ctx)).catch(() => undefined),
+    filters.update(ctx, view.clientNames?.(ctx), view.rowsBy).catch(() => undefined),
     rejections.update(ctx),
     view.update(ctx).catch((error: unknown) => ctx.isCurrent() && showError(error)),
   ]);

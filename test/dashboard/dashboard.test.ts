@@ -83,14 +83,17 @@ describe('the dashboard, end to end in Chromium', () => {
     await expect(cell('alpha', REPLAY).innerText()).resolves.toContain('×1');
     await expect(cell('alpha', REPLAY).getAttribute('aria-label')).resolves.toContain('1 answered -32021 naming it');
     await expect(cell('gamma', SEARCH).getAttribute('class')).resolves.toContain('state-client');
-    await expect(cell('gamma', SEARCH).innerText()).resolves.toMatch(/100 %\s*◐ client/);
+    // A cell's figure is its negotiated share whatever its state: gamma declared search on every request, none negotiated it.
+    await expect(cell('gamma', SEARCH).innerText()).resolves.toMatch(/^0 %\s*◐ client$/);
     await expect(cell('beta', TASKS).getAttribute('class')).resolves.toContain('state-server');
     await expect(cell('beta', SEARCH).getAttribute('class')).resolves.toContain('state-negotiated');
     await expect(cell('beta', SEARCH).innerText()).resolves.toMatch(/100 %\s*● all/);
     await expect(cell('alpha', REPLAY).getAttribute('class')).resolves.toContain('state-neither');
     await expect(cell('(unknown client)', TASKS).innerText()).resolves.toMatch(/50 %/);
     // Every cell also carries its state in words for screen readers.
-    await expect(cell('gamma', SEARCH).getAttribute('aria-label')).resolves.toBe(`gamma, ${SEARCH}: client declares, server lacks, 100 % of requests`);
+    await expect(cell('gamma', SEARCH).getAttribute('aria-label')).resolves.toBe(
+      `gamma, ${SEARCH}: client declares, server lacks, negotiated: 0 % of requests`,
+    );
 
     await cell('alpha', TASKS).hover();
     const tooltip = page.locator('#cell-tooltip');

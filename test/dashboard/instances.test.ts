@@ -91,11 +91,13 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
     await expect(page.locator('tbody tr[data-client] th.client a').allInnerTexts()).resolves.toEqual([ROW_B, ROW_A]);
     // shop-a advertises search: negotiated on all 3 of gamma's requests.
     await expect(cell(ROW_A, SEARCH).getAttribute('class')).resolves.toContain('state-negotiated');
-    await expect(cell(ROW_A, SEARCH).getAttribute('aria-label')).resolves.toBe(`${ROW_A}, ${SEARCH}: negotiated on every request, 100 % of requests`);
+    await expect(cell(ROW_A, SEARCH).getAttribute('aria-label')).resolves.toBe(
+      `${ROW_A}, ${SEARCH}: negotiated on every request, negotiated: 100 % of requests`,
+    );
     await expect(cell(ROW_A, TASKS).getAttribute('data-share')).resolves.toBe('1');
     // The other lacks it: gamma's 2 of its 4 requests declared it, none negotiated it; tasks on all 4.
     await expect(cell(ROW_B, SEARCH).getAttribute('class')).resolves.toContain('state-client');
-    await expect(cell(ROW_B, SEARCH).innerText()).resolves.toMatch(/50 %\s*◐ client/);
+    await expect(cell(ROW_B, SEARCH).innerText()).resolves.toMatch(/^0 %\s*◐ client$/);
     await expect(cell(ROW_B, TASKS).getAttribute('class')).resolves.toContain('state-negotiated');
     await expect(page.locator('tbody tr[data-client] td.requests').allInnerTexts()).resolves.toEqual(['4', '3']);
     // The id is shown as it was sent, never parsed: no <i> element anywhere on the page.
@@ -181,7 +183,7 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
     expect(lines).toEqual([
       // Instance, requests, state, negotiated, client declared, server advertised, -32021.
       [ROW_A, '3', '● all 100 %', '3', '3', '3', '0'],
-      [ROW_B, '2', '◐ client 100 %', '0', '2', '0', '0'],
+      [ROW_B, '2', '◐ client 0 %', '0', '2', '0', '0'],
     ]);
     await expect(page.locator('.drill .split i').count()).resolves.toBe(0);
     // The examples name the instance that answered each request.
@@ -197,13 +199,13 @@ describe('rows by instance and a cell across instances, in Chromium', () => {
     await cell('gamma', SEARCH).hover();
     const tooltip = page.locator('#cell-tooltip');
     await expect.poll(() => tooltip.locator('.tooltip-split-title').innerText(), { timeout: 10_000 }).toBe('Across 2 instances:');
-    await expect(tooltip.locator('ul.tooltip-split li').allInnerTexts()).resolves.toEqual([`${ROW_A} 3 req · all 100 %`, `${ROW_B} 2 req · client 100 %`]);
+    await expect(tooltip.locator('ul.tooltip-split li').allInnerTexts()).resolves.toEqual([`${ROW_A} 3 req · all 100 %`, `${ROW_B} 2 req · client 0 %`]);
     await screenshot(page, 'matrix-cell-tooltip-split');
     // Keyboard focus shows the same (the pointer moved away first).
     await page.mouse.move(0, 0);
     await cell('gamma', SEARCH).focus();
     await tooltip.locator('ul.tooltip-split li').first().waitFor({ timeout: 10_000 });
-    await expect(tooltip.locator('ul.tooltip-split li').allInnerTexts()).resolves.toEqual([`${ROW_A} 3 req · all 100 %`, `${ROW_B} 2 req · client 100 %`]);
+    await expect(tooltip.locator('ul.tooltip-split li').allInnerTexts()).resolves.toEqual([`${ROW_A} 3 req · all 100 %`, `${ROW_B} 2 req · client 0 %`]);
   });
 
   it('grouped by instance, an opened cell lists only that instance, and its examples only its requests', async () => {

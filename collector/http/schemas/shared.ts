@@ -19,6 +19,11 @@ export const rangeProperties = { from: timeSchema, to: timeSchema } as const;
 export const nullableString = { type: ['string', 'null'] } as const;
 /** Times in responses: ISO 8601, UTC. */
 export const isoTime = { type: 'string' } as const;
+/**
+ * In a series' answer: the start of its first step that may still receive points (the step under way, and the one
+ * before it within an export interval of its end), whose counts are not final; null when every step is complete.
+ */
+export const partialFromSchema = { type: ['string', 'null'] } as const;
 
 const nullableShare = { type: ['number', 'null'] } as const;
 

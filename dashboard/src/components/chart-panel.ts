@@ -1,11 +1,24 @@
 import { h } from '../lib/dom.js';
 import type { ChartSpec } from './charts.js';
 
+/** Said where a chart, its summary or its table shows the steps whose counts are not final yet. */
+export const PARTIAL_TEXT = 'not final yet';
+
+/** The index in `times` of the API's `partialFrom` (the first step not final yet), if it is one of them. */
+export function partialIndex(times: readonly string[], partialFrom: string | null): number | undefined {
+  if (partialFrom === null) return undefined;
+  const index = times.indexOf(partialFrom);
+  return index < 0 ? undefined : index;
+}
+
 /**
  * A chart with its figures as a table too (in a disclosure), so nothing a chart says is only a picture. The
  * canvas is drawn once chart.js (its own chunk) has loaded.
  */
-export function chartPanel(id: string, spec: ChartSpec, summary: string): HTMLElement {
+export function chartPanel(id: string, spec: ChartSpec, figuresSummary: string): HTMLElement {
+  const partial = spec.partialFrom === undefined ? undefined : spec.labels[spec.partialFrom];
+  const summary =
+    partial === undefined ? figuresSummary : `${figuresSummary} Steps from ${partial} are ${PARTIAL_TEXT} (shaded): their points are still arriving.`;
   const axes = [spec.xTitle === undefined ? '' : ` Horizontal axis: ${spec.xTitle}.`, spec.yTitle === undefined ? '' : ` Vertical axis: ${spec.yTitle}.`].join(
     '',
   );
@@ -70,7 +83,12 @@ function figures(spec: ChartSpec): HTMLElement {
         'tbody',
         null,
         ...spec.labels.map((label, index) =>
-          h('tr', null, h('th', { scope: 'row' }, label), ...spec.series.map((series) => h('td', null, format(series.data[index])))),
+          h(
+            'tr',
+            spec.partialFrom !== undefined && index >= spec.partialFrom ? { class: 'partial' } : null,
+            h('th', { scope: 'row' }, label, spec.partialFrom !== undefined && index >= spec.partialFrom ? ` (${PARTIAL_TEXT})` : ''),
+            ...spec.series.map((series) => h('td', null, format(series.data[index]))),
+          ),
         ),
       ),
     ),

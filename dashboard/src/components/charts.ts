@@ -1,4 +1,18 @@
-import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LineController, LineElement, LinearScale, PointElement, Tooltip } from 'chart.js';
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Filler,
+  Legend,
+  LineController,
+  LineElement,
+  LinearScale,
+  type Plugin,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
+import { PARTIAL_TEXT } from './chart-panel.js';
 
 /** chart.js, loaded only by the views with charts (its own chunk), with the parts they use registered. */
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip, Filler);
@@ -24,6 +38,39 @@ export interface ChartSpec {
   /** Axis titles: what the ticks are and in which unit or time zone. */
   xTitle?: string;
   yTitle?: string;
+  /** The index of the first step whose counts are not final yet (the API's `partialFrom`): shaded, its data paler. */
+  partialFrom?: number;
+}
+
+/** Shades the steps from `from` on, behind the data, and labels them: a short last step reads as such, not as a dip. */
+function partialShade(from: number, fill: string, text: string): Plugin<'line' | 'bar'> {
+  return {
+    id: 'extscopePartial',
+    beforeDatasetsDraw(chart) {
+      const x = chart.scales['x'];
+      if (x === undefined) return;
+      const { left: areaLeft, right, top, bottom } = chart.chartArea;
+      const half = (chart.data.labels?.length ?? 0) > 1 ? (x.getPixelForValue(1) - x.getPixelForValue(0)) / 2 : 0;
+      const left = Math.max(areaLeft, x.getPixelForValue(from) - half);
+      const { ctx } = chart;
+      ctx.save();
+      ctx.fillStyle = fill;
+      ctx.fillRect(left, top, right - left, bottom - top);
+      // Above the plot (its top padding leaves room): no data is drawn there.
+      ctx.fillStyle = text;
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.textAlign = 'right';
+      ctx.textBaseline = 'bottom';
+      ctx.fillText(PARTIAL_TEXT, right, top - 2);
+      ctx.restore();
+    },
+  };
+}
+
+/** A palette colour at a lower opacity (#rrggbb → rgba). */
+function faded(hex: string, alpha: number): string {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
 }
 
 function axisTitle(text: string | undefined, color: string): { title?: { display: true; text: string; color: string } } {
@@ -36,26 +83,36 @@ export function draw(canvas: HTMLCanvasElement, spec: ChartSpec): void {
   charts.get(canvas)?.destroy();
   const text = dark() ? '#d6d6d6' : '#333';
   const grid = dark() ? 'rgba(255,255,255,0.12)' : 'rgba(0,0,0,0.08)';
+  const partial = spec.partialFrom;
+  const notFinal = (index: number): boolean => partial !== undefined && index >= partial;
   const chart = new Chart(canvas, {
     type: spec.kind,
+    plugins: partial === undefined ? [] : [partialShade(partial, dark() ? 'rgba(255,255,255,0.07)' : 'rgba(0,0,0,0.05)', text)],
     data: {
       labels: spec.labels,
-      datasets: spec.series.map((series, index) => ({
-        label: series.label,
-        data: series.data,
-        borderColor: PALETTE[index % PALETTE.length],
-        backgroundColor: PALETTE[index % PALETTE.length],
-        borderDash: DASHES[index % DASHES.length],
-        borderWidth: 2,
-        // Sparse series (a few steps with data) would be invisible as lines alone.
-        pointRadius: series.data.filter((value) => value !== null && value !== 0).length < 40 ? 3 : 0,
-        pointHitRadius: 6,
-        spanGaps: false,
-        fill: false,
-      })),
+      datasets: spec.series.map((series, index) => {
+        const color = PALETTE[index % PALETTE.length] ?? '#7f7f7f';
+        return {
+          label: series.label,
+          data: series.data,
+          borderColor: color,
+          // Steps not final yet: paler bars and points, and a paler line into them (the legend keeps the full colour).
+          backgroundColor: (context: { type: string; dataIndex: number }) =>
+            context.type === 'data' && notFinal(context.dataIndex) ? faded(color, 0.35) : color,
+          segment: { borderColor: (part: { p1DataIndex: number }) => (notFinal(part.p1DataIndex) ? faded(color, 0.35) : undefined) },
+          borderDash: DASHES[index % DASHES.length],
+          borderWidth: 2,
+          // Sparse series (a few steps with data) would be invisible as lines alone.
+          pointRadius: series.data.filter((value) => value !== null && value !== 0).length < 40 ? 3 : 0,
+          pointHitRadius: 6,
+          spanGaps: false,
+          fill: false,
+        };
+      }),
     },
     options: {
       animation: false,
+      layout: { padding: { top: partial === undefined ? 0 : 14 } },
       responsive: true,
       maintainAspectRatio: false,
       interaction: { mode: 'index', intersect: false },

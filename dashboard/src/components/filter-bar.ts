@@ -1,6 +1,6 @@
 import type { Context } from '../lib/context.js';
 import { h, replace } from '../lib/dom.js';
-import { RANGES, type State, absoluteRange } from '../lib/state.js';
+import { type Group, RANGES, type State, absoluteRange } from '../lib/state.js';
 import type { InstanceView, InstancesResponse } from '../lib/types.js';
 
 /**
@@ -17,6 +17,7 @@ export class FilterBar {
   private readonly instance: HTMLSelectElement;
   private readonly client: HTMLSelectElement;
   private readonly group: HTMLSelectElement;
+  private readonly groupField: HTMLElement;
 
   constructor(private readonly navigate: Context['navigate']) {
     const labelled = (text: string, control: HTMLElement, id: string): HTMLElement => {
@@ -45,6 +46,7 @@ export class FilterBar {
       h('option', { value: 'service' }, 'service'),
       h('option', { value: 'instance' }, 'instance'),
     );
+    this.groupField = labelled('Rows by', this.group, 'filter-group');
     this.element = h(
       'form',
       { class: 'filters', 'aria-label': 'Filters' },
@@ -53,7 +55,7 @@ export class FilterBar {
       labelled('Service', this.service, 'filter-service'),
       labelled('Instance', this.instance, 'filter-instance'),
       labelled('Client', this.client, 'filter-client'),
-      labelled('Rows by', this.group, 'filter-group'),
+      this.groupField,
     );
     this.element.addEventListener('submit', (event) => event.preventDefault());
     this.range.addEventListener('change', () => {
@@ -84,8 +86,11 @@ export class FilterBar {
     this.group.addEventListener('change', () => navigate({ group: this.group.value as State['group'] }));
   }
 
-  /** Sets the controls from the state, and fills the choices from what the collector has seen. */
-  async update(context: Context, clientNames: Promise<string[]> | undefined): Promise<void> {
+  /**
+   * Sets the controls from the state, and fills the choices from what the collector has seen. `rowsBy`: the
+   * groupings the view follows; "Rows by" is shown only on a view that follows some, offering only those.
+   */
+  async update(context: Context, clientNames: Promise<string[]> | undefined, rowsBy: readonly Group[] = []): Promise<void> {
     const { state } = context;
     this.range.value = state.range;
     this.custom.hidden = state.range !== 'custom';
@@ -95,6 +100,8 @@ export class FilterBar {
       this.to.value = local(toMs);
     }
     this.group.value = state.group;
+    this.groupField.hidden = rowsBy.length === 0;
+    for (const option of this.group.options) option.disabled = !rowsBy.includes(option.value as Group);
     this.client.disabled = clientNames === undefined;
     const [instances, names] = await Promise.all([
       context.load<InstancesResponse>('instances').then(

@@ -1,12 +1,12 @@
 import { h, integer, percent } from '../lib/dom.js';
-import { STATES, shownShare } from '../lib/matrix-model.js';
+import { STATES, cellFigure } from '../lib/matrix-model.js';
 import type { ExtensionCounts, InstanceSplitResponse } from '../lib/types.js';
 
 /** A matrix cell split across the instances that answered it: a table for the drill-down, a few lines for the tooltip. */
 
 function stateCell(cell: ExtensionCounts): HTMLElement {
   const look = STATES[cell.state];
-  const share = shownShare(cell);
+  const share = cellFigure(cell);
   return h('td', { class: `split-state state-${cell.state}` }, `${look.symbol} ${look.short}`, share === null ? '' : ` ${percent(share)}`);
 }
 
@@ -70,7 +70,7 @@ export function splitLines(split: InstanceSplitResponse, count: number): HTMLEle
   const shown = split.instances.slice(0, count);
   const more = split.instancesTotal - shown.length;
   const line = (label: string, requests: number, cell: ExtensionCounts): HTMLElement => {
-    const share = shownShare(cell);
+    const share = cellFigure(cell);
     return h(
       'li',
       null,

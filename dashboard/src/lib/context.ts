@@ -1,5 +1,5 @@
 import { ApiError, AuthRequired, type Params, getJson } from './api.js';
-import type { State } from './state.js';
+import type { Group, State } from './state.js';
 
 /** What every view gets: the state, navigation, and data loads cached until the next refresh. */
 export interface Context {
@@ -31,6 +31,8 @@ export interface ViewModule {
    * client filter does not apply to have none.
    */
   clientNames?(context: Context): Promise<string[]>;
+  /** The row groupings the view follows: "Rows by" offers these, and is not shown on a view without any. */
+  readonly rowsBy?: readonly Group[];
 }
 
 export const namesOf = (rows: readonly { name: string | null }[]): string[] =>

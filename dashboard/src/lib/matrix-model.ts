@@ -38,12 +38,13 @@ export function cellOf(row: MatrixRow, index: number, id: string): Cell {
   return { ...(counts ?? NO_COUNTS(id)), requests: row.requests };
 }
 
-/** The share a cell shows: negotiated when anything was; else the side that declared it. */
-export function shownShare(cell: ExtensionCounts): number | null {
-  if (cell.state === 'client') return cell.clientShare;
-  if (cell.state === 'server') return cell.serverShare;
-  if (cell.state === 'neither') return null;
-  return cell.negotiatedShare;
+/**
+ * The figure a cell shows: its negotiated share, whatever its state, so that two figures side by side always compare
+ * (a client-only or server-only cell shows 0 %); the declared and advertised shares are in its description. A cell
+ * nobody declared shows none.
+ */
+export function cellFigure(cell: ExtensionCounts): number | null {
+  return cell.state === 'neither' ? null : cell.negotiatedShare;
 }
 
 /** The whole story of a cell, for its tooltip and its accessible description. */
@@ -102,9 +103,9 @@ export function sliceMatrix(matrix: MatrixResponse, filter: MatrixFilter): Matri
         ? (row: MatrixRow): number => row.requests
         : (row: MatrixRow): number => {
             const cell = cellOf(row, column.index, column.id);
-            // Negotiated first, then client-only, then server-only: the state's rank, then its share.
+            // Negotiated first, then client-only, then server-only: the state's rank, then its negotiated share.
             const rank = { negotiated: 4, partial: 3, client: 2, server: 1, neither: 0 }[cell.state];
-            return rank + (shownShare(cell) ?? 0);
+            return rank + (cellFigure(cell) ?? 0);
           };
   const sorted = [...rows].sort((a, b) => (key === null ? sign * byLabel(a, b) : sign * (key(a) - key(b)) || byLabel(a, b)));
   return { extensions, rows: sorted };

@@ -37,9 +37,16 @@ export function extensionMatrixParams(state: State): Record<string, string> {
   return { ...rangeParams(state), service: state.service, instance: state.instance, group: 'client_version' };
 }
 
+/**
+ * The trend charts' step where the API's own (by the range's length) is too coarse for a chart: the default 24 h in
+ * 5-minute steps (288), not 24 hours, so that a fleet running for minutes draws lines rather than single dots.
+ */
+const TREND_STEPS: Partial<Record<State['range'], string>> = { '24h': '5m' };
+
 /** The trend series of the state's range and scope. */
 export function trendParams(state: State): Record<string, string> {
-  return { ...rangeParams(state), service: state.service, instance: state.instance, client: state.client };
+  const step = TREND_STEPS[state.range];
+  return { ...rangeParams(state), ...(step === undefined ? {} : { step }), service: state.service, instance: state.instance, client: state.client };
 }
 
 /** The clients trend, grouped as the rows are when they are clients. */

@@ -8,7 +8,7 @@ const VIEWS = ['matrix', 'fleet', 'extension', 'trends', 'changes', 'alerts'] as
 export type View = (typeof VIEWS)[number];
 export const RANGES = ['15m', '1h', '24h', '7d', 'custom'] as const;
 type RangeKey = (typeof RANGES)[number];
-const GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
+export const GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
 export type Group = (typeof GROUPS)[number];
 /** Rows by service or by instance: each row is where requests were answered, not who sent them. */
 export const byInstance = (group: Group): boolean => group === 'service' || group === 'instance';

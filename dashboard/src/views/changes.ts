@@ -47,8 +47,12 @@ class ChangesView implements ViewModule {
     this.body = h('div', { class: 'changes' });
     replace(
       root,
-      h('h2', null, 'What changed'),
-      h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'threshold' }, 'A share moved by more than (points)'), this.threshold)),
+      h(
+        'div',
+        { class: 'view-head' },
+        h('h2', null, 'What changed'),
+        h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'threshold' }, 'A share moved by more than (points)'), this.threshold)),
+      ),
       this.body,
     );
   }
@@ -74,6 +78,11 @@ class ChangesView implements ViewModule {
       (state.client === '' || change.subject === state.client || change.subject.startsWith(`${state.client}@`)) &&
       (state.cols === '' || change.id.toLowerCase().includes(state.cols.toLowerCase()));
     const changes = answer.changes.filter(keep);
+    // No requests yet: that is the one thing to say about them (not also that nothing changed).
+    if (answer.historyFrom === null) {
+      replace(this.body, this.noData(), answer.instances.length === 0 ? null : this.instances(answer.instances));
+      return;
+    }
     const header = h(
       'p',
       { class: 'summary' },
@@ -87,22 +96,23 @@ class ChangesView implements ViewModule {
       at(answer.after.to),
       ` (${count(answer.after.requests, 'request')}). ${scopeText(state)}. Ranked by the requests each change affects.`,
     );
-    replace(this.body, header, this.history(answer), this.list(changes, state), this.instances(answer.instances));
+    replace(this.body, header, this.history(answer.historyFrom, answer.before), this.list(changes, state), this.instances(answer.instances));
+  }
+
+  private noData(): HTMLElement {
+    return notice(
+      'empty',
+      'No data yet.',
+      'Start an MCP server with the agent (',
+      code('node --import @extscope/agent/register server.js'),
+      '), pointed at this collector: changes appear once two periods hold requests.',
+    );
   }
 
   /** On a young install, how much history there is to compare with. */
-  private history(answer: ChangesResponse): HTMLElement | null {
-    if (answer.historyFrom === null) {
-      return notice(
-        'empty',
-        'No data yet.',
-        'Start an MCP server with the agent (',
-        code('node --import @extscope/agent/register server.js'),
-        '), pointed at this collector: changes appear once two periods hold requests.',
-      );
-    }
-    const from = Date.parse(answer.historyFrom);
-    if (from <= Date.parse(answer.before.from)) return null;
+  private history(historyFrom: string, before: ChangesResponse['before']): HTMLElement | null {
+    const from = Date.parse(historyFrom);
+    if (from <= Date.parse(before.from)) return null;
     return notice(
       'info',
       `Data since ${localTime(from)} (${minutes(Date.now() - from)} of history).`,

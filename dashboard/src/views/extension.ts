@@ -1,4 +1,4 @@
-import { chartPanel, timeAxis, timeLabels } from '../components/chart-panel.js';
+import { chartPanel, partialIndex, timeAxis, timeLabels } from '../components/chart-panel.js';
 import { type Context, type ViewModule, namesOf } from '../lib/context.js';
 import { code, count, h, integer, notice, percent, replace, time } from '../lib/dom.js';
 import { extensionMatrixParams, timeseriesParams, trendParams } from '../lib/params.js';
@@ -167,6 +167,7 @@ class ExtensionView implements ViewModule {
                 kind: 'bar',
                 title: `-32021 answers naming ${id}`,
                 labels: timeLabels(required.times, required.stepMinutes),
+                partialFrom: partialIndex(required.times, required.partialFrom),
                 xTitle: timeAxis(required.stepMinutes),
                 yTitle: 'answers per step',
                 series: [{ label: '-32021 answers', data: requiredByClient.counts }],
@@ -202,6 +203,10 @@ class ExtensionView implements ViewModule {
             labels: timeLabels(
               series.points.map((point) => point.t),
               series.stepMinutes,
+            ),
+            partialFrom: partialIndex(
+              series.points.map((point) => point.t),
+              series.partialFrom,
             ),
             xTitle: timeAxis(series.stepMinutes),
             yTitle: 'negotiated share',

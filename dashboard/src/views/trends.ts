@@ -1,6 +1,6 @@
-import { chartPanel, timeAxis, timeLabels } from '../components/chart-panel.js';
+import { chartPanel, partialIndex, timeAxis, timeLabels } from '../components/chart-panel.js';
 import { type Context, type ViewModule, namesOf } from '../lib/context.js';
-import { code, count, h, integer, notice, percent, replace } from '../lib/dom.js';
+import { code, count, h, integer, localTime, notice, percent, replace } from '../lib/dom.js';
 import { clientTrendParams, trendParams } from '../lib/params.js';
 import { rangeLabel, scopeText } from '../lib/state.js';
 import type { ClientTrend, DeclarationTrend, ExtensionTrend, RequiredTrend } from '../lib/types.js';
@@ -10,7 +10,30 @@ const TOP_EXTENSIONS = 8;
 
 const TOP_CLIENTS = 10;
 
+/** The fewest steps a chart shows when the steps before the range's first request are left out. */
+const MIN_STEPS = 12;
+
+/** A trend answer's frame: what every chart's steps are. */
+interface Frame {
+  times: string[];
+  stepMinutes: number;
+  partialFrom: string | null;
+}
+
+/**
+ * The steps a chart draws: from the first that holds a request (a young install's hours of nothing before it would
+ * squeeze its data into a few pixels at the right), but at least {@link MIN_STEPS}; the steps not final yet marked.
+ */
+function steps(frame: Frame, firstTime: string | undefined): { skip: number; labels: string[]; partialFrom: number | undefined } {
+  const skip = Math.max(0, Math.min(firstTime === undefined ? 0 : frame.times.indexOf(firstTime), frame.times.length - MIN_STEPS));
+  const times = frame.times.slice(skip);
+  return { skip, labels: timeLabels(times, frame.stepMinutes), partialFrom: partialIndex(times, frame.partialFrom) };
+}
+
 class TrendsView implements ViewModule {
+  /** The clients chart follows rows by client name or by version. */
+  readonly rowsBy = ['client', 'client_version'] as const;
+
   async clientNames(context: Context): Promise<string[]> {
     return namesOf((await context.load<ClientTrend>('trends/clients', clientTrendParams(context.state))).clients);
   }
@@ -40,12 +63,17 @@ class TrendsView implements ViewModule {
     if (!context.isCurrent()) return;
     context.loaded();
     const [extensions, declarations, required, clients] = data;
-    const labels = timeLabels(extensions.times, extensions.stepMinutes);
     const total = declarations.requests.reduce((sum, n) => sum + n, 0);
+    const firstTime = declarations.times[declarations.requests.findIndex((n) => n > 0)];
+    const ext = steps(extensions, firstTime);
+    const decl = steps(declarations, firstTime);
+    const req = steps(required, firstTime);
+    const cli = steps(clients, firstTime);
     const intro = h(
       'p',
       { class: 'summary' },
       `${rangeLabel(state)}, ${scopeText(state)}, steps of ${extensions.stepMinutes} min: ${count(total, 'request')}.`,
+      decl.skip > 0 && firstTime !== undefined ? ` No request before ${localTime(Date.parse(firstTime))} in this range: the charts begin shortly before.` : '',
     );
     if (total === 0) {
       replace(
@@ -81,8 +109,8 @@ class TrendsView implements ViewModule {
       total: clients.other.total + sum(rest.map((client) => client.total)),
       requests: clients.other.requests.map((n, index) => n + sum(rest.map((client) => client.requests[index] ?? 0))),
     };
-    const clientSeries = top.map((client) => ({ label: client.client, data: client.requests }));
-    if (others.clients > 0) clientSeries.push({ label: `${count(others.clients, 'other client')}`, data: others.requests });
+    const clientSeries = top.map((client) => ({ label: client.client, data: client.requests.slice(cli.skip) }));
+    if (others.clients > 0) clientSeries.push({ label: `${count(others.clients, 'other client')}`, data: others.requests.slice(cli.skip) });
     replace(
       this.body,
       intro,
@@ -92,10 +120,11 @@ class TrendsView implements ViewModule {
           kind: 'line',
           percent: true,
           title: 'Negotiated share per extension',
-          labels,
+          labels: ext.labels,
+          partialFrom: ext.partialFrom,
           xTitle: timeAxis(extensions.stepMinutes),
           yTitle: 'negotiated share',
-          series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare })),
+          series: shown.map(({ entry }) => ({ label: entry.id, data: entry.negotiatedShare.slice(ext.skip) })),
         },
         shareSummary,
       ),
@@ -105,13 +134,14 @@ class TrendsView implements ViewModule {
           kind: 'bar',
           stacked: true,
           title: 'Client declaration states (requests)',
-          labels,
+          labels: decl.labels,
+          partialFrom: decl.partialFrom,
           xTitle: timeAxis(declarations.stepMinutes),
           yTitle: 'requests per step',
           series: [
-            { label: 'declared', data: declarations.declared },
-            { label: 'none (no extensions)', data: declarations.none },
-            { label: 'unknown (no capabilities received)', data: declarations.unknown },
+            { label: 'declared', data: declarations.declared.slice(decl.skip) },
+            { label: 'none (no extensions)', data: declarations.none.slice(decl.skip) },
+            { label: 'unknown (no capabilities received)', data: declarations.unknown.slice(decl.skip) },
           ],
         },
         `declared ${integer(declTotals.declared)}, none ${integer(declTotals.none)}, unknown ${integer(declTotals.unknown)} requests.`,
@@ -121,12 +151,13 @@ class TrendsView implements ViewModule {
         {
           kind: 'bar',
           title: '-32021 answers (missing required client capability)',
-          labels: timeLabels(required.times, required.stepMinutes),
+          labels: req.labels,
+          partialFrom: req.partialFrom,
           xTitle: timeAxis(required.stepMinutes),
           yTitle: 'answers per step',
           series: [
-            { label: '-32021 answers', data: required.errors },
-            ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts })),
+            { label: '-32021 answers', data: required.errors.slice(req.skip) },
+            ...required.extensions.slice(0, 5).map((entry) => ({ label: `naming ${entry.id}`, data: entry.counts.slice(req.skip) })),
           ],
         },
         required.total === 0
@@ -138,7 +169,8 @@ class TrendsView implements ViewModule {
         {
           kind: 'line',
           title: `Requests per client${state.group === 'client_version' ? ' version' : ''}`,
-          labels: timeLabels(clients.times, clients.stepMinutes),
+          labels: cli.labels,
+          partialFrom: cli.partialFrom,
           xTitle: timeAxis(clients.stepMinutes),
           yTitle: 'requests per step',
           series: clientSeries,

@@ -135,9 +135,9 @@ describe('shares are taken over requests whose server declaration is known', () 
       const cell = page.locator(`td.cell[data-client="${CLIENT.name}"][data-ext="${TASKS}"]`);
       await expect(cell.innerText()).resolves.toMatch(/100 %\s*● all/);
       await expect(cell.getAttribute('aria-label')).resolves.toBe(
-        `${CLIENT.name}, ${TASKS}: negotiated on every request, 100 % of 3 requests with a known server; 2 answered before any server instance existed`,
+        `${CLIENT.name}, ${TASKS}: negotiated on every request, negotiated: 100 % of 3 requests with a known server; 2 answered before any server instance existed`,
       );
-      await expect(page.locator(`tbody tr[data-client="${CLIENT.name}"] td.requests`).innerText()).resolves.toBe('5 (2 no server)');
+      await expect(page.locator(`tbody tr[data-client="${CLIENT.name}"] td.requests`).innerText()).resolves.toBe('5\n2 no server');
       await cell.hover();
       const tooltip = await page.locator('#cell-tooltip').innerText();
       expect(tooltip).toContain('negotiated: 3 of 3 requests with a known server (100.0 %)');

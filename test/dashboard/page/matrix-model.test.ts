@@ -1,5 +1,5 @@
 /**
- * The page's matrix model (dashboard/src/lib/matrix-model.ts), in process: finding a row's cell, the share a cell
+ * The page’s matrix model (dashboard/src/lib/matrix-model.ts), in process: finding a row’s cell, the figure a cell
  * shows for each state, its description, the row and column filters and sorts, and the Markdown export.
  */
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import {
   cellOf,
   describeCell,
   matrixMarkdown,
-  shownShare,
+  cellFigure,
   sliceMatrix,
 } from '../../../dashboard/src/lib/matrix-model.js';
 import type { ExtensionCounts, MatrixResponse, MatrixRow } from '../../../dashboard/src/lib/types.js';
@@ -69,18 +69,18 @@ describe('the matrix model', () => {
     });
   });
 
-  describe('shownShare', () => {
+  describe('cellFigure', () => {
     const shares = { negotiatedShare: 0.25, clientShare: 0.5, serverShare: 0.75 };
-    it('shows the negotiated share for negotiated and partial cells, the declaring side’s for client and server, none for neither', () => {
-      expect(shownShare(counts(A, { ...shares, state: 'negotiated' }))).toBe(0.25);
-      expect(shownShare(counts(A, { ...shares, state: 'partial' }))).toBe(0.25);
-      expect(shownShare(counts(A, { ...shares, state: 'client' }))).toBe(0.5);
-      expect(shownShare(counts(A, { ...shares, state: 'server' }))).toBe(0.75);
-      expect(shownShare(counts(A, { ...shares, state: 'neither' }))).toBeNull();
+    it('is the negotiated share in every state a cell can be declared in, none for neither', () => {
+      expect(cellFigure(counts(A, { ...shares, state: 'negotiated' }))).toBe(0.25);
+      expect(cellFigure(counts(A, { ...shares, state: 'partial' }))).toBe(0.25);
+      expect(cellFigure(counts(A, { ...shares, negotiatedShare: 0, state: 'client' }))).toBe(0);
+      expect(cellFigure(counts(A, { ...shares, negotiatedShare: 0, state: 'server' }))).toBe(0);
+      expect(cellFigure(counts(A, { ...shares, state: 'neither' }))).toBeNull();
     });
 
     it('passes on a null share (no known request) rather than a zero', () => {
-      expect(shownShare(counts(A, { state: 'client', clientShare: null }))).toBeNull();
+      expect(cellFigure(counts(A, { state: 'client', negotiatedShare: null }))).toBeNull();
     });
   });
 
@@ -158,7 +158,7 @@ describe('the matrix model', () => {
       expect(labels(sliceMatrix(matrix(rows), { ...FILTER, sort: 'client', dir: 'asc' }))).toEqual(['Gamma@1.0', 'alpha@1.0', 'beta@2.0']);
     });
 
-    it('sorts by an extension column: negotiated, partial, client, server, neither, then by the shown share', () => {
+    it('sorts by an extension column: negotiated, partial, client, server, neither, then by the negotiated share', () => {
       expect(labels(sliceMatrix(matrix(rows), { ...FILTER, sort: A }))).toEqual(['Gamma@1.0', 'beta@2.0', 'alpha@1.0']);
       expect(labels(sliceMatrix(matrix(rows), { ...FILTER, sort: B }))).toEqual(['alpha@1.0', 'beta@2.0', 'Gamma@1.0']);
     });

@@ -62,11 +62,17 @@ describe('the page API parameters', () => {
   it('exports add the text and client filters to the matrix read; trends and the extension page keep their own groupings', () => {
     const s = state('?rows=al&cols=tasks&client=alpha&group=client_version');
     expect(matrixExportParams(s)).toEqual({ from: '-24h', service: '', instance: '', group: 'client_version', rows: 'al', cols: 'tasks', client: 'alpha' });
-    expect(clientTrendParams(s)).toEqual({ from: '-24h', service: '', instance: '', client: 'alpha', group: 'client_version', limit: 100 });
+    expect(clientTrendParams(s)).toEqual({ from: '-24h', step: '5m', service: '', instance: '', client: 'alpha', group: 'client_version', limit: 100 });
     expect(clientTrendParams(state('?group=instance'))).toMatchObject({ group: 'client' });
     expect(extensionMatrixParams(s)).toEqual({ from: '-24h', service: '', instance: '', group: 'client_version' });
     expect(timeseriesParams(s, 'com.example/a')).toEqual({ extension: 'com.example/a', from: '-24h', service: '', client: 'alpha' });
     expect(changesParams(state('?threshold=12'))).toEqual({ from: '-24h', service: '', instance: '', threshold: 12 });
+  });
+
+  it('trends ask for 5-minute steps over the default 24 h (the API’s hours would draw a young fleet as single dots), other ranges for the API’s own', () => {
+    expect(trendParams(state(''))).toMatchObject({ from: '-24h', step: '5m' });
+    expect(trendParams(state('?range=1h'))).not.toHaveProperty('step');
+    expect(trendParams(state('?range=7d'))).not.toHaveProperty('step');
   });
 
   it('a cell’s split narrows to its row: a client name (or none, or no version), a service, an instance', () => {

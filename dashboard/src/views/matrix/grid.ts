@@ -10,6 +10,20 @@ import { ROW_PX, rowElement, spacer } from './row.js';
 /** Rows kept in the DOM beyond the view, above and below. */
 const OVERSCAN_ROWS = 8;
 
+/** Column widths (rem): the row labels' bounds, the requests column, and the narrowest an extension column gets. */
+const CLIENT_REM = { min: 16, max: 24 };
+const REQUESTS_REM = 7;
+const EXTENSION_MIN_REM = 6.5;
+
+/**
+ * The label column fits the longest label it shows (estimated from its length, since a fixed layout measures no
+ * cell), between bounds: `(unknown client)@(unknown version)` whole, a sender's very long name cut with an ellipsis.
+ */
+function clientColumnRem(rows: readonly MatrixRow[]): number {
+  const longest = rows.reduce((most, row) => Math.max(most, row.client.length), 0);
+  return Math.min(CLIENT_REM.max, Math.max(CLIENT_REM.min, Math.ceil(longest * 0.58 + 1.5)));
+}
+
 /** A cell of the grid with its row and extension id. */
 export interface FoundCell {
   row: MatrixRow;
@@ -58,7 +72,8 @@ export class MatrixGrid {
 
   render(slice: MatrixSlice, state: State): void {
     // Same columns and sort (a row filter, a refresh): keep the table and its header, and renew only the rows.
-    const layout = JSON.stringify([slice.extensions.map(({ id }) => id), state.sort, state.dir]);
+    const clientRem = clientColumnRem(this.current.data?.matrix.rows ?? slice.rows);
+    const layout = JSON.stringify([slice.extensions.map(({ id }) => id), state.sort, state.dir, clientRem]);
     if (this.window !== undefined && this.window.layout === layout && this.element.contains(this.window.table)) {
       const active = document.activeElement instanceof HTMLElement && this.window.body.contains(document.activeElement) ? document.activeElement : null;
       const focusRow = active === null ? -1 : slice.rows.findIndex((row) => row.client === active.dataset['client']);
@@ -72,13 +87,9 @@ export class MatrixGrid {
       return;
     }
     const body = h('tbody');
-    const columns = h(
-      'colgroup',
-      null,
-      h('col', { class: 'col-client' }),
-      h('col', { class: 'col-requests' }),
-      ...slice.extensions.map(() => h('col', { class: 'col-ext' })),
-    );
+    const clientColumn = h('col', { class: 'col-client' });
+    clientColumn.style.width = `${clientRem}rem`;
+    const columns = h('colgroup', null, clientColumn, h('col', { class: 'col-requests' }), ...slice.extensions.map(() => h('col', { class: 'col-ext' })));
     const table = h(
       'table',
       {
@@ -92,8 +103,8 @@ export class MatrixGrid {
       h('thead', null, headerRow(slice, state, this.current.context.navigate)),
       body,
     );
-    // Fixed layout needs the table's width: the columns' (see the stylesheet), so no cell is ever measured.
-    table.style.width = `${17 + 6 + 4 * slice.extensions.length}rem`;
+    // Fixed layout needs the table's width: all the wrap has, and at least every column's least (the wrap scrolls then).
+    table.style.width = `max(100%, ${clientRem + REQUESTS_REM + EXTENSION_MIN_REM * slice.extensions.length}rem)`;
     // A re-render (refresh, sort, drill-down) keeps the keyboard where it was: on the same cell, or the same sort button.
     const active = document.activeElement instanceof HTMLElement && this.element.contains(document.activeElement) ? document.activeElement : null;
     const focusSort = active?.dataset['sort'];

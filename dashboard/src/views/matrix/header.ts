@@ -1,5 +1,5 @@
 import type { Context } from '../../lib/context.js';
-import { h } from '../../lib/dom.js';
+import { breakableId, h } from '../../lib/dom.js';
 import type { MatrixSlice } from '../../lib/matrix-model.js';
 import type { State } from '../../lib/state.js';
 import { ROWS } from './rows.js';
@@ -25,7 +25,7 @@ export function headerRow(slice: MatrixSlice, state: State, navigate: Context['n
     h('th', { scope: 'col', class: 'corner', 'aria-sort': ariaSort('client') }, sortButton('client', ROWS[state.group].heading, ROWS[state.group].one)),
     h('th', { scope: 'col', class: 'requests', 'aria-sort': ariaSort('requests') }, sortButton('requests', 'Requests', 'requests')),
     ...slice.extensions.map(({ id }) =>
-      h('th', { scope: 'col', class: 'ext', 'aria-sort': ariaSort(id) }, sortButton(id, h('span', { class: 'ext-id' }, id), id)),
+      h('th', { scope: 'col', class: 'ext', 'aria-sort': ariaSort(id) }, sortButton(id, h('span', { class: 'ext-id' }, breakableId(id)), id)),
     ),
   );
 }

@@ -1,11 +1,11 @@
 import { h, integer, percent } from '../../lib/dom.js';
-import { type Cell, type MatrixSlice, STATES, cellOf, shownShare } from '../../lib/matrix-model.js';
+import { type Cell, type MatrixSlice, STATES, cellFigure, cellOf } from '../../lib/matrix-model.js';
 import { type State, href } from '../../lib/state.js';
 import type { MatrixRow } from '../../lib/types.js';
 import { clientTitle } from '../../lib/unknown-client.js';
 
 /** The fixed height of a matrix row (see `table.matrix tbody tr` in the stylesheet). */
-export const ROW_PX = 46;
+export const ROW_PX = 42;
 
 /** One matrix row: its label (a link to the row's example requests) with its declarations, its requests, its cells. */
 export function rowElement(row: MatrixRow, rowIndex: number, slice: MatrixSlice, state: State, tabStop: { row: number; col: number }): HTMLTableRowElement {
@@ -31,7 +31,7 @@ export function rowElement(row: MatrixRow, rowIndex: number, slice: MatrixSlice,
                 class: 'server-unknown',
                 title: `${integer(unknown)} of ${integer(row.requests)} requests were answered before any server instance existed: not in the shares`,
               },
-              ` (${integer(unknown)} no server)`,
+              `${integer(unknown)} no server`,
             ),
           ]),
     ),
@@ -52,13 +52,14 @@ export function spacer(rows: number, columns: number): HTMLTableRowElement {
 }
 
 /**
- * One cell, built with plain DOM calls: a large matrix has thousands. The symbol, share and state word are what it
- * shows; its accessible name says the same in words (the symbols are for the eye).
+ * One cell, built with plain DOM calls: a large matrix has thousands. Its negotiated share, then the state's symbol
+ * and word (and any -32021 count) are what it shows; its accessible name says the same in words (the symbols are for
+ * the eye).
  */
 function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, colIndex: number, first: boolean, selected: boolean): HTMLTableCellElement {
   const look = STATES[cell.state];
-  const shown = shownShare(cell);
-  const share = cell.state === 'neither' ? '' : percent(shown);
+  const figure = cellFigure(cell);
+  const share = figure === null ? '' : percent(figure);
   const td = document.createElement('td');
   td.className = selected ? `cell state-${cell.state} selected` : `cell state-${cell.state}`;
   td.dataset['row'] = String(rowIndex);
@@ -69,7 +70,7 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
   const unknown = row.serverUnknown;
   const base = unknown === 0 ? 'of requests' : `of ${cell.known} requests with a known server; ${unknown} answered before any server instance existed`;
   const required = cell.required === 0 ? '' : `; ${cell.required} answered -32021 naming it`;
-  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, ${share} ${base}`}${required}`);
+  td.setAttribute('aria-label', `${row.client}, ${id}: ${look.text}${share === '' ? '' : `, negotiated: ${share} ${base}`}${required}`);
   if (unknown > 0) td.dataset['serverUnknown'] = String(unknown);
   // The shade follows the negotiated share (the legend's bar); the symbol and word say the state without colour.
   td.style.setProperty('--share', String(cell.negotiatedShare ?? 0));
@@ -84,7 +85,7 @@ function cellElement(row: MatrixRow, cell: Cell, id: string, rowIndex: number, c
     errors.className = 'required';
     errors.textContent = `×${cell.required >= 1000 ? `${Math.floor(cell.required / 1000)}k` : cell.required}`;
     errors.title = `${cell.required} answered -32021`;
-    td.appendChild(errors);
+    word.appendChild(errors);
   }
   return td;
 }

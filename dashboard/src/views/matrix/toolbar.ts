@@ -24,7 +24,7 @@ export class Toolbar {
   private typing: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly current: Current) {
-    this.rowFilter = h('input', { type: 'search', id: 'matrix-rows', placeholder: 'e.g. claude', autocomplete: 'off', spellcheck: 'false' });
+    this.rowFilter = h('input', { type: 'search', id: 'matrix-rows', autocomplete: 'off', spellcheck: 'false' });
     this.colFilter = h('input', { type: 'search', id: 'matrix-cols', placeholder: 'e.g. tasks', autocomplete: 'off', spellcheck: 'false' });
     const onType = (): void => {
       clearTimeout(this.typing);
@@ -76,6 +76,7 @@ export class Toolbar {
     if (document.activeElement !== this.rowFilter) this.rowFilter.value = state.rows;
     if (document.activeElement !== this.colFilter) this.colFilter.value = state.cols;
     this.rowFilterLabel.textContent = `Filter ${ROWS[state.group].many}`;
+    this.rowFilter.placeholder = ROWS[state.group].example;
   }
 
   /** A new matrix is on screen: an open Markdown table follows it. */

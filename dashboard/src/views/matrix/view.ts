@@ -2,6 +2,7 @@ import { type Context, type ViewModule, namesOf } from '../../lib/context.js';
 import { h, replace } from '../../lib/dom.js';
 import { sliceMatrix } from '../../lib/matrix-model.js';
 import { clientMatrixParams, matrixParams } from '../../lib/params.js';
+import { GROUPS } from '../../lib/state.js';
 import type { InstancesResponse, MatrixResponse } from '../../lib/types.js';
 import type { Current } from './current.js';
 import { DrillDown } from './drill.js';
@@ -14,6 +15,7 @@ import { Toolbar } from './toolbar.js';
 
 /** The support matrix: clients × extension ids, with the drill-down to example requests below it. */
 class MatrixView implements ViewModule {
+  readonly rowsBy = GROUPS;
   private current!: Current;
   private toolbar!: Toolbar;
   private summary!: HTMLElement;
@@ -36,8 +38,7 @@ class MatrixView implements ViewModule {
     this.drill = new DrillDown(this.current);
     replace(
       root,
-      h('h2', null, 'Support matrix'),
-      this.toolbar.element,
+      h('div', { class: 'view-head' }, h('h2', null, 'Support matrix'), this.toolbar.element),
       legend(),
       this.summary,
       this.grid.element,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { MAX_POINTS, alignToSteps, autoStep, buildTimeseries, pointCount } from '../../../../analysis/timeseries.js';
+import { MAX_POINTS, alignToSteps, autoStep, buildTimeseries, partialFrom, pointCount } from '../../../../analysis/timeseries.js';
 import { badRequest, iso, parseRange, parseStep } from '../../../params.js';
 import { readSignal } from '../../../read-signal.js';
 import type { ApiContext } from '../context.js';
@@ -25,11 +25,13 @@ export const timeseriesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
     const query = { ...aligned, extensionId: extension, stepMinutes, service, clientName: client, signal: readSignal(request) };
     const [totals, serverUnknown] = await Promise.all([reader.stepTotals(query), reader.serverUnknownStepTotals(query)]);
     const series = buildTimeseries(aligned, stepMinutes, totals, serverUnknown);
+    const partial = partialFrom(series.fromMs, series.toMs, series.stepMinutes, now);
     return {
       extension,
       from: iso(series.fromMs),
       to: iso(Math.min(series.toMs, now)),
       stepMinutes: series.stepMinutes,
+      partialFrom: partial === null ? null : iso(partial),
       points: series.points.map((point) => ({
         t: iso(point.tMs),
         requests: point.requests,

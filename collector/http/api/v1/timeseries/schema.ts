@@ -1,4 +1,4 @@
-import { extensionIdSchema, isoTime, nameSchema, rangeProperties, stepSchema } from '../../../schemas/shared.js';
+import { extensionIdSchema, isoTime, nameSchema, partialFromSchema, rangeProperties, stepSchema } from '../../../schemas/shared.js';
 
 export const timeseriesSchema = {
   querystring: {
@@ -17,12 +17,13 @@ export const timeseriesSchema = {
     200: {
       type: 'object',
       additionalProperties: false,
-      required: ['extension', 'from', 'to', 'stepMinutes', 'points'],
+      required: ['extension', 'from', 'to', 'stepMinutes', 'partialFrom', 'points'],
       properties: {
         extension: { type: 'string' },
         from: isoTime,
         to: isoTime,
         stepMinutes: { type: 'integer' },
+        partialFrom: partialFromSchema,
         points: {
           type: 'array',
           items: {

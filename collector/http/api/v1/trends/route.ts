@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { FromSchema } from 'json-schema-to-ts';
+import { partialFrom } from '../../../../analysis/timeseries.js';
 import { clientSeries, declarationSeries, extensionSeries, requiredSeries } from '../../../../analysis/trends.js';
 import { MS_PER_MINUTE } from '../../../../model/time.js';
 import type { TrendQuery, TrendResult } from '../../../../store/query/trends.js';
@@ -39,10 +40,20 @@ function trendQuery(query: TrendQuerystring, context: ApiContext, signal: AbortS
   return { ...range, stepMinutes, service: query.service, instance: query.instance, clientName: query.client, extensionId: query.extension, signal };
 }
 
-/** The range ends at now at the latest: the last step is the one under way, and holds nothing from after now. */
-function frameOf(result: TrendResult<unknown>, now: number): { from: string; to: string; stepMinutes: number; times: string[] } {
+/**
+ * The range ends at now at the latest: the last step is the one under way, and holds nothing from after now.
+ * `partialFrom` says from which step the counts are not final yet.
+ */
+function frameOf(result: TrendResult<unknown>, now: number): { from: string; to: string; stepMinutes: number; times: string[]; partialFrom: string | null } {
   const times = Array.from({ length: result.slots }, (_, index) => iso(result.fromMs + index * result.stepMinutes * MS_PER_MINUTE));
-  return { from: iso(result.fromMs), to: iso(Math.min(result.toMs, now)), stepMinutes: result.stepMinutes, times };
+  const partial = partialFrom(result.fromMs, result.toMs, result.stepMinutes, now);
+  return {
+    from: iso(result.fromMs),
+    to: iso(Math.min(result.toMs, now)),
+    stepMinutes: result.stepMinutes,
+    times,
+    partialFrom: partial === null ? null : iso(partial),
+  };
 }
 
 export const trendsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, context) => {

@@ -1,5 +1,5 @@
 import { MAX_EXTENSION_ID_LENGTH } from '../../../../../contract/index.js';
-import { nameSchema, nullableString, rangeProperties, stepSchema } from '../../../schemas/shared.js';
+import { nameSchema, nullableString, partialFromSchema, rangeProperties, stepSchema } from '../../../schemas/shared.js';
 
 const counts = { type: 'array', items: { type: 'integer' } } as const;
 const common = {
@@ -14,8 +14,9 @@ const frame = {
   to: { type: 'string' },
   stepMinutes: { type: 'integer' },
   times: { type: 'array', items: { type: 'string' } },
+  partialFrom: partialFromSchema,
 } as const;
-const frameRequired = ['from', 'to', 'stepMinutes', 'times'] as const;
+const frameRequired = ['from', 'to', 'stepMinutes', 'times', 'partialFrom'] as const;
 
 export const declarationsSchema = {
   querystring: { type: 'object', additionalProperties: false, properties: common },
