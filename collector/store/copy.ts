@@ -12,6 +12,7 @@ import { openPostgresStore } from './postgres/index.js';
  */
 const TABLES = [
   'instances',
+  'instance_cells',
   'cells',
   'series',
   'streams',
@@ -22,6 +23,9 @@ const TABLES = [
   'cell_minute',
   'cell_hour',
   'cell_day',
+  'instance_cell_minute',
+  'instance_cell_hour',
+  'instance_cell_day',
   'advertised',
   'advertised_counts',
   'span_examples',
@@ -33,7 +37,7 @@ const TABLES = [
   'meta',
 ] as const;
 const META_KEYS = ['quarantined_points'];
-const IDENTITY_TABLES = ['instances', 'cells', 'series', 'streams', 'span_examples', 'alert_deliveries'];
+const IDENTITY_TABLES = ['instances', 'instance_cells', 'cells', 'series', 'streams', 'span_examples', 'alert_deliveries'];
 /** PostgreSQL takes at most 65535 parameters per statement. */
 const MAX_PARAMETERS = 30_000;
 

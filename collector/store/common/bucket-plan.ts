@@ -148,6 +148,9 @@ export const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) 
   ([table, ...rest]) => [table.replace('cell_', 'series_'), ...rest] as const,
 );
 
+/** The same over the instance cells' rollups, which have a daily level too. */
+export const INSTANCE_CELL_RANGES: readonly PlanRange[] = CELL_RANGES.map(([table, ...rest]) => [`instance_${table}`, ...rest] as const);
+
 /** The ranges the plan's parameters leave non-empty: a statement leaves the others out (each would cost a seek per row). */
 export function presentRanges(ranges: readonly PlanRange[], parameters: Readonly<Record<string, unknown>>): PlanRange[] {
   return ranges.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));

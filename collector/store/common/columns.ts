@@ -35,6 +35,16 @@ export const CELL_COLUMNS: readonly DimColumn[] = [...new Set([...REQUEST_CELL_C
 /** A cell of one instance, as read from its series: the cell's columns, the server's declaration and the `-32021` flag. */
 export const INSTANCE_CELL_COLUMNS: readonly DimColumn[] = [...CELL_COLUMNS, ...byKey(['serverDeclaration', 'required'])];
 
+/**
+ * An instance cell: one instance's series without their client (name, version), method, outcome or server identity.
+ * Request instance cells keep the client's and the server's declaration state, extension instance cells the id,
+ * its flags and the server's declaration state.
+ */
+export const REQUEST_INSTANCE_CELL_COLUMNS = byKey(['clientDeclaration', 'serverDeclaration']);
+export const EXTENSION_INSTANCE_CELL_COLUMNS = byKey(['extensionId', 'clientDeclared', 'serverDeclared', 'negotiated', 'serverDeclaration', 'required']);
+/** The columns of the `instance_cells` table (besides its instance and kind), each once. */
+export const INSTANCE_CELL_TABLE_COLUMNS: readonly DimColumn[] = [...new Set([...REQUEST_INSTANCE_CELL_COLUMNS, ...EXTENSION_INSTANCE_CELL_COLUMNS])];
+
 /** The resource attributes an instance row keeps. */
 export const INSTANCE_COLUMNS: readonly { key: keyof InstanceIdentity; column: string }[] = RESOURCE_ATTRIBUTES.map((attribute) => ({
   key: attribute.key,
@@ -77,6 +87,14 @@ export const seriesDimsSql = (alias: string): string =>
 export function storedDims(row: Record<string, unknown>): SeriesDims {
   const dims: Record<string, unknown> = { kind: Number(row['kind']) };
   for (const column of SERIES_COLUMNS)
+    dims[column.key] = unbound(column, column.flag && row[column.column] != null ? Number(row[column.column]) : row[column.column]);
+  return dims as SeriesDims;
+}
+
+/** An instance cell's stored columns ({@link INSTANCE_CELL_TABLE_COLUMNS}, and `kind`) read back as the dimensions its key is made from. */
+export function storedInstanceCellDims(row: Record<string, unknown>): SeriesDims {
+  const dims: Record<string, unknown> = { kind: Number(row['kind']) };
+  for (const column of INSTANCE_CELL_TABLE_COLUMNS)
     dims[column.key] = unbound(column, column.flag && row[column.column] != null ? Number(row[column.column]) : row[column.column]);
   return dims as SeriesDims;
 }

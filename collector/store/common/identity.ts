@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { InstanceIdentity, SeriesDims } from '../../model/batches.js';
-import { EXTENSION_CELL_COLUMNS, REQUEST_CELL_COLUMNS, SERIES_COLUMNS } from './columns.js';
+import { EXTENSION_CELL_COLUMNS, EXTENSION_INSTANCE_CELL_COLUMNS, REQUEST_CELL_COLUMNS, REQUEST_INSTANCE_CELL_COLUMNS, SERIES_COLUMNS } from './columns.js';
 
 /**
  * Stored identities: the first 16 bytes of SHA-256 over a canonical text of the identifying values.
@@ -36,6 +36,12 @@ export function cellKey(scope: CellScope, service: string | null, dims: Readonly
   const owner = scope === CellScope.Service ? service : null;
   const columns = dims.kind === 0 ? REQUEST_CELL_COLUMNS : EXTENSION_CELL_COLUMNS;
   return JSON.stringify([scope, dims.kind, owner, ...columns.map((column) => dims[column.key])]);
+}
+
+/** The instance cell of a series: its instance and the columns its kind keeps (columns.ts), without its client. */
+export function instanceCellKey(instanceRef: number, dims: Readonly<SeriesDims>): string {
+  const columns = dims.kind === 0 ? REQUEST_INSTANCE_CELL_COLUMNS : EXTENSION_INSTANCE_CELL_COLUMNS;
+  return JSON.stringify([instanceRef, dims.kind, ...columns.map((column) => dims[column.key])]);
 }
 
 export function seriesKey(instanceRef: number, dims: Readonly<SeriesDims>): string {

@@ -3,7 +3,7 @@ import { type ApplyResult, MAX_COUNT_PER_STREAM_MINUTE } from '../../model/recor
 import { addRejected } from '../../model/rejections.js';
 import { NANOS_PER_MINUTE } from '../../model/time.js';
 import { AppliedCounts } from './applied-counts.js';
-import { CELL_COLUMNS, SERIES_COLUMNS, bound } from './columns.js';
+import { CELL_COLUMNS, EXTENSION_INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, REQUEST_INSTANCE_CELL_COLUMNS, SERIES_COLUMNS, bound } from './columns.js';
 import { type CumulativeState, convertCumulative } from './cumulative-rule.js';
 
 /**
@@ -191,6 +191,12 @@ function logRow(point: CounterPoint, stream: StreamRef, value: number): LogRow {
 /** A new cell's dimension values, in {@link CELL_COLUMNS} order: an extension cell does not keep the request's declaration state. */
 export function cellValues(dims: Readonly<SeriesDims>): (string | number | null)[] {
   return CELL_COLUMNS.map((column) => (dims.kind === SeriesKind.Extension && column.key === 'clientDeclaration' ? null : bound(column, dims)));
+}
+
+/** A new instance cell's dimension values, in {@link INSTANCE_CELL_TABLE_COLUMNS} order: those its kind does not keep are null. */
+export function instanceCellValues(dims: Readonly<SeriesDims>): (string | number | null)[] {
+  const kept = dims.kind === SeriesKind.Requests ? REQUEST_INSTANCE_CELL_COLUMNS : EXTENSION_INSTANCE_CELL_COLUMNS;
+  return INSTANCE_CELL_TABLE_COLUMNS.map((column) => (kept.includes(column) ? bound(column, dims) : null));
 }
 
 /** A new series' dimension values, in {@link SERIES_COLUMNS} order. */

@@ -4,13 +4,15 @@ import type { RetentionConfig } from '../store.js';
 /**
  * The rollup levels, named once: every logged increment is folded into each of them (fold), read from the coarsest
  * one a question allows (readers, trends) and dropped past its window (retention). Series, per instance, have no
- * daily level; cells have.
+ * daily level; cells have, and so have instance cells (one instance's series without their client: what rows by
+ * instance and a cell's split across instances are read from, one row per instance and extension state however many
+ * clients it answered).
  */
 export interface RollupLevel {
   table: string;
-  /** What a row sums: one series (per instance) or one matrix cell. */
-  owner: 'series' | 'cell';
-  ownerColumn: 'series_id' | 'cell_id';
+  /** What a row sums: one series (per instance), one matrix cell, or one instance cell. */
+  owner: 'series' | 'cell' | 'instance_cell';
+  ownerColumn: 'series_id' | 'cell_id' | 'instance_cell_id';
   bucket: 'minute' | 'hour' | 'day';
   minutes: number;
   /** The retention window that applies. */
@@ -20,7 +22,7 @@ export interface RollupLevel {
 const level = (owner: RollupLevel['owner'], bucket: RollupLevel['bucket'], minutes: number): RollupLevel => ({
   table: `${owner}_${bucket}`,
   owner,
-  ownerColumn: owner === 'series' ? 'series_id' : 'cell_id',
+  ownerColumn: `${owner}_id`,
   bucket,
   minutes,
   window: bucket === 'minute' ? 'minuteDays' : 'hourDays',
@@ -32,6 +34,9 @@ export const ROLLUP_LEVELS: readonly RollupLevel[] = [
   level('cell', 'minute', 1),
   level('cell', 'hour', MINUTES_PER_HOUR),
   level('cell', 'day', MINUTES_PER_DAY),
+  level('instance_cell', 'minute', 1),
+  level('instance_cell', 'hour', MINUTES_PER_HOUR),
+  level('instance_cell', 'day', MINUTES_PER_DAY),
 ];
 
 /** The cells' levels, coarsest first. */

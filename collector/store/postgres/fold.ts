@@ -22,16 +22,20 @@ const upsert = (table: string, owner: string, bucket: string, from: string, owne
   SELECT ${ownerColumn}, ${bucketExpression}, ${sum('value')} FROM ${from} GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = LEAST(${table}.count + excluded.count, ${MAX_STORED_COUNT})`;
 
-/** One CTE per rollup level: the series' levels sum the moved rows per series, the cells' levels per cell (both cells of each row). */
+/**
+ * One CTE per rollup level: the series' levels sum the moved rows per series, the cells' levels per cell (both cells
+ * of each row), the instance cells' levels per instance cell (of each row's series).
+ */
+const SOURCES = { series: ['moved', 'series_id'], cell: ['cells', 'owner'], instance_cell: ['instance_cells_moved', 'owner'] } as const;
 const ADDED = ROLLUP_LEVELS.map((rollup) => {
-  const [from, owner] = rollup.owner === 'series' ? ['moved', 'series_id'] : ['cells', 'owner'];
+  const [from, owner] = SOURCES[rollup.owner];
   return `${rollup.table}_added AS (${upsert(rollup.table, rollup.ownerColumn, rollup.bucket, from, owner, bucketOf(rollup, 'minute'))})`;
 }).join(',\n  ');
 
 /**
  * Moves a batch of pending increments into every rollup level (common/rollup-levels.ts) in one statement: the rows
- * are deleted from `pending_increments` and their sums added, per (owner, bucket), to the series' levels and to both
- * cells' levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
+ * are deleted from `pending_increments` and their sums added, per (owner, bucket), to the series' levels, to both
+ * cells' levels and to the instance cell's levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
  * atomic. Rows committed after the statement began stay for the next fold.
  */
 const FOLD = `
@@ -40,6 +44,7 @@ const FOLD = `
     RETURNING minute, series_id, cell_id, all_cell_id, value
   ),
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
+  instance_cells_moved AS (SELECT s.instance_cell_id AS owner, m.minute, m.value FROM moved m JOIN series s ON s.id = m.series_id),
   ${ADDED}
   SELECT count(*)::integer AS moved FROM moved`;
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { BOUNDED_DIMENSIONS } from '../common/dimension-limit-rule.js';
+import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
 import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
 import type { RetentionConfig } from '../store.js';
 import { inTransaction } from './connection.js';
@@ -77,6 +78,11 @@ export class Retention {
       await db.query(`DELETE FROM series_minute WHERE series_id IN (${series})`, [ids]);
       await db.query(`DELETE FROM series_hour WHERE series_id IN (${series})`, [ids]);
       await db.query('DELETE FROM series WHERE instance_ref = ANY($1::bigint[])', [ids]);
+      for (const rollup of ROLLUP_LEVELS.filter((level) => level.owner === 'instance_cell'))
+        await db.query(`DELETE FROM ${rollup.table} WHERE ${rollup.ownerColumn} IN (SELECT id FROM instance_cells WHERE instance_ref = ANY($1::bigint[]))`, [
+          ids,
+        ]);
+      await db.query('DELETE FROM instance_cells WHERE instance_ref = ANY($1::bigint[])', [ids]);
       await db.query('DELETE FROM advertised WHERE instance_ref = ANY($1::bigint[])', [ids]);
       await db.query('DELETE FROM advertised_counts WHERE instance_ref = ANY($1::bigint[])', [ids]);
       await db.query('DELETE FROM instances WHERE id = ANY($1::bigint[])', [ids]);

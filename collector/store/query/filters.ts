@@ -21,8 +21,13 @@ export interface CellQuery extends FilterQuery {
 }
 
 export interface InstanceCellQuery extends CellQuery {
-  /** Only this client name's cells (exact). */
+  /** Only this client name's cells (exact); implies {@link clients}. */
   clientName?: string | undefined;
+  /**
+   * Keep each cell's client name and version: read from the series, a seek per series. Otherwise the instance
+   * cells are read (the clients summed, their names and versions null), a seek per instance cell: the same counts.
+   */
+  clients?: boolean | undefined;
 }
 
 export interface StepQuery extends FilterQuery {

@@ -41,6 +41,7 @@ export class Retention {
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
       seriesIds: db.prepare('SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ?').pluck(),
       cellIds: db.prepare('SELECT id FROM cells WHERE id > ? ORDER BY id LIMIT ?').pluck(),
+      instanceCellIds: db.prepare('SELECT id FROM instance_cells WHERE id > ? ORDER BY id LIMIT ?').pluck(),
       levels: new Map(
         ROLLUP_LEVELS.map((rollup) => [rollup, db.prepare(`DELETE FROM ${rollup.table} WHERE ${rollup.ownerColumn} = ? AND ${rollup.bucket} < ?`)]),
       ),
@@ -52,6 +53,10 @@ export class Retention {
       dropInstanceSeriesMinutes: db.prepare('DELETE FROM series_minute WHERE series_id IN (SELECT id FROM series WHERE instance_ref = ?)'),
       dropInstanceSeriesHours: db.prepare('DELETE FROM series_hour WHERE series_id IN (SELECT id FROM series WHERE instance_ref = ?)'),
       dropInstanceSeries: db.prepare('DELETE FROM series WHERE instance_ref = ?'),
+      dropInstanceCellLevels: ROLLUP_LEVELS.filter((rollup) => rollup.owner === 'instance_cell').map((rollup) =>
+        db.prepare(`DELETE FROM ${rollup.table} WHERE ${rollup.ownerColumn} IN (SELECT id FROM instance_cells WHERE instance_ref = ?)`),
+      ),
+      dropInstanceCells: db.prepare('DELETE FROM instance_cells WHERE instance_ref = ?'),
       dropInstanceAdvertised: db.prepare('DELETE FROM advertised WHERE instance_ref = ?'),
       dropInstanceCounts: db.prepare('DELETE FROM advertised_counts WHERE instance_ref = ?'),
       dropInstance: db.prepare('DELETE FROM instances WHERE id = ?'),
@@ -94,11 +99,12 @@ export class Retention {
     if (superseded > 0) this.deleted('cumulative_state');
 
     const due = this.passes.due(cutoffs);
-    for (const owner of ['series', 'cell'] as const) {
+    const owners = { series: s.seriesIds, cell: s.cellIds, instance_cell: s.instanceCellIds };
+    for (const [owner, ids] of Object.entries(owners)) {
       const levels = due.levels.filter(({ rollup }) => rollup.owner === owner);
       if (levels.length > 0 && !this.stopped)
         await this.perOwner(
-          owner === 'series' ? s.seriesIds : s.cellIds,
+          ids,
           levels.map(({ rollup, before }) => [s.levels.get(rollup) as Database.Statement, before]),
         );
     }
@@ -137,6 +143,8 @@ export class Retention {
         s.dropInstanceSeriesMinutes.run(id);
         s.dropInstanceSeriesHours.run(id);
         s.dropInstanceSeries.run(id);
+        for (const statement of s.dropInstanceCellLevels) statement.run(id);
+        s.dropInstanceCells.run(id);
         s.dropInstanceAdvertised.run(id);
         s.dropInstanceCounts.run(id);
         s.dropInstance.run(id);

@@ -9,7 +9,7 @@ const FOLDABLE = `typeof(value) = 'integer' AND value BETWEEN 0 AND ${MAX_COUNT_
 
 /**
  * The SQLite store's fold statement: adds the increments logged since the last fold (`point_log.seq` >
- * `meta.folded_seq`) to every rollup level (common/rollup-levels.ts; cells per service and over all services) at
+ * `meta.folded_seq`) to every rollup level (common/rollup-levels.ts; cells per service and over all services, instance cells) at
  * once, in one transaction. Set-based: increments from many exports to the same bucket become one upsert. Hourly and
  * daily levels are therefore never behind the minutes ("downsampling" is continuous); retention later drops
  * the minutes.
@@ -30,15 +30,18 @@ export class Folder {
 
   constructor(db: Database.Database) {
     // The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
-    const upsert = (rollup: RollupLevel, source: string): Database.Statement =>
+    const upsert = (rollup: RollupLevel, source: string, from = 'point_log'): Database.Statement =>
       db.prepare(`
         INSERT INTO ${rollup.table} (${rollup.ownerColumn}, ${rollup.bucket}, count)
-        SELECT ${source}, ${bucketOf(rollup, 'minute')}, ${safeSum('value')} FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE} GROUP BY 1, 2
+        SELECT ${source}, ${bucketOf(rollup, 'minute')}, ${safeSum('value')} FROM ${from} WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE} GROUP BY 1, 2
         ON CONFLICT (${rollup.ownerColumn}, ${rollup.bucket}) DO UPDATE SET count = min(count + excluded.count, ${MAX_STORED_COUNT})`);
-    // A cell level takes each increment twice: for its service's cell and for the all-services cell.
-    this.statements = ROLLUP_LEVELS.flatMap((rollup) =>
-      rollup.owner === 'series' ? [upsert(rollup, 'series_id')] : [upsert(rollup, 'cell_id'), upsert(rollup, 'all_cell_id')],
-    );
+    // A cell level takes each increment twice: for its service's cell and for the all-services cell. An instance
+    // cell level takes it for the instance cell of its series (CROSS JOIN: from the log's range of rows out).
+    this.statements = ROLLUP_LEVELS.flatMap((rollup) => {
+      if (rollup.owner === 'series') return [upsert(rollup, 'series_id')];
+      if (rollup.owner === 'cell') return [upsert(rollup, 'cell_id'), upsert(rollup, 'all_cell_id')];
+      return [upsert(rollup, 's.instance_cell_id', 'point_log CROSS JOIN series s ON s.id = point_log.series_id')];
+    });
     this.watermark = db.prepare("SELECT value FROM meta WHERE key = 'folded_seq'").pluck();
     this.advance = db.prepare("UPDATE meta SET value = @upto WHERE key = 'folded_seq'");
     this.newestSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM point_log').pluck();

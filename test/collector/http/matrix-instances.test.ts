@@ -436,9 +436,15 @@ describe('matrix by instance over a large fleet', () => {
   });
 
   it('a read scanning more instance cells than the read budget allows is refused, naming the limit', async () => {
-    // 25 instances × (1 request cell + 1 extension cell) = 50 fit; a second client on every instance does not.
+    // 25 instances × (1 request cell + 1 extension cell) = 50 fit. A second client on every instance adds no instance
+    // cell (they sum the clients), one that declared nothing does: a request cell of another declaration state.
     for (let index = 0; index < INSTANCES; index++) {
       const request = exportOf('fleet', `f-${String(index).padStart(2, '0')}`, 4, [{ client: 'gamma', count: 1 }], []);
+      expect((await postMetrics(collector.url, request)).status).toBe(200);
+    }
+    expect((await getJson(`${collector.url}/api/v1/matrix?from=-1h&group=instance`)).status).toBe(200);
+    for (let index = 0; index < INSTANCES; index++) {
+      const request = exportOf('fleet', `f-${String(index).padStart(2, '0')}`, 3, [{ client: 'delta', declaration: 'none', count: 1 }], []);
       expect((await postMetrics(collector.url, request)).status).toBe(200);
     }
     for (const path of ['/api/v1/matrix?from=-1h&group=instance', `/api/v1/matrix/cell?from=-1h&extension=${encodeURIComponent(TASKS)}`]) {

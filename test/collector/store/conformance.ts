@@ -377,7 +377,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.reader.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
-    it('instance cell totals: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {
+    it('instance cell totals with their clients: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {
       await store.ingest.applyMetrics(
         batch([
           { start: 0, time: 1, value: 3 },
@@ -391,7 +391,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 10, client: 'gamma' }], 'j-1', 'other'));
       const text = (list: Awaited<ReturnType<StoreRoles['reader']['instanceCellTotals']>>['cells']): string[] =>
         list.map((cell) => `${cell.service}/${cell.instanceId} sd=${cell.serverDeclaration} ${cells([cell])[0]}`).sort();
-      const all = await store.reader.instanceCellTotals(day);
+      const all = await store.reader.instanceCellTotals({ ...day, clients: true });
       expect(all.resolution).toBe((await store.reader.cellTotals(day)).resolution);
       expect(text(all.cells)).toEqual([
         'other/j-1 sd=declared gamma@1.0 declared: 10',
@@ -402,12 +402,126 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
         'svc/i-2 sd=declared alpha@1.0 declared: 4',
       ]);
       expect(all.cells.find((cell) => cell.extensionId === TASKS)?.required).toBe(false);
-      expect(text((await store.reader.instanceCellTotals({ ...day, service: 'other' })).cells)).toEqual(['other/j-1 sd=declared gamma@1.0 declared: 10']);
-      expect(text((await store.reader.instanceCellTotals({ ...day, instance: 'i-2' })).cells)).toEqual(['svc/i-2 sd=declared alpha@1.0 declared: 4']);
+      expect(text((await store.reader.instanceCellTotals({ ...day, service: 'other', clients: true })).cells)).toEqual([
+        'other/j-1 sd=declared gamma@1.0 declared: 10',
+      ]);
+      expect(text((await store.reader.instanceCellTotals({ ...day, instance: 'i-2', clients: true })).cells)).toEqual([
+        'svc/i-2 sd=declared alpha@1.0 declared: 4',
+      ]);
       expect(text((await store.reader.instanceCellTotals({ ...day, clientName: 'beta' })).cells)).toEqual(['svc/i-1 sd=declared beta@null declared: 1']);
       // Minute resolution over a short range, and only what lies in it.
-      const recent = await store.reader.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE });
+      const recent = await store.reader.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE, clients: true });
       expect([recent.resolution, text(recent.cells)]).toEqual(['minute', ['svc/i-2 sd=declared alpha@1.0 declared: 4']]);
+      // Without the clients: the instance cells, one per instance and state whatever the client (names and versions null).
+      const summed = await store.reader.instanceCellTotals(day);
+      expect([summed.fromMs, summed.toMs, summed.resolution]).toEqual([all.fromMs, all.toMs, all.resolution]);
+      expect(text(summed.cells)).toEqual([
+        'other/j-1 sd=declared null@null declared: 10',
+        'svc/i-1 sd=declared null@null declared: 4',
+        `svc/i-1 sd=declared null@null ${TASKS} c=true s=true n=true: 3`,
+        'svc/i-1 sd=unknown null@null declared: 2',
+        'svc/i-2 sd=declared null@null declared: 4',
+      ]);
+      expect(summed.cells.find((cell) => cell.extensionId === TASKS)?.required).toBe(false);
+      expect(text((await store.reader.instanceCellTotals({ ...day, service: 'other' })).cells)).toEqual(['other/j-1 sd=declared null@null declared: 10']);
+      expect(text((await store.reader.instanceCellTotals({ ...day, instance: 'i-2' })).cells)).toEqual(['svc/i-2 sd=declared null@null declared: 4']);
+      const recentSummed = await store.reader.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE });
+      expect([recentSummed.resolution, text(recentSummed.cells)]).toEqual(['minute', ['svc/i-2 sd=declared null@null declared: 4']]);
+    });
+
+    it("instance cells hold exactly what their clients' series hold: over days (the daily level), hours and minutes, with late points, after reopening, through retention", async () => {
+      const clientsOf = ['a', 'b', 'c'];
+      const extension = (client: string) => ({ id: TASKS, client: client !== 'c', server: true });
+      // Three clients of two instances over three days, each export minutes after the last (inside the dedup window).
+      const exports: { instance: string; minute: number; client: string; value: number }[] = [];
+      for (let dayIndex = 0; dayIndex < 3; dayIndex++)
+        for (const [index, client] of clientsOf.entries())
+          for (const instance of ['i-1', 'i-2']) exports.push({ instance, minute: dayIndex * 1440 + 30 + index * 7, client, value: 1 + index + dayIndex * 3 });
+      const apply = async (spec: (typeof exports)[number]) => {
+        now = T0 + (spec.minute + 2) * MS_PER_MINUTE;
+        // An outcome per instance: this suite's stream identities leave the resource out. The instance cells sum outcomes too.
+        const outcome = spec.instance === 'i-1' ? 'complete' : 'tool_error';
+        const points = [
+          { client: spec.client, outcome, start: spec.minute - 1, time: spec.minute, value: spec.value },
+          { client: spec.client, outcome, start: spec.minute - 1, time: spec.minute, value: spec.value, extension: extension(spec.client) },
+        ];
+        await store.ingest.applyMetrics(batch(points, spec.instance));
+      };
+      for (const spec of exports.slice(0, 10)) await apply(spec);
+      await reopen();
+      for (const spec of exports.slice(10)) await apply(spec);
+      // A new client after reopening: new series, of instance cells stored before.
+      const newClient = { instance: 'i-1', minute: 2 * 1440 + 40, client: 'd', value: 2 };
+      await apply(newClient);
+      // A late point: an earlier minute of the hour under way, after later ones were folded.
+      const late = { instance: 'i-1', minute: 2 * 1440 + 31, client: 'b', value: 5 };
+      await store.reader.instanceCellTotals(day);
+      await apply({ ...late });
+      now = T0 + 3 * MS_PER_DAY;
+      const summedOver = (
+        cellsRead: readonly {
+          service: string | null;
+          instanceId: string | null;
+          kind: number;
+          extensionId: string | null;
+          clientDeclared: boolean | null;
+          count: number;
+        }[],
+      ) => {
+        const sums = new Map<string, number>();
+        for (const cell of cellsRead) {
+          const key = `${cell.service}/${cell.instanceId} ${cell.kind} ${cell.extensionId} c=${cell.clientDeclared}`;
+          sums.set(key, (sums.get(key) ?? 0) + cell.count);
+        }
+        return [...sums.entries()].map(([key, count]) => `${key}: ${count}`).sort();
+      };
+      const total = exports.reduce((sum, spec) => sum + spec.value, 0) + late.value + newClient.value;
+      // Ranges read from days (a week), hours (a day, whole hours), minutes (a short one), each against the series.
+      const ranges = [
+        { fromMs: T0 - 2 * MS_PER_DAY, toMs: T0 + 5 * MS_PER_DAY },
+        { fromMs: T0 + MS_PER_DAY, toMs: T0 + 2 * MS_PER_DAY + 12 * MS_PER_HOUR },
+        { fromMs: T0 + 2 * MS_PER_DAY + 20 * MS_PER_MINUTE, toMs: T0 + 2 * MS_PER_DAY + 50 * MS_PER_MINUTE },
+      ];
+      for (const range of ranges) {
+        const summed = await store.reader.instanceCellTotals(range);
+        const bySeries = await store.reader.instanceCellTotals({ ...range, clients: true });
+        expect(summedOver(summed.cells)).toEqual(summedOver(bySeries.cells));
+        expect(summed.cells.length).toBeLessThan(bySeries.cells.length);
+      }
+      const week = await store.reader.instanceCellTotals(ranges[0] as (typeof ranges)[number]);
+      expect(week.cells.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0)).toBe(total);
+      // Per instance 45 requests (6 + 15 + 24 over the days), 18 of them from the client that does not declare the id; i-1 also the late 5 and the new client's 2.
+      expect(summedOver(week.cells)).toEqual([
+        'svc/i-1 0 null c=null: 52',
+        `svc/i-1 1 ${TASKS} c=false: 18`,
+        `svc/i-1 1 ${TASKS} c=true: 34`,
+        'svc/i-2 0 null c=null: 45',
+        `svc/i-2 1 ${TASKS} c=false: 18`,
+        `svc/i-2 1 ${TASKS} c=true: 27`,
+      ]);
+      // The client rows say the same over all services.
+      const clientRows = await store.reader.cellTotals(ranges[0] as (typeof ranges)[number]);
+      expect(clientRows.cells.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0)).toBe(total);
+
+      // Minutes go after their window (read in whole hours from then on), hours and days stay.
+      now = T0 + (RETENTION.minuteDays + 3) * MS_PER_DAY;
+      await store.ingest.applyMetrics(batch([], 'i-2'));
+      await store.lifecycle.maintain();
+      const afterMinutes = await store.reader.instanceCellTotals(ranges[2] as (typeof ranges)[number]);
+      expect(afterMinutes.resolution).toBe('hour');
+      expect(summedOver(afterMinutes.cells)).toEqual(
+        summedOver((await store.reader.instanceCellTotals({ ...(ranges[2] as (typeof ranges)[number]), clients: true })).cells),
+      );
+      expect(summedOver((await store.reader.instanceCellTotals(ranges[0] as (typeof ranges)[number])).cells)).toEqual(summedOver(week.cells));
+      // A silent instance goes with its instance cells; the other keeps its history until its window passes too.
+      now = T0 + (RETENTION.hourDays + 4) * MS_PER_DAY;
+      await store.ingest.applyMetrics(batch([], 'i-2'));
+      await store.lifecycle.maintain();
+      expect(summedOver((await store.reader.instanceCellTotals({ fromMs: T0 - MS_PER_DAY, toMs: now })).cells)).toEqual([]);
+      expect((await store.reader.instances({})).map((instance) => instance.instanceId)).toEqual(['i-2']);
+      // An instance created anew after its cells went gets new ones: counted from zero.
+      await store.ingest.applyMetrics(batch([{ client: 'a', start: (now - T0) / MS_PER_MINUTE - 2, time: (now - T0) / MS_PER_MINUTE - 1, value: 4 }], 'i-1'));
+      expect(summedOver((await store.reader.instanceCellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['svc/i-1 0 null c=null: 4']);
     });
 
     it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {

@@ -96,12 +96,20 @@ describe('a database written at schema version 1', () => {
     };
     const rows = async (): Promise<[string, number, number | undefined][]> =>
       (await matrixNow()).rows.map((row) => [row.client, row.requests, row.extensions.find((cell) => cell.id === TASKS)?.negotiated]);
+    // By instance: from the instance cells, which the migration made from the stored series and their rollups.
+    const byInstance = async (from: number): Promise<[string, number, number | undefined][]> => {
+      const { status, body } = await getJson<MatrixJson>(`${collector.url}/api/v1/matrix?from=${from}&to=${T0 + 60 * MINUTE}&group=instance`);
+      expect(status).toBe(200);
+      return body.rows.map((row) => [row.client, row.requests, row.extensions.find((cell) => cell.id === TASKS)?.negotiated]);
+    };
     try {
-      // Before anything new: what the old version stored.
+      // Before anything new: what the old version stored, by client and by instance (minutes, and whole days).
       expect(await rows()).toEqual([
         ['alpha', 8, 8],
         ['gamma', 4, 0],
       ]);
+      expect(await byInstance(T0 - 60 * MINUTE)).toEqual([['svc / i-legacy', 12, 8]]);
+      expect(await byInstance(T0 - 7 * 24 * 60 * MINUTE)).toEqual([['svc / i-legacy', 12, 8]]);
 
       // The same cumulative streams, same resource, attributes and start time (attributes in another order:
       // the stream is the same): the new total 11 adds 3, not 11.
@@ -127,6 +135,7 @@ describe('a database written at schema version 1', () => {
         ['alpha', 11, 11],
         ['gamma', 4, 0],
       ]);
+      expect(await byInstance(T0 - 7 * 24 * 60 * MINUTE)).toEqual([['svc / i-legacy', 15, 11]]);
       const exposition = await (await fetch(`${collector.url}/metrics`)).text();
       expect(exposition).toMatch(/extscope_collector_points_total\{result="applied"\} 2\n/);
       expect(exposition).toMatch(/extscope_collector_points_total\{result="duplicate"\} 2\n/);
@@ -144,6 +153,9 @@ describe('a database written at schema version 1', () => {
         { id: 3, key_version: 2 },
       ]);
       expect(db.prepare('SELECT count(*) AS n FROM series').get()).toEqual({ n: 3 });
+      // Two instance cells: the requests (both clients), and the extension id.
+      expect(db.prepare('SELECT count(*) AS n FROM instance_cells').get()).toEqual({ n: 2 });
+      expect(db.prepare('SELECT count(*) AS n FROM series WHERE instance_cell_id IS NULL').get()).toEqual({ n: 0 });
     } finally {
       db.close();
     }

@@ -2,10 +2,19 @@ import { CELL_LEVELS, SERIES_LEVELS, stepLevel } from '../../common/rollup-level
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellTotals } from '../../../model/records.js';
 import { MS_PER_MINUTE } from '../../../model/time.js';
-import { CELL_RANGES, type PlanOptions, type PlanRange, SERIES_RANGES, planBuckets, planParameters, presentRanges } from '../../common/bucket-plan.js';
-import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
+import {
+  CELL_RANGES,
+  INSTANCE_CELL_RANGES,
+  type PlanOptions,
+  type PlanRange,
+  SERIES_RANGES,
+  planBuckets,
+  planParameters,
+  presentRanges,
+} from '../../common/bucket-plan.js';
+import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
-import { historyStartMs, stepParameters } from '../../common/queries.js';
+import { historyStartMs, needsClients, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { safeSum } from './sql.js';
 
@@ -51,6 +60,7 @@ export class RollupsReader {
   private readonly byCell = new Map<string, NamedStatement>();
   private readonly bySeries = new Map<string, NamedStatement>();
   private readonly perInstance = new Map<string, NamedStatement>();
+  private readonly instanceCells = new Map<string, NamedStatement>();
   private readonly steps: Map<string, NamedStatement>;
   private readonly unknownCells = new Map<string, NamedStatement>();
   private readonly unknownSteps: Map<string, NamedStatement>;
@@ -119,18 +129,20 @@ export class RollupsReader {
     return historyStartMs(row?.minute ?? null, row?.hour ?? null);
   }
 
-  /** Per instance, from the series rollups (no daily level). */
+  /** Per instance: from the instance cells' rollups (a daily level), or, when the clients are asked for, from the series rollups (none). */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     query.signal?.throwIfAborted();
-    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
+    const bySeries = needsClients(query);
+    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !bySeries });
     const parameters: Record<string, unknown> = {
       ...planParameters(plan),
       service: query.service ?? null,
       instance: query.instance ?? null,
       client: query.clientName ?? null,
     };
-    const ranges = presentRanges(SERIES_RANGES, parameters);
-    const rows = ranges.length === 0 ? [] : await this.perInstanceStatement(ranges).all<Record<string, unknown>>(this.db, parameters);
+    const ranges = presentRanges(bySeries ? SERIES_RANGES : INSTANCE_CELL_RANGES, parameters);
+    const statement = bySeries ? this.perInstanceStatement(ranges) : this.instanceCellStatement(ranges);
+    const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS) };
   }
 
@@ -151,6 +163,26 @@ export class RollupsReader {
           OFFSET 0
         ) AS t WHERE n > 0`);
       this.perInstance.set(key, statement);
+    }
+    return statement;
+  }
+
+  private instanceCellStatement(ranges: readonly PlanRange[]): NamedStatement {
+    const key = ranges.map((range) => range[2]).join(',');
+    let statement = this.instanceCells.get(key);
+    if (statement === undefined) {
+      const columns = INSTANCE_CELL_COLUMNS.map((column) =>
+        INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS "${column.key}"` : `NULL AS "${column.key}"`,
+      ).join(', ');
+      statement = new NamedStatement(`
+        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT c.*, i.service AS service_name, i.instance_id AS instance_name,
+            ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'instance_cell_id', 'c.id', from, to)).join(' + ')} AS n
+          FROM instances i JOIN instance_cells c ON c.instance_ref = i.id
+          WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
+          OFFSET 0
+        ) AS t WHERE n > 0`);
+      this.instanceCells.set(key, statement);
     }
     return statement;
   }

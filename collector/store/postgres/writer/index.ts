@@ -1,9 +1,28 @@
 import type { CounterPoint, MetricsBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
 import type { ApplyResult } from '../../../model/records.js';
 import { type AdvertisingState, planAdvertisements } from '../../common/advertisement-plan.js';
-import { CELL_COLUMNS, INSTANCE_UPSERT_COLUMNS, SERIES_COLUMNS, instanceValues, seriesDimsSql, storedDims } from '../../common/columns.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
-import { IngestPlan, KEY_VERSION, type LogRow, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
+import {
+  CELL_COLUMNS,
+  INSTANCE_CELL_TABLE_COLUMNS,
+  INSTANCE_UPSERT_COLUMNS,
+  SERIES_COLUMNS,
+  instanceValues,
+  seriesDimsSql,
+  storedDims,
+  storedInstanceCellDims,
+} from '../../common/columns.js';
+import { CellScope, cellKey, identityHash, instanceCellKey, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
+import {
+  IngestPlan,
+  KEY_VERSION,
+  type LogRow,
+  type PlannedPoint,
+  type StreamRef,
+  cellValues,
+  instanceCellValues,
+  needsStream,
+  seriesValues,
+} from '../../common/ingest-plan.js';
 import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import type { Queryable } from '../connection.js';
 import { writeAdvertised } from './advertised.js';
@@ -203,7 +222,10 @@ export class MetricsWriter {
     found: Map<string, StreamRef>,
   ): Promise<void> {
     const cells = new Map<string, { hash: Buffer; values: unknown[]; id?: number }>();
-    const series = new Map<string, { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; dims: Readonly<SeriesDims>; id?: number }>();
+    const series = new Map<
+      string,
+      { hash: Buffer; values: unknown[]; cellKey: string; allCellKey: string; instanceRef: number; dims: Readonly<SeriesDims>; id?: number }
+    >();
     const streams: { hex: string; hash: Buffer; seriesHex: string; temporality: number }[] = [];
     const cellFor = (scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): string => {
       const hash = identityHash(cellKey(scope, service, dims));
@@ -223,7 +245,14 @@ export class MetricsWriter {
         const cell = cellFor(CellScope.Service, resource.service, dims);
         const allCell = cellFor(CellScope.AllServices, null, dims);
         // A series found by key holds exactly these dimensions: the key is made from them.
-        series.set(seriesHex, { hash: seriesHash, values: [instanceId, dims.kind, ...seriesValues(dims)], cellKey: cell, allCellKey: allCell, dims });
+        series.set(seriesHex, {
+          hash: seriesHash,
+          values: [instanceId, dims.kind, ...seriesValues(dims)],
+          cellKey: cell,
+          allCellKey: allCell,
+          instanceRef: instanceId,
+          dims,
+        });
       }
       streams.push({ hex: hash.toString('hex'), hash, seriesHex, temporality: point.temporality });
     }
@@ -267,17 +296,28 @@ export class MetricsWriter {
 
     await existing('series', series);
     const newSeries = [...series.entries()].filter(([, entry]) => entry.id === undefined);
+    const instanceCellIds = await this.instanceCells(
+      db,
+      newSeries.map(([, entry]) => entry),
+    );
     const seriesIds = await insert(
       'series',
       [
         { name: 'key_hash', type: 'bytea' },
         { name: 'cell_id', type: 'bigint' },
         { name: 'all_cell_id', type: 'bigint' },
+        { name: 'instance_cell_id', type: 'bigint' },
         { name: 'instance_ref', type: 'bigint' },
         { name: 'kind', type: 'smallint' },
         ...dimColumns(SERIES_COLUMNS),
       ],
-      newSeries.map(([, entry]) => [entry.hash, cellId(entry.cellKey), cellId(entry.allCellKey), ...entry.values]),
+      newSeries.map(([, entry]) => [
+        entry.hash,
+        cellId(entry.cellKey),
+        cellId(entry.allCellKey),
+        instanceCellIds.get(instanceCellKey(entry.instanceRef, entry.dims)),
+        ...entry.values,
+      ]),
     );
     for (const [hex, entry] of newSeries) entry.id = seriesIds.get(hex);
     // The cells of series that existed already are theirs (the same projection, unless the limit changed since).
@@ -308,6 +348,39 @@ export class MetricsWriter {
         dims: entry.dims,
       });
     }
+  }
+
+  /**
+   * The instance cells of new series, by key (common/identity.ts): those of their instances read at once, the
+   * missing ones inserted in one statement (under the identity lock, as the series).
+   */
+  private async instanceCells(db: Queryable, series: readonly { instanceRef: number; dims: Readonly<SeriesDims> }[]): Promise<Map<string, number>> {
+    const ids = new Map<string, number>();
+    if (series.length === 0) return ids;
+    const columns = INSTANCE_CELL_TABLE_COLUMNS.map((column) => column.column);
+    const learn = (rows: readonly Record<string, unknown>[]): void => {
+      for (const row of rows) ids.set(instanceCellKey(Number(row['instance_ref']), storedInstanceCellDims(row)), Number(row['id']));
+    };
+    const { rows } = await db.query<Record<string, unknown>>(
+      `SELECT id, instance_ref, kind, ${columns.join(', ')} FROM instance_cells WHERE instance_ref = ANY($1::bigint[])`,
+      [[...new Set(series.map((entry) => entry.instanceRef))]],
+    );
+    learn(rows);
+    const missing = new Map<string, unknown[]>();
+    for (const { instanceRef, dims } of series) {
+      const key = instanceCellKey(instanceRef, dims);
+      if (!ids.has(key) && !missing.has(key)) missing.set(key, [instanceRef, dims.kind, ...instanceCellValues(dims)]);
+    }
+    if (missing.size === 0) return ids;
+    const types = ['bigint', 'smallint', ...INSTANCE_CELL_TABLE_COLUMNS.map((column) => (column.flag ? 'smallint' : 'text'))];
+    const inserted = await db.query<Record<string, unknown>>(
+      `INSERT INTO instance_cells (instance_ref, kind, ${columns.join(', ')})
+       SELECT * FROM unnest(${types.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})
+       RETURNING id, instance_ref, kind, ${columns.join(', ')}`,
+      types.map((_type, index) => [...missing.values()].map((values) => values[index])),
+    );
+    learn(inserted.rows);
+    return ids;
   }
 
   /** A stream keyed by attribute position (copied from a schema-1 SQLite database), re-keyed by name in this transaction. */

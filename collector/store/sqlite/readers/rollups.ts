@@ -7,6 +7,7 @@ import { MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
 import {
   type BucketPlan,
   CELL_RANGES,
+  INSTANCE_CELL_RANGES,
   type PlanOptions,
   type PlanRange,
   SERIES_RANGES,
@@ -15,8 +16,8 @@ import {
   presentRanges,
 } from '../../common/bucket-plan.js';
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
-import { historyStartMs, stepParameters } from '../../common/queries.js';
-import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
+import { historyStartMs, needsClients, stepParameters } from '../../common/queries.js';
+import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
@@ -111,6 +112,7 @@ export class RollupsReader {
   private readonly instanceRefs: Database.Statement;
   private readonly instanceSeries: ChunkedRead;
   private readonly perInstance: ChunkedRead;
+  private readonly instanceCells: ChunkedRead;
   private readonly steps: { all: Map<string, Database.Statement>; service: Map<string, Database.Statement> };
   private readonly unknownCells: RangeSums;
   private readonly unknownSteps: Map<string, Database.Statement>;
@@ -168,6 +170,26 @@ export class RollupsReader {
       end: db
         .prepare(
           `SELECT max(id) FROM (SELECT s.id FROM series s JOIN instances i ON i.id = s.instance_ref WHERE ${perInstanceWhere} AND s.id > @after ORDER BY s.id LIMIT ${READ_CHUNK})`,
+        )
+        .pluck(),
+    };
+    // Every instance cell, with its service and instance id, narrowed by instance and service: the clients summed.
+    const instanceCellWhere = '(@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service)';
+    const instanceCellColumns = INSTANCE_CELL_COLUMNS.map((column) =>
+      INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS ${column.key}` : `NULL AS ${column.key}`,
+    ).join(', ');
+    this.instanceCells = {
+      rows: new RangeSums(INSTANCE_CELL_RANGES, { column: 'instance_cell_id', id: 'c.id' }, (n) =>
+        db.prepare(`
+      SELECT kind, ${instanceCellColumns}, service_name AS service, instance_name AS instanceId, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+        SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, ${n} AS n
+        FROM instance_cells c JOIN instances i ON i.id = c.instance_ref
+        WHERE ${instanceCellWhere} AND c.id > @after AND c.id <= @upto
+      ) WHERE n > 0`),
+      ),
+      end: db
+        .prepare(
+          `SELECT max(id) FROM (SELECT c.id FROM instance_cells c JOIN instances i ON i.id = c.instance_ref WHERE ${instanceCellWhere} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`,
         )
         .pluck(),
     };
@@ -278,12 +300,16 @@ export class RollupsReader {
     return historyStartMs(this.oldest.minute.get(parameters) as number | null, this.oldest.hour.get(parameters) as number | null);
   }
 
-  /** Per instance, from the series rollups (no daily level), in chunks of series as {@link cellTotals}. */
+  /**
+   * Per instance, in chunks as {@link cellTotals}: from the instance cells' rollups (a daily level), or, when the
+   * clients are asked for, from the series rollups (no daily level).
+   */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
-    const plan = this.plan(query, false);
+    const bySeries = needsClients(query);
+    const plan = this.plan(query, !bySeries);
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
     const cells: InstanceCellTotal[] = [];
-    await chunked(this.perInstance, parameters, cells, query.signal, INSTANCE_FLAG_COLUMNS);
+    await chunked(bySeries ? this.perInstance : this.instanceCells, parameters, cells, query.signal, INSTANCE_FLAG_COLUMNS);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
   }
 

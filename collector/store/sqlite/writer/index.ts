@@ -2,9 +2,27 @@ import type Database from 'better-sqlite3';
 import type { CounterPoint, MetricsBatch, ResourceBatch, ResourceIdentity, SeriesDims } from '../../../model/batches.js';
 import type { ApplyResult } from '../../../model/records.js';
 import { planAdvertisements } from '../../common/advertisement-plan.js';
-import { CELL_COLUMNS, INSTANCE_UPSERT_COLUMNS, SERIES_COLUMNS, instanceValues, seriesDimsSql, storedDims } from '../../common/columns.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
-import { IngestPlan, KEY_VERSION, type PlannedPoint, type StreamRef, cellValues, needsStream, seriesValues } from '../../common/ingest-plan.js';
+import {
+  CELL_COLUMNS,
+  INSTANCE_CELL_TABLE_COLUMNS,
+  INSTANCE_UPSERT_COLUMNS,
+  SERIES_COLUMNS,
+  instanceValues,
+  seriesDimsSql,
+  storedDims,
+  storedInstanceCellDims,
+} from '../../common/columns.js';
+import { CellScope, cellKey, identityHash, instanceCellKey, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
+import {
+  IngestPlan,
+  KEY_VERSION,
+  type PlannedPoint,
+  type StreamRef,
+  cellValues,
+  instanceCellValues,
+  needsStream,
+  seriesValues,
+} from '../../common/ingest-plan.js';
 import type { ResourceLimits } from '../../common/resource-limits.js';
 import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import { AdvertisedWriter } from './advertised.js';
@@ -47,6 +65,7 @@ export class MetricsWriter {
   private readonly streams = new StagedCache2<StreamRef>(200_000);
   private readonly series = new StagedCache<SeriesRef>(200_000);
   private readonly cells = new StagedCache<number>(100_000);
+  private readonly instanceCells = new StagedCache<number>(100_000);
   private readonly log: PointLog;
   private readonly cumulative: CumulativeStates;
   private readonly advertised: AdvertisedWriter;
@@ -89,8 +108,15 @@ export class MetricsWriter {
       countSchema1Streams: db.prepare('SELECT count(*) FROM streams WHERE key_version = 1').pluck(),
       selectSeries: db.prepare('SELECT id AS seriesId, cell_id AS cellId, all_cell_id AS allCellId FROM series WHERE key_hash = ?'),
       insertSeries: db.prepare(
-        `INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, ${SERIES_COLUMNS.map((column) => column.column).join(', ')})
-         VALUES (?, ?, ?, ?, ?, ${placeholders(SERIES_COLUMNS.length)})`,
+        `INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, instance_cell_id, kind, ${SERIES_COLUMNS.map((column) => column.column).join(', ')})
+         VALUES (?, ?, ?, ?, ?, ?, ${placeholders(SERIES_COLUMNS.length)})`,
+      ),
+      selectInstanceCells: db.prepare(
+        `SELECT id, kind, ${INSTANCE_CELL_TABLE_COLUMNS.map((column) => column.column).join(', ')} FROM instance_cells WHERE instance_ref = ?`,
+      ),
+      insertInstanceCell: db.prepare(
+        `INSERT INTO instance_cells (instance_ref, kind, ${INSTANCE_CELL_TABLE_COLUMNS.map((column) => column.column).join(', ')})
+         VALUES (?, ?, ${placeholders(INSTANCE_CELL_TABLE_COLUMNS.length)})`,
       ),
       selectCell: db.prepare('SELECT id FROM cells WHERE key_hash = ?').pluck(),
       insertCell: db.prepare(
@@ -141,12 +167,14 @@ export class MetricsWriter {
     this.series.commit();
     yield;
     this.cells.commit();
+    this.instanceCells.commit();
   }
 
   rollback(): void {
     this.streams.rollback();
     this.series.rollback();
     this.cells.rollback();
+    this.instanceCells.rollback();
     this.recount();
   }
 
@@ -155,6 +183,7 @@ export class MetricsWriter {
     this.streams.clear();
     this.series.clear();
     this.cells.clear();
+    this.instanceCells.clear();
     this.recount();
   }
 
@@ -243,11 +272,29 @@ export class MetricsWriter {
     if (found === undefined) {
       const cellId = this.cellFor(CellScope.Service, resource.service, dims);
       const allCellId = this.cellFor(CellScope.AllServices, null, dims);
-      const seriesId = Number(this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, dims.kind, ...seriesValues(dims)).lastInsertRowid);
+      const instanceCellId = this.instanceCellFor(instanceRef, dims);
+      const seriesId = Number(
+        this.statements.insertSeries.run(hash, instanceRef, cellId, allCellId, instanceCellId, dims.kind, ...seriesValues(dims)).lastInsertRowid,
+      );
       found = { seriesId, cellId, allCellId, dims };
     }
     this.series.stage(key, found);
     return found;
+  }
+
+  /** The series' instance cell: an instance's cells are looked up all at once (a few), then created as needed. */
+  private instanceCellFor(instanceRef: number, dims: Readonly<SeriesDims>): number {
+    const key = instanceCellKey(instanceRef, dims);
+    let id = this.instanceCells.get(key);
+    if (id !== undefined) return id;
+    for (const row of this.statements.selectInstanceCells.all(instanceRef) as Record<string, unknown>[])
+      this.instanceCells.stage(instanceCellKey(instanceRef, storedInstanceCellDims(row)), row['id'] as number);
+    id = this.instanceCells.get(key);
+    if (id === undefined) {
+      id = Number(this.statements.insertInstanceCell.run(instanceRef, dims.kind, ...instanceCellValues(dims)).lastInsertRowid);
+      this.instanceCells.stage(key, id);
+    }
+    return id;
   }
 
   private cellFor(scope: CellScope, service: string | null, dims: Readonly<SeriesDims>): number {

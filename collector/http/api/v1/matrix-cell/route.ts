@@ -18,7 +18,16 @@ export const matrixCellRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCo
       throw badRequest('unnamed: the requests that named no client have no client or version to narrow them by');
     if (unversioned && (client === undefined || version !== undefined)) throw badRequest('unversioned: needs a client, and no version');
     const now = clock();
-    const totals = await reader.instanceCellTotals({ ...parseRange(request.query, now), service, instance, clientName: client, signal: readSignal(request) });
+    // A client's row, or any narrowing by version, needs the cells' clients; a row by service or instance does not.
+    const clients = client !== undefined || version !== undefined || unnamed || unversioned;
+    const totals = await reader.instanceCellTotals({
+      ...parseRange(request.query, now),
+      service,
+      instance,
+      clientName: client,
+      clients,
+      signal: readSignal(request),
+    });
     const cells = totals.cells.filter(
       (cell) =>
         (!unnamed || cell.clientName === null) && (!unversioned || cell.clientVersion === null) && (version === undefined || cell.clientVersion === version),
