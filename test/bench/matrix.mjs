@@ -1,9 +1,11 @@
 // Query latency: GET /api/v1/matrix (and the other reads) over 7 days of minute rollups for 500 instances × 50
 // client versions × 20 extension ids, through a collector (child process, HTTP) on SQLite, on PostgreSQL, or on
-// both side by side with their requests alternated: median and p95 per query.
+// both side by side with their requests alternated: median and p95 per query. The matrix by instance is checked
+// exact against the loaded requests and the matrix by client.
 //
 //   npm run build && node test/bench/matrix.mjs [--backend sqlite|postgres|both]
-//   env: BENCH_STRIDE (5: each instance reports one of its client versions every 5 minutes), BENCH_RUNS (50),
+//   env: BENCH_INSTANCES (500: services of 25 instances each), BENCH_STRIDE (5: each instance reports one of its
+//   client versions every 5 minutes), BENCH_RUNS (50),
 //   BENCH_CLIENTS_PER_SERVICE (10 of the 50 client versions use each service; 50 = every cell populated),
 //   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_KEEP (1: keep both databases and print where they
 //   are), BENCH_REUSE ("<file.db> <postgres url>", as printed by BENCH_KEEP: query those instead of loading anew),
@@ -32,6 +34,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? size(50, 3));
 const CLIENTS_PER_SERVICE = Number(process.env.BENCH_CLIENTS_PER_SERVICE ?? size(10, 3));
 const DAYS = size(7, 1);
 const BASELINE = process.env.BENCH_BASELINE;
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? size(500, 50));
+const PER_SERVICE = 25;
 
 function get(agent, url) {
   return new Promise((resolve, reject) => {
@@ -57,14 +61,14 @@ const dir = reuse === undefined ? mkdtempSync(join(tmpdir(), 'extscope-bench-mat
 const dbPath = reuse?.[0] ?? join(dir, 'matrix.db');
 const usesPostgres = backends.includes('postgres');
 const database = !usesPostgres ? undefined : reuse === undefined ? await createBenchDatabase('matrix') : { url: reuse[1], drop: async () => undefined };
-const { instances, clients } = fleet({ clientsPerService: CLIENTS_PER_SERVICE });
+const { instances, clients } = fleet({ services: Math.ceil(INSTANCES / PER_SERVICE), perService: PER_SERVICE, clientsPerService: CLIENTS_PER_SERVICE });
 try {
   let loaded;
   if (reuse === undefined) {
     let started = performance.now();
     loaded = await loadRollups(dbPath, { instances, days: DAYS, stride: STRIDE, seed: 1, errorRate: 0.3 });
     console.log(
-      `matrix: ${loaded.instances} instances (20 services × 25), ${clients.length} client versions, 20 extension ids, ${DAYS} days; ${CLIENTS_PER_SERVICE} client versions per service, ` +
+      `matrix: ${loaded.instances} instances (${Math.ceil(INSTANCES / PER_SERVICE)} services × ${PER_SERVICE}), ${clients.length} client versions, 20 extension ids, ${DAYS} days; ${CLIENTS_PER_SERVICE} client versions per service, ` +
         `each instance reports one of them every ${STRIDE} minutes → ${loaded.points.toLocaleString('en')} points, ${loaded.requests.toLocaleString('en')} requests`,
     );
     console.log(
@@ -110,6 +114,9 @@ try {
       ['matrix 7 d, by client@version', '/api/v1/matrix?from=-7d&group=client_version'],
       ['matrix 7 d, one service', '/api/v1/matrix?from=-7d&service=service-3'],
       ['matrix 7 d, one instance', `/api/v1/matrix?from=-7d&instance=${instance}`],
+      ['matrix 7 d, by instance', '/api/v1/matrix?from=-7d&group=instance'],
+      ['matrix 7 d, by service', '/api/v1/matrix?from=-7d&group=service'],
+      ['matrix 24 h, by instance', '/api/v1/matrix?from=-24h&group=instance'],
       ['matrix 24 h (minute resolution)', '/api/v1/matrix?from=-24h&group=client_version'],
       ['matrix 1 h', '/api/v1/matrix?from=-1h'],
       ['matrix 7 d as CSV', '/api/v1/matrix?from=-7d&group=client_version&format=csv'],
@@ -134,7 +141,9 @@ try {
           const answer = await get(agent, `${collectors[target].url}${path}`);
           if (answer.status !== 200) throw new Error(`${target} ${path}: HTTP ${answer.status} ${answer.body}`);
           times[target].push(answer.ms);
-          if (name.includes('the target') && i === 0) checks[target] = JSON.parse(answer.body.toString());
+          if (i === 0 && (name.includes('the target') || name === 'matrix 7 d, by instance')) {
+            (checks[name] ??= {})[target] = JSON.parse(answer.body.toString());
+          }
         }
       }
       const cell = (list) => {
@@ -149,10 +158,25 @@ try {
         .join(' ')}`,
     );
     const total = (matrix) => matrix.rows.reduce((sum, row) => sum + row.requests, 0);
+    const byClient = checks['matrix 7 d, by client (the target)'];
+    const byInstance = checks['matrix 7 d, by instance'];
     for (const target of names) {
-      if (loaded !== undefined) checkExact(`${target}: requests in the 7-day matrix of those loaded`, total(checks[target]), loaded.requests);
+      if (loaded !== undefined) checkExact(`${target}: requests in the 7-day matrix of those loaded`, total(byClient[target]), loaded.requests);
+      // Rows by instance (the instance cells) against the rows by client (the cells): every request, and per id the same counts.
+      checkExact(`${target}: requests in the 7-day matrix by instance, against the matrix by client`, total(byInstance[target]), total(byClient[target]));
+      for (const field of ['clientDeclared', 'serverAdvertised', 'negotiated']) {
+        const perId = (matrix) =>
+          JSON.stringify(
+            Object.fromEntries(matrix.extensions.map((id, index) => [id, matrix.rows.reduce((sum, row) => sum + row.extensions[index][field], 0)])),
+          );
+        checkSame(`${target}: ${field} per id by instance and by client`, perId(byInstance[target]), perId(byClient[target]));
+      }
+      console.log(`${target}: ${byInstance[target].rowsTotal.toLocaleString('en')} rows by instance (${byInstance[target].rows.length} sent)`);
     }
-    for (const target of names.slice(1)) checkSame(`${target} and ${names[0]} 7-day matrix rows`, checks[target].rows, checks[names[0]].rows);
+    for (const target of names.slice(1)) {
+      checkSame(`${target} and ${names[0]} 7-day matrix rows`, byClient[target].rows, byClient[names[0]].rows);
+      checkSame(`${target} and ${names[0]} 7-day matrix rows by instance`, byInstance[target].rows, byInstance[names[0]].rows);
+    }
   } finally {
     agent.destroy();
     for (const target of names) await stop(collectors[target].child);

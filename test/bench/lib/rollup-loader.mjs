@@ -5,7 +5,9 @@ import Database from 'better-sqlite3';
 import { DEFAULT_RETENTION } from '../../../dist/collector/store/store.js';
 import { openSqliteStore } from '../../../dist/collector/store/sqlite/index.js';
 import { Folder } from '../../../dist/collector/store/sqlite/rollup.js';
-import { CellScope, cellKey, identityHash, instanceKey, seriesKey } from '../../../dist/collector/store/common/identity.js';
+import { CellScope, cellKey, identityHash, instanceCellKey, instanceKey, seriesKey } from '../../../dist/collector/store/common/identity.js';
+import { INSTANCE_CELL_TABLE_COLUMNS } from '../../../dist/collector/store/common/columns.js';
+import { instanceCellValues } from '../../../dist/collector/store/common/ingest-plan.js';
 import { rng } from './fleet.mjs';
 
 function seriesDims(client, outcome, extension) {
@@ -52,8 +54,19 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
   );
   const selectCell = db.prepare('SELECT id FROM cells WHERE key_hash = ?').pluck();
   const insertSeries = db.prepare(
-    `INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, kind, server_name, server_version, method, era, protocol_version, client_name, client_version, client_declaration, server_declaration, outcome, status_code, extension_id, client_declared, server_declared, negotiated, required) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO series (key_hash, instance_ref, cell_id, all_cell_id, instance_cell_id, kind, server_name, server_version, method, era, protocol_version, client_name, client_version, client_declaration, server_declaration, outcome, status_code, extension_id, client_declared, server_declared, negotiated, required) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  // The instance cell of each series (the store's own key and values: common/identity.ts, ingest-plan.ts).
+  const insertInstanceCell = db.prepare(
+    `INSERT INTO instance_cells (instance_ref, kind, ${INSTANCE_CELL_TABLE_COLUMNS.map((column) => column.column).join(', ')}) VALUES (?, ?, ${INSTANCE_CELL_TABLE_COLUMNS.map(() => '?').join(', ')})`,
+  );
+  const instanceCells = new Map();
+  const instanceCellFor = (ref, dims) => {
+    const key = instanceCellKey(ref, dims);
+    let id = instanceCells.get(key);
+    if (id === undefined) instanceCells.set(key, (id = Number(insertInstanceCell.run(ref, dims.kind, ...instanceCellValues(dims)).lastInsertRowid)));
+    return id;
+  };
   const flag = (value) => (value === null ? null : value ? 1 : 0);
   const outcomes = errorRate > 0 ? [['complete'], ['tool_error']] : [['complete']];
   // Per instance, per client: the series its traffic lands in (request outcomes + one per extension id).
@@ -108,6 +121,7 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
               ref,
               cell,
               allCell,
+              instanceCellFor(ref, dims),
               dims.kind,
               instance.serverName,
               '2.3.1',
@@ -185,10 +199,18 @@ export async function loadRollups(dbPath, { instances, days = 7, stride, seed, e
     clearLog.run();
   }
   const counts = Object.fromEntries(
-    ['series', 'cells', 'series_minute', 'series_hour', 'cell_minute', 'cell_hour', 'cell_day'].map((table) => [
-      table,
-      db.prepare(`SELECT count(*) FROM ${table}`).pluck().get(),
-    ]),
+    [
+      'series',
+      'cells',
+      'instance_cells',
+      'series_minute',
+      'series_hour',
+      'cell_minute',
+      'cell_hour',
+      'cell_day',
+      'instance_cell_hour',
+      'instance_cell_day',
+    ].map((table) => [table, db.prepare(`SELECT count(*) FROM ${table}`).pluck().get()]),
   );
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.pragma('optimize');
