@@ -25,6 +25,7 @@ export const UNIT_TESTS = [
   'test/collector/analysis/cell.test.ts',
   'test/collector/analysis/partial-steps.test.ts',
   'test/collector/analysis/matrix-server-unknown.test.ts',
+  'test/collector/analysis/odd-one-out.test.ts',
   'test/collector/analysis/versions.test.ts',
   'test/collector/http/host-allow-list.test.ts',
   'test/collector/http/matrix-csv.test.ts',

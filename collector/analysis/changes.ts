@@ -1,3 +1,4 @@
+import { buildLabel } from '../model/build.js';
 import type { InstanceRecord } from '../model/records.js';
 import type { MatrixRow, MatrixView } from './matrix.js';
 import { compareVersions, declarationChange } from './versions.js';
@@ -23,6 +24,8 @@ export interface Change {
   /** The version before, for a client version that stopped or started declaring. */
   previous?: string | undefined;
   service?: string | null | undefined;
+  /** For advertising changes: the build of the instance (model/build.ts), which says what deploy brought the change. */
+  build?: string | undefined;
   atMs?: number | undefined;
 }
 
@@ -109,7 +112,7 @@ export function advertisingChanges(records: readonly InstanceRecord[], fromMs: n
     }
     const subject = record.instanceId ?? '(no instance id)';
     for (const [id, seen] of perId) {
-      const base = { subject, id, before: null, after: null, requests: 0, service: record.service };
+      const base = { subject, id, before: null, after: null, requests: 0, service: record.service, build: buildLabel(record) };
       if (seen.first >= fromMs && seen.first < toMs) changes.push({ ...base, kind: 'started_advertising', atMs: seen.first });
       if (!seen.current && seen.last >= fromMs && seen.last < toMs) changes.push({ ...base, kind: 'stopped_advertising', atMs: seen.last });
     }

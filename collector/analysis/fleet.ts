@@ -1,5 +1,6 @@
 import type { InstanceIdentity } from '../model/batches.js';
 import type { InstanceRecord } from '../model/records.js';
+import { type Drift, oddOneOut } from './odd-one-out.js';
 
 interface AdvertisedServer {
   name: string | null;
@@ -23,8 +24,10 @@ export interface FleetInstance extends InstanceIdentity {
   servers: AdvertisedServer[];
   /** Ids currently advertised with more than one settings fingerprint. */
   settingsVariants: number;
-  /** Advertises something else (ids or settings) than another live instance of its service. */
+  /** The odd one out: in a minority, or on a side of a split that lacks ids or sets them differently (see {@link drift}). */
   differs: boolean;
+  /** Where it stands against the other live instances of its service; null when they all agree, or it is not live. */
+  drift: Drift | null;
   history: {
     id: string;
     fingerprint: string | null;
@@ -41,45 +44,41 @@ export function isStale(record: Pick<InstanceRecord, 'lastSeenMs'>, now: number,
   return now - record.lastSeenMs > staleAfterMs;
 }
 
-/** Compares instances within a service by the set of (id, fingerprint) each advertises now. */
-function signature(record: InstanceRecord): string {
-  const entries = new Set(record.advertised.filter((row) => row.current).map((row) => `${row.extensionId}=${row.fingerprint ?? ''}`));
-  return [...entries].sort().join('\n');
+/** What a record advertises now: each id with its settings fingerprints (sorted). */
+function currentIds(record: InstanceRecord): { id: string; fingerprints: string[] }[] {
+  const fingerprints = new Map<string, Set<string>>();
+  for (const row of record.advertised) {
+    if (!row.current) continue;
+    let set = fingerprints.get(row.extensionId);
+    if (set === undefined) fingerprints.set(row.extensionId, (set = new Set()));
+    if (row.fingerprint !== null) set.add(row.fingerprint);
+  }
+  return [...fingerprints].map(([id, set]) => ({ id, fingerprints: [...set].sort() }));
 }
 
 /**
  * The fleet: per instance what it advertises now, per server identity, its settings variants, staleness, and
- * drift (`differs`: another live instance of the same service advertises other ids or settings). An instance
- * is live when it is not stale and has advertised at all.
+ * drift: where it stands against the other live instances of its service (analysis/odd-one-out.ts), `differs`
+ * when it is the odd one out. An instance is live when it is not stale and has advertised at all.
  */
 export function buildFleet(records: readonly InstanceRecord[], now: number, staleAfterMs: number): FleetInstance[] {
   const live = (record: InstanceRecord): boolean => !isStale(record, now, staleAfterMs) && record.advertisedMs !== null;
-  // Per service, how many live instances advertise each signature: whether another one differs is then a look-up,
-  // not a scan of the service (2,000 instances of one service were 4 million comparisons).
-  const signaturesByService = new Map<string | null, Map<string, number>>();
+  const advertises = new Map<InstanceRecord, { id: string; fingerprints: string[] }[]>();
+  for (const record of records) advertises.set(record, currentIds(record));
+  const liveByService = new Map<string | null, InstanceRecord[]>();
   for (const record of records) {
     if (!live(record)) continue;
-    let counts = signaturesByService.get(record.service);
-    if (counts === undefined) signaturesByService.set(record.service, (counts = new Map()));
-    const own = signature(record);
-    counts.set(own, (counts.get(own) ?? 0) + 1);
+    let list = liveByService.get(record.service);
+    if (list === undefined) liveByService.set(record.service, (list = []));
+    list.push(record);
   }
-  /** Whether a live instance of the service other than `record` advertises another signature than `own`. */
-  const otherDiffers = (record: InstanceRecord, own: string): boolean => {
-    const counts = signaturesByService.get(record.service);
-    if (counts === undefined) return false;
-    // A live record counts itself under its own signature; any other signature present is another instance's.
-    for (const key of counts.keys()) if (key !== own) return true;
-    return false;
-  };
+  const drifts = new Map<InstanceRecord, Drift>();
+  for (const list of liveByService.values())
+    for (const group of oddOneOut(list, (record) => advertises.get(record) ?? [])) for (const member of group.members) drifts.set(member, group.drift);
   return records.map((record) => {
     const current = record.advertised.filter((row) => row.current);
-    const fingerprints = new Map<string, Set<string>>();
-    for (const row of current) {
-      let set = fingerprints.get(row.extensionId);
-      if (set === undefined) fingerprints.set(row.extensionId, (set = new Set()));
-      if (row.fingerprint !== null) set.add(row.fingerprint);
-    }
+    const ids = advertises.get(record) ?? [];
+    const drift = drifts.get(record) ?? null;
     const servers = new Map<string, AdvertisedServer>();
     const serverFor = (name: string | null, version: string | null): AdvertisedServer => {
       const key = JSON.stringify([name, version]);
@@ -89,7 +88,6 @@ export function buildFleet(records: readonly InstanceRecord[], now: number, stal
     };
     for (const count of record.counts) if (count.current) serverFor(count.serverName, count.serverVersion).count = count.count;
     for (const row of current) serverFor(row.serverName, row.serverVersion).extensions.push({ id: row.extensionId, fingerprint: row.fingerprint });
-    const own = signature(record);
     // Fields named one by one (a resource attribute the contract adds is a compile error here until passed on);
     // spreading the record's identity into this literal measured some 30 times slower.
     return {
@@ -109,10 +107,11 @@ export function buildFleet(records: readonly InstanceRecord[], now: number, stal
       endedMs: record.endedMs,
       advertisedMs: record.advertisedMs,
       stale: isStale(record, now, staleAfterMs),
-      advertises: [...fingerprints].map(([id, set]) => ({ id, fingerprints: [...set].sort() })),
+      advertises: ids,
       servers: [...servers.values()],
-      settingsVariants: [...fingerprints.values()].filter((set) => set.size > 1).length,
-      differs: record.advertisedMs !== null && otherDiffers(record, own),
+      settingsVariants: ids.filter((entry) => entry.fingerprints.length > 1).length,
+      differs: drift !== null && (drift.role === 'minority' || drift.lacks.length > 0 || drift.settingsDiffer.length > 0),
+      drift,
       history: record.advertised.map((row) => ({
         id: row.extensionId,
         fingerprint: row.fingerprint,

@@ -27,3 +27,10 @@ export type BuildIdentity = Pick<InstanceIdentity, (typeof BUILD_KEYS)[number]>;
 export function buildKey(identity: BuildIdentity): string {
   return JSON.stringify(BUILD_KEYS.map((key) => identity[key]));
 }
+
+/** A build as people read it: `name@version on host`, with the deployment attributes the sender set. */
+export function buildLabel(identity: BuildIdentity): string {
+  const server = identity.serverName ?? identity.service ?? '(unnamed server)';
+  const deployment = [identity.deploymentEnvironment, identity.k8sNamespace, identity.k8sDeployment].filter((value) => value !== null).join('/');
+  return `${identity.serverVersion === null ? server : `${server}@${identity.serverVersion}`}${identity.host === null ? '' : ` on ${identity.host}`}${deployment === '' ? '' : ` (${deployment})`}`;
+}

@@ -127,13 +127,19 @@ describe('the dashboard, end to end in Chromium', () => {
     expect(watched.dialogs).toEqual([]);
   });
 
-  it('the fleet view flags the instance of a service that advertises a different set', async () => {
+  it('the fleet view names the odd one out (shop-b lacks search) and does not flag shop-a; the 1 vs 1 tie is shown as a split', async () => {
     expect(query().get('view')).toBe('fleet');
     const shop = page.locator('section.service', { has: page.getByRole('heading', { name: /^shop/ }) });
     await expect(shop.locator('h3').innerText()).resolves.toContain('drift');
-    await expect(shop.locator('tr.drift').count()).resolves.toBe(2);
+    await expect(shop.locator('tr.drift').count()).resolves.toBe(1);
     const shopB = shop.locator('tbody tr', { hasText: 'shop-b' });
-    await expect(shopB.innerText()).resolves.toContain('differs from its service');
+    await expect(shopB.getAttribute('class')).resolves.toBe('drift');
+    await expect(shopB.locator('.badge-drift').allInnerTexts()).resolves.toEqual([`lacks ${SEARCH}`]);
+    const shopA = shop.locator('tbody tr', { hasText: 'shop-a' });
+    await expect(shopA.getAttribute('class')).resolves.toBe('');
+    await expect(shopA.locator('.badge-drift').count()).resolves.toBe(0);
+    await expect(shopA.innerText()).resolves.not.toMatch(/lacks|differ/);
+    await expect(shop.locator('.summary').innerText()).resolves.toContain('1 instance differs from the rest · no majority: the 2 live instances are split');
     await expect(shopB.locator('td.adv-yes').count()).resolves.toBe(1);
     await expect(shop.locator('tbody tr', { hasText: 'shop-a' }).locator('td.adv-yes').count()).resolves.toBe(2);
     await expect(shop.locator('thead').innerText()).resolves.toContain(SEARCH);
@@ -273,7 +279,7 @@ describe('the dashboard, end to end in Chromium', () => {
     expect((await save('Markdown')).split('\n')).toContain('| gamma¹ | ❌ | ✅ | ❌ |');
   });
 
-  it('what changed compares two equal adjacent periods ending now, the client-version regression first, then a share that moved', async () => {
+  it('what changed compares two equal adjacent periods ending now, the client-version regression first, then a share that moved; an instance that started advertising an id with its build', async () => {
     await open('?view=changes');
     const rows = page.locator('.moved-list tbody tr');
     // alpha 0.9.0 declared search 30 h ago; alpha 1.0.0 declares it on none of its 7 requests: first.
@@ -293,7 +299,7 @@ describe('the dashboard, end to end in Chromium', () => {
     expect(Math.abs(beforeTo - beforeFrom - (afterTo - afterFrom))).toBeLessThan(60_000);
     expect(afterTo).toBeLessThanOrEqual(Date.now());
     const advertising = page.locator('.advertising-changes');
-    await expect(advertising.innerText()).resolves.toMatch(/started advertising\s+com\.example\/search\s+shop\s+shop-a/);
+    await expect(advertising.innerText()).resolves.toMatch(/started advertising\s+com\.example\/search\s+shop\s+fixture-dashboard@3\.1\.0 on \S+\s+shop-a/);
     await screenshot(page, 'changes');
     await andRender(async () => {
       await page.fill('#threshold', '70');
@@ -309,7 +315,11 @@ describe('the dashboard, end to end in Chromium', () => {
     expect(text).toMatch(/Declared by clients\s+Client\s+Requests\s+Declared it\s+Negotiated\s+beta@2\.0\.0/);
     expect(text).toContain('gamma@3.0.0');
     expect(text).toMatch(/Advertised by instances[\s\S]*shop-a/);
-    expect(text).not.toMatch(/Advertised by instances[\s\S]*shop-b[\s\S]*Negotiated share/);
+    expect(text).not.toMatch(/Advertised by instances[\s\S]*shop-b[\s\S]*Lacked by instances/);
+    // The instance that lacks it is listed beside those that advertise it; shop-a is not.
+    const lacked = page.locator('section', { has: page.getByRole('heading', { name: 'Lacked by instances' }) });
+    await expect(lacked.locator('tbody th').allInnerTexts()).resolves.toEqual([`shop-b lacks ${SEARCH}`]);
+    await expect(lacked.innerText()).resolves.toContain('1 of 2 live instances (a split: no majority)');
     await expect(page.locator('#chart-ext-share').count()).resolves.toBe(1);
     await screenshot(page, 'extension');
     await open(`?view=extension&ext=${encodeURIComponent(REPLAY)}`);

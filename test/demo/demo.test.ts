@@ -21,6 +21,7 @@ interface Instance {
   service: string;
   instanceId: string;
   differs: boolean;
+  drift: { lacks: string[] } | null;
   advertises: { id: string }[];
 }
 
@@ -99,7 +100,10 @@ describe('npm run demo', () => {
         return answer !== undefined && answer.instances.length >= 4 ? answer.instances : undefined;
       });
       expect(instances.map((instance) => instance.instanceId).sort()).toEqual(['docs-cjs', 'docs-legacy', 'shop-a', 'shop-b']);
-      expect(instances.filter((instance) => instance.service === 'shop').every((instance) => instance.differs)).toBe(true);
+      // shop-b lacks search: it is the one named; shop-a is not flagged.
+      expect(instances.filter((instance) => instance.differs).map((instance) => [instance.instanceId, instance.drift?.lacks])).toEqual([
+        ['shop-b', ['com.example/search']],
+      ]);
       expect(instances.filter((instance) => instance.service === 'docs').some((instance) => instance.differs)).toBe(false);
 
       // Trends and the extension view: -32021 answers naming com.example/replay (ledger-bot), and both eras.
@@ -118,10 +122,14 @@ describe('npm run demo', () => {
 
       // Drift alerting: the two shop instances advertise different sets, so advertisement skew fires (demo/rules.yml: for 15 s).
       const skew = await until('advertisement skew firing', 90_000, async () => {
-        const answer = await json<{ alerts: { rule: string; state: string; labels: Record<string, string> }[] }>(`${url}/api/v1/alerts?state=firing`);
+        const answer = await json<{ alerts: { rule: string; state: string; labels: Record<string, string>; annotations: Record<string, string> }[] }>(
+          `${url}/api/v1/alerts?state=firing`,
+        );
         return answer?.alerts.find((alert) => alert.rule === 'advertisement_skew');
       });
       expect(skew.labels['service']).toBe('shop');
+      expect(skew.annotations['summary']).toBe('1 of 2 live instances of shop lacks com.example/search: shop-b');
+      expect(skew.annotations['description']).not.toContain('shop-a');
 
       const before = descendants(demo.pid!);
       // The collector, four servers and the clients, each a process of its own (a group of its own, too).

@@ -1,20 +1,33 @@
 import type { FleetInstance } from '../../analysis/fleet.js';
+import { type DriftGroup, oddOneOut } from '../../analysis/odd-one-out.js';
 import type { Rule } from '../rules/rule.js';
 import { type Finding, dashboardPath, inScope, listed, orNone } from './finding.js';
 import type { Snapshot } from './snapshot.js';
 
-/** What an instance advertises, as comparable text: each id in scope with its settings fingerprints. */
-function signature(instance: FleetInstance, rule: Rule<'advertisement_skew'>): string {
-  return instance.advertises
-    .filter((entry) => inScope(rule.scope, 'extensions', entry.id))
-    .map((entry) => `${entry.id}=${entry.fingerprints.join(',')}`)
-    .sort()
-    .join('\n');
+/** What an instance advertises in the rule's scope. */
+function inScopeIds(instance: FleetInstance, rule: Rule<'advertisement_skew'>): FleetInstance['advertises'] {
+  return instance.advertises.filter((entry) => inScope(rule.scope, 'extensions', entry.id));
+}
+
+/** `1 of 2 live instances of shop lacks com.example/search: shop-b`, per way one set of instances is off. */
+function phrases(service: string, group: DriftGroup<FleetInstance>): string[] {
+  const { drift } = group;
+  const names = listed(group.members.map((instance) => orNone(instance.instanceId)).sort(), 3);
+  const one = drift.members === 1;
+  const who = `${drift.members} of ${drift.live} live instances of ${service}`;
+  const said: string[] = [];
+  if (drift.lacks.length > 0) said.push(`${who} ${one ? 'lacks' : 'lack'} ${listed(drift.lacks)}: ${names}`);
+  if (drift.settingsDiffer.length > 0) said.push(`${who} ${one ? 'advertises' : 'advertise'} other settings for ${listed(drift.settingsDiffer)}: ${names}`);
+  if (drift.role === 'minority' && drift.extra.length > 0)
+    said.push(`${who} also ${one ? 'advertises' : 'advertise'} ${listed(drift.extra)}, which the others do not: ${names}`);
+  return said;
 }
 
 /**
  * Live instances of one service advertise different extension sets, or different settings for one id: one
- * finding per service, naming the ids that differ. Live: heard from within the stale window, and advertising.
+ * finding per service, naming the instances off the majority set and what they lack, add or set differently
+ * (analysis/odd-one-out.ts); on a tie (no majority), the sides that lack ids or set them differently. Live: heard
+ * from within the stale window, and advertising.
  */
 function advertisementSkew(rule: Rule<'advertisement_skew'>, fleet: readonly FleetInstance[]): Finding[] {
   const services = new Map<string, FleetInstance[]>();
@@ -27,30 +40,22 @@ function advertisementSkew(rule: Rule<'advertisement_skew'>, fleet: readonly Fle
   const findings: Finding[] = [];
   for (const [service, instances] of services) {
     if (instances.length < rule.options.minInstances) continue;
-    const variants = new Map<string, FleetInstance[]>();
-    for (const instance of instances) {
-      const key = signature(instance, rule);
-      variants.set(key, [...(variants.get(key) ?? []), instance]);
-    }
-    if (variants.size < 2) continue;
-    // An id differs when some instance lacks it or advertises other settings for it than another instance.
-    const byId = new Map<string, Set<string>>();
-    for (const instance of instances) {
-      for (const entry of instance.advertises) {
-        if (!inScope(rule.scope, 'extensions', entry.id)) continue;
-        byId.set(entry.id, (byId.get(entry.id) ?? new Set()).add(entry.fingerprints.join(',')));
-      }
-    }
-    const differing = [...byId]
-      .filter(([id, fingerprints]) => fingerprints.size > 1 || instances.some((instance) => !instance.advertises.some((entry) => entry.id === id)))
-      .map(([id]) => id)
-      .sort();
-    const groups = [...variants.values()].map((group) => listed(group.map((instance) => orNone(instance.instanceId)).sort(), 3));
+    const groups = oddOneOut(instances, (instance) => inScopeIds(instance, rule));
+    if (groups.length === 0) continue;
+    // The smallest sets first: the odd ones out lead the title.
+    const said = groups
+      .slice()
+      .sort((a, b) => a.drift.members - b.drift.members)
+      .flatMap((group) => phrases(service, group));
+    const split = groups[0]?.drift.role === 'split';
+    const context = split
+      ? `No majority: the live instances are split ${groups.map((group) => group.drift.members).join(' vs ')}.`
+      : `The other ${groups.find((group) => group.drift.role === 'majority')?.drift.members ?? 0} advertise the same set.`;
     findings.push({
       labels: { service },
-      value: variants.size,
-      summary: `Instances of ${service} advertise ${variants.size} different extension sets`,
-      description: `${instances.length} live instances of ${service} do not advertise the same extensions (${listed(differing)} differ). Instance groups: ${groups.join(' | ')}.`,
+      value: groups.length,
+      summary: said[0] ?? `Live instances of ${service} advertise ${groups.length} different extension sets`,
+      description: `${said.join('; ')}. ${context}`,
       dashboardPath: dashboardPath('fleet', { service }),
     });
   }

@@ -164,7 +164,7 @@ class ChangesView implements ViewModule {
         : h(
             'table',
             { class: 'list' },
-            h('thead', null, h('tr', null, ...['Change', 'Extension', 'Service', 'Instance', 'When'].map((text) => h('th', { scope: 'col' }, text)))),
+            h('thead', null, h('tr', null, ...['Change', 'Extension', 'Service', 'Build', 'Instance', 'When'].map((text) => h('th', { scope: 'col' }, text)))),
             h(
               'tbody',
               null,
@@ -175,6 +175,7 @@ class ChangesView implements ViewModule {
                   h('td', null, KIND_TEXT[change.kind]),
                   h('td', { class: 'ext-id' }, change.id),
                   h('td', null, change.service ?? '–'),
+                  h('td', { class: 'build' }, change.build ?? '–'),
                   h('td', { class: 'mono' }, change.subject),
                   h('td', null, change.at === undefined ? '–' : time(change.at)),
                 ),

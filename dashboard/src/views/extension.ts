@@ -3,7 +3,7 @@ import { type Context, type ViewModule, namesOf } from '../lib/context.js';
 import { code, count, h, integer, notice, percent, replace, time } from '../lib/dom.js';
 import { extensionMatrixParams, timeseriesParams, trendParams } from '../lib/params.js';
 import { href, rangeLabel, scopeText } from '../lib/state.js';
-import type { InstancesResponse, MatrixResponse, RequiredTrend, TimeseriesResponse } from '../lib/types.js';
+import type { InstanceView, InstancesResponse, MatrixResponse, RequiredTrend, TimeseriesResponse } from '../lib/types.js';
 
 /** One extension id: who declares it, who advertises it, its negotiated share over time, and `-32021`s naming it. */
 class ExtensionView implements ViewModule {
@@ -79,6 +79,10 @@ class ExtensionView implements ViewModule {
     const advertising = instances.instances.filter(
       (instance) => instance.advertises.some((entry) => entry.id === id) && (state.service === '' || instance.service === state.service),
     );
+    // Live instances whose service's other instances advertise the id and they do not (the collector decides who is off).
+    const lacking = instances.instances.filter(
+      (instance) => (instance.drift?.lacks.includes(id) ?? false) && (state.service === '' || instance.service === state.service),
+    );
     // The figures of the matrix (the collector's, over the requests whose server's declaration is known).
     const total = index < 0 ? undefined : matrix.totals[index];
     const totals = {
@@ -133,16 +137,39 @@ class ExtensionView implements ViewModule {
               ...advertising.map((instance) =>
                 h(
                   'tr',
-                  { class: instance.differs ? 'drift' : '' },
+                  { class: instance.drift?.settingsDiffer.includes(id) === true ? 'drift' : '' },
                   h('td', null, instance.service ?? '–'),
                   h(
                     'th',
                     { scope: 'row', class: 'mono' },
                     instance.instanceId ?? '–',
-                    instance.differs ? h('span', { class: 'badge badge-drift' }, 'differs') : null,
+                    instance.drift?.settingsDiffer.includes(id) === true ? h('span', { class: 'badge badge-drift' }, 'settings differ') : null,
                   ),
                   h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
                   h('td', { class: 'mono' }, (instance.advertises.find((entry) => entry.id === id)?.fingerprints ?? []).join(', ') || '–'),
+                  h('td', null, time(instance.lastSeen)),
+                ),
+              ),
+            ),
+          );
+    const lackingTable =
+      lacking.length === 0
+        ? notice('empty', 'No live instance lacks this extension while others of its service advertise it.')
+        : h(
+            'table',
+            { class: 'list lacking' },
+            h('thead', null, h('tr', null, ...['Service', 'Instance', 'Server', 'Its service', 'Last seen'].map((text) => h('th', { scope: 'col' }, text)))),
+            h(
+              'tbody',
+              null,
+              ...lacking.map((instance) =>
+                h(
+                  'tr',
+                  { class: 'drift' },
+                  h('td', null, instance.service ?? '–'),
+                  h('th', { scope: 'row', class: 'mono' }, instance.instanceId ?? '–', ' ', h('span', { class: 'badge badge-drift' }, `lacks ${id}`)),
+                  h('td', null, instance.serverName ?? '–', instance.serverVersion ? `@${instance.serverVersion}` : ''),
+                  h('td', null, driftText(instance)),
                   h('td', null, time(instance.lastSeen)),
                 ),
               ),
@@ -190,6 +217,7 @@ class ExtensionView implements ViewModule {
       intro,
       h('section', null, h('h3', null, 'Declared by clients'), declaredTable),
       h('section', null, h('h3', null, 'Advertised by instances'), advertisedTable),
+      h('section', null, h('h3', null, 'Lacked by instances'), lackingTable),
       h(
         'section',
         null,
@@ -218,6 +246,13 @@ class ExtensionView implements ViewModule {
       h('section', null, h('h3', null, 'Missing-capability errors (-32021)'), requiredBlock),
     );
   }
+}
+
+/** `1 of 2 live instances` and whether the others are a majority or the other side of a split. */
+function driftText(instance: InstanceView): string {
+  const drift = instance.drift;
+  if (drift === null || drift === undefined) return '–';
+  return `${drift.members} of ${drift.live} live instances (${drift.role === 'split' ? 'a split: no majority' : 'the majority advertises it'})`;
 }
 
 export const extensionView = new ExtensionView();

@@ -38,7 +38,7 @@ class FleetView implements ViewModule {
       h(
         'p',
         { class: 'hint' },
-        'What each server instance advertises now (from its latest report). Drift: an instance advertising other ids or settings than another live instance of its service.',
+        'What each server instance advertises now (from its latest report). Drift: the live instances of a service that lack ids, add them or set them differently against the set most of them advertise; a tie is a split, with no majority.',
       ),
       this.body,
     );
@@ -127,11 +127,11 @@ class FleetView implements ViewModule {
       .sort((a, b) => Number(b.differs) - Number(a.differs) || (a.instanceId ?? '').localeCompare(b.instanceId ?? ''))
       .map((instance) => {
         const status: (HTMLElement | string)[] = [];
-        if (instance.differs) status.push(h('span', { class: 'badge badge-drift' }, 'differs from its service'));
+        status.push(...driftBadges(instance));
         if (instance.stale) status.push(h('span', { class: 'badge badge-stale' }, 'stale'));
         if (instance.settingsVariants > 0) status.push(h('span', { class: 'badge' }, `${count(instance.settingsVariants, 'id')} with several settings`));
         if (instance.advertisedAt === null || instance.advertisedAt === undefined) status.push(h('span', { class: 'badge' }, 'no advertisement received'));
-        if (status.length === 0) status.push(h('span', { class: 'badge badge-ok' }, '✓ consistent'));
+        if (status.length === 0) status.push(h('span', { class: 'badge badge-ok' }, instance.drift?.role === 'majority' ? '✓ majority set' : '✓ consistent'));
         const cells = ids.map((id) => {
           const entry = instance.advertises.find((candidate) => candidate.id === id);
           if (entry === undefined) return h('td', { class: 'adv adv-no' }, h('span', { 'aria-hidden': 'true' }, '—'), hidden('not advertised'));
@@ -169,6 +169,8 @@ class FleetView implements ViewModule {
       });
     const summary = [count(instances.length, 'instance'), count(ids.length, 'extension id')];
     if (drifting > 0) summary.push(`${count(drifting, 'instance')} ${drifting === 1 ? 'differs' : 'differ'} from the rest`);
+    const split = instances.find((instance) => instance.drift?.role === 'split');
+    if (split !== undefined) summary.push(`no majority: the ${split.drift?.live ?? 0} live instances are split by what they advertise`);
     if (variants.length > 0) summary.push(`settings variants of ${variants.join(', ')} (letters: distinct fingerprints)`);
     return h(
       'section',
@@ -178,6 +180,21 @@ class FleetView implements ViewModule {
       h('div', { class: 'grid-wrap' }, h('table', { class: 'fleet-table' }, h('thead', null, head), h('tbody', null, ...rows))),
     );
   }
+}
+
+/**
+ * What marks the odd one out, in words: what it lacks, adds or sets differently against its service's majority
+ * (or, on a split, against the other side). A split side that lacks nothing is said to be one, not flagged.
+ */
+function driftBadges(instance: InstanceView): HTMLElement[] {
+  const drift = instance.drift;
+  if (drift === null || drift === undefined || drift.role === 'majority') return [];
+  const badges: HTMLElement[] = [];
+  if (drift.lacks.length > 0) badges.push(h('span', { class: 'badge badge-drift' }, `lacks ${drift.lacks.join(', ')}`));
+  if (drift.settingsDiffer.length > 0) badges.push(h('span', { class: 'badge badge-drift' }, `settings differ: ${drift.settingsDiffer.join(', ')}`));
+  if (drift.role === 'minority' && drift.extra.length > 0) badges.push(h('span', { class: 'badge badge-drift' }, `also advertises ${drift.extra.join(', ')}`));
+  if (drift.role === 'split') badges.push(h('span', { class: 'badge' }, `split: ${drift.members} of ${drift.live} advertise this set`));
+  return badges;
 }
 
 export const fleetView = new FleetView();

@@ -44,8 +44,29 @@ describe('alert rule conditions', () => {
     await evaluate();
     expect(await active(url)).toEqual(['skew firing {"service":"ids"}', 'skew firing {"service":"settings"}']);
     const [alert] = (await alerts(url, '?service=ids')).alerts;
-    expect(alert?.annotations['description']).toContain(`(${B} differ)`);
+    // 1 vs 1 is a split, not a majority: the side that lacks the id is named, the other is not.
+    expect(alert?.annotations['summary']).toBe(`1 of 2 live instances of ids lacks ${B}: ids-1`);
+    expect(alert?.annotations['description']).toBe(`1 of 2 live instances of ids lacks ${B}: ids-1. No majority: the live instances are split 1 vs 1.`);
     expect(alert?.dashboardPath).toBe('/?view=fleet&service=ids');
+    const [settings] = (await alerts(url, '?service=settings')).alerts;
+    expect(settings?.annotations['description']).toBe(
+      `1 of 2 live instances of settings advertises other settings for ${A}: settings-1; 1 of 2 live instances of settings advertises other settings for ${A}: settings-2. No majority: the live instances are split 1 vs 1.`,
+    );
+  });
+
+  it('advertisement_skew names the odd ones out against the majority, with counts; the majority is not named', async () => {
+    const url = await start('rules:\n  - { name: skew, kind: advertisement_skew, for: 0s }\n');
+    for (const instance of ['shop-a', 'shop-c', 'shop-d'])
+      await send(url, { service: 'shop', instance, atMs: NOW - MINUTE, advertised: [{ id: A }, { id: B }] });
+    await send(url, { service: 'shop', instance: 'shop-b', atMs: NOW - MINUTE, advertised: [{ id: A }] });
+    await send(url, { service: 'shop', instance: 'shop-e', atMs: NOW - MINUTE, advertised: [{ id: A }, { id: B, fingerprint: 'other' }] });
+    await evaluate();
+    const [alert] = (await alerts(url, '?service=shop')).alerts;
+    expect(alert?.annotations['summary']).toBe(`1 of 5 live instances of shop lacks ${B}: shop-b`);
+    expect(alert?.annotations['description']).toBe(
+      `1 of 5 live instances of shop lacks ${B}: shop-b; 1 of 5 live instances of shop advertises other settings for ${B}: shop-e. The other 3 advertise the same set.`,
+    );
+    expect(alert?.annotations['description']).not.toMatch(/shop-a|shop-c|shop-d/);
   });
 
   it('extension_withdrawn: an id a service (or one instance) advertised before and no longer does; one still advertised stays quiet', async () => {

@@ -77,7 +77,7 @@ describe('dashboard: alerts view', () => {
     await expect(page.getByRole('heading', { name: 'Firing and pending (2)' }).count()).resolves.toBe(1);
     await expect(active().count()).resolves.toBe(2);
     const skew = active().filter({ hasText: 'advertisement_skew' });
-    await expect(skew.locator('.alert-summary').innerText()).resolves.toBe(`Instances of ${EVIL_SERVICE} advertise 2 different extension sets`);
+    await expect(skew.locator('.alert-summary').innerText()).resolves.toBe(`1 of 2 live instances of ${EVIL_SERVICE} lacks ${B}: evil-1`);
     await expect(skew.locator('.label').allInnerTexts()).resolves.toEqual([`service=${EVIL_SERVICE}`]);
     await expect(skew.locator('td').first().innerText()).resolves.toContain('firing');
     await expect(skew.locator('td').first().innerText()).resolves.toContain('critical');

@@ -228,6 +228,8 @@ describe('query API', () => {
       ],
       settingsVariants: 0,
       differs: true,
+      // Settings differ for tasks, 1 vs 1: a split, each side named.
+      drift: { role: 'split', lacks: [], extra: [], settingsDiffer: [TASKS], members: 1, live: 2 },
     });
     const history = (byId.get('a-1')?.['history'] ?? []) as { id: string; firstSeen: string; lastSeen: string; current: boolean }[];
     const tasks = history.find((row) => row.id === TASKS);
@@ -245,7 +247,7 @@ describe('query API', () => {
       differs: true,
     });
     expect((byId.get('a-2')?.['servers'] as unknown[]).length).toBe(2);
-    expect(byId.get('b-1')).toMatchObject({ service: 'billing', advertises: [], differs: false, advertisedAt: null });
+    expect(byId.get('b-1')).toMatchObject({ service: 'billing', advertises: [], differs: false, drift: null, advertisedAt: null });
     const filtered = await getJson<{ instances: unknown[] }>(`${collector.url}/api/v1/instances?service=billing`);
     expect(filtered.body.instances).toHaveLength(1);
   });

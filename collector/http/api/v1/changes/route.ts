@@ -19,6 +19,7 @@ const served = (change: Change) => ({
   requests: change.requests,
   ...(change.previous === undefined ? {} : { previous: change.previous }),
   ...(change.service === undefined ? {} : { service: change.service }),
+  ...(change.build === undefined ? {} : { build: change.build }),
   ...(change.atMs === undefined ? {} : { at: iso(change.atMs) }),
 });
 

@@ -22,6 +22,8 @@ const change = {
     requests: { type: 'integer' },
     previous: { type: 'string' },
     service: nullableString,
+    /** Advertising changes: the instance's build, `name@version on host` (and its deployment attributes). */
+    build: { type: 'string' },
     at: isoTime,
   },
 } as const;

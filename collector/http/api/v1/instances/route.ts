@@ -41,6 +41,7 @@ export const instancesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCon
         servers: instance.servers,
         settingsVariants: instance.settingsVariants,
         differs: instance.differs,
+        drift: instance.drift,
         history: instance.history.map((row) => ({
           id: row.id,
           fingerprint: row.fingerprint,

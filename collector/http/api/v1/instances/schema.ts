@@ -79,6 +79,23 @@ export const instancesSchema = {
               },
               settingsVariants: { type: 'integer' },
               differs: { type: 'boolean' },
+              /**
+               * Against the other live instances of its service: `majority`, `minority` (with what it lacks, adds or
+               * sets differently), or one side of a `split` (a tie: no majority); null when all agree or it is not live.
+               */
+              drift: {
+                type: ['object', 'null'],
+                additionalProperties: false,
+                required: ['role', 'lacks', 'extra', 'settingsDiffer', 'members', 'live'],
+                properties: {
+                  role: { type: 'string', enum: ['majority', 'minority', 'split'] },
+                  lacks: { type: 'array', items: { type: 'string' } },
+                  extra: { type: 'array', items: { type: 'string' } },
+                  settingsDiffer: { type: 'array', items: { type: 'string' } },
+                  members: { type: 'integer' },
+                  live: { type: 'integer' },
+                },
+              },
               history: {
                 type: 'array',
                 items: {
