@@ -16,6 +16,7 @@ export const UNIT_TESTS = [
   'test/agent/patches/server-connect.test.ts',
   'test/agent/patches/transport-tap.test.ts',
   'test/agent/record/*.test.ts',
+  'test/agent/run/*.test.ts',
   'test/agent/semconv.test.ts',
   'test/agent/version.test.ts',
   'test/agent/wire/*.test.ts',

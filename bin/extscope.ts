@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Each command's module is imported when it runs: \`wrap\` and \`proxy\` load the agent package (@extscope/agent)
-// alone, never the collector.
+// Each command's module is imported when it runs: \`wrap\`, \`proxy\` and \`run\` are the agent package's own
+// commands (\`npx @extscope/agent wrap\`, without the collector), kept here as aliases; they load the agent alone.
 
 const USAGE = `Usage: extscope <command> [options]
 
@@ -8,13 +8,21 @@ Commands:
   collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
   wrap        "wrap -- COMMAND [ARGS...]": run a stdio MCP server (any language) and record its requests
   proxy       "proxy --listen HOST:PORT --upstream URL": record a Streamable HTTP MCP server's requests in between
+  run         "run -- COMMAND [ARGS...]": run a Node.js MCP server (npx-launched too) with the agent loaded
+              (wrap, proxy and run are the agent package's commands too: npx @extscope/agent wrap -- …)
   rules       "rules check FILE...": validate alert rules files
-  db backup   Copy the SQLite database consistently, also while the collector runs
+  db backup   Copy the SQLite database consistently, also while the collector runs (extscope db backup --help)
   db copy     Copy an SQLite database into PostgreSQL (extscope db copy --help)
 
   --version   Print the version
 
 Run "extscope collector --help" for the collector's options.
+`;
+
+const DB_USAGE = `Usage: extscope db <backup|copy> [options]
+
+  db backup PATH   Copy the SQLite database consistently, also while the collector runs (extscope db backup --help)
+  db copy          Copy an SQLite database into PostgreSQL (extscope db copy --help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -30,11 +38,20 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'wrap') return (await import('@extscope/agent/wrap')).runWrap(rest);
   if (command === 'proxy') return (await import('@extscope/agent/proxy')).runProxy(rest);
+  if (command === 'run') return (await import('@extscope/agent/run')).runWithAgent(rest);
   if (command === 'rules') return (await import('./commands/rules-check.js')).runRules(rest);
   if (command === 'db' && rest[0] === 'backup') return (await import('./commands/db-backup.js')).runDbBackup(rest.slice(1));
   if (command === 'db' && rest[0] === 'copy') return (await import('./commands/db-copy.js')).runDbCopy(rest.slice(1));
+  if (command === 'db') {
+    if (rest[0] === undefined || rest[0] === '--help' || rest[0] === '-h') {
+      process.stdout.write(DB_USAGE);
+      return rest[0] === undefined ? 2 : 0;
+    }
+    process.stderr.write(`extscope db: unknown subcommand ${JSON.stringify(rest[0])}: db backup or db copy (extscope db --help)\n`);
+    return 2;
+  }
   if (command === 'collector') return (await import('./commands/collector.js')).runCollector(rest);
-  process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  process.stderr.write(`extscope: unknown command ${JSON.stringify(command)}: the commands are collector, wrap, proxy, run, rules and db (extscope --help)\n`);
   return 2;
 }
 

@@ -4,7 +4,7 @@ import { buildNotifiers } from './alerting/delivery/index.js';
 import { AlertEngine, initialRules } from './alerting/engine.js';
 import type { Notifier } from './model/alerts.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
-import { type CollectorOptions, type ResolvedConfig, isLoopbackHost, resolveConfig } from './config.js';
+import { type CollectorOptions, DEFAULT_DB_PATH, type ResolvedConfig, isLoopbackHost, resolveConfig } from './config.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiV1 } from './http/api/v1/index.js';
 import { createApp, readScope } from './http/app.js';
@@ -125,6 +125,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let warn = (message: string): void => void process.stderr.write(`${message}\n`);
   const store = await openStore({
     db: config.dbPath,
+    // Only the default location's directory (./data) is made; a --db naming a missing directory is refused.
+    createDirectory: config.dbPath === DEFAULT_DB_PATH,
     clock,
     retention: config.retention,
     synchronous: config.synchronous,
@@ -314,6 +316,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     await components.start();
   } catch (error) {
     await components.shutdown().catch(() => undefined);
+    // A start that failed (a port in use) leaves no new, empty database behind.
+    await store.lifecycle.discard().catch(() => undefined);
     throw error;
   }
 

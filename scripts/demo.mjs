@@ -13,10 +13,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const USAGE = `Usage: npm run demo [-- --port PORT] [--db PATH] [--duration SECONDS]
+const USAGE = `Usage: npm run demo [-- --port PORT] [--grpc-port PORT|off] [--db PATH] [--duration SECONDS]
        npm run demo -- --collector URL [--dashboard-url URL]
 
-  --port PORT            collector port (default 4318; 0 = any free port)
+  --port PORT            the collector's OTLP/HTTP, API and dashboard port (env EXTSCOPE_PORT, default 4318;
+                         0 = any free port)
+  --grpc-port PORT|off   the collector's OTLP/gRPC port (env EXTSCOPE_GRPC_PORT, default 4317; 0 = any free
+                         port; off = none). The MCP servers take free ports of their own: with both moved, two
+                         demos run side by side on one host.
   --db PATH              keep the database there (default: a temporary file, removed at the end)
   --collector URL        send the fleet's telemetry to this running collector instead of starting one
                          (EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN are used when set)
@@ -24,16 +28,24 @@ const USAGE = `Usage: npm run demo [-- --port PORT] [--db PATH] [--duration SECO
   --duration SECONDS     stop by itself after this long (default: run until Ctrl-C)
 `;
 
-const { values: flags } = parseArgs({
-  options: {
-    port: { type: 'string', default: process.env.EXTSCOPE_PORT ?? '4318' },
-    db: { type: 'string' },
-    collector: { type: 'string' },
-    'dashboard-url': { type: 'string' },
-    duration: { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+let flags;
+try {
+  ({ values: flags } = parseArgs({
+    options: {
+      port: { type: 'string', default: process.env.EXTSCOPE_PORT ?? '4318' },
+      'grpc-port': { type: 'string', default: process.env.EXTSCOPE_GRPC_PORT ?? '4317' },
+      db: { type: 'string' },
+      collector: { type: 'string' },
+      'dashboard-url': { type: 'string' },
+      duration: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }));
+} catch (error) {
+  // An unknown option or a missing value: one line, with where the options are listed.
+  process.stderr.write(`demo: ${error.message.split('\n')[0]} (npm run demo -- --help lists the options)\n`);
+  process.exit(2);
+}
 if (flags.help) {
   process.stdout.write(USAGE);
   process.exit(0);
@@ -161,7 +173,7 @@ async function startCollector() {
     tempDir = await mkdtemp(join(tmpdir(), 'extscope-demo-'));
     dbPath = join(tempDir, 'demo.db');
   }
-  const collector = start('collector', [CLI, 'collector', '--host', '127.0.0.1', '--port', flags.port, '--db', dbPath], {
+  const collector = start('collector', [CLI, 'collector', '--host', '127.0.0.1', '--port', flags.port, '--grpc-port', flags['grpc-port'], '--db', dbPath], {
     EXTSCOPE_LOG_LEVEL: 'info',
     // The demo's alert rules (a short `for`, so a drift alert fires within a minute).
     EXTSCOPE_RULES: join(ROOT, 'demo', 'rules.yml'),

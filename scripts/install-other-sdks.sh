@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the MCP servers of other languages that the wrap and proxy tests run, pinned, into a cache outside
 # the repository (~/.cache/extscope/, or $EXTSCOPE_CACHE), once per set of versions:
-#   * Python: a virtualenv with the `mcp` SDK and FastMCP (from PyPI), and one with FastMCP 2.x (its own `mcp` 1.x);
+#   * Python: a virtualenv with the `mcp` SDK and FastMCP (from PyPI), one with FastMCP 2.x (its own `mcp` 1.x), and
+#     one with the reference time server (`mcp-server-time`, an MCP server as users install it);
 #   * Go: the server of test/fixtures/go built on the Go SDK (from the Go module proxy);
 #   * Java: the server of test/fixtures/java built on the Java SDK (from Maven Central), one jar with its dependencies.
-# Prints one `name=path` line each (python= and fastmcp2= the virtualenvs, go= the binary, java= the jar).
+# Prints one `name=path` line each (python=, fastmcp2= and time= the virtualenvs, go= the binary, java= the jar).
 # Fails loudly when a registry is unreachable: the tests that need it fail then, never skip. Nothing half-built is
 # left at a cached path (each is moved there once complete).
 set -euo pipefail
@@ -15,6 +16,7 @@ FASTMCP_VERSION=4.1.6
 FASTMCP2_VERSION=2.14.7
 # The MCP SDK under it, pinned too (FastMCP 2.x requires the 1.x line).
 FASTMCP2_MCP_VERSION=1.30.0
+TIME_SERVER_VERSION=2026.10.19
 GO_SDK_VERSION=v1.8.0
 JAVA_SDK_VERSION=2.2.0
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -43,6 +45,14 @@ if [ ! -f "$VENV2/.installed" ]; then
   touch "$VENV2/.installed"
 fi
 
+VENV_TIME="$CACHE/python-mcp-server-time-$TIME_SERVER_VERSION"
+if [ ! -f "$VENV_TIME/.installed" ]; then
+  rm -rf "$VENV_TIME"
+  python3 -m venv "$VENV_TIME" >&2
+  "$VENV_TIME/bin/pip" install --quiet --disable-pip-version-check "mcp-server-time==$TIME_SERVER_VERSION" >&2
+  touch "$VENV_TIME/.installed"
+fi
+
 command -v go >/dev/null || { echo "install-other-sdks: the go command is missing" >&2; exit 1; }
 go_src="$root/test/fixtures/go"
 GO_BIN="$CACHE/go-sdk-$GO_SDK_VERSION/$(key "$go_src"/go.mod "$go_src"/go.sum "$go_src"/*.go <(go env GOVERSION))/server"
@@ -69,5 +79,6 @@ fi
 
 echo "python=$VENV"
 echo "fastmcp2=$VENV2"
+echo "time=$VENV_TIME"
 echo "go=$GO_BIN"
 echo "java=$JAVA_JAR"

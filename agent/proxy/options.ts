@@ -54,7 +54,8 @@ function parseUpstream(value: string): URL | string {
   } catch {
     return `--upstream must be an http:// or https:// URL (e.g. http://127.0.0.1:3000), got '${value}'`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `--upstream must be an http:// or https:// URL, got the scheme '${url.protocol}'`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `--upstream must be an http:// or https:// URL, got the scheme '${url.protocol}' (the MCP server's Streamable HTTP address, e.g. http://127.0.0.1:3000)`;
   if (url.search !== '' || url.hash !== '') return `--upstream takes an origin and a base path, without a query or fragment, got '${value}'`;
   return url;
 }
@@ -89,18 +90,28 @@ export function parseProxyArguments(args: string[]): ParsedProxyArguments {
     return { help: false, error: (error as Error).message };
   }
   if (values.help === true) return { help: true };
-  if (values.listen === undefined) return { help: false, error: '--listen HOST:PORT is required' };
-  if (values.upstream === undefined) return { help: false, error: '--upstream URL is required' };
-  const listen = parseListen(values.listen);
-  if (listen === undefined) return { help: false, error: `--listen must be HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080), got '${values.listen}'` };
+  // Each value given is checked before what is missing is named: a wrong one is the mistake to fix first.
+  const listen = values.listen === undefined ? undefined : parseListen(values.listen);
+  if (values.listen !== undefined && listen === undefined) {
+    const port = /^:?(\d{1,5})$/.exec(values.listen)?.[1];
+    return {
+      help: false,
+      error:
+        port === undefined
+          ? `--listen must be HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080), got '${values.listen}'`
+          : `--listen takes a host and a port: --listen 127.0.0.1:${port} (this machine only), got '${values.listen}'`,
+    };
+  }
+  const upstream = values.upstream === undefined ? undefined : parseUpstream(values.upstream);
+  if (typeof upstream === 'string') return { help: false, error: upstream };
+  if (listen === undefined) return { help: false, error: '--listen HOST:PORT is required (where clients connect, e.g. --listen 127.0.0.1:8080)' };
+  if (upstream === undefined) return { help: false, error: '--upstream URL is required (the MCP server, e.g. --upstream http://127.0.0.1:3000)' };
   if (!isLoopback(listen.host) && values['allow-remote'] !== true) {
     return {
       help: false,
       error: `--listen ${values.listen} is reachable from other machines, and the proxy relays to its upstream whoever connects: add --allow-remote to mean it (and put a gateway with authentication in front), or listen on 127.0.0.1`,
     };
   }
-  const upstream = parseUpstream(values.upstream);
-  if (typeof upstream === 'string') return { help: false, error: upstream };
   const headersMs = seconds('header-timeout', values['header-timeout'], DEFAULT_DEADLINES.headersMs);
   const bodyMs = seconds('body-timeout', values['body-timeout'], DEFAULT_DEADLINES.bodyMs);
   const idleMs = seconds('idle-timeout', values['idle-timeout'], DEFAULT_DEADLINES.idleMs);

@@ -13,7 +13,7 @@ import {
 } from '../../collector/config.js';
 import { ConfigError, SchemaTooNewError, startCollector } from '../../collector/index.js';
 import { describeDb } from '../../collector/store/open.js';
-import { userErrorMessage } from './user-errors.js';
+import { userError } from './user-errors.js';
 
 const COLLECTOR_USAGE = `Usage: extscope collector [--host HOST] [--allowed-hosts NAMES] [--port PORT] [--grpc-port PORT|off] [--db PATH] [--rules FILE]
                           [--log-format pretty|json]
@@ -130,15 +130,19 @@ export async function runCollector(args: string[]): Promise<number> {
   try {
     return await serveCollector(args);
   } catch (error) {
-    const known = error instanceof ConfigError || error instanceof SchemaTooNewError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-    if (known) {
-      process.stderr.write(`extscope collector: ${(error as Error).message}\n`);
+    if (error instanceof ConfigError || error instanceof SchemaTooNewError) {
+      process.stderr.write(`extscope collector: ${error.message}\n`);
       return 2;
     }
-    const message = userErrorMessage(error);
-    if (message !== undefined) {
-      process.stderr.write(`extscope collector: ${message}\n`);
-      return 1;
+    // An unknown option, or one without its value: node's message is its first sentence.
+    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
+      process.stderr.write(`extscope collector: ${(error as Error).message.split('. ')[0]!} (extscope collector --help lists the options)\n`);
+      return 2;
+    }
+    const fixable = userError(error);
+    if (fixable !== undefined) {
+      process.stderr.write(`extscope collector: ${fixable.message}\n`);
+      return fixable.exitCode;
     }
     process.stderr.write(`extscope collector: ${(error as Error).stack ?? String(error)}\n`);
     return 1;

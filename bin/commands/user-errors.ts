@@ -1,6 +1,8 @@
 /**
  * Errors a user can fix, as one line saying what happened and what to do; anything else is a bug and keeps its
  * stack. Listening errors carry the address; database errors already name the (password-free) URL or path.
+ * A port the command line chose that cannot be had is a usage mistake (exit 2, as a wrong option); a database that
+ * cannot be reached is the environment's (exit 1).
  */
 
 interface SystemError {
@@ -43,9 +45,13 @@ function databaseMessage(error: SystemError & { name?: unknown }): string | unde
   return undefined;
 }
 
-/** The one-line message for an error the user can fix, or undefined for one that is not theirs. */
-export function userErrorMessage(error: unknown): string | undefined {
+/** The one-line message and exit code for an error the user can fix, or undefined for one that is not theirs. */
+export function userError(error: unknown): { message: string; exitCode: 1 | 2 } | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  if ((error as { syscall?: unknown }).syscall === 'listen') return listenMessage(error);
-  return databaseMessage(error);
+  if ((error as { syscall?: unknown }).syscall === 'listen') {
+    const message = listenMessage(error);
+    return message === undefined ? undefined : { message, exitCode: 2 };
+  }
+  const message = databaseMessage(error);
+  return message === undefined ? undefined : { message, exitCode: 1 };
 }

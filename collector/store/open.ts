@@ -20,6 +20,8 @@ export interface OpenStoreOptions {
   maxInstances?: number;
   /** How often the store folds between reads (common/fold-schedule.ts); absent: only before reads, on flush and at close. */
   foldIntervalMs?: number;
+  /** SQLite only: create the file's directory when missing (see SqliteStoreOptions). */
+  createDirectory?: boolean;
   /** PostgreSQL only: `statement_timeout` and `lock_timeout` of the store's connections. */
   timeouts?: StatementTimeouts;
   warn?: (message: string) => void;
@@ -27,9 +29,9 @@ export interface OpenStoreOptions {
 
 /** The one place that picks a backend: a PostgreSQL URL opens the PostgreSQL store, anything else is an SQLite file. */
 export async function openStore(options: OpenStoreOptions): Promise<StoreRoles> {
-  const { db, synchronous, minFreeBytes, timeouts, ...common } = options;
+  const { db, synchronous, minFreeBytes, createDirectory, timeouts, ...common } = options;
   if (isPostgresUrl(db)) return openPostgresStore({ url: db, timeouts, ...common });
-  return openSqliteStore({ path: db, synchronous, minFreeBytes, ...common });
+  return openSqliteStore({ path: db, synchronous, minFreeBytes, createDirectory, ...common });
 }
 
 /**

@@ -92,6 +92,8 @@ export interface StoreLifecycle {
   leadership(): Leadership;
   /** Idempotent. */
   close(): Promise<void>;
+  /** Closes; a database this open created (a new SQLite file) is removed: a start that failed leaves nothing behind. */
+  discard(): Promise<void>;
 }
 
 /**

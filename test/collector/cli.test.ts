@@ -98,17 +98,18 @@ describe('extscope collector (the CLI)', () => {
     }
   });
 
-  it('a port in use is one line naming the address and the options that change it, exit code 1', async () => {
+  it('a port in use is one line naming the address and the options that change it, exit code 2, and leaves no database file', async () => {
     const holder: Server = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const { port } = holder.address() as { port: number };
     const temp = await tempDir();
     try {
       const { code, stderr } = await runCli(['collector', '--port', String(port), '--grpc-port', 'off', '--db', join(temp.dir, 'c.db')]);
-      expect(code).toBe(1);
+      expect(code).toBe(2);
       expect(oneLine(stderr)).toBe(
         `extscope collector: 127.0.0.1:${port} is already in use (another extscope collector?): stop it, or choose other ports with --port (OTLP/HTTP, API, page) and --grpc-port (OTLP/gRPC, or off)`,
       );
+      expect(readdirSync(temp.dir)).toEqual([]);
     } finally {
       holder.close();
       await temp.cleanup();

@@ -18,7 +18,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRPC_EXPORTERS, GRPC_EXPORTER_VERSION } from '../../agent/register/exporters.js';
 import { extensionCounts, matrixByClient, requestsOfService } from '../support/matrix.js';
-import { cleanEnv, pack } from '../support/pack.mjs';
+import { CONTENTS, cleanEnv, pack } from '../support/pack.mjs';
 import { processes } from '../support/proc-tree.js';
 import { ROOT, fixture, rawStdioExchange } from '../support/processes.js';
 
@@ -31,34 +31,6 @@ interface Manifest {
 const collectorPkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Manifest;
 const agentPkg = JSON.parse(await readFile(join(ROOT, 'agent', 'package.json'), 'utf8')) as Manifest;
 
-/** What may be in each tarball: the build and its run-time files (npm adds package.json, README.md and LICENSE). */
-const AGENT_FILES = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(agent|contract)\/.+\.(js|d\.ts)$/];
-const AGENT_REQUIRED = [
-  'README.md',
-  'LICENSE',
-  'dist/agent/index.js',
-  'dist/agent/register/register.js',
-  'dist/agent/wrap/wrap.js',
-  'dist/agent/proxy/proxy.js',
-  'dist/contract/index.js',
-];
-const COLLECTOR_FILES = [
-  /^package\.json$/,
-  /^README\.md$/,
-  /^LICENSE$/,
-  /^dist\/(collector|contract|bin)\/.+\.(js|d\.ts|json)$/,
-  /^dashboard\/dist\/(assets\/)?[^/]+$/,
-  /^migrations\/[a-z]+\/\d{3}_[a-z0-9_]+\.sql$/,
-];
-const COLLECTOR_REQUIRED = [
-  'README.md',
-  'LICENSE',
-  'dist/collector/index.js',
-  'dist/contract/index.js',
-  'dist/bin/extscope.js',
-  'dashboard/dist/index.html',
-  'migrations/sqlite/001_initial.sql',
-];
 /** What a server project must not carry because of the agent: the collector's database, HTTP framework and gRPC. */
 const NOT_IN_A_SERVER = ['extscope', 'fastify', 'pg', 'better-sqlite3', '@grpc/grpc-js', ...Object.values(GRPC_EXPORTERS)];
 
@@ -170,16 +142,16 @@ function rawSession(clientName: string): object[] {
 describe('npm pack', () => {
   it('of the agent holds its build (the contract compiled in), its README and licence, and nothing else', { timeout: 120_000 }, async () => {
     const packed = await pack('agent', dir);
-    expect(packed.files.filter((path) => !AGENT_FILES.some((pattern) => pattern.test(path)))).toEqual([]);
-    for (const path of AGENT_REQUIRED) expect(packed.files).toContain(path);
+    expect(packed.files.filter((path) => !CONTENTS.agent.allowed.some((pattern) => pattern.test(path)))).toEqual([]);
+    for (const path of CONTENTS.agent.required) expect(packed.files).toContain(path);
     expect([packed.name, packed.filename]).toEqual([agentPkg.name, `extscope-agent-${agentPkg.version}.tgz`]);
     tarballs.agent = packed.tarball;
   });
 
   it('of the collector holds its build, the CLI, the dashboard and the migrations, and no agent code', { timeout: 120_000 }, async () => {
     const packed = await pack('collector', dir);
-    expect(packed.files.filter((path) => !COLLECTOR_FILES.some((pattern) => pattern.test(path)))).toEqual([]);
-    for (const path of COLLECTOR_REQUIRED) expect(packed.files).toContain(path);
+    expect(packed.files.filter((path) => !CONTENTS.collector.allowed.some((pattern) => pattern.test(path)))).toEqual([]);
+    for (const path of CONTENTS.collector.required) expect(packed.files).toContain(path);
     expect(packed.files.some((path) => /test|\.map$|\.db$|^agent\/|^dist\/agent\//.test(path))).toBe(false);
     expect([packed.name, packed.filename]).toEqual([collectorPkg.name, `extscope-${collectorPkg.version}.tgz`]);
     tarballs.collector = packed.tarball;

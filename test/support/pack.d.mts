@@ -4,3 +4,5 @@ export declare function pack(
   which: 'agent' | 'collector',
   destination: string,
 ): Promise<{ tarball: string; hash: string; name: string; filename: string; files: string[] }>;
+export declare const CONTENTS: Record<'agent' | 'collector', { allowed: RegExp[]; required: string[] }>;
+export declare function publishDryRun(which: 'agent' | 'collector'): Promise<{ name: string; version: string; files: string[]; stderr: string }>;

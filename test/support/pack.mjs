@@ -26,6 +26,46 @@ export function cleanEnv() {
   return { ...env, PUPPETEER_SKIP_DOWNLOAD: '1', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' };
 }
 
+/**
+ * What may be in each tarball: the build and its run-time files (npm adds package.json, README.md and LICENSE), and
+ * what must be: each package's entries and commands.
+ */
+export const CONTENTS = {
+  agent: {
+    allowed: [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/(agent|contract)\/.+\.(js|d\.ts)$/],
+    required: [
+      'README.md',
+      'LICENSE',
+      'dist/agent/index.js',
+      'dist/agent/register/register.js',
+      'dist/agent/wrap/wrap.js',
+      'dist/agent/proxy/proxy.js',
+      'dist/agent/run/run.js',
+      'dist/agent/bin/extscope-agent.js',
+      'dist/contract/index.js',
+    ],
+  },
+  collector: {
+    allowed: [
+      /^package\.json$/,
+      /^README\.md$/,
+      /^LICENSE$/,
+      /^dist\/(collector|contract|bin)\/.+\.(js|d\.ts|json)$/,
+      /^dashboard\/dist\/(assets\/)?[^/]+$/,
+      /^migrations\/[a-z]+\/\d{3}_[a-z0-9_]+\.sql$/,
+    ],
+    required: [
+      'README.md',
+      'LICENSE',
+      'dist/collector/index.js',
+      'dist/contract/index.js',
+      'dist/bin/extscope.js',
+      'dashboard/dist/index.html',
+      'migrations/sqlite/001_initial.sql',
+    ],
+  },
+};
+
 /** Packs `which` into `destination`; resolves with the tarball's path, its sha256, its name and the paths it holds. */
 export async function pack(which, destination) {
   const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], {
@@ -39,4 +79,18 @@ export async function pack(which, destination) {
     .update(await readFile(tarball))
     .digest('hex');
   return { tarball, hash, name: packed.name, filename: packed.filename, files: packed.files.map((file) => file.path) };
+}
+
+/**
+ * `npm publish --dry-run` of `which`, as the release workflow runs it (after the build, so without scripts): resolves
+ * with the package's name, version and the paths its tarball holds, and npm's stderr (its warnings).
+ */
+export async function publishDryRun(which) {
+  const { stdout, stderr } = await run('npm', ['publish', '--dry-run', '--json', '--ignore-scripts', '--access', 'public'], {
+    cwd: PACKAGE_DIRS[which],
+    timeout: 120_000,
+    env: cleanEnv(),
+  });
+  const published = Object.values(JSON.parse(stdout))[0];
+  return { name: published.name, version: published.version, files: published.files.map((file) => file.path), stderr };
 }

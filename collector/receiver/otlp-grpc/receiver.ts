@@ -8,6 +8,7 @@ import {
   type ServerInterceptor,
   type ServerUnaryCall,
   type sendUnaryData,
+  setLogger,
   status as GrpcStatus,
 } from '@grpc/grpc-js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -71,6 +72,35 @@ function evictedMessage(reason: EvictionReason): BusyError {
     : new BusyError('this address had more than its share of the exports arriving at once; retry', 'receive_share', RETRY_AFTER_BUDGET);
 }
 
+/** The receiver started last, whose log takes grpc-js's own lines (grpc-js has one logger per process). */
+let grpcLog: Pick<FastifyBaseLogger, 'warn'> | undefined;
+/** What grpc-js says on a failed bind, which {@link OtlpGrpcReceiver.start} reports itself, with the address and the fix. */
+const BIND_FAILED = /^No address added out of total \d+ resolved/;
+
+/**
+ * grpc-js writes its errors to stderr itself (`E …`, beside the collector's log): they go to the receiver's log, as
+ * warnings, instead.
+ */
+function routeGrpcLog(log: Pick<FastifyBaseLogger, 'warn'>): void {
+  grpcLog = log;
+  const warn = (...args: unknown[]): void => {
+    const line = args.map(String).join(' ');
+    if (!BIND_FAILED.test(line)) grpcLog?.warn(`grpc-js: ${line}`);
+  };
+  setLogger({ error: warn, info: warn, debug: warn });
+}
+
+/** A failed bind as the error `listen` gives (its code, address and port), so that it is reported as any port in use. */
+function bindError(host: string, port: number, error: Error): Error {
+  const code = /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec(error.message)?.[1];
+  return Object.assign(new Error(`the OTLP/gRPC receiver cannot listen on ${host}:${port} (--grpc-port, or off): ${error.message}`, { cause: error }), {
+    syscall: 'listen',
+    code,
+    address: host,
+    port,
+  });
+}
+
 /**
  * OTLP/gRPC receiver: `MetricsService/Export` and `TraceService/Export` on their own port (4317 by default),
  * with grpc-js. Each call passes the same gate as OTLP/HTTP before its message is read (the ingest token from the
@@ -98,12 +128,11 @@ export class OtlpGrpcReceiver implements Component {
   async start(): Promise<void> {
     if (this.boundPort !== undefined) return;
     const host = this.options.host.includes(':') && !this.options.host.startsWith('[') ? `[${this.options.host}]` : this.options.host;
+    routeGrpcLog(this.options.log);
     this.boundPort = await new Promise<number>((resolve, reject) => {
       this.server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (error, port) =>
         // grpc-js says only "No address added out of total 1 resolved"; say which address, and the cause it gives.
-        error === null
-          ? resolve(port)
-          : reject(new Error(`the OTLP/gRPC receiver cannot listen on ${host}:${this.options.port} (--grpc-port, or off): ${error.message}`, { cause: error })),
+        error === null ? resolve(port) : reject(bindError(host, this.options.port, error)),
       );
     });
   }

@@ -102,4 +102,9 @@ export class PostgresLifecycle implements StoreLifecycle {
     this.closing ??= this.core.close(() => this.retention.stop());
     return this.closing;
   }
+
+  /** The database is the operator's (never created here): closing is all. */
+  discard(): Promise<void> {
+    return this.close();
+  }
 }

@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../../model/errors.js';
 import { type RetentionConfig, StoreUnavailableError } from '../store.js';
 import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_VALUES_PER_DIMENSION } from '../common/resource-limits.js';
 import { FoldSchedule } from '../common/fold-schedule.js';
@@ -20,6 +21,11 @@ export interface SqliteStoreOptions {
   synchronous: Synchronous;
   examplesPerCell: number;
   migrationsDir?: string;
+  /**
+   * Create the file's directory when it is missing (the collector's default location, ./data). Otherwise a missing
+   * directory is refused: a mistyped --db must not create directories (as root, anywhere).
+   */
+  createDirectory?: boolean;
   /** Below this much free space on the database's file system the store says it cannot take writes (readiness). */
   minFreeBytes?: number;
   /** Distinct values kept per sender-controlled dimension (client names, versions, methods, …); the rest is `_OTHER`. */
@@ -57,6 +63,10 @@ export class SqliteCore {
   /** The last write (apply, fold) failed for a reason of the database (disk full, read-only, I/O): until a write succeeds, not ready. */
   writeFailure: string | undefined;
   closed = false;
+  /** This open created the database file: a start that fails after it removes the file again. */
+  readonly created: boolean;
+  /** The outermost directory this open created for the file (with createDirectory), removed with it. */
+  readonly createdDirectory: string | undefined;
   readonly fold: FoldSchedule;
   private readonly folder: Folder;
   private writes: Promise<unknown> = Promise.resolve();
@@ -64,7 +74,11 @@ export class SqliteCore {
   constructor(readonly options: SqliteStoreOptions) {
     const migrations = loadMigrations(options.migrationsDir ?? findMigrationsDir('sqlite'));
     this.latestSchemaVersion = migrations.at(-1)?.version ?? 0;
-    mkdirSync(dirname(options.path), { recursive: true });
+    const directory = dirname(options.path);
+    this.createdDirectory = options.createDirectory === true ? mkdirSync(directory, { recursive: true }) : undefined;
+    if (!existsSync(directory))
+      throw new ConfigError(`--db ${options.path}: the directory ${directory} does not exist; create it (mkdir -p ${directory}) or give another --db`);
+    this.created = !existsSync(options.path);
     // Only this connection ever uses the file (exclusive lock), so waiting for a lock only delays the refusal.
     this.db = new Database(options.path, { timeout: 500 });
     try {

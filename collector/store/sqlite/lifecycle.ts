@@ -1,5 +1,5 @@
-import { statSync, statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readdirSync, rmSync, statSync, statfsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { retentionCutoffs } from '../common/windows.js';
 import {
@@ -153,6 +153,17 @@ export class SqliteLifecycle implements StoreLifecycle, StoreBackup {
       });
     })();
     return this.closing;
+  }
+
+  async discard(): Promise<void> {
+    await this.close();
+    if (!this.core.created) return;
+    const { path } = this.core.options;
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    // Only what this open made, and only while nothing else was put there.
+    const made = this.core.createdDirectory;
+    if (made !== undefined && readdirSync(made, { recursive: true, encoding: 'utf8' }).every((entry) => statSync(join(made, entry)).isDirectory()))
+      rmSync(made, { recursive: true });
   }
 
   private freeBytes(): number | undefined {
