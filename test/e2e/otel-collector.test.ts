@@ -39,7 +39,7 @@ interface Otelcol {
 
 /** Runs the Collector with the users' file, and waits for its "ready" line. */
 async function startOtelcol(binary: string, overrides: string, env: Record<string, string>): Promise<Otelcol> {
-  // The second file only keeps the Collector's own telemetry off its default port 8888 (fixed, so shared).
+  // The second file turns the Collector's own telemetry off (its port, 8888 unless OTELCOL_TELEMETRY_PORT moves it, is not needed here).
   const child = spawn(binary, ['--config', `file:${CONFIG}`, '--config', `file:${overrides}`], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

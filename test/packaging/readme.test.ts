@@ -79,8 +79,15 @@ describe('README.md', () => {
     expect(readme).not.toMatch(/file:\/\/|\/work\//);
   });
 
-  it('says how to install each package', () => {
+  it('says how to install each package: from the tarballs a clone packs (a package script) or a release holds, from the registry once published, with Docker', () => {
     const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Quick start'));
+    expect(install).toContain('npm install && npm run pack');
+    expect(scripts['pack']).toBe('npm run build && node scripts/pack.mjs');
+    expect(install).toContain('npm install /path/to/extscope-agent-0.1.0.tgz @opentelemetry/api');
+    expect(install).toContain('npm install /path/to/extscope-0.1.0.tgz /path/to/extscope-agent-0.1.0.tgz');
+    expect(install).toContain('npx @extscope/agent wrap -- python server.py');
+    expect(install).toMatch(/once the packages are published there/);
+    expect(install).toContain('.github/workflows/release.yml');
     expect(install).toContain('npm install @extscope/agent @opentelemetry/api');
     expect(install).toContain('node --import @extscope/agent/register server.js');
     expect(install).toContain('npx extscope collector');
