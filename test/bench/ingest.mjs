@@ -11,14 +11,16 @@
 //   PostgreSQL), BENCH_ROUNDS (12; 6 with PostgreSQL), BENCH_CONCURRENCY (8), BENCH_SYNC (normal|full), BENCH_BATCH (1 =
 //   one resource per request as the agent sends; >1 = resources per request, as an OpenTelemetry Collector forwards),
 //   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default),
-//   BENCH_BASELINE (another built checkout run beside this one: SQLite and one PostgreSQL replica each, paired),
+//   BENCH_BASELINE (another built checkout run beside this one: SQLite and one PostgreSQL replica each, paired; and its
+//   OTLP decoder beside this one's, in process),
 //   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
 //   lib/pinning.mjs). On PostgreSQL it also samples what the backends wait on (lib/pg-waits.mjs).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { backendsFrom } from './lib/backends.mjs';
@@ -453,6 +455,28 @@ console.log(
  * rotation — one SQLite collector and one PostgreSQL replica each — for a paired before/after of a change.
  */
 const BASELINE = process.env.BENCH_BASELINE;
+/**
+ * With a baseline, the decoder alone too, in this process: this checkout's and the baseline's `decodeMetricsRequest`
+ * (what the collectors' decode workers run) over every body, alternating, BENCH_REPEATS × 2 passes each after one
+ * unmeasured pass (the first compiles the decoders); the median seconds of a pass.
+ */
+async function decodeOnly(bodies) {
+  const codecs = {
+    'this checkout': await import('../../dist/collector/otlp/codec.js'),
+    baseline: await import(pathToFileURL(join(resolve(BASELINE), 'dist/collector/otlp/codec.js')).href),
+  };
+  for (const codec of Object.values(codecs)) for (const body of bodies) codec.decodeMetricsRequest(body, 'protobuf');
+  const passes = await alternated(Object.keys(codecs), REPEATS * 2, (name) => {
+    const started = performance.now();
+    for (const body of bodies) codecs[name].decodeMetricsRequest(body, 'protobuf');
+    return (performance.now() - started) / 1000;
+  });
+  const [mine, theirs] = [median(passes['this checkout']), median(passes.baseline)];
+  console.log(
+    `decode only (in process, ${bodies.length} bodies a pass): this checkout ${mine.toFixed(2)} s, baseline ${theirs.toFixed(2)} s a pass; this checkout takes ${((100 * mine) / theirs).toFixed(1)} % of the baseline's time`,
+  );
+}
+if (BASELINE !== undefined) await decodeOnly([...data.warmup.bodies, ...data.bodies]);
 const variants = {
   ...(BASELINE !== undefined && backends.includes('sqlite') && { 'SQLite, 1 collector, baseline': () => onSqlite(data, baselineCli(BASELINE)) }),
   ...(BASELINE !== undefined && withPostgres && { 'PostgreSQL, 1 replica, baseline': () => onPostgres(data, 1, baselineCli(BASELINE)) }),
