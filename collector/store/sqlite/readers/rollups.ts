@@ -174,6 +174,8 @@ export class RollupsReader {
         .pluck(),
     };
     // Every instance cell, with its service and instance id, narrowed by instance and service: the clients summed.
+    // CROSS JOIN: from the chunk's range of instance cell ids out (SQLite would otherwise loop over the instances and
+    // look through every instance cell of each for every chunk).
     const instanceCellWhere = '(@instance IS NULL OR i.instance_id = @instance) AND (@service IS NULL OR i.service = @service)';
     const instanceCellColumns = INSTANCE_CELL_COLUMNS.map((column) =>
       INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS ${column.key}` : `NULL AS ${column.key}`,
@@ -183,13 +185,13 @@ export class RollupsReader {
         db.prepare(`
       SELECT kind, ${instanceCellColumns}, service_name AS service, instance_name AS instanceId, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, ${n} AS n
-        FROM instance_cells c JOIN instances i ON i.id = c.instance_ref
+        FROM instance_cells c CROSS JOIN instances i ON i.id = c.instance_ref
         WHERE ${instanceCellWhere} AND c.id > @after AND c.id <= @upto
       ) WHERE n > 0`),
       ),
       end: db
         .prepare(
-          `SELECT max(id) FROM (SELECT c.id FROM instance_cells c JOIN instances i ON i.id = c.instance_ref WHERE ${instanceCellWhere} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`,
+          `SELECT max(id) FROM (SELECT c.id FROM instance_cells c CROSS JOIN instances i ON i.id = c.instance_ref WHERE ${instanceCellWhere} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`,
         )
         .pluck(),
     };
