@@ -34,7 +34,6 @@ export const instancesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCon
         build: instance.buildKey,
         firstSeen: iso(instance.firstSeenMs),
         lastSeen: iso(instance.lastSeenMs),
-        ended: instance.endedMs === null ? null : iso(instance.endedMs),
         stale: instance.stale,
         advertisedAt: instance.advertisedMs === null ? null : iso(instance.advertisedMs),
         advertises: instance.advertises,

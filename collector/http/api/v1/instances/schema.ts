@@ -50,8 +50,6 @@ export const instancesSchema = {
               build: { type: 'string' },
               firstSeen: isoTime,
               lastSeen: isoTime,
-              /** When the process said it ended (its last export at exit); null while it runs or when it was killed. */
-              ended: nullableString,
               stale: { type: 'boolean' },
               advertisedAt: nullableString,
               advertises: {
