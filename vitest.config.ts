@@ -31,6 +31,7 @@ export const UNIT_TESTS = [
   'test/collector/http/host-allow-list.test.ts',
   'test/collector/http/matrix-csv.test.ts',
   'test/collector/http/params.test.ts',
+  'test/collector/http/trace-link.test.ts',
   'test/collector/ops/*.test.ts',
   'test/collector/otlp/json-mapping.test.ts',
   'test/collector/processor/*.test.ts',

@@ -6,6 +6,7 @@
 import { MAX_ATTRIBUTE_LENGTH } from '../contract/index.js';
 import { DELIVERY_ENVIRONMENT, type DeliveryConfig, type DeliveryOptions, resolveDeliveryConfig } from './alerting/delivery/config.js';
 import { refuseOwnAddress } from './alerting/delivery/own-address.js';
+import { checkTraceUrlTemplate } from './http/trace-link.js';
 import { ConfigError } from './model/errors.js';
 import { MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND } from './model/time.js';
 import { DEFAULT_STATEMENT_TIMEOUTS, type Synchronous, checkDbLocation } from './store/open.js';
@@ -115,6 +116,8 @@ export interface CollectorOptions {
   rulesPath?: string;
   /** How often the alert rules are evaluated, overriding the rules file's `interval` (default 30 s). */
   alertIntervalMs?: number;
+  /** Where an example's trace opens: a URL with `{traceId}` (and optionally `{spanId}`) in it; absent: no trace links. */
+  traceUrl?: string;
   /** The clock; tests move it. */
   clock?: () => number;
 }
@@ -143,6 +146,7 @@ export interface ResolvedConfig {
   delivery: DeliveryConfig;
   rulesPath: string | undefined;
   alertIntervalMs: number | undefined;
+  traceUrl: string | undefined;
   clock: () => number;
 }
 
@@ -301,6 +305,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     delivery,
     rulesPath: options.rulesPath === '' ? undefined : options.rulesPath,
     alertIntervalMs: options.alertIntervalMs === undefined ? undefined : positive('alertIntervalMs', options.alertIntervalMs),
+    traceUrl: options.traceUrl === undefined || options.traceUrl === '' ? undefined : checkTraceUrlTemplate('EXTSCOPE_TRACE_URL', options.traceUrl),
     clock: options.clock ?? Date.now,
   };
 }
@@ -386,6 +391,11 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
     help: 'Instances not heard from for this long leave the instances list (e.g. ended stdio sessions)',
     default: DEFAULTS.instanceTtlMs / MS_PER_HOUR,
     apply: (options, value) => (options.instanceTtlMs = number('EXTSCOPE_INSTANCE_TTL_HOURS', value) * MS_PER_HOUR),
+  },
+  {
+    name: 'EXTSCOPE_TRACE_URL',
+    help: 'Link from example requests to their traces: a URL with {traceId} (and optionally {spanId}), e.g. http://jaeger:16686/trace/{traceId}',
+    apply: (options, value) => (options.traceUrl = value),
   },
   {
     name: 'EXTSCOPE_RULES',

@@ -281,6 +281,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
                 instanceTtlMs: config.instanceTtlMs,
                 alerts: { states: store.alerts, status: () => alerting.status() },
                 rejections: selfMetrics.rejections,
+                traceUrl: config.traceUrl,
               });
               await scope.register(deliveriesRoutes, { prefix: '/api/v1', deliveries: store.deliveries });
               await scope.register(prometheusRoute, { metrics: selfMetrics });

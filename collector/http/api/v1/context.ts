@@ -12,6 +12,8 @@ export interface ApiContext {
   instanceTtlMs: number;
   /** Alert states and how the rules are evaluated; absent: no rule engine runs, and `/alerts` is not served. */
   alerts?: { states: Pick<AlertStateStore, 'alerts'>; status(): AlertStatus } | undefined;
+  /** The trace link template (http/trace-link.ts); absent: examples carry no trace link. */
+  traceUrl?: string | undefined;
   /** Points refused one by one since start (ops/rejections.ts); absent: `/rejections` is not served. */
   rejections?: { summary(): { sinceMs: number; entries: readonly RejectedPoints[] } } | undefined;
 }

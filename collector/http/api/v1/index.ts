@@ -18,9 +18,9 @@ export type { ApiContext } from './context.js';
 export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
 
 /** The read API (registered under `/api/v1`, behind the read token): each resource a plugin of its own. */
-export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections }) => {
+export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections, traceUrl }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
-  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections };
+  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections, traceUrl };
   app.addHook('onRequest', watchAbandonment);
   // While the store cannot write, reads answer from what is stored and say that it may be behind.
   app.addHook('onSend', async (_request, reply, payload) => {

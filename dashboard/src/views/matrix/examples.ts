@@ -1,4 +1,4 @@
-import { at, h } from '../../lib/dom.js';
+import { at, externalLink, h } from '../../lib/dom.js';
 import type { ExamplesResponse } from '../../lib/types.js';
 
 /** The drill-down's example requests, one row each: what was asked, by whom, who answered, and how it went. */
@@ -32,7 +32,12 @@ export function examplesTable(list: ExamplesResponse['examples']): HTMLElement {
           h('td', { class: 'answered-by' }, `${example.service ?? '(unknown service)'} / ${example.instanceId ?? '(unknown instance)'}`),
           h('td', null, example.clientDeclaration ?? '–'),
           h('td', { class: 'wrap negotiated' }, example.negotiated.length === 0 ? '–' : example.negotiated.join(', ')),
-          h('td', { class: 'wrap trace' }, h('code', null, example.traceId)),
+          // The trace in the tracing backend where a template is set (the API makes links of well-formed ids only).
+          h(
+            'td',
+            { class: 'wrap trace' },
+            externalLink(example.traceUrl, h('code', null, example.traceId), { class: 'trace-link' }) ?? h('code', null, example.traceId),
+          ),
           h('td', null, `${example.durationMs.toFixed(1)} ms`),
         ),
       ),

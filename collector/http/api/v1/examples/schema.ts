@@ -29,6 +29,7 @@ export const examplesSchema = {
               'service',
               'instanceId',
               'traceId',
+              'traceUrl',
               'spanId',
               'name',
               'method',
@@ -48,6 +49,8 @@ export const examplesSchema = {
               service: nullableString,
               instanceId: nullableString,
               traceId: { type: 'string' },
+              /** The trace in the tracing backend (EXTSCOPE_TRACE_URL); null without a template or for a malformed id. */
+              traceUrl: nullableString,
               spanId: { type: 'string' },
               name: { type: 'string' },
               method: nullableString,
