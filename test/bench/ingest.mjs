@@ -13,7 +13,7 @@
 //   BENCH_TEMPORALITY (delta | cumulative: running totals per stream since one process start, as the agent's default),
 //   BENCH_BASELINE (another built checkout run beside this one: SQLite and one PostgreSQL replica each, paired; and its
 //   OTLP decoder beside this one's, in process),
-//   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
+//   BENCH_REPLICAS (1,2,3: the PostgreSQL variants), BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
 //   lib/pinning.mjs). On PostgreSQL it also samples what the backends wait on (lib/pg-waits.mjs).
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { backendsFrom } from './lib/backends.mjs';
-import { baselineCli, startCollectorChild } from './lib/collector-child.mjs';
+import { baselineCli, roundTrips, startCollectorChild } from './lib/collector-child.mjs';
 import { checkExact } from './lib/exactness.mjs';
 import { fleet, rng } from './lib/fleet.mjs';
 import { alternated } from './lib/interleaved.mjs';
@@ -36,6 +36,7 @@ import { cpuMeter } from './lib/proc-cpu.mjs';
 import { size } from './lib/smoke.mjs';
 
 const backends = backendsFrom(process.argv.slice(2));
+const ROUND_TRIP_PROBE = new URL('./lib/pg-round-trip-probe.mjs', import.meta.url).href;
 const withPostgres = backends.includes('postgres');
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? size(withPostgres ? 200 : 500, 25));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? size(withPostgres ? 6 : 12, 2));
@@ -43,6 +44,7 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? size(3, 1));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SYNC = process.env.BENCH_SYNC ?? 'normal';
 const BATCH = Number(process.env.BENCH_BATCH ?? 1);
+const REPLICAS = (process.env.BENCH_REPLICAS ?? '1,2,3').split(',').map(Number);
 const TEMPORALITY = process.env.BENCH_TEMPORALITY ?? 'delta';
 const CUMULATIVE = TEMPORALITY === 'cumulative';
 /** Running totals per stream (cumulative), and the one start time of every sender process. */
@@ -260,15 +262,21 @@ async function sendAll(agent, urls, bodies) {
 
 /** Through `replicas` collectors on one database (`db`: a SQLite path or a PostgreSQL URL). */
 async function throughCollectors(data, db, replicas, database = undefined, cli = undefined) {
+  const onPostgres = db.startsWith('postgres');
   const children = await Promise.all(
     Array.from({ length: replicas }, () =>
       startCollectorChild(db, {
         cli,
         env: { EXTSCOPE_SYNCHRONOUS: SYNC, EXTSCOPE_MAX_IN_FLIGHT: '64' },
-        nodeArgs: process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`],
+        nodeArgs: [
+          ...(process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]),
+          ...(onPostgres ? ['--import', ROUND_TRIP_PROBE] : []),
+        ],
+        ipc: onPostgres,
       }),
     ),
   );
+  const statements = async () => (onPostgres ? (await Promise.all(children.map(({ child }) => roundTrips(child)))).reduce((sum, n) => sum + n, 0) : undefined);
   const urls = children.map((child) => child.url);
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const visible = async () => (await (await fetch(`${urls[0]}/api/v1/matrix?from=-1d`)).json()).rows.reduce((sum, row) => sum + row.requests, 0);
@@ -283,12 +291,23 @@ async function throughCollectors(data, db, replicas, database = undefined, cli =
       db.startsWith('postgres'),
     );
     const waits = database === undefined ? undefined : sampleWaits(db, database);
+    const statementsBefore = await statements();
     const steady = await sendAll(agent, urls, data.bodies);
+    const statementsSent = onPostgres ? (await statements()) - statementsBefore : undefined;
     // Everything visible to queries (what is pending folded into the rollups) is part of the measured time.
     const counted = await visible();
     const seconds = (performance.now() - started) / 1000;
     const cpu = spent();
-    return { warmupSeconds, seconds, cpu, waits: await waits?.(), failures: warm.failures + steady.failures, retries: warm.retries + steady.retries, counted };
+    return {
+      warmupSeconds,
+      seconds,
+      cpu,
+      statementsSent,
+      waits: await waits?.(),
+      failures: warm.failures + steady.failures,
+      retries: warm.retries + steady.retries,
+      counted,
+    };
   } finally {
     agent.destroy();
     await Promise.all(
@@ -487,9 +506,7 @@ const variants = {
   }),
   ...(withPostgres && {
     'raw pg loop (same rows)': () => rawPostgres(data),
-    'PostgreSQL, 1 replica': () => onPostgres(data, 1),
-    'PostgreSQL, 2 replicas': () => onPostgres(data, 2),
-    'PostgreSQL, 3 replicas': () => onPostgres(data, 3),
+    ...Object.fromEntries(REPLICAS.map((replicas) => [`PostgreSQL, ${replicas} replica${replicas === 1 ? '' : 's'}`, () => onPostgres(data, replicas)])),
   }),
 };
 const unpin = PINNED ? pinApart() : undefined;
@@ -506,6 +523,11 @@ const rate = (points, time) => Math.round(points / time).toLocaleString('en');
 const perThousand = (runs, part) => median(runs.map((run) => (1000 * run.cpu[part]) / data.bodies.length)).toFixed(2);
 /** The median cores a variant's collectors (or database server) kept busy: CPU seconds over wall seconds. */
 const coresUsed = (runs, part) => median(runs.map((run) => run.cpu[part] / run.seconds)).toFixed(2);
+/** Collectors + database CPU per export against one SQLite collector's (SQLite's database work is in its collector's process). */
+const cpuRatio = (name) =>
+  !name.startsWith('PostgreSQL') || results['SQLite, 1 collector'] === undefined
+    ? ''
+    : ` (${(perThousand(results[name], 'total') / perThousand(results['SQLite, 1 collector'], 'total')).toFixed(2)}× SQLite's)`;
 const share = (name, base) => (seconds[base] === undefined ? '' : `  ${((100 * seconds[base]) / seconds[name]).toFixed(1).padStart(5)} % of ${base}`);
 for (const name of Object.keys(variants)) {
   const collector = results[name][0].counted !== undefined;
@@ -520,12 +542,16 @@ for (const name of Object.keys(variants)) {
   const extra = !collector
     ? ''
     : `${name.startsWith('PostgreSQL') ? `${share(name, baseline)}${share(name, 'SQLite, 1 collector')}` : `${share(name, 'raw SQLite, minimal')}${share(name, baseline)}`}; warm-up ${rate(data.warmup.counterPoints, median(results[name].map((run) => run.warmupSeconds)))} points/s; 503 retries ${results[name].reduce((sum, run) => sum + run.retries, 0)}`;
+  const trips =
+    results[name][0].statementsSent === undefined
+      ? ''
+      : `; round trips to PostgreSQL per steady export ${median(results[name].map((run) => run.statementsSent / data.bodies.length)).toFixed(2)} (every statement the collectors sent over the timed rounds, the fold's included)`;
   const cpu =
     results[name][0].cpu === undefined
       ? ''
-      : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s; cores in use over the timed rounds: collectors ${coresUsed(results[name], 'collectors')}, PostgreSQL ${coresUsed(results[name], 'database')}`;
+      : `; CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s, together ${perThousand(results[name], 'total')} s${cpuRatio(name)}; cores in use over the timed rounds: collectors ${coresUsed(results[name], 'collectors')}, PostgreSQL ${coresUsed(results[name], 'database')}`;
   console.log(
-    `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}`,
+    `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}${trips}`,
   );
   if (results[name][0].waits !== undefined) console.log(`${''.padEnd(26)} ${waitsLine(results[name])}`);
 }

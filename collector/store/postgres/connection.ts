@@ -167,20 +167,27 @@ function named(sql: string): { text: string; order: string[] } {
   return { text, order };
 }
 
-/** A statement written with `@name` placeholders, run with an object of values. */
+/**
+ * A statement written with `@name` placeholders, run with an object of values. With a `prepared` name it is parsed
+ * and planned once per connection (for statements every export runs).
+ */
 export class NamedStatement {
   private readonly text: string;
   private readonly order: string[];
 
-  constructor(sql: string) {
+  constructor(
+    sql: string,
+    private readonly prepared?: string,
+  ) {
     ({ text: this.text, order: this.order } = named(sql));
   }
 
   async all<Row>(db: Queryable, values: Record<string, unknown>): Promise<Row[]> {
-    const result = await db.query(
-      this.text,
-      this.order.map((name) => values[name] ?? null),
-    );
+    const result = await db.query({
+      ...(this.prepared === undefined ? {} : { name: this.prepared }),
+      text: this.text,
+      values: this.order.map((name) => values[name] ?? null),
+    });
     return result.rows as Row[];
   }
 }

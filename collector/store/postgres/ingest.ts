@@ -7,7 +7,8 @@ import { ExamplesWriter } from './writer/examples.js';
 
 /**
  * What ingest writes: every export is one transaction that converts, deduplicates and appends its increments to
- * `pending_increments` (writer/index.ts), and `applyMetrics` resolves after its commit.
+ * `pending_increments` (writer/index.ts; a new instance's row is created just before, in one of its own), and
+ * `applyMetrics` resolves after its commit.
  */
 export class PostgresIngest implements IngestStore {
   private readonly examples: ExamplesWriter;
@@ -17,7 +18,7 @@ export class PostgresIngest implements IngestStore {
   }
 
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
-    return inTransaction(this.core.pool, (db) => this.core.writer.apply(db, batch));
+    return this.core.writer.apply(this.core.pool, batch);
   }
 
   async applySpans(batch: SpanBatch): Promise<number> {

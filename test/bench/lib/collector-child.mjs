@@ -11,10 +11,11 @@ export function baselineCli(folder) {
   return join(resolve(folder), 'dist/bin/extscope.js');
 }
 
-export function startCollectorChild(dbPath, { env = {}, nodeArgs = [], cli = CLI } = {}) {
+/** `ipc`: with an IPC channel to the child (for a preloaded probe such as lib/pg-round-trip-probe.mjs). */
+export function startCollectorChild(dbPath, { env = {}, nodeArgs = [], cli = CLI, ipc = false } = {}) {
   const child = spawn(process.execPath, [...nodeArgs, cli, 'collector', '--port', '0', '--db', dbPath], {
     env: { ...process.env, EXTSCOPE_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -39,4 +40,17 @@ export async function ready(url) {
     await answer?.body?.cancel();
   }
   throw new Error(`${url}/readyz did not answer ready within a minute`);
+}
+
+/** Resolves with the round trips to PostgreSQL a collector child made so far (started with `ipc` and `--import` lib/pg-round-trip-probe.mjs). */
+export function roundTrips(child) {
+  return new Promise((resolve) => {
+    const answer = (message) => {
+      if (typeof message?.pgRoundTrips !== 'number') return;
+      child.off('message', answer);
+      resolve(message.pgRoundTrips);
+    };
+    child.on('message', answer);
+    child.send('pg-round-trips');
+  });
 }

@@ -43,6 +43,6 @@ export function cpuMeter(pids, withPostgres) {
     const end = read();
     let database = 0;
     for (const [pid, seconds] of end.database) database += seconds - (start.database.get(pid) ?? 0);
-    return { collectors: end.own - start.own, database };
+    return { collectors: end.own - start.own, database, total: end.own - start.own + database };
   };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type CounterPoint, type ResourceBatch, type SeriesDims, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MAX_COUNT_PER_STREAM_MINUTE } from '../../../collector/model/records.js';
 import { NANOS_PER_MINUTE } from '../../../collector/model/time.js';
-import { planAdvertisements } from '../../../collector/store/common/advertisement-plan.js';
+import { mergeAdvertisements, planAdvertisements } from '../../../collector/store/common/advertisement-plan.js';
 import type { CumulativeState } from '../../../collector/store/common/cumulative-rule.js';
 import { IngestPlan, type PlannedPoint, type StreamRef, StreamStarts, cellValues, needsStream } from '../../../collector/store/common/ingest-plan.js';
 
@@ -135,5 +135,38 @@ describe('the ingest plan (pure: what an export writes, from the state loaded fo
     expect(planAdvertisements(gauges(4), resource, { advertisedMs: 5, generation: 1 })?.advertised.map((row) => row[6])).toEqual([0]);
     // Stored under `_OTHER` (another identity than the one sent): nothing recorded.
     expect(planAdvertisements(gauges(6), { ...resource }, { advertisedMs: 5, generation: 1 })).toBeUndefined();
+  });
+
+  it('advertised counts: one row per server, as upserting each point in turn leaves it (the latest generation wins, of one generation the last point)', () => {
+    const resource = {
+      service: 'svc',
+      instanceId: 'i',
+      serviceVersion: null,
+      host: null,
+      serverName: null,
+      serverVersion: null,
+    } as unknown as ResourceBatch['resource'];
+    const counts = (...points: [server: string, count: number, timeMs: number][]): ResourceBatch => ({
+      resource,
+      counters: [],
+      advertised: [],
+      advertisedCounts: points.map(([serverName, count, timeMs]) => ({ serverName, serverVersion: '1', count, timeMs })),
+    });
+    const plan = planAdvertisements(counts(['b', 1, 5], ['a', 7, 5], ['a', 3, 4], ['a', 8, 5]), resource, { advertisedMs: 4, generation: 2 });
+    // Time 5 starts generation 3; time 4 is older (generation 0) and only widens first seen.
+    expect(plan?.counts).toEqual([
+      ['a', '1', 8, 4, 5, 3],
+      ['b', '1', 1, 5, 5, 3],
+    ]);
+    const later = planAdvertisements(counts(['a', 2, 6]), resource, plan?.instance as NonNullable<typeof plan>['instance'] & object);
+    const merged = mergeAdvertisements([plan, later].map((entry) => entry as NonNullable<typeof entry>));
+    expect(merged.instance).toEqual({ advertisedMs: 6, generation: 4 });
+    expect(merged.counts).toEqual([
+      ['a', '1', 2, 4, 6, 4],
+      ['b', '1', 1, 5, 5, 3],
+    ]);
+    // An older export merged after a newer one keeps the newer count.
+    const older = planAdvertisements(counts(['a', 9, 5]), resource, { advertisedMs: 6, generation: 4 });
+    expect(mergeAdvertisements([later, older].map((entry) => entry as NonNullable<typeof entry>)).counts).toEqual([['a', '1', 2, 5, 6, 4]]);
   });
 });

@@ -3,19 +3,10 @@ import { type DimensionValue, DimensionState, boundedValues } from '../../common
 import type { Queryable } from '../connection.js';
 
 /**
- * Takes the transaction-scoped lock under which new streams, series, cells and dimension values are created.
- * Counting a dimension's values and adding one must not interleave between replicas (both would see room for
- * the last value); and creating identities one transaction at a time means two exports never wait on each
- * other's half-created rows in opposite orders. Taken only by exports that bring a stream not seen before.
- */
-export async function lockIdentityCreation(db: Queryable): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock(hashtextextended('extscope:identities', 0))");
-}
-
-/**
- * Loads what the dimension limit (common/dimension-limit-rule.ts) needs for an export's new series, in two
- * statements, and stores the values it admits in one. Runs inside the apply transaction, under
- * {@link lockIdentityCreation}.
+ * Loads what the dimension limit (common/dimension-limit-rule.ts) needs for an export's new series and stores the
+ * values it admits. Values already listed need nothing more; a dimension with a value not listed is decided under a
+ * transaction-scoped lock of that dimension alone (counting its values and adding one must not interleave between
+ * replicas, or both would see room for the last value), the locks taken in dimension order.
  */
 export class DimensionLimit {
   /** Values folded into `_OTHER` by this collector since start (for /metrics). */
@@ -23,25 +14,29 @@ export class DimensionLimit {
 
   constructor(private readonly maxValues: number) {}
 
-  /** The dimensions as stored of each of `list`, in order. */
+  /** The dimensions as stored of each of `list`, in order. Inside the apply transaction. */
   async apply(db: Queryable, list: readonly Readonly<SeriesDims>[]): Promise<Readonly<SeriesDims>[]> {
     const wanted = new Map<string, DimensionValue>();
     for (const dims of list) for (const entry of boundedValues(dims)) wanted.set(`${entry.dimension}\u0000${entry.value}`, entry);
     if (wanted.size === 0) return [...list];
     const state = new DimensionState();
     const values = [...wanted.values()];
-    const { rows: known } = await db.query<DimensionValue>(
-      'SELECT d.dimension, d.value FROM dimension_values d JOIN unnest($1::text[], $2::text[]) AS k (dimension, value) ON d.dimension = k.dimension AND d.value = k.value',
-      [values.map((entry) => entry.dimension), values.map((entry) => entry.value)],
-    );
-    for (const row of known) state.knownValue(row.dimension, row.value);
-    const unknown = [...new Set(values.filter((entry) => !state.has(entry.dimension, entry.value)).map((entry) => entry.dimension))];
+    await this.known(db, state, values);
+    const unknown = [...new Set(values.filter((entry) => !state.has(entry.dimension, entry.value)).map((entry) => entry.dimension))].sort();
     if (unknown.length > 0) {
-      const { rows: counts } = await db.query<{ dimension: string; n: number }>(
-        'SELECT dimension, count(*)::bigint AS n FROM dimension_values WHERE dimension = ANY($1::text[]) GROUP BY dimension',
-        [unknown],
+      // Locked in order (unnest keeps the array's), then read again under the locks: another replica may have added some.
+      await db.query("SELECT count(pg_advisory_xact_lock(hashtextextended('extscope:dimension:' || d, 0))) FROM unnest($1::text[]) AS d", [unknown]);
+      const pending = values.filter((entry) => !state.has(entry.dimension, entry.value));
+      const { rows: counts } = await db.query<{ dimension: string; n: number; known: string[] }>(
+        `SELECT d.dimension, count(*)::bigint AS n,
+           array_agg(d.value) FILTER (WHERE (d.dimension, d.value) IN (SELECT * FROM unnest($2::text[], $3::text[]))) AS known
+         FROM dimension_values d WHERE d.dimension = ANY($1::text[]) GROUP BY d.dimension`,
+        [unknown, pending.map((entry) => entry.dimension), pending.map((entry) => entry.value)],
       );
-      for (const row of counts) state.count(row.dimension, Number(row.n));
+      for (const row of counts) {
+        for (const value of row.known ?? []) state.knownValue(row.dimension, value);
+        state.count(row.dimension, Number(row.n));
+      }
     }
     const admitted: DimensionValue[] = [];
     const stored = list.map((dims) => {
@@ -51,11 +46,19 @@ export class DimensionLimit {
       return limited.dims;
     });
     if (admitted.length > 0) {
-      await db.query('INSERT INTO dimension_values (dimension, value) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING', [
+      await db.query('INSERT INTO dimension_values (dimension, value) SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING', [
         admitted.map((entry) => entry.dimension),
         admitted.map((entry) => entry.value),
       ]);
     }
     return stored;
+  }
+
+  private async known(db: Queryable, state: DimensionState, values: readonly DimensionValue[]): Promise<void> {
+    const { rows } = await db.query<DimensionValue>(
+      'SELECT d.dimension, d.value FROM dimension_values d JOIN unnest($1::text[], $2::text[]) AS k (dimension, value) ON d.dimension = k.dimension AND d.value = k.value',
+      [values.map((entry) => entry.dimension), values.map((entry) => entry.value)],
+    );
+    for (const row of rows) state.knownValue(row.dimension, row.value);
   }
 }

@@ -1,15 +1,16 @@
 import type { ResourceIdentity } from '../../../model/batches.js';
-import { type ResourceLimits, limitResource, resourceCandidates } from '../../common/resource-limits.js';
+import { INSTANCE_UPSERT_COLUMNS, instanceValues } from '../../common/columns.js';
 import { identityHash, instanceKey } from '../../common/identity.js';
+import { type ResourceLimits, limitResource, resourceCandidates } from '../../common/resource-limits.js';
 import type { Queryable } from '../connection.js';
-import { lockIdentityCreation } from './dimension-limit.js';
 
 const MAX_COUNTED = 100_000;
+const instanceColumns = INSTANCE_UPSERT_COLUMNS;
 
 /**
- * Loads what the resource limit (common/resource-limits.ts) needs, in one statement: known instances are the rows
- * of `instances`; a new one is decided under the identity-creation lock, so that two replicas cannot both take the
- * last place.
+ * Decides where instances not stored yet are stored (common/resource-limits.ts) and creates their rows, in a short
+ * transaction of its own (writer/index.ts) under a lock that only the creation of instances takes, so that two
+ * replicas cannot both take the last place; an export's own transaction then finds them like any other.
  */
 export class ResourceLimit {
   /** Instances stored under `_OTHER` by this collector since start (for /metrics), each once while remembered. */
@@ -19,12 +20,25 @@ export class ResourceLimit {
 
   constructor(private readonly limits: ResourceLimits) {}
 
-  /** The resource as stored: the same object when its instance is known or still fits. Inside the apply transaction. */
-  async apply(db: Queryable, resource: ResourceIdentity): Promise<ResourceIdentity> {
-    const { rowCount } = await db.query('SELECT 1 FROM instances WHERE key_hash = $1', [identityHash(instanceKey(resource))]);
-    if (rowCount !== 0) return resource;
-    await lockIdentityCreation(db);
-    // Read under the lock: another replica may have created it while this export waited.
+  /** Each resource as stored (the same object when it fits), its instance row created if it was not there. */
+  async create(db: Queryable, resources: readonly ResourceIdentity[], now: number): Promise<ResourceIdentity[]> {
+    await db.query("SELECT pg_advisory_xact_lock(hashtextextended('extscope:instances', 0))");
+    const stored: ResourceIdentity[] = [];
+    for (const resource of resources) {
+      const limited = await this.limit(db, resource);
+      await db.query(
+        `INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
+         VALUES ($1, ${instanceColumns.map((_column, index) => `$${index + 2}`).join(', ')}, $${instanceColumns.length + 2}, $${instanceColumns.length + 2})
+         ON CONFLICT (key_hash) DO NOTHING`,
+        [identityHash(instanceKey(limited)), ...instanceValues(limited), now],
+      );
+      stored.push(limited);
+    }
+    return stored;
+  }
+
+  /** Read under the lock: another replica may have created the instance meanwhile. */
+  private async limit(db: Queryable, resource: ResourceIdentity): Promise<ResourceIdentity> {
     const candidates = resourceCandidates(resource);
     const { rows } = await db.query<{ known: number[]; service_known: boolean; services: number; instances: number }>(
       `SELECT array(SELECT k.i FROM unnest($1::bytea[]) WITH ORDINALITY AS k (h, i) JOIN instances ON key_hash = k.h)::int[] AS known,

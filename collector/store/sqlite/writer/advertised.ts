@@ -30,7 +30,6 @@ export class AdvertisedWriter {
   write(instanceId: number, plan: AdvertisementPlan): void {
     if (plan.instance !== undefined) this.setAdvertised.run(plan.instance.advertisedMs, plan.instance.generation, instanceId);
     for (const row of plan.advertised) this.upsertAdvertised.run(instanceId, ...row);
-    for (const [serverName, serverVersion, count, timeMs, generation] of plan.counts)
-      this.upsertCount.run(instanceId, serverName, serverVersion, count, timeMs, timeMs, generation);
+    for (const row of plan.counts) this.upsertCount.run(instanceId, ...row);
   }
 }

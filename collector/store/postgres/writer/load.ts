@@ -1,0 +1,110 @@
+import { SERIES_COLUMNS, storedDims } from '../../common/columns.js';
+import type { CumulativeState } from '../../common/cumulative-rule.js';
+import { type StreamRef, StreamStarts } from '../../common/ingest-plan.js';
+import type { Queryable } from '../connection.js';
+
+/** An instance row as an export finds it, locked until the export's transaction ends. */
+interface LockedInstance {
+  id: number;
+  advertised_ms: number | null;
+  advertise_gen: number;
+}
+
+/** A cumulative state row to load and lock: the stream by key hash (it may not exist yet) and the sender's start time. */
+export interface StateKey {
+  streamHash: Buffer;
+  startNs: bigint;
+}
+
+/** What an export finds stored: its instances, its streams (by key hash, hex), its cumulative states. */
+export interface Loaded {
+  instances: Map<string, LockedInstance>;
+  streams: Map<string, StreamRef>;
+  states: StreamStarts<CumulativeState>;
+}
+
+interface StateRow {
+  stream_id: number;
+  start_ns: string;
+  end_ns: string;
+  value: number;
+}
+
+const STREAM_FIELDS = ['kind', ...SERIES_COLUMNS.map((column) => column.column)].map((column) => `'${column}', r.${column}`).join(', ');
+
+/**
+ * Everything an export reads, in one statement (one round trip): its instance rows, locked FOR NO KEY UPDATE in key
+ * order (an export of the same instance on another replica waits for this one's commit, and retention, which locks
+ * them first, cannot drop their series meanwhile); its streams with their series; and the cumulative state of every
+ * (stream, start time) it brings, created if absent (end −1, value 0: read back as no state) and locked by the
+ * upsert, in (stream, start) order. The upsert's no-op update returns the row as the last commit left it (a plain
+ * read in the same statement would see the statement's snapshot, older than the commit it waited for).
+ */
+const LOAD = `
+  WITH i AS (
+    SELECT encode(key_hash, 'hex') AS h, id, advertised_ms, advertise_gen FROM instances
+    WHERE key_hash = ANY($1::bytea[]) ORDER BY key_hash FOR NO KEY UPDATE
+  ), s AS (
+    SELECT s.key_hash, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, json_build_object(${STREAM_FIELDS}) AS dims
+    FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ANY($2::bytea[])
+  ), c AS (
+    INSERT INTO cumulative_state AS c (stream_id, start_ns, end_ns, value)
+    SELECT s.stream_id, k.st, -1, 0 FROM unnest($3::bytea[], $4::bigint[]) AS k (h, st) JOIN s ON s.key_hash = k.h ORDER BY 1, 2
+    ON CONFLICT (stream_id, start_ns) DO UPDATE SET end_ns = c.end_ns
+    RETURNING c.stream_id, c.start_ns::text AS start_ns, c.end_ns::text AS end_ns, c.value
+  )
+  SELECT (SELECT json_agg(i) FROM i) AS instances,
+         (SELECT json_agg(json_build_object('h', encode(key_hash, 'hex'), 'stream_id', stream_id, 'series_id', series_id,
+            'cell_id', cell_id, 'all_cell_id', all_cell_id, 'dims', dims)) FROM s) AS streams,
+         (SELECT json_agg(c) FROM c) AS states`;
+
+/** Loads (and locks) what an export needs; see {@link LOAD}. `states`: unique keys. */
+export async function loadExport(
+  db: Queryable,
+  instanceHashes: readonly Buffer[],
+  streamHashes: readonly Buffer[],
+  states: readonly StateKey[],
+): Promise<Loaded> {
+  const { rows } = await db.query<{
+    instances: (LockedInstance & { h: string })[] | null;
+    streams: { h: string; stream_id: number; series_id: number; cell_id: number; all_cell_id: number; dims: Record<string, unknown> }[] | null;
+    states: StateRow[] | null;
+  }>({
+    name: 'extscope-load-export',
+    text: LOAD,
+    values: [instanceHashes, streamHashes, states.map((key) => key.streamHash), states.map((key) => key.startNs.toString())],
+  });
+  const row = rows[0];
+  const loaded: Loaded = { instances: new Map(), streams: new Map(), states: new StreamStarts() };
+  for (const instance of row?.instances ?? []) loaded.instances.set(instance.h, instance);
+  for (const stream of row?.streams ?? []) {
+    loaded.streams.set(stream.h, {
+      streamId: stream.stream_id,
+      seriesId: stream.series_id,
+      cellId: stream.cell_id,
+      allCellId: stream.all_cell_id,
+      dims: storedDims(stream.dims),
+    });
+  }
+  addStates(loaded.states, row?.states ?? []);
+  return loaded;
+}
+
+/** The cumulative states of streams an export has just created: created and locked as {@link LOAD} does. */
+export async function loadStates(db: Queryable, states: StreamStarts<CumulativeState>, keys: readonly { streamId: number; startNs: bigint }[]): Promise<void> {
+  if (keys.length === 0) return;
+  const sorted = [...keys].sort((a, b) => a.streamId - b.streamId || (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
+  const { rows } = await db.query<StateRow>(
+    `INSERT INTO cumulative_state AS c (stream_id, start_ns, end_ns, value)
+     SELECT s, st, -1, 0 FROM unnest($1::bigint[], $2::bigint[]) AS k (s, st) ORDER BY s, st
+     ON CONFLICT (stream_id, start_ns) DO UPDATE SET end_ns = c.end_ns
+     RETURNING c.stream_id, c.start_ns::text AS start_ns, c.end_ns::text AS end_ns, c.value`,
+    [sorted.map((key) => key.streamId), sorted.map((key) => key.startNs.toString())],
+  );
+  addStates(states, rows);
+}
+
+/** A row created just now (end −1) is no state at all. */
+function addStates(states: StreamStarts<CumulativeState>, rows: readonly StateRow[]): void {
+  for (const row of rows) if (row.end_ns !== '-1') states.add(row.stream_id, BigInt(row.start_ns), { endNs: BigInt(row.end_ns), value: Number(row.value) });
+}
