@@ -22,6 +22,10 @@ export class ResourceLimit {
 
   /** Each resource as stored (the same object when it fits), its instance row created if it was not there. */
   async create(db: Queryable, resources: readonly ResourceIdentity[], now: number): Promise<ResourceIdentity[]> {
+    // Exports of a new instance arrive together: those that find it created meanwhile need no lock.
+    const hashes = resources.map((resource) => identityHash(instanceKey(resource)));
+    const { rows: found } = await db.query<{ h: string }>("SELECT encode(key_hash, 'hex') AS h FROM instances WHERE key_hash = ANY($1::bytea[])", [hashes]);
+    if (found.length === new Set(hashes.map((hash) => hash.toString('hex'))).size) return [...resources];
     await db.query("SELECT pg_advisory_xact_lock(hashtextextended('extscope:instances', 0))");
     const stored: ResourceIdentity[] = [];
     for (const resource of resources) {
