@@ -1,4 +1,4 @@
--- extscope collector schema for PostgreSQL, version 10.
+-- extscope collector schema for PostgreSQL, version 11.
 --
 -- The series a `-32021` figure can come from: refused requests, and the extension ids a refused method required.
 -- They are few among very many, and the trend of refusals reads only them: without this index that read scanned
