@@ -18,9 +18,9 @@ const USAGE = `Usage: npm run demo [-- --port PORT] [--grpc-port PORT|off] [--db
 
   --port PORT            the collector's OTLP/HTTP, API and dashboard port (env EXTSCOPE_PORT, default 4318;
                          0 = any free port)
-  --grpc-port PORT|off   the collector's OTLP/gRPC port (env EXTSCOPE_GRPC_PORT, default 4317; 0 = any free
-                         port; off = none). The MCP servers take free ports of their own: with both moved, two
-                         demos run side by side on one host.
+  --grpc-port PORT|off   the collector's OTLP/gRPC port (env EXTSCOPE_GRPC_PORT, default 4317, or any free port
+                         when --port is 0, as the collector decides; 0 = any free port; off = none). The MCP
+                         servers take free ports of their own: with both moved, two demos run side by side.
   --db PATH              keep the database there (default: a temporary file, removed at the end)
   --collector URL        send the fleet's telemetry to this running collector instead of starting one
                          (EXTSCOPE_INGEST_TOKEN and EXTSCOPE_READ_TOKEN are used when set)
@@ -33,7 +33,7 @@ try {
   ({ values: flags } = parseArgs({
     options: {
       port: { type: 'string', default: process.env.EXTSCOPE_PORT ?? '4318' },
-      'grpc-port': { type: 'string', default: process.env.EXTSCOPE_GRPC_PORT ?? '4317' },
+      'grpc-port': { type: 'string' },
       db: { type: 'string' },
       collector: { type: 'string' },
       'dashboard-url': { type: 'string' },
@@ -50,6 +50,8 @@ if (flags.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
+// The collector's own default: a demo on any free HTTP port takes any free gRPC port too, not the shared 4317.
+flags['grpc-port'] ??= process.env.EXTSCOPE_GRPC_PORT ?? (flags.port === '0' ? '0' : '4317');
 const CLI = join(ROOT, 'dist', 'bin', 'extscope.js');
 const AGENT = join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js');
 if ((flags.collector === undefined && !existsSync(CLI)) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html')) || !existsSync(AGENT)) {
