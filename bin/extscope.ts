@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Each command's module is imported when it runs: \`wrap\`, \`proxy\` and \`run\` are the agent package's own
-// commands (\`npx @extscope/agent wrap\`, without the collector), kept here as aliases; they load the agent alone.
+// Each command's module is imported when it runs: `wrap`, `proxy` and `run` are the agent package's own
+// commands (`npx @extscope/agent wrap`, without the collector), kept here as aliases; they load the agent alone.
 
 const USAGE = `Usage: extscope <command> [options]
 
