@@ -50,8 +50,6 @@ if (flags.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
-// The collector's own default: a demo on any free HTTP port takes any free gRPC port too, not the shared 4317.
-flags['grpc-port'] ??= process.env.EXTSCOPE_GRPC_PORT ?? (flags.port === '0' ? '0' : '4317');
 const CLI = join(ROOT, 'dist', 'bin', 'extscope.js');
 const AGENT = join(ROOT, 'agent', 'dist', 'agent', 'register', 'register.js');
 if ((flags.collector === undefined && !existsSync(CLI)) || !existsSync(join(ROOT, 'dashboard', 'dist', 'index.html')) || !existsSync(AGENT)) {
@@ -175,7 +173,10 @@ async function startCollector() {
     tempDir = await mkdtemp(join(tmpdir(), 'extscope-demo-'));
     dbPath = join(tempDir, 'demo.db');
   }
-  const collector = start('collector', [CLI, 'collector', '--host', '127.0.0.1', '--port', flags.port, '--grpc-port', flags['grpc-port'], '--db', dbPath], {
+  // Without --grpc-port the collector applies its own default (EXTSCOPE_GRPC_PORT, else 4317, or any free port
+  // when the HTTP port is 0), so two demos on free ports never both take 4317.
+  const grpcPort = flags['grpc-port'] === undefined ? [] : ['--grpc-port', flags['grpc-port']];
+  const collector = start('collector', [CLI, 'collector', '--host', '127.0.0.1', '--port', flags.port, ...grpcPort, '--db', dbPath], {
     EXTSCOPE_LOG_LEVEL: 'info',
     // The demo's alert rules (a short `for`, so a drift alert fires within a minute).
     EXTSCOPE_RULES: join(ROOT, 'demo', 'rules.yml'),
