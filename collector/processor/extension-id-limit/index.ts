@@ -15,7 +15,6 @@ export interface ExtensionIdLimitConfig {
  * in by the service; a processor does not import the store, so the shape is repeated here.
  */
 export interface AdmittedIdsState {
-  admittedIds(keys: readonly { instance: string; hour: number }[]): Promise<{ instance: string; hour: number; ids: readonly string[] }[]>;
   /** The store decides the room left, atomically against any other collector on it (ExtensionIdLimitStore.admitIdsWithin). */
   admitIdsWithin(
     entries: readonly { instance: string; hour: number; ids: readonly string[] }[],
@@ -42,8 +41,9 @@ interface Fresh {
  * overflow id `_OTHER`, as the agent does, and the rest of the export is stored as usual (counted in
  * {@link overflowed}).
  *
- * The admitted ids are written to `state` before the export goes on to the store, and read back from it for an
- * (instance, hour) not in memory: a retry after a restart is decided as the first attempt was (an id that went to
+ * The admitted ids are written to `state` before the export goes on to the store, and an (instance, hour) not in
+ * memory is decided by it (in the one call that admits, which answers with the whole set: one round trip to a
+ * database per new set): a retry after a restart is decided as the first attempt was (an id that went to
  * `_OTHER` goes there again, and its points are recognised as duplicates, not counted a second time under their
  * own id). Ids admitted for an export the store then fails stay admitted: its retry brings the same ids, which
  * count once. Decisions are made one export at a time, so that two exports of one instance cannot both take the
@@ -76,7 +76,6 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
   }
 
   private async admit(batch: MetricsBatch): Promise<void> {
-    if (this.state !== undefined) await this.load(batch);
     const fresh = new Map<string, Fresh>();
     for (const { resource, counters } of batch.resources) {
       const instance = JSON.stringify([resource.service, resource.instanceId]);
@@ -116,8 +115,8 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
 
   /**
    * Memory knows which ids are admitted but not how much room is left (with several collectors on one store,
-   * another may have taken it): ids not known here are decided by the store, and what it answers (the whole set,
-   * other collectors' ids too) is remembered. Kept before the store sees the export: a failure here fails the
+   * another may have taken it): ids not known here (every id of a set not in memory) are decided by the store, and
+   * what it answers (the whole set, other collectors' ids and ids admitted before a restart too) is remembered. Kept before the store sees the export: a failure here fails the
    * export (retryable), and memory stays as it was.
    */
   private async admitInStore(state: AdmittedIdsState, fresh: Map<string, Fresh>): Promise<void> {
@@ -147,24 +146,6 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
       // A stream of its own: the sender's stream keeps counting under its id in an hour where it fits.
       point.streamAttributes = `${point.streamAttributes}\u0000${OVERFLOW_VALUE}`;
       this.overflowed++;
-    }
-  }
-
-  /** Reads the sets of the (instance, hour) pairs this export touches that are not in memory. */
-  private async load(batch: MetricsBatch): Promise<void> {
-    const missing = new Map<string, { instance: string; hour: number }>();
-    for (const { resource, counters } of batch.resources) {
-      const instance = JSON.stringify([resource.service, resource.instanceId]);
-      for (const point of counters) {
-        if (extensionIdOf(point) === undefined) continue;
-        const hour = Number(point.timeNs / NANOS_PER_HOUR);
-        const key = `${hour}:${instance}`;
-        if (!this.known.has(key) && !missing.has(key)) missing.set(key, { instance, hour });
-      }
-    }
-    if (missing.size === 0 || this.state === undefined) return;
-    for (const { instance, hour, ids } of await this.state.admittedIds([...missing.values()])) {
-      this.add(`${hour}:${instance}`, hour, undefined, new Set(ids));
     }
   }
 

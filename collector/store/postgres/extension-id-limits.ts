@@ -2,11 +2,9 @@ import type pg from 'pg';
 import type { ExtensionIdLimitStore, InstanceHour, InstanceHourIds } from '../store.js';
 import { inTransaction, storeRead } from './connection.js';
 
-const byKey = (a: InstanceHour, b: InstanceHour): number => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : a.hour - b.hour);
-
 /**
  * The ids the distinct-extension-id limit admitted, per instance and hour (`extension_id_limits`, migration
- * 004). With several replicas the room left in a set is the database's to decide: {@link admitWithin} takes a
+ * 004). With several replicas the room left in a set is the database's to decide: {@link admitIdsWithin} takes a
  * transaction-scoped advisory lock per (instance, hour), in key order (so two exports never wait on each other
  * in opposite orders), reads the set and adds what fits, so that two replicas cannot both take the last places.
  */
@@ -40,34 +38,20 @@ export class ExtensionIdLimitTable implements ExtensionIdLimitStore {
     });
   }
 
-  /** Every replica asks the database: the room left in a set is shared. */
+  /**
+   * Every replica asks the database: the room left in a set is shared. One statement, whatever the number of sets
+   * (migration 012's function: per set, in key order, its lock, its read and its insert).
+   */
   admitIdsWithin(entries: readonly InstanceHourIds[], max: number): Promise<InstanceHourIds[]> {
-    const sorted = [...entries].sort(byKey);
-    return inTransaction(this.pool, async (db) => {
-      const decided: InstanceHourIds[] = [];
-      for (const { instance, hour, ids } of sorted) {
-        await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, $2))', [`extscope:extension-ids:${instance}`, hour]);
-        const { rows } = await db.query<{ extension_id: string }>('SELECT extension_id FROM extension_id_limits WHERE instance = $1 AND hour = $2', [
-          instance,
-          hour,
-        ]);
-        const admitted = new Set(rows.map((row) => row.extension_id));
-        const added: string[] = [];
-        for (const id of ids) {
-          if (admitted.has(id) || admitted.size >= max) continue;
-          admitted.add(id);
-          added.push(id);
-        }
-        if (added.length > 0) {
-          await db.query('INSERT INTO extension_id_limits (instance, hour, extension_id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING', [
-            instance,
-            hour,
-            added,
-          ]);
-        }
-        decided.push({ instance, hour, ids: [...admitted] });
-      }
-      return decided;
+    if (entries.length === 0) return Promise.resolve([]);
+    const rows = entries.flatMap(({ instance, hour, ids }) => ids.map((id) => [instance, hour, id] as const));
+    return storeRead(async () => {
+      const { rows: sets } = await this.pool.query<{ set_instance: string; set_hour: number; set_ids: string[] }>({
+        name: 'extscope-admit-extension-ids',
+        text: 'SELECT set_instance, set_hour, set_ids FROM extscope_admit_extension_ids($1::text[], $2::bigint[], $3::text[], $4::integer)',
+        values: [rows.map((row) => row[0]), rows.map((row) => row[1]), rows.map((row) => row[2]), max],
+      });
+      return sets.map((set) => ({ instance: set.set_instance, hour: set.set_hour, ids: set.set_ids }));
     });
   }
 }

@@ -38,15 +38,29 @@ const ADDED = ROLLUP_LEVELS.map((rollup) => {
  * cells' levels and to the instance cell's levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
  * atomic. Rows committed after the statement began stay for the next fold.
  */
-const FOLD = `
+const fold = (locked: string): string => `
   WITH moved AS (
-    DELETE FROM pending_increments WHERE ctid = ANY (ARRAY(SELECT ctid FROM pending_increments LIMIT ${FOLD_BATCH}))
+    DELETE FROM pending_increments WHERE ${locked} ctid = ANY (ARRAY(SELECT ctid FROM pending_increments LIMIT ${FOLD_BATCH}))
     RETURNING minute, series_id, cell_id, all_cell_id, value
   ),
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
   instance_cells_moved AS (SELECT s.instance_cell_id AS owner, m.minute, m.value FROM moved m JOIN series s ON s.id = m.series_id),
   ${ADDED}
   SELECT count(*)::integer AS moved FROM moved`;
+
+/** The fold in a transaction that holds the fold lock already. */
+const FOLD = fold('');
+
+/**
+ * The fold as one statement on its own (its own transaction, one round trip): the fold lock taken first, in the
+ * statement (an uncorrelated subquery, evaluated once before any row is deleted), waited for or only tried; not
+ * got, nothing moves. The statement's snapshot may be older than a fold that committed while it took the lock: the
+ * rows that fold moved are deleted already and skipped here, so none is added twice.
+ */
+const LOCKED_FOLD = {
+  wait: { name: 'extscope-fold-waiting', text: fold(`(SELECT true FROM (SELECT pg_advisory_xact_lock(${FOLD_LOCK})) AS l) AND`) },
+  try: { name: 'extscope-fold-trying', text: fold(`(SELECT pg_try_advisory_xact_lock(${FOLD_LOCK})) AND`) },
+};
 
 /**
  * The PostgreSQL store's fold statement, run on the store's fold schedule (common/fold-schedule.ts): exports append
@@ -58,22 +72,20 @@ export class PostgresFolder implements Folder {
 
   /**
    * `wait`: take the fold lock when another replica holds it; otherwise leave the fold to that one. Every lock is
-   * waited for `lock_timeout` (the pool's), or {@link BRIEF_LOCK_WAIT_MS} just after a failed fold.
+   * waited for `lock_timeout` (the pool's), or {@link BRIEF_LOCK_WAIT_MS} just after a failed fold (then in a
+   * transaction of several statements, which sets it).
    */
   async foldPending({ wait, recentlyFailed }: { wait: boolean; recentlyFailed: boolean }): Promise<void> {
-    const lockWaitMs = recentlyFailed ? BRIEF_LOCK_WAIT_MS : undefined;
-    if (lockWaitMs === undefined && !(await this.pending())) return;
+    if (!recentlyFailed) return this.foldAtOnce(wait);
     const client = await this.pool.connect();
     try {
       for (;;) {
         await client.query('BEGIN');
-        if (lockWaitMs !== undefined) {
-          await client.query(`SET LOCAL lock_timeout = ${Math.round(lockWaitMs)}`);
-          const { rows } = await client.query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending');
-          if (rows[0]?.pending !== true) {
-            await client.query('COMMIT');
-            break;
-          }
+        await client.query(`SET LOCAL lock_timeout = ${BRIEF_LOCK_WAIT_MS}`);
+        const { rows: waiting } = await client.query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending');
+        if (waiting[0]?.pending !== true) {
+          await client.query('COMMIT');
+          break;
         }
         if (wait) await client.query(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`);
         else {
@@ -92,6 +104,19 @@ export class PostgresFolder implements Folder {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(error as Error);
       throw error;
+    }
+  }
+
+  /**
+   * Each batch in one statement ({@link LOCKED_FOLD}): one round trip where there is anything to fold. A read
+   * (`wait`) looks first whether anything waits, so that it does not queue for another replica's fold with nothing
+   * of its own to move; the schedule's fold (which only tries the lock) does not need to.
+   */
+  private async foldAtOnce(wait: boolean): Promise<void> {
+    if (wait && !(await this.pending())) return;
+    for (;;) {
+      const { rows } = await this.pool.query<{ moved: number }>({ ...(wait ? LOCKED_FOLD.wait : LOCKED_FOLD.try), values: [] });
+      if ((rows[0]?.moved ?? 0) < FOLD_BATCH) return;
     }
   }
 

@@ -1,6 +1,7 @@
 // CPU seconds of processes, from /proc (user + system, clock ticks at 100 per second): what a variant's collectors
 // and database server spent, measured around the timed part of a run.
 import { readFileSync, readdirSync } from 'node:fs';
+import pg from 'pg';
 
 const TICKS_PER_SECOND = 100;
 
@@ -30,17 +31,32 @@ export function postgresPids() {
   return pids;
 }
 
-/** CPU seconds of the given pids plus every PostgreSQL process, as a function that returns the spend since the call. */
-export function cpuMeter(pids, withPostgres) {
-  const read = () => {
+/**
+ * The pids of one database's backends and of its server's own processes (WAL writer, checkpointer, …: they serve
+ * every database), as the server lists them: other databases' backends on a shared server are not counted.
+ */
+async function databasePids(client, database) {
+  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE (datname = $1 OR datname IS NULL) AND pid <> pg_backend_pid()', [database]);
+  return rows.map((row) => row.pid);
+}
+
+/**
+ * CPU seconds of the given pids plus, with `postgres` ({ url, database }), the database's backends and its server's
+ * own processes (not other databases' backends), as a function that resolves to the spend since the call.
+ */
+export async function cpuMeter(pids, postgres) {
+  const client = postgres === undefined ? undefined : new pg.Client({ connectionString: postgres.url });
+  await client?.connect();
+  const read = async () => {
     const own = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     // Backends come and go: each one's total since it began counts, those gone are missed (the pool keeps them).
-    const database = withPostgres ? new Map(postgresPids().map((pid) => [pid, cpuSeconds(pid)])) : new Map();
+    const database = client === undefined ? new Map() : new Map((await databasePids(client, postgres.database)).map((pid) => [pid, cpuSeconds(pid)]));
     return { own, database };
   };
-  const start = read();
-  return () => {
-    const end = read();
+  const start = await read();
+  return async () => {
+    const end = await read();
+    await client?.end();
     let database = 0;
     for (const [pid, seconds] of end.database) database += seconds - (start.database.get(pid) ?? 0);
     return { collectors: end.own - start.own, database, total: end.own - start.own + database };

@@ -3,7 +3,7 @@ import { findMigrationsDir, loadMigrations } from '../../../collector/store/comm
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
-import { createPool, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
+import { createPool, inBatchedTransaction, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
 import { openPostgresStore } from '../../../collector/store/postgres/index.js';
 import { SchemaTooNewError, type StoreRoles, StoreUnavailableError } from '../../../collector/store/store.js';
 import { httpStatusOf } from '../../../collector/model/errors.js';
@@ -221,6 +221,53 @@ describe('PostgreSQL store with several collectors on one database', () => {
         await db.query('SELECT 1 / 0');
       }).catch((error: unknown) => error);
       expect([once, (dataError as { code?: string }).code, dataError instanceof StoreUnavailableError]).toEqual([1, '22012', false]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a transaction whose BEGIN and COMMIT go with its first and last statements is one round trip each, atomic, and rolled back when a statement or the commit fails', async () => {
+    const url = await databases.create();
+    const pool = createPool(url, 1, () => undefined);
+    let sent = 0;
+    const count = (client: pg.PoolClient): void => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        sent++;
+        return query(...args);
+      };
+    };
+    try {
+      await pool.query('CREATE TABLE t (v integer PRIMARY KEY CHECK (v < 100)); CREATE TABLE d (v integer REFERENCES t DEFERRABLE INITIALLY DEFERRED)');
+      const insert = (v: number) => ({ name: 'insert-t', text: 'INSERT INTO t (v) VALUES ($1) RETURNING v * 2 AS twice', values: [v] });
+      const rows = await inBatchedTransaction(pool, async (transaction) => {
+        count(transaction.client);
+        const first = await transaction.first<{ twice: number }>(insert(1));
+        // A statement between the two sees the transaction's own rows.
+        const between = await transaction.client.query<{ n: number }>('SELECT count(*)::integer AS n FROM t');
+        const last = await transaction.last<{ twice: number }>(insert(2));
+        return [first[0]?.twice, between.rows[0]?.n, last[0]?.twice];
+      });
+      expect([rows, sent]).toEqual([[2, 1, 4], 3]);
+      // The last statement fails: the first one's row is rolled back with it, and the connection serves the next.
+      const failed = (await inBatchedTransaction(pool, async (transaction) => {
+        await transaction.first(insert(3));
+        await transaction.last(insert(100));
+      }).catch((error: unknown) => error)) as { code?: string };
+      expect(failed.code).toBe('23514');
+      // The commit itself fails (a deferred constraint): nothing stays.
+      const atCommit = (await inBatchedTransaction(pool, async (transaction) => {
+        await transaction.first(insert(4));
+        await transaction.last({ text: 'INSERT INTO d (v) VALUES ($1) RETURNING v', values: [999] });
+      }).catch((error: unknown) => error)) as { code?: string };
+      expect(atCommit.code).toBe('23503');
+      // A transaction that ends without its last statement commits on its own.
+      await inBatchedTransaction(pool, (transaction) => transaction.first(insert(5)));
+      const { rows: stored } = await pool.query<{ v: number }>('SELECT v FROM t ORDER BY v');
+      const { rows: open } = await pool.query<{ n: number }>(
+        "SELECT count(*)::integer AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+      );
+      expect([stored.map((row) => row.v), open[0]?.n]).toEqual([[1, 2, 5], 0]);
     } finally {
       await pool.end();
     }

@@ -7,7 +7,7 @@ import { INSTANCE_UPSERT_COLUMNS, instanceValues } from '../../common/columns.js
 import { identityHash, instanceKey, streamKey } from '../../common/identity.js';
 import { IngestPlan, type PlannedPoint, type StreamRef, needsStream } from '../../common/ingest-plan.js';
 import { StoreUnavailableError } from '../../store.js';
-import { type Queryable, inTransaction } from '../connection.js';
+import { type BatchedTransaction, type Queryable, inBatchedTransaction, inTransaction } from '../connection.js';
 import { DimensionLimit } from './dimension-limit.js';
 import { type NewStream, createStreams, lockSchema1Rekeying, schema1Stream } from './identities.js';
 import { type StateKey, loadExport, loadStates } from './load.js';
@@ -29,8 +29,8 @@ const INSTANCE_ATTEMPTS = 3;
  * writing at once: the state the plan needs is loaded under row locks, nothing is taken from this process's memory
  * (no id caches: another replica's retention may delete what a cache would still name).
  *
- * A steady export (its instance and streams stored) is four round trips: BEGIN, one statement that loads and locks
- * what it needs (load.ts), one that writes everything (write.ts), COMMIT. An instance not stored yet is created
+ * A steady export (its instance and streams stored) is two round trips: one statement that loads and locks what it
+ * needs (load.ts), sent with the BEGIN, and one that writes everything (write.ts), sent with the COMMIT. An instance not stored yet is created
  * first, in a short transaction of its own (resource-limit.ts); new streams, series, cells and dimension values are
  * created inside the export's transaction (identities.ts), under no lock every export shares.
  *
@@ -70,7 +70,7 @@ export class MetricsWriter {
     const stored = batch.resources.map((resourceBatch) => resourceBatch.resource);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inTransaction(pool, (db) => this.applyStored(db, batch, stored, now));
+        return await inBatchedTransaction(pool, (transaction) => this.applyStored(transaction, batch, stored, now));
       } catch (error) {
         if (!(error instanceof MissingInstances)) throw error;
         if (attempt === INSTANCE_ATTEMPTS)
@@ -87,7 +87,7 @@ export class MetricsWriter {
     }
   }
 
-  private async applyStored(db: Queryable, batch: MetricsBatch, stored: readonly ResourceIdentity[], now: number): Promise<ApplyResult> {
+  private async applyStored(transaction: BatchedTransaction, batch: MetricsBatch, stored: readonly ResourceIdentity[], now: number): Promise<ApplyResult> {
     const resources = batch.resources.map((resourceBatch, index) => {
       const resource = stored[index] as ResourceIdentity;
       return { resourceBatch, resource, hex: identityHash(instanceKey(resource)).toString('hex') };
@@ -106,7 +106,7 @@ export class MetricsWriter {
     }
     const instanceHexes = [...new Set(resources.map((entry) => entry.hex))];
     const loaded = await loadExport(
-      db,
+      transaction,
       instanceHexes.map((hex) => Buffer.from(hex, 'hex')),
       [...streamHashes.values()],
       [...stateKeys.values()],
@@ -114,7 +114,7 @@ export class MetricsWriter {
     const missing = resources.flatMap((entry, index) => (loaded.instances.has(entry.hex) ? [] : [index]));
     if (missing.length > 0) throw new MissingInstances(missing);
 
-    await this.createMissing(db, counted, loaded);
+    await this.createMissing(transaction.client, counted, loaded);
     const entries = counted.map(({ point, hash, resource }): PlannedPoint => ({
       point,
       stream: loaded.streams.get(hash.toString('hex')) as StreamRef,
@@ -122,7 +122,7 @@ export class MetricsWriter {
     }));
     const plan = new IngestPlan();
     const planned = plan.points(entries, loaded.states);
-    const inserted = await writeExport(db, now, planned.states, this.instanceWrites(resources, loaded.instances), planned.log);
+    const inserted = await writeExport(transaction, now, planned.states, this.instanceWrites(resources, loaded.instances), planned.log);
     for (const row of inserted) plan.added(row.series_id, row.value);
     plan.logged(planned, inserted.length);
     return plan.result();

@@ -1,7 +1,7 @@
 import { SERIES_COLUMNS, storedDims } from '../../common/columns.js';
 import type { CumulativeState } from '../../common/cumulative-rule.js';
 import { type StreamRef, StreamStarts } from '../../common/ingest-plan.js';
-import type { Queryable } from '../connection.js';
+import type { BatchedTransaction, Queryable } from '../connection.js';
 
 /** An instance row as an export finds it, locked until the export's transaction ends. */
 interface LockedInstance {
@@ -58,14 +58,14 @@ const LOAD = `
             'cell_id', cell_id, 'all_cell_id', all_cell_id, 'dims', dims)) FROM s) AS streams,
          (SELECT json_agg(c) FROM c) AS states`;
 
-/** Loads (and locks) what an export needs; see {@link LOAD}. `states`: unique keys. */
+/** Begins the export's transaction and loads (and locks) what it needs (one round trip); see {@link LOAD}. `states`: unique keys. */
 export async function loadExport(
-  db: Queryable,
+  transaction: BatchedTransaction,
   instanceHashes: readonly Buffer[],
   streamHashes: readonly Buffer[],
   states: readonly StateKey[],
 ): Promise<Loaded> {
-  const { rows } = await db.query<{
+  const rows = await transaction.first<{
     instances: (LockedInstance & { h: string })[] | null;
     streams: { h: string; stream_id: number; series_id: number; cell_id: number; all_cell_id: number; dims: Record<string, unknown> }[] | null;
     states: StateRow[] | null;

@@ -1,7 +1,7 @@
 import type { AdvertisementPlan } from '../../common/advertisement-plan.js';
 import { INSTANCE_UPSERT_COLUMNS } from '../../common/columns.js';
 import type { LogRow, StateWrite } from '../../common/ingest-plan.js';
-import { NamedStatement, type Queryable } from '../connection.js';
+import { type BatchedTransaction, NamedStatement } from '../connection.js';
 
 /** An instance row as an export leaves it: the resource values it brings (null keeps the stored value), its advertising. */
 export interface InstanceWrite {
@@ -71,9 +71,9 @@ function columns(prefix: string, rows: readonly (readonly unknown[])[], width: n
   return Object.fromEntries(Array.from({ length: width }, (_unused, column) => [`${prefix}${column}`, rows.map((row) => row[column])]));
 }
 
-/** Writes an export as {@link WRITE} says; returns the increments the log took (new ones only). */
+/** Writes an export as {@link WRITE} says, and commits (one round trip); returns the increments the log took (new ones only). */
 export function writeExport(
-  db: Queryable,
+  transaction: BatchedTransaction,
   now: number,
   states: readonly StateWrite[],
   instances: readonly InstanceWrite[],
@@ -81,22 +81,24 @@ export function writeExport(
 ): Promise<{ series_id: number; value: number }[]> {
   const advertised = instances.flatMap(({ id, advertisements }) => (advertisements?.advertised ?? []).map((row) => [id, ...row]));
   const counts = instances.flatMap(({ id, advertisements }) => (advertisements?.counts ?? []).map((row) => [id, ...row]));
-  return WRITE.all(db, {
-    state_stream: states.map((write) => write.streamId),
-    state_start: states.map((write) => write.startNs.toString()),
-    state_end: states.map((write) => write.state.endNs.toString()),
-    state_value: states.map((write) => write.state.value),
-    now,
-    instance: instances.map((instance) => instance.id),
-    ...Object.fromEntries(UPDATED_COLUMNS.map((column) => [column, instances.map((instance) => instance.values[column] ?? null)])),
-    advertised_ms: instances.map((instance) => instance.advertisements?.instance?.advertisedMs ?? null),
-    advertise_gen: instances.map((instance) => instance.advertisements?.instance?.generation ?? null),
-    ...columns('a', advertised, 8),
-    ...columns('c', counts, 7),
-    ...columns(
-      'l',
-      log.map((row) => [row.endNs.toString(), row.streamId, row.startNs.toString(), row.minute, row.seriesId, row.cellId, row.allCellId, row.value]),
-      8,
-    ),
-  });
+  return transaction.last(
+    WRITE.statement({
+      state_stream: states.map((write) => write.streamId),
+      state_start: states.map((write) => write.startNs.toString()),
+      state_end: states.map((write) => write.state.endNs.toString()),
+      state_value: states.map((write) => write.state.value),
+      now,
+      instance: instances.map((instance) => instance.id),
+      ...Object.fromEntries(UPDATED_COLUMNS.map((column) => [column, instances.map((instance) => instance.values[column] ?? null)])),
+      advertised_ms: instances.map((instance) => instance.advertisements?.instance?.advertisedMs ?? null),
+      advertise_gen: instances.map((instance) => instance.advertisements?.instance?.generation ?? null),
+      ...columns('a', advertised, 8),
+      ...columns('c', counts, 7),
+      ...columns(
+        'l',
+        log.map((row) => [row.endNs.toString(), row.streamId, row.startNs.toString(), row.minute, row.seriesId, row.cellId, row.allCellId, row.value]),
+        8,
+      ),
+    }),
+  );
 }
