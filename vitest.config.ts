@@ -62,7 +62,6 @@ export const UNIT_TESTS = [
  */
 export const ALONE_TESTS = [
   'test/bench-smoke/benchmarks.test.ts',
-  'test/faults/backup-trickle.test.ts',
   'test/faults/fuzz.test.ts',
   'test/faults/heavy-reads.test.ts',
   'test/faults/ingest-event-loop.test.ts',
