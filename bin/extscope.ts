@@ -1,15 +1,14 @@
 #!/usr/bin/env node
 // Each command's module is imported when it runs: `wrap`, `proxy` and `run` are the agent package's own
-// commands (`npx @extscope/agent wrap`, without the collector), kept here as aliases; they load the agent alone.
+// commands (`npx @extscope/agent wrap`, without the collector), dispatched by the agent's own table and offered
+// here as aliases; they load the agent alone.
+import { AGENT_COMMANDS_USAGE, runAgentCommand } from '@extscope/agent/commands';
 
 const USAGE = `Usage: extscope <command> [options]
 
 Commands:
   collector   Run the collector: OTLP/HTTP and OTLP/gRPC receivers, query API, /metrics, /healthz, /readyz
-  wrap        "wrap -- COMMAND [ARGS...]": run a stdio MCP server (any language) and record its requests
-  proxy       "proxy --listen HOST:PORT --upstream URL": record a Streamable HTTP MCP server's requests in between
-  run         "run -- COMMAND [ARGS...]": run a Node.js MCP server (npx-launched too) with the agent loaded
-              (wrap, proxy and run are the agent package's commands too: npx @extscope/agent wrap -- …)
+${AGENT_COMMANDS_USAGE}              (wrap, proxy and run are the agent package's commands too: npx @extscope/agent wrap -- …)
   rules       "rules check FILE...": validate alert rules files
   db backup   Copy the SQLite database consistently, also while the collector runs (extscope db backup --help)
   db copy     Copy an SQLite database into PostgreSQL (extscope db copy --help)
@@ -36,9 +35,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`extscope ${COLLECTOR_VERSION}\n`);
     return 0;
   }
-  if (command === 'wrap') return (await import('@extscope/agent/wrap')).runWrap(rest);
-  if (command === 'proxy') return (await import('@extscope/agent/proxy')).runProxy(rest);
-  if (command === 'run') return (await import('@extscope/agent/run')).runWithAgent(rest);
+  const agentCode = await runAgentCommand(command, rest);
+  if (agentCode !== undefined) return agentCode;
   if (command === 'rules') return (await import('./commands/rules-check.js')).runRules(rest);
   if (command === 'db' && rest[0] === 'backup') return (await import('./commands/db-backup.js')).runDbBackup(rest.slice(1));
   if (command === 'db' && rest[0] === 'copy') return (await import('./commands/db-copy.js')).runDbCopy(rest.slice(1));

@@ -1,15 +1,13 @@
 #!/usr/bin/env node
 // The agent package's own command: wrap and proxy for servers in any language, run for Node.js servers started by
-// npx. Each command's module is imported when it runs; nothing here needs the collector.
+// npx (commands.ts; the collector's `extscope` offers the same). Nothing here needs the collector.
 import { PACKAGE_VERSION } from '../version.js';
+import { AGENT_COMMANDS_USAGE, runAgentCommand } from './commands.js';
 
 const USAGE = `Usage: extscope-agent <command> [options]     (npx @extscope/agent <command> …)
 
 Commands:
-  wrap        "wrap -- COMMAND [ARGS...]": run a stdio MCP server (any language) and record its requests
-  proxy       "proxy --listen HOST:PORT --upstream URL": record a Streamable HTTP MCP server's requests in between
-  run         "run -- COMMAND [ARGS...]": run a Node.js MCP server (npx-launched too) with the agent loaded
-
+${AGENT_COMMANDS_USAGE}
   --version   Print the version
 
 Run "extscope-agent <command> --help" for a command's options. Telemetry goes where the standard OTEL_*
@@ -26,9 +24,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`extscope-agent ${PACKAGE_VERSION}\n`);
     return 0;
   }
-  if (command === 'wrap') return (await import('../wrap/wrap.js')).runWrap(rest);
-  if (command === 'proxy') return (await import('../proxy/proxy.js')).runProxy(rest);
-  if (command === 'run') return (await import('../run/run.js')).runWithAgent(rest);
+  const code = await runAgentCommand(command, rest);
+  if (code !== undefined) return code;
   process.stderr.write(`extscope-agent: unknown command ${JSON.stringify(command)}: the commands are wrap, proxy and run (extscope-agent --help)\n`);
   return 2;
 }
