@@ -24,6 +24,7 @@ export const UNIT_TESTS = [
   'test/collector/alerting/delivery/delivery-log.test.ts',
   'test/collector/alerting/delivery/signature-and-config.test.ts',
   'test/collector/analysis/cell.test.ts',
+  'test/collector/analysis/lifetime.test.ts',
   'test/collector/analysis/partial-steps.test.ts',
   'test/collector/analysis/matrix-server-unknown.test.ts',
   'test/collector/analysis/odd-one-out.test.ts',

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hook as RequireHook } from 'require-in-the-middle';
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
-import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST } from '../contract/index.js';
+import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST, type Transport } from '../contract/index.js';
 import type { ConnectableClass, Connect, HandlerFactory, ServeStdio } from './internal-types.js';
 import { flushAtExit, flushProviders } from './exit-flush.js';
 import { EntryExchanges } from './observe/entry-exchange.js';
@@ -127,7 +127,10 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   /** See `flushOnExit` in ExtscopeInstrumentationConfig: hooked at the first server, once. */
   private flushProvidersAtExit(): void {
     if (this.getConfig().flushOnExit === false || this._unhookExit !== undefined) return;
-    this._unhookExit = flushAtExit(() => flushProviders(this._providers));
+    this._unhookExit = flushAtExit(() => {
+      this.markProcessEnding();
+      return flushProviders(this._providers);
+    });
   }
 
   /** What got loaded and patched so far. */
@@ -141,9 +144,9 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
       const config = resolveConfig(this.getConfig());
       const pipeline = new RequestPipeline({ ...config, limits: { maxIds: config.maxIdsPerRequest, maxIdLength: config.maxIdLength } }, () => this.tracer);
       const exchanges = new EntryExchanges();
-      const onFirstServer = (server: ServerIdentity): void => {
+      const onFirstServer = (server: ServerIdentity, transport: Transport | undefined): void => {
         this.flushProvidersAtExit();
-        this.getConfig().onFirstServer?.(server);
+        this.getConfig().onFirstServer?.(server, transport);
       };
       const servers = new ServerConnections(pipeline, exchanges, onFirstServer);
       let trafficSeen = false;
@@ -157,6 +160,7 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
           if (trafficSeen) return;
           trafficSeen = true;
           this.status.mcpTraffic = side;
+          servers.transport ??= side;
           this.getConfig().onMcpTraffic?.(side);
         },
       });
@@ -168,6 +172,11 @@ export class ExtscopeInstrumentation extends InstrumentationBase<ExtscopeInstrum
   /** Counts one failure in `extscope.agent.errors` under `stage` (e.g. `export_metrics`). */
   countAgentError(stage: string): void {
     this.parts.pipeline.count(stage);
+  }
+
+  /** The process is ending: the export that follows is its last and says so (`extscope.process.ended`). */
+  markProcessEnding(): void {
+    this.parts.pipeline.markEnding();
   }
 
   /** Every metric's points as a collection would read them now, synchronously (for the final export at exit). */

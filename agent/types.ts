@@ -1,4 +1,5 @@
 import type { InstrumentationConfig } from '@opentelemetry/instrumentation';
+import type { Transport } from '../contract/index.js';
 
 /** Options of `ExtscopeInstrumentation`. Every limit applies to client-controlled input. */
 export interface ExtscopeInstrumentationConfig extends InstrumentationConfig {
@@ -52,8 +53,11 @@ export interface ExtscopeInstrumentationConfig extends InstrumentationConfig {
    * @default true
    */
   flushOnExit?: boolean;
-  /** Called once, the first time a server object connects (the zero-code entry starts its SDK here). */
-  onFirstServer?: (server: ServerIdentity) => void;
+  /**
+   * Called once, the first time a server object connects (the zero-code entry starts its SDK here), with how it is
+   * reached when the transport tells (`stdio`: one client session per process; `http`: long-lived).
+   */
+  onFirstServer?: (server: ServerIdentity, transport: Transport | undefined) => void;
 }
 
 /** An MCP server's `serverInfo` name and version, as its constructor was given them. */

@@ -100,6 +100,11 @@ export interface CollectorOptions {
   staleAfterMs?: number;
   /** An instance not heard from for this long is left out of the instances API (its counts stay in the matrix). */
   instanceTtlMs?: number;
+  /**
+   * An ended session or instance (its last export said so, or a stdio session went silent) stays listed this long,
+   * for the instances and builds API's `ended=true` (the Fleet view's "show ended"); the live view drops it at once.
+   */
+  endedTtlMs?: number;
   /** How often accepted points are folded into the rollups (queries fold first anyway). */
   foldIntervalMs?: number;
   /** How often retention runs. */
@@ -138,6 +143,7 @@ export interface ResolvedConfig {
   synchronous: Synchronous;
   staleAfterMs: number;
   instanceTtlMs: number;
+  endedTtlMs: number;
   foldIntervalMs: number;
   maintenanceIntervalMs: number;
   examplesPerCell: number;
@@ -189,6 +195,7 @@ const DEFAULT_LOG_LEVEL = 'info';
 const DEFAULTS = {
   staleAfterMs: 5 * MS_PER_MINUTE,
   instanceTtlMs: 7 * 24 * MS_PER_HOUR,
+  endedTtlMs: MS_PER_HOUR,
   foldIntervalMs: MS_PER_SECOND,
   maintenanceIntervalMs: MS_PER_MINUTE,
   examplesPerCell: 5,
@@ -297,6 +304,7 @@ export function resolveConfig(options: CollectorOptions): ResolvedConfig {
     synchronous,
     staleAfterMs: positive('staleAfterMs', options.staleAfterMs ?? DEFAULTS.staleAfterMs),
     instanceTtlMs: positive('instanceTtlMs', options.instanceTtlMs ?? DEFAULTS.instanceTtlMs),
+    endedTtlMs: positive('endedTtlMs', options.endedTtlMs ?? DEFAULTS.endedTtlMs),
     foldIntervalMs: positive('foldIntervalMs', options.foldIntervalMs ?? DEFAULTS.foldIntervalMs),
     maintenanceIntervalMs: positive('maintenanceIntervalMs', options.maintenanceIntervalMs ?? DEFAULTS.maintenanceIntervalMs),
     examplesPerCell: positive('examplesPerCell', options.examplesPerCell ?? DEFAULTS.examplesPerCell),
@@ -388,9 +396,15 @@ export const ENVIRONMENT: readonly CollectorVariable[] = [
   },
   {
     name: 'EXTSCOPE_INSTANCE_TTL_HOURS',
-    help: 'Instances not heard from for this long leave the instances list (e.g. ended stdio sessions)',
+    help: 'Instances not heard from for this long leave the instances list',
     default: DEFAULTS.instanceTtlMs / MS_PER_HOUR,
     apply: (options, value) => (options.instanceTtlMs = number('EXTSCOPE_INSTANCE_TTL_HOURS', value) * MS_PER_HOUR),
+  },
+  {
+    name: 'EXTSCOPE_ENDED_TTL_MINUTES',
+    help: 'Ended sessions and instances stay listed this long when asked for (ended=true, the Fleet view\'s "show ended"); the live view drops them at once',
+    default: DEFAULTS.endedTtlMs / MS_PER_MINUTE,
+    apply: (options, value) => (options.endedTtlMs = number('EXTSCOPE_ENDED_TTL_MINUTES', value) * MS_PER_MINUTE),
   },
   {
     name: 'EXTSCOPE_TRACE_URL',

@@ -279,6 +279,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
                 clock,
                 staleAfterMs: config.staleAfterMs,
                 instanceTtlMs: config.instanceTtlMs,
+                endedTtlMs: config.endedTtlMs,
                 alerts: { states: store.alerts, status: () => alerting.status() },
                 rejections: selfMetrics.rejections,
                 traceUrl: config.traceUrl,

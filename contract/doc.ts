@@ -22,7 +22,8 @@ function table(attributes: readonly (AttributeSpec | string)[]): string[] {
 
 function metricSection(metric: MetricSpec): string[] {
   const kind = metric.instrument === 'counter' ? 'monotonic Sum (cumulative or delta)' : 'Gauge';
-  return [`**${code(metric.name)}** — ${kind}, unit ${code(metric.unit)}: ${metric.brief}.`, '', ...table(metric.attributes), ''];
+  const head = `**${code(metric.name)}** — ${kind}, unit ${code(metric.unit)}: ${metric.brief}.`;
+  return metric.attributes.length === 0 ? [`${head} No attributes.`, ''] : [head, '', ...table(metric.attributes), ''];
 }
 
 /** The contract as Markdown: what a server in another language must send. */

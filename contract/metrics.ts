@@ -55,6 +55,15 @@ export const METRICS = {
     attributes: ADVERTISED_ATTRIBUTES.slice(0, 2),
     stored: true,
   },
+  processEnded: {
+    name: 'extscope.process.ended',
+    instrument: 'gauge',
+    unit: '{process}',
+    brief:
+      'value 1, only in the export a process sends as it ends (its last): the collector marks the instance ended at once instead of waiting for its silence; a stdio session leaves the live fleet with it',
+    attributes: [],
+    stored: true,
+  },
   agentIdsRejected: {
     name: 'extscope.agent.extension_ids.rejected',
     instrument: 'counter',
@@ -85,6 +94,7 @@ export const METRIC_REQUESTS = METRICS.requests.name;
 export const METRIC_EXTENSION_REQUESTS = METRICS.extensionRequests.name;
 export const METRIC_SERVER_EXTENSION_ADVERTISED = METRICS.advertised.name;
 export const METRIC_SERVER_EXTENSIONS = METRICS.advertisedCount.name;
+export const METRIC_PROCESS_ENDED = METRICS.processEnded.name;
 export const METRIC_AGENT_IDS_REJECTED = METRICS.agentIdsRejected.name;
 export const METRIC_AGENT_OVERFLOW = METRICS.agentOverflow.name;
 export const METRIC_AGENT_ERRORS = METRICS.agentErrors.name;

@@ -4,6 +4,8 @@ import type { EntryExchanges } from '../observe/entry-exchange.js';
 import type { HandshakeSlot, LegacyHandshake } from '../observe/request-facts.js';
 import { type ServerAdvertisement, ServerAdvertisements } from '../observe/server-advertisement.js';
 import type { RequestPipeline } from '../record/request-pipeline.js';
+import type { Transport } from '../../contract/index.js';
+import { transportKind } from '../observe/transport-kind.js';
 import type { ServerIdentity } from '../types.js';
 import { observeTransportRejections } from './transport-entry.js';
 import { tapTransport } from './transport-tap.js';
@@ -73,11 +75,16 @@ export class ServerConnections {
   private readonly unmarkable = new WeakSet<object>();
   private readonly handshakes = new WeakMap<object, LegacyHandshake>();
   private firstServerSeen = false;
+  /**
+   * How the servers are reached (the first transport that tells), handed to the first-server hook for the
+   * telemetry's resource: set by {@link attach}, or by whoever reads the wire (the wrapper and proxy, the wire fallback).
+   */
+  transport: Transport | undefined;
 
   constructor(
     private readonly pipeline: RequestPipeline,
     private readonly exchanges: EntryExchanges,
-    private readonly onFirstServer: ((server: ServerIdentity) => void) | undefined,
+    private readonly onFirstServer: ((server: ServerIdentity, transport: Transport | undefined) => void) | undefined,
   ) {
     this.advertisements = new ServerAdvertisements(pipeline.reading.limits);
   }
@@ -97,6 +104,7 @@ export class ServerConnections {
   attach(server: ServerLike, transport: unknown, started = false): void {
     try {
       if (typeof transport !== 'object' || transport === null || !this.firstSight(transport)) return;
+      this.transport ??= transportKind(transport);
       const advertisement = this.advertisements.read(server);
       const handshake = new ServerHandshake(this.handshakes, server);
       tapTransport(
@@ -161,7 +169,7 @@ export class ServerConnections {
     if (this.firstServerSeen) return;
     this.firstServerSeen = true;
     clearTimeout(this.unnamedTimer);
-    this.onFirstServer?.(identity);
+    this.onFirstServer?.(identity, this.transport);
   }
 }
 

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { TRANSPORT } from '../../contract/index.js';
 import { HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID } from '../mcp-protocol.js';
 import type { ServerAdvertisement } from '../observe/server-advertisement.js';
 import { ByteBudget } from '../wire/byte-budget.js';
@@ -294,7 +295,7 @@ export async function runProxy(args: string[]): Promise<number> {
     process.stderr.write(`extscope proxy: ${parsed.error} (extscope proxy --help shows every option)\n`);
     return 2;
   }
-  const agent = new StandaloneAgent();
+  const agent = new StandaloneAgent(TRANSPORT.http);
   let proxy: RunningProxy;
   try {
     proxy = await startProxy({ ...parsed, agent });

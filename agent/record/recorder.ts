@@ -162,6 +162,8 @@ export class Recorder {
   };
   /** The last advertisement the gauges report (advertisements are never modified once read). */
   private lastAdvertised: ServerAdvertisement | undefined;
+  /** The process is ending: the export under way is its last, and says so (`extscope.process.ended`). */
+  private ending = false;
   /** Repeats of {@link last} not yet added to its streams. */
   private repeats = 0;
   /** While set, {@link countOverflow} also notes each overflow here (for {@link last}). */
@@ -199,7 +201,18 @@ export class Recorder {
         for (const variant of this.advertised.values()) result.observe(variant.points.length, variant.server);
       },
     ],
+    [
+      METRICS.processEnded,
+      (result) => {
+        if (this.ending) result.observe(1);
+      },
+    ],
   ];
+
+  /** From now on every collection says the process ended (called on the way out, before the last export). */
+  markEnding(): void {
+    this.ending = true;
+  }
 
   /** (Re)creates the observable instruments on a meter; counts live here, so nothing is lost on a swap. */
   bind(meter: Meter): void {

@@ -43,6 +43,11 @@ export class RequestPipeline implements RequestSink {
     this.recorder.bind(meter);
   }
 
+  /** The process is ending: the next export is its last and says so (see {@link Recorder.markEnding}). */
+  markEnding(): void {
+    this.recorder.markEnding();
+  }
+
   /** Every instrument's points now, read synchronously (see {@link Recorder.snapshot}). */
   snapshot(): MetricSnapshot[] {
     return this.recorder.snapshot();

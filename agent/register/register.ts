@@ -16,6 +16,7 @@ import type { FinalExport } from './final-export.js';
 import { type AgentSdk, appHasOpenTelemetry, finalExportWithoutSdk, installStderrDiagLogger, startAgentSdk } from './sdk.js';
 import { EXIT_FLUSH_DEADLINE_MS, flushOnExit, flushProviders, onceAtATime } from '../exit-flush.js';
 import { selfCheckMessage, unrecordedTrafficMessage } from './self-check.js';
+import type { Transport } from '../../contract/index.js';
 import type { ServerIdentity } from '../types.js';
 
 /** A boolean environment variable: `true`/`false` (any case); anything else is the default. */
@@ -47,6 +48,7 @@ function start(): void {
   const lastExport = (): void => {
     try {
       if (adopted) return;
+      instrumentation.markProcessEnding();
       if (sdk !== undefined) sdk.finalExport?.run(EXIT_FLUSH_DEADLINE_MS);
       // No server was identified and no SDK started, yet requests were counted (a version probe's process).
       else (orphanExport ??= finalExportWithoutSdk(snapshot))?.run(EXIT_FLUSH_DEADLINE_MS);
@@ -58,11 +60,15 @@ function start(): void {
     if (exitHooked || !flushing) return;
     exitHooked = true;
     flushOnExit(
-      onceAtATime(() => sdk?.shutdown() ?? (adopted ? flushProviders() : Promise.resolve())),
+      onceAtATime(() => {
+        // What leaves now is the process's last export: it says so, and the collector ends the instance at once.
+        instrumentation.markProcessEnding();
+        return sdk?.shutdown() ?? (adopted ? flushProviders() : Promise.resolve());
+      }),
       lastExport,
     );
   };
-  const onFirstServer = (server: ServerIdentity): void => {
+  const onFirstServer = (server: ServerIdentity, transport: Transport | undefined): void => {
     if (appHasOpenTelemetry()) {
       instrumentation.setMeterProvider(metrics.getMeterProvider());
       instrumentation.setTracerProvider(trace.getTracerProvider());
@@ -75,7 +81,7 @@ function start(): void {
       (line) => process.stderr.write(`${line}\n`),
       (signal) => instrumentation.countAgentError(`export_${signal}`),
     );
-    sdk = startAgentSdk(server, { spans: spansOn, snapshot }, health);
+    sdk = startAgentSdk(server, { spans: spansOn, snapshot, transport }, health);
     if (sdk.meterProvider !== undefined) instrumentation.setMeterProvider(sdk.meterProvider);
     if (sdk.tracerProvider !== undefined) instrumentation.setTracerProvider(sdk.tracerProvider);
     hookExit();

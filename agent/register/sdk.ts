@@ -22,7 +22,15 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../../contract/index.js';
+import {
+  ATTR_SERVER_NAME,
+  ATTR_SERVER_TRANSPORT,
+  ATTR_SERVER_VERSION,
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  type Transport,
+} from '../../contract/index.js';
 import { ATTR_PROCESS_PID, ATTR_PROCESS_RUNTIME_NAME, ATTR_PROCESS_RUNTIME_VERSION } from '../semconv.js';
 import type { ServerIdentity } from '../types.js';
 import { type ExportHealth, rejectionLine, watchRejections } from './export-health.js';
@@ -143,8 +151,10 @@ export function appHasOpenTelemetry(): boolean {
   return !isNoop(meterProvider) || (tracerDelegate !== undefined && !isNoop(tracerDelegate));
 }
 
-function buildResource(server: ServerIdentity): Resource {
+function buildResource(server: ServerIdentity, transport?: Transport): Resource {
   const defaults = resourceFromAttributes({
+    // How the collector tells a per-session stdio process (a session of its build) from a long-lived server.
+    ...(transport !== undefined && { [ATTR_SERVER_TRANSPORT]: transport }),
     ...(server.name !== undefined && { [ATTR_SERVICE_NAME]: server.name }),
     ...(server.version !== undefined && { [ATTR_SERVICE_VERSION]: server.version }),
     ...(server.name !== undefined && { [ATTR_SERVER_NAME]: server.name }),
@@ -167,8 +177,12 @@ function buildResource(server: ServerIdentity): Resource {
  *
  * Without `spans` the tracing SDK is not even loaded, and no context manager is installed (see `tracing.ts`).
  */
-export function startAgentSdk(server: ServerIdentity, options: { spans: boolean; snapshot?: () => MetricSnapshot[] }, health?: ExportHealth): AgentSdk {
-  const resource = buildResource(server);
+export function startAgentSdk(
+  server: ServerIdentity,
+  options: { spans: boolean; snapshot?: () => MetricSnapshot[]; transport?: Transport | undefined },
+  health?: ExportHealth,
+): AgentSdk {
+  const resource = buildResource(server, options.transport);
   // host.id is read asynchronously: settled long before an exit, when the final export reads the attributes.
   void resource.waitForAsyncAttributes?.().catch(() => {});
   let meterProvider: MeterProvider | undefined;

@@ -8,7 +8,7 @@ import { ExportHealth } from '../register/export-health.js';
 import { type AgentSdk, installStderrDiagLogger, startAgentSdk } from '../register/sdk.js';
 import type { ServerIdentity } from '../types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../version.js';
-import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST } from '../../contract/index.js';
+import { MAX_EXTENSION_ID_LENGTH, MAX_IDS_PER_REQUEST, type Transport } from '../../contract/index.js';
 
 /** A boolean environment variable: `true`/`false` (any case); anything else is the default. */
 function envFlag(name: string, fallback: boolean): boolean {
@@ -31,7 +31,8 @@ export class StandaloneAgent implements WireRecording {
   private sdk: AgentSdk | undefined;
   private readonly spans: boolean;
 
-  constructor() {
+  /** `transport`: how the server is reached (`wrap`: stdio, one client session per process; `proxy`: http). */
+  constructor(private readonly transport: Transport) {
     installStderrDiagLogger();
     const tracesOff = getStringListFromEnv('OTEL_TRACES_EXPORTER')?.includes('none') ?? false;
     this.spans = !tracesOff && envFlag('EXTSCOPE_SPANS', true);
@@ -62,7 +63,7 @@ export class StandaloneAgent implements WireRecording {
       (line) => process.stderr.write(`${line}\n`),
       (signal) => this.pipeline.count(`export_${signal}`),
     );
-    this.sdk = startAgentSdk(identity, { spans: this.spans }, health);
+    this.sdk = startAgentSdk(identity, { spans: this.spans, transport: this.transport }, health);
     // The tracer above is the API's proxy: it delegates to the provider registered now.
     if (this.sdk.meterProvider !== undefined) this.pipeline.bind(this.sdk.meterProvider.getMeter(PACKAGE_NAME, PACKAGE_VERSION));
   }
@@ -70,10 +71,12 @@ export class StandaloneAgent implements WireRecording {
   /**
    * Exports what was counted and stops the SDK, within `deadlineMs`. When requests were recorded but no
    * server ever named itself (it refused everything, or died first), the SDK starts now, unnamed, so no count
-   * is lost.
+   * is lost. The last export says the process ended (`extscope.process.ended`).
    */
   async shutdown(deadlineMs?: number): Promise<void> {
     if (this.sdk === undefined && this.pipeline.recorded > 0) this.startSdk({});
+    // The export the shutdown makes is the last: it says so, and the collector ends the instance at once.
+    this.pipeline.markEnding();
     await this.sdk?.shutdown(deadlineMs);
   }
 }

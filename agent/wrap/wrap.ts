@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { TRANSPORT } from '../../contract/index.js';
 import { constants } from 'node:os';
 import { LineFrames } from '../wire/frames.js';
 import { WireConnection } from '../wire/connection.js';
@@ -58,7 +59,7 @@ export async function runWrap(args: string[]): Promise<number> {
     process.stderr.write(`extscope wrap: give the server's command after "--"\n\n${WRAP_USAGE}`);
     return 2;
   }
-  const agent = new StandaloneAgent();
+  const agent = new StandaloneAgent(TRANSPORT.stdio);
   // A client that probed the server in an earlier process of this command reuses that answer here: so do we.
   const memory = new ServerMemory({ command, env: process.env, cwd: process.cwd() }, (error) => agent.pipeline.fail('wrap_memory', error));
   const connection = new WireConnection(agent.pipeline, agent, agent.advertisements, {

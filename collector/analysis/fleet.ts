@@ -1,5 +1,7 @@
+import { TRANSPORT } from '../../contract/index.js';
 import type { InstanceIdentity } from '../model/batches.js';
 import type { InstanceRecord } from '../model/records.js';
+import { MS_PER_MINUTE } from '../model/time.js';
 import { type Drift, oddOneOut } from './odd-one-out.js';
 
 interface AdvertisedServer {
@@ -14,9 +16,14 @@ export interface FleetInstance extends InstanceIdentity {
   buildKey: string;
   firstSeenMs: number;
   lastSeenMs: number;
+  /** When it ended (see {@link endedAt}); null while it runs. */
   endedMs: number | null;
-  /** Not heard from for longer than the stale window. */
+  /** It served one client session over stdio: a session of its build (see {@link isSession}). */
+  session: boolean;
+  /** A long-lived instance not heard from for longer than the stale window. */
   stale: boolean;
+  /** Running, heard from and advertising (see {@link isLive}). */
+  live: boolean;
   advertisedMs: number | null;
   /** What it advertises now: each id with its settings fingerprints (more than one = settings variants). */
   advertises: { id: string; fingerprints: string[] }[];
@@ -39,9 +46,39 @@ export interface FleetInstance extends InstanceIdentity {
   }[];
 }
 
-/** Not heard from within the stale window. */
-export function isStale(record: Pick<InstanceRecord, 'lastSeenMs'>, now: number, staleAfterMs: number): boolean {
-  return now - record.lastSeenMs > staleAfterMs;
+type Lifetime = Pick<InstanceRecord, 'lastSeenMs' | 'endedMs' | 'transport'>;
+
+/** A process that served one client session over stdio: a session of its build, not a long-lived instance. */
+export function isSession(record: Pick<InstanceRecord, 'transport'>): boolean {
+  return record.transport === TRANSPORT.stdio;
+}
+
+/**
+ * A session silent this long ended (killed outright, it sent no last export): two of the agent's export intervals
+ * (`OTEL_METRIC_EXPORT_INTERVAL`, 60 s), since a running session exports every interval, traffic or not (its
+ * advertisement gauges), and one export may arrive late. At most the stale window, when that is shorter.
+ */
+export const SESSION_SILENCE_MS = 2 * MS_PER_MINUTE;
+
+/**
+ * When the instance ended, or null while it runs: its last export said so (`extscope.process.ended`), or, for a
+ * session, its silence beyond {@link SESSION_SILENCE_MS} (it is over, not stale; it ended when last heard from). A
+ * long-lived instance that falls silent is stale, not ended: someone should look.
+ */
+export function endedAt(record: Lifetime, now: number, staleAfterMs: number): number | null {
+  // The stores clear it at any later export: a process restarted under the same id runs again.
+  if (record.endedMs !== null) return record.endedMs;
+  return isSession(record) && now - record.lastSeenMs > Math.min(SESSION_SILENCE_MS, staleAfterMs) ? record.lastSeenMs : null;
+}
+
+/** A long-lived instance not heard from within the stale window (sessions and ended instances are never stale). */
+function isStale(record: Lifetime, now: number, staleAfterMs: number): boolean {
+  return !isSession(record) && now - record.lastSeenMs > staleAfterMs && endedAt(record, now, staleAfterMs) === null;
+}
+
+/** Running and heard from: not ended, not stale, and advertising at all. What drift and skew are judged over. */
+export function isLive(record: Lifetime & Pick<InstanceRecord, 'advertisedMs'>, now: number, staleAfterMs: number): boolean {
+  return record.advertisedMs !== null && endedAt(record, now, staleAfterMs) === null && !isStale(record, now, staleAfterMs);
 }
 
 /** What a record advertises now: each id with its settings fingerprints (sorted). */
@@ -59,10 +96,10 @@ function currentIds(record: InstanceRecord): { id: string; fingerprints: string[
 /**
  * The fleet: per instance what it advertises now, per server identity, its settings variants, staleness, and
  * drift: where it stands against the other live instances of its service (analysis/odd-one-out.ts), `differs`
- * when it is the odd one out. An instance is live when it is not stale and has advertised at all.
+ * when it is the odd one out. Live: see {@link isLive}.
  */
 export function buildFleet(records: readonly InstanceRecord[], now: number, staleAfterMs: number): FleetInstance[] {
-  const live = (record: InstanceRecord): boolean => !isStale(record, now, staleAfterMs) && record.advertisedMs !== null;
+  const live = (record: InstanceRecord): boolean => isLive(record, now, staleAfterMs);
   const advertises = new Map<InstanceRecord, { id: string; fingerprints: string[] }[]>();
   for (const record of records) advertises.set(record, currentIds(record));
   const liveByService = new Map<string | null, InstanceRecord[]>();
@@ -104,9 +141,11 @@ export function buildFleet(records: readonly InstanceRecord[], now: number, stal
       buildKey: record.buildKey,
       firstSeenMs: record.firstSeenMs,
       lastSeenMs: record.lastSeenMs,
-      endedMs: record.endedMs,
+      endedMs: endedAt(record, now, staleAfterMs),
+      session: isSession(record),
       advertisedMs: record.advertisedMs,
       stale: isStale(record, now, staleAfterMs),
+      live: live(record),
       advertises: ids,
       servers: [...servers.values()],
       settingsVariants: ids.filter((entry) => entry.fingerprints.length > 1).length,
@@ -123,4 +162,9 @@ export function buildFleet(records: readonly InstanceRecord[], now: number, stal
       })),
     };
   });
+}
+
+/** What a fleet listing shows: what runs, and what ended within the last `endedTtlMs` (0: nothing that ended). */
+export function listed<T extends Pick<FleetInstance, 'endedMs'>>(fleet: readonly T[], now: number, endedTtlMs: number): T[] {
+  return fleet.filter((instance) => instance.endedMs === null || (endedTtlMs > 0 && instance.endedMs >= now - endedTtlMs));
 }

@@ -78,6 +78,8 @@ export interface ResourceBatch {
   counters: CounterPoint[];
   advertised: AdvertisedPoint[];
   advertisedCounts: AdvertisedCount[];
+  /** The export carried `extscope.process.ended`: the sender's last, sent as its process ended (absent = false). */
+  ended?: boolean;
 }
 
 /** Why a data point was not used; not an error (see README). */

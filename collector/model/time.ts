@@ -20,3 +20,17 @@ export function nanosToMs(nanos: bigint): number {
 export function msToNanos(ms: number): bigint {
   return BigInt(Math.floor(ms)) * NANOS_PER_MS;
 }
+
+/**
+ * A length of time as people say it, rounded down to a whole unit: minutes up to two hours, hours up to two days,
+ * days after ("95 minutes", "26 hours", "12 days"), so that a long silence does not read as thousands of minutes.
+ */
+export function spokenDuration(ms: number): string {
+  const [count, unit] =
+    ms < 2 * MS_PER_HOUR
+      ? [Math.floor(ms / MS_PER_MINUTE), 'minute']
+      : ms < 2 * MS_PER_DAY
+        ? [Math.floor(ms / MS_PER_HOUR), 'hour']
+        : [Math.floor(ms / MS_PER_DAY), 'day'];
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}

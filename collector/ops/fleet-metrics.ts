@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { isStale } from '../analysis/fleet.js';
+import { isLive } from '../analysis/fleet.js';
 import type { InstanceRecord } from '../model/records.js';
 import type { RollupReader } from '../store/store.js';
 
@@ -130,7 +130,7 @@ export class FleetMetrics {
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * The live instances (heard from within the stale window, advertising at all) per service, with what each
+ * The live instances (not ended, heard from within the stale window, advertising at all: analysis/fleet.ts) per service, with what each
  * advertises now: a few hundred records per turn of the event loop.
  */
 async function liveServices(records: readonly InstanceRecord[], now: number, staleAfterMs: number): Promise<ServiceFleet[]> {
@@ -138,7 +138,7 @@ async function liveServices(records: readonly InstanceRecord[], now: number, sta
   for (let index = 0; index < records.length; index++) {
     if (index > 0 && index % PER_TURN === 0) await nextTurn();
     const record = records[index] as InstanceRecord;
-    if (isStale(record, now, staleAfterMs) || record.advertisedMs === null) continue;
+    if (!isLive(record, now, staleAfterMs)) continue;
     const service = record.service ?? '';
     let fleet = services.get(service);
     if (fleet === undefined) services.set(service, (fleet = { instances: [], ids: new Set() }));

@@ -104,22 +104,28 @@ describe('extscope wrap: a stdio server measured from outside', () => {
     expect([...rows.values()].reduce((sum, row) => sum + row.requests, 0)).toBe(9);
   });
 
-  it('names the service after serverInfo and gives each wrapped process its own instance id', async () => {
+  it('names the service after serverInfo and gives each wrapped process its own instance id: a session that ends with its process and leaves the live list', async () => {
     for (let i = 0; i < 2; i++) {
       const client = new Client({ name: 'wrap-named', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
       await client.connect(new StdioClientTransport(wrapped('v2-stdio.mjs')));
       await client.close();
     }
+    type Listed = { instances: { instanceId: string | null; transport: string | null; session: boolean; ended: string | null }[] };
+    const listed = async (query: string): Promise<Listed['instances']> => {
+      const response = await fetch(`${collector.url}/api/v1/instances?service=fixture-v2-esm${query}`);
+      return ((await response.json()) as Listed).instances;
+    };
+    // Each process's last export says it ended: both are sessions, ended, listed only when ended ones are asked for.
     await expect
-      .poll(
-        async () => {
-          const response = await fetch(`${collector.url}/api/v1/instances?service=fixture-v2-esm`);
-          const body = (await response.json()) as { instances: { instanceId: string | null; serverName: string | null }[] };
-          return new Set(body.instances.map((instance) => instance.instanceId)).size;
-        },
-        { timeout: 30_000, interval: 250 },
-      )
+      .poll(async () => (await listed('&ended=true')).filter((instance) => instance.ended !== null).length, { timeout: 30_000, interval: 250 })
       .toBe(2);
+    const sessions = await listed('&ended=true');
+    expect(new Set(sessions.map((instance) => instance.instanceId)).size).toBe(2);
+    expect(sessions.map((instance) => [instance.transport, instance.session])).toEqual([
+      ['stdio', true],
+      ['stdio', true],
+    ]);
+    expect(await listed('')).toEqual([]);
   });
 
   it('passes a corpus through byte for byte (both directions) and counts it, malformed lines and batches included', async () => {

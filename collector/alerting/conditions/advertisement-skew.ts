@@ -26,13 +26,13 @@ function phrases(service: string, group: DriftGroup<FleetInstance>): string[] {
 /**
  * Live instances of one service advertise different extension sets, or different settings for one id: one
  * finding per service, naming the instances off the majority set and what they lack, add or set differently
- * (analysis/odd-one-out.ts); on a tie (no majority), the sides that lack ids or set them differently. Live: heard
- * from within the stale window, and advertising.
+ * (analysis/odd-one-out.ts); on a tie (no majority), the sides that lack ids or set them differently. Live: not
+ * ended, heard from within the stale window, and advertising (analysis/fleet.ts).
  */
 function advertisementSkew(rule: Rule<'advertisement_skew'>, fleet: readonly FleetInstance[]): Finding[] {
   const services = new Map<string, FleetInstance[]>();
   for (const instance of fleet) {
-    if (instance.stale || instance.advertisedMs === null || instance.service === null || !inScope(rule.scope, 'services', instance.service)) continue;
+    if (!instance.live || instance.service === null || !inScope(rule.scope, 'services', instance.service)) continue;
     let list = services.get(instance.service);
     if (list === undefined) services.set(instance.service, (list = []));
     list.push(instance);

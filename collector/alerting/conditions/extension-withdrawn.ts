@@ -1,11 +1,11 @@
-import { isStale } from '../../analysis/fleet.js';
+import { isLive } from '../../analysis/fleet.js';
 import type { InstanceRecord } from '../../model/records.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
 import { type Finding, dashboardPath, inScope, orNone } from './finding.js';
 import type { Snapshot } from './snapshot.js';
 
-const live = (record: InstanceRecord, now: number, staleAfterMs: number): boolean => record.advertisedMs !== null && !isStale(record, now, staleAfterMs);
+const live = (record: InstanceRecord, now: number, staleAfterMs: number): boolean => isLive(record, now, staleAfterMs);
 const currentIds = (record: InstanceRecord): Set<string> => new Set(record.advertised.filter((row) => row.current).map((row) => row.extensionId));
 
 /**

@@ -1,13 +1,15 @@
+import { endedAt, isSession } from '../../analysis/fleet.js';
 import type { InstanceRecord } from '../../model/records.js';
-import { MS_PER_MINUTE } from '../../model/time.js';
+import { MS_PER_MINUTE, spokenDuration } from '../../model/time.js';
 import { parseDuration } from '../rules/duration.js';
 import type { Rule } from '../rules/rule.js';
 import { type Finding, dashboardPath, inScope, orNone } from './finding.js';
 import type { Snapshot } from './snapshot.js';
 
 /**
- * An instance silent for longer than `after`, but heard from within the lookback (older ones are gone, not stale),
- * that had reported for at least `minUptime` (a short-lived process, such as a stdio session, ends by design).
+ * A long-lived instance silent for longer than `after`, but heard from within the lookback (older ones are gone, not
+ * stale), that had reported for at least `minUptime`. Sessions (stdio: one client session per process) end by design,
+ * and an instance whose last export said it ended did not go silent: neither is stale (analysis/fleet.ts).
  */
 function staleInstances(rule: Rule<'stale_instance'>, records: readonly InstanceRecord[], now: number): Finding[] {
   const after = parseDuration(rule.options.after);
@@ -20,16 +22,18 @@ function staleInstances(rule: Rule<'stale_instance'>, records: readonly Instance
       !(silentMs > after) ||
       record.lastSeenMs < since ||
       record.lastSeenMs - record.firstSeenMs < minUptime ||
+      isSession(record) ||
+      endedAt(record, now, after) !== null ||
       !inScope(rule.scope, 'services', record.service)
     )
       continue;
     const service = orNone(record.service);
     const instance = orNone(record.instanceId);
-    const minutes = Math.floor(silentMs / MS_PER_MINUTE);
     findings.push({
       labels: { service, instance },
-      value: minutes,
-      summary: `Instance ${instance} of ${service} has not reported for ${minutes} minutes`,
+      // The value stays in minutes (what rules and receivers compare); the summary says it in the unit that reads.
+      value: Math.floor(silentMs / MS_PER_MINUTE),
+      summary: `Instance ${instance} of ${service} has not reported for ${spokenDuration(silentMs)}`,
       description: `${instance} (${service}${record.host === null ? '' : ` on ${record.host}`}) last reported at ${new Date(record.lastSeenMs).toISOString()}, more than ${rule.options.after} ago.`,
       dashboardPath: dashboardPath('fleet', { service: record.service, instance: record.instanceId }),
     });

@@ -161,6 +161,11 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       }
       return true;
     }
+    if (name === METRICS.processEnded.name) {
+      // Any point says it: the export is the sender's last (its value carries nothing more).
+      if (countPoints(metric) > 0) out.ended = true;
+      return true;
+    }
     if (AGENT_HEALTH_METRICS.has(name)) {
       context.ignore('not_stored', countPoints(metric));
       return true;

@@ -16,7 +16,13 @@ export interface DecodeTask {
 export type DecodeAnswer = { id: number; ok: true; parts: Uint8Array[] } | { id: number; ok: false; message: string; reason: string; status: number };
 
 /** The metrics whose points the pipeline reads; of every other metric it only counts the points (as ignored). */
-const READ_METRICS = new Set<string>([METRICS.requests.name, METRICS.extensionRequests.name, METRICS.advertised.name, METRICS.advertisedCount.name]);
+const READ_METRICS = new Set<string>([
+  METRICS.requests.name,
+  METRICS.extensionRequests.name,
+  METRICS.advertised.name,
+  METRICS.advertisedCount.name,
+  METRICS.processEnded.name,
+]);
 const POINT_LISTS = ['sum', 'gauge', 'histogram', 'exponentialHistogram', 'summary'] as const;
 
 /**

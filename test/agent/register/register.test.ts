@@ -92,6 +92,14 @@ describe('node --import @extscope/agent/register, stdio', () => {
       expect(request?.resource['extscope.server.name']).toBe(server);
       expect(request?.resource['service.instance.id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(request?.resource['host.name']).toBeTruthy();
+      // A stdio process serves one client session: its resource says so, and its last export says it ended.
+      expect(request?.resource['extscope.server.transport']).toBe('stdio');
+      const instance = request?.resource['service.instance.id'];
+      const ended = (): number[] =>
+        sink.points
+          .filter((point) => point.metric === 'extscope.process.ended' && point.resource['service.instance.id'] === instance)
+          .map((point) => point.value);
+      await expect.poll(ended, { timeout: 10_000 }).toEqual([1]);
       const advertised = sink.points.filter((point) => point.metric === 'extscope.server.extension.advertised' && point.resource['service.name'] === server);
       expect(new Set(advertised.map((point) => point.attributes['extscope.extension.id']))).toEqual(new Set([TASKS, SEARCH]));
       expect(advertised.every((point) => /^[0-9a-f]{16}$/.test(String(point.attributes['extscope.extension.fingerprint'])))).toBe(true);
@@ -253,6 +261,7 @@ describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind 
       const { port } = JSON.parse(first.toString('utf8')) as { port: number };
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       const exited = once(child, 'exit');
+      const endedBefore = sink.points.filter((point) => point.metric === 'extscope.process.ended').length;
       try {
         const clientName = `http-client-${script}`;
         const client = modernClient(clientName);
@@ -316,10 +325,15 @@ describe('node --import @extscope/agent/register, HTTP (createMcpHandler behind 
             'extscope.extension.server_declared': false,
           }),
         ).toBe(1);
+        const served = sink.points.find((point) => point.metric === 'extscope.requests' && point.attributes['extscope.client.name'] === clientName);
+        expect(served?.resource['extscope.server.transport']).toBe('http');
+        expect(sink.points.filter((point) => point.metric === 'extscope.process.ended')).toHaveLength(endedBefore);
       } finally {
         child.kill('SIGTERM');
         await exited;
       }
+      // The export made on the way out is the last, and says so.
+      expect(sink.points.filter((point) => point.metric === 'extscope.process.ended').length).toBe(endedBefore + 1);
       expect(stderr).toBe('');
     });
   }

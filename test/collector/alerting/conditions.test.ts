@@ -349,26 +349,37 @@ describe('alert rule conditions', () => {
     expect(await active(url)).toEqual([`new-ids firing {"extension":"${B}"}`]);
   });
 
-  it('stale_instance: an instance silent for longer than the threshold; one silent a little less, or one that lived shorter than minUptime, stays quiet', async () => {
-    const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 30m }\n');
-    // shop-old and shop-short fall silent 11 minutes before NOW; shop-old had reported for 30 minutes, shop-short for 29.
-    for (const [instance, from] of [
-      ['shop-old', 41],
-      ['shop-short', 40],
-      ['shop-recent', 39],
+  it('stale_instance: a long-lived instance silent for longer than the threshold, said in minutes or hours as it reads; one silent a little less, one that lived shorter than minUptime, a stdio session and an instance whose last export said it ended stay quiet', async () => {
+    const url = await start('rules:\n  - { name: stale, kind: stale_instance, after: 10m, minUptime: 30m, lookback: 3d }\n');
+    // cart-old reported for 40 minutes and fell silent 26 hours before NOW.
+    for (const ago of [26 * 60 + 40, 26 * 60]) {
+      clock.now = NOW - ago * MINUTE;
+      await send(url, { service: 'cart', instance: 'cart-old', atMs: clock.now, requests: [{ count: 1 }] });
+    }
+    // The others fall silent 11 minutes before NOW; shop-old had reported for 30 minutes, shop-short for 29.
+    for (const [instance, from, transport] of [
+      ['shop-old', 41, 'http'],
+      ['shop-session', 41, 'stdio'],
+      ['shop-ended', 41, 'http'],
+      ['shop-short', 40, 'http'],
+      ['shop-recent', 39, 'http'],
     ] as const) {
       clock.now = NOW - from * MINUTE;
-      await send(url, { service: 'shop', instance, atMs: clock.now, requests: [{ count: 1 }] });
+      await send(url, { service: 'shop', instance, transport, atMs: clock.now, requests: [{ count: 1 }] });
     }
     clock.now = NOW - 11 * MINUTE;
-    await send(url, { service: 'shop', instance: 'shop-old', atMs: clock.now + 1, requests: [{ count: 1 }] });
-    await send(url, { service: 'shop', instance: 'shop-short', atMs: clock.now + 1, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-old', transport: 'http', atMs: clock.now + 1, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-session', transport: 'stdio', atMs: clock.now + 1, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-ended', transport: 'http', atMs: clock.now + 1, requests: [{ count: 1 }], ended: true });
+    await send(url, { service: 'shop', instance: 'shop-short', transport: 'http', atMs: clock.now + 1, requests: [{ count: 1 }] });
     clock.now = NOW - 9 * MINUTE;
-    await send(url, { service: 'shop', instance: 'shop-recent', atMs: clock.now, requests: [{ count: 1 }] });
+    await send(url, { service: 'shop', instance: 'shop-recent', transport: 'http', atMs: clock.now, requests: [{ count: 1 }] });
     clock.now = NOW;
     await evaluate();
-    expect(await active(url)).toEqual(['stale firing {"service":"shop","instance":"shop-old"}']);
-    expect((await alerts(url)).alerts[0]?.dashboardPath).toBe('/?view=fleet&service=shop&instance=shop-old');
+    expect(await active(url)).toEqual(['stale firing {"service":"cart","instance":"cart-old"}', 'stale firing {"service":"shop","instance":"shop-old"}']);
+    const summaries = (await alerts(url)).alerts.map((alert) => alert.annotations['summary']).sort();
+    expect(summaries).toEqual(['Instance cart-old of cart has not reported for 26 hours', 'Instance shop-old of shop has not reported for 11 minutes']);
+    expect((await alerts(url, '?service=shop')).alerts[0]?.dashboardPath).toBe('/?view=fleet&service=shop&instance=shop-old');
   });
 
   it('scope: a rule scoped to services and extension ids alerts only within them', async () => {

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type TestCollector, getJson, startTestCollector } from '../helpers/collector.js';
-import { type Json, MINUTE_NS, advertisedPoint, extensionPoint, metricsRequest, msToNs, postMetrics, requestPoint } from '../helpers/otlp.js';
+import { type Json, MINUTE_NS, advertisedPoint, extensionPoint, metricsRequest, msToNs, postMetrics, processEnded, requestPoint } from '../helpers/otlp.js';
 
 export interface AlertJson {
   fingerprint: string;
@@ -56,6 +56,10 @@ export interface Traffic {
   requests?: { client?: string; version?: string; count: number; outcome?: string; statusCode?: string; serverDeclaration?: 'unknown' | 'none' | 'declared' }[];
   extensions?: { id: string; client?: string; version?: string; count: number; clientDeclared: boolean; serverDeclared: boolean; required?: boolean }[];
   advertised?: { id: string; fingerprint?: string }[];
+  /** How the process is reached (`stdio`: one client session per process). */
+  transport?: 'stdio' | 'http';
+  /** The export is the process's last (`extscope.process.ended`). */
+  ended?: boolean;
 }
 
 export async function send(url: string, traffic: Traffic): Promise<void> {
@@ -64,7 +68,7 @@ export async function send(url: string, traffic: Traffic): Promise<void> {
   const extra = (statusCode: string | undefined): Json[] | undefined =>
     statusCode === undefined ? undefined : [{ key: 'rpc.response.status_code', value: { stringValue: statusCode } }];
   const request = metricsRequest({
-    resource: { service: traffic.service, instance: traffic.instance ?? `${traffic.service}-1` },
+    resource: { service: traffic.service, instance: traffic.instance ?? `${traffic.service}-1`, transport: traffic.transport },
     requests: (traffic.requests ?? []).map((spec) =>
       requestPoint({
         client: spec.client ?? 'alpha',
@@ -83,6 +87,7 @@ export async function send(url: string, traffic: Traffic): Promise<void> {
     ...(traffic.advertised === undefined
       ? {}
       : { advertised: traffic.advertised.map((spec) => advertisedPoint({ id: spec.id, fingerprint: spec.fingerprint ?? 'fp-empty', timeNs })) }),
+    ...(traffic.ended === true && { other: [processEnded(timeNs)] }),
   });
   const response = await postMetrics(url, request);
   expect(response.status, await response.text()).toBe(200);

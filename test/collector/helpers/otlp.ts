@@ -15,10 +15,12 @@ import {
   ATTR_OUTCOME,
   ATTR_SERVER_DECLARATION,
   ATTR_SERVER_NAME,
+  ATTR_SERVER_TRANSPORT,
   ATTR_SERVER_VERSION,
   ATTR_SERVICE_INSTANCE_ID,
   ATTR_SERVICE_NAME,
   METRIC_EXTENSION_REQUESTS,
+  METRIC_PROCESS_ENDED,
   METRIC_REQUESTS,
   METRIC_SERVER_EXTENSIONS,
   METRIC_SERVER_EXTENSION_ADVERTISED,
@@ -136,10 +138,17 @@ export function countPoint(count: number, timeNs: bigint, serverName = 'test-ser
   };
 }
 
+/** `extscope.process.ended` as the agent sends it in a process's last export: one gauge point of value 1. */
+export function processEnded(timeNs: bigint): Json {
+  return { name: METRIC_PROCESS_ENDED, unit: '{process}', gauge: { dataPoints: [{ timeUnixNano: String(timeNs), asInt: '1' }] } };
+}
+
 export interface ResourceSpec {
   service?: string;
   instance?: string;
   host?: string;
+  /** `extscope.server.transport`, as the agent sets it (`stdio`: a per-session process). */
+  transport?: 'stdio' | 'http';
   extra?: Json[];
 }
 
@@ -149,6 +158,7 @@ export function resource(spec: ResourceSpec = {}): Json {
       attribute(ATTR_SERVICE_NAME, spec.service ?? 'svc'),
       ...(spec.instance === undefined ? [] : [attribute(ATTR_SERVICE_INSTANCE_ID, spec.instance)]),
       attribute(ATTR_HOST_NAME, spec.host ?? 'host-1'),
+      ...(spec.transport === undefined ? [] : [attribute(ATTR_SERVER_TRANSPORT, spec.transport)]),
       ...(spec.extra ?? []),
     ],
   };

@@ -770,6 +770,25 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(byId.get('s-1')).toMatchObject({ transport: 'stdio', endedMs: null });
     });
 
+    it("an instance's last export (extscope.process.ended) records when it ended; a later export clears it (restarted under the same id), a later last export records it again", async () => {
+      const start = now;
+      await store.ingest.applyMetrics(batch([], 'e-1'));
+      await store.ingest.applyMetrics(batch([], 'e-2'));
+      expect((await store.reader.instances({})).map((instance) => instance.endedMs)).toEqual([null, null]);
+      now = start + MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([], 'e-1', 'svc', { ended: true }));
+      const ended = async (): Promise<(number | null)[]> => (await store.reader.instances({})).map((instance) => instance.endedMs);
+      expect(await ended()).toEqual([start + MS_PER_MINUTE, null]);
+      now = start + 2 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([], 'e-1'));
+      expect(await ended()).toEqual([null, null]);
+      now = start + 3 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([], 'e-1', 'svc', { ended: true }));
+      await reopen();
+      expect(await ended()).toEqual([start + 3 * MS_PER_MINUTE, null]);
+      expect((await store.reader.instances({}))[0]?.lastSeenMs).toBe(start + 3 * MS_PER_MINUTE);
+    });
+
     it('two resources of one instance in one export number their advertisement generations in turn: the later collection is current', async () => {
       const advertised = (extensionId: string, minutes: number): Partial<ResourceBatch> => ({
         advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint: 'f', timeMs: T0 + minutes * MS_PER_MINUTE }],

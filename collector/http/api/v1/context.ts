@@ -10,6 +10,8 @@ export interface ApiContext {
   staleAfterMs: number;
   /** An instance not heard from for this long is not listed. */
   instanceTtlMs: number;
+  /** Ended sessions and instances stay listed this long when asked for (`ended=true`). */
+  endedTtlMs: number;
   /** Alert states and how the rules are evaluated; absent: no rule engine runs, and `/alerts` is not served. */
   alerts?: { states: Pick<AlertStateStore, 'alerts'>; status(): AlertStatus } | undefined;
   /** The trace link template (http/trace-link.ts); absent: examples carry no trace link. */

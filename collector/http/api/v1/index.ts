@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { alertsRoutes } from './alerts/route.js';
+import { buildsRoutes } from './builds/route.js';
 import { changesRoutes } from './changes/route.js';
 import type { ApiContext } from './context.js';
 import { examplesRoutes } from './examples/route.js';
@@ -18,9 +19,9 @@ export type { ApiContext } from './context.js';
 export const DATA_BEHIND_HEADER = 'x-extscope-data-behind';
 
 /** The read API (registered under `/api/v1`, behind the read token): each resource a plugin of its own. */
-export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections, traceUrl }) => {
+export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock, staleAfterMs, instanceTtlMs, endedTtlMs, alerts, rejections, traceUrl }) => {
   // A fresh object: the registration options also carry this plugin's own prefix.
-  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, alerts, rejections, traceUrl };
+  const context: ApiContext = { reader, clock, staleAfterMs, instanceTtlMs, endedTtlMs, alerts, rejections, traceUrl };
   app.addHook('onRequest', watchAbandonment);
   // While the store cannot write, reads answer from what is stored and say that it may be behind.
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -30,6 +31,7 @@ export const apiV1: FastifyPluginAsync<ApiContext> = async (app, { reader, clock
   await app.register(matrixRoutes, context);
   await app.register(matrixCellRoutes, context);
   await app.register(instancesRoutes, context);
+  await app.register(buildsRoutes, context);
   await app.register(timeseriesRoutes, context);
   await app.register(filterRoutes, context);
   await app.register(examplesRoutes, context);

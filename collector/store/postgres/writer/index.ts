@@ -169,14 +169,15 @@ export class MetricsWriter {
     resources: readonly { resourceBatch: MetricsBatch['resources'][number]; resource: ResourceIdentity; hex: string }[],
     instances: Awaited<ReturnType<typeof loadExport>>['instances'],
   ): InstanceWrite[] {
-    const writes = new Map<number, { values: Record<string, string | null>; state: AdvertisingState; plans: AdvertisementPlan[] }>();
+    const writes = new Map<number, { values: Record<string, string | null>; state: AdvertisingState; plans: AdvertisementPlan[]; ended: boolean }>();
     for (const { resourceBatch, resource, hex } of resources) {
       const instance = instances.get(hex) as NonNullable<ReturnType<typeof instances.get>>;
       let write = writes.get(instance.id);
       if (write === undefined) {
-        write = { values: {}, state: { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen }, plans: [] };
+        write = { values: {}, state: { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen }, plans: [], ended: false };
         writes.set(instance.id, write);
       }
+      if (resourceBatch.ended === true) write.ended = true;
       const values = instanceValues(resource);
       INSTANCE_UPSERT_COLUMNS.forEach((column, index) => (write.values[column] = values[index] ?? write.values[column] ?? null));
       const advertisements = planAdvertisements(resourceBatch, resource, write.state);
@@ -187,6 +188,7 @@ export class MetricsWriter {
     return [...writes.entries()].map(([id, write]) => ({
       id,
       values: write.values,
+      ended: write.ended,
       advertisements: write.plans.length === 0 ? undefined : mergeAdvertisements(write.plans),
     }));
   }

@@ -7,6 +7,11 @@ import { type BatchedTransaction, NamedStatement } from '../connection.js';
 export interface InstanceWrite {
   id: number;
   values: Record<string, string | null>;
+  /**
+   * The export was its last (`extscope.process.ended`): the row's `ended_ms` becomes the export's time; any other
+   * export clears it (the instance runs again: a process restarted under the same `service.instance.id`).
+   */
+  ended: boolean;
   advertisements: AdvertisementPlan | undefined;
 }
 
@@ -31,10 +36,11 @@ const WRITE = new NamedStatement(
     UPDATE instances i SET
       ${UPDATED_COLUMNS.map((column) => `${column} = coalesce(k.${column}, i.${column}),`).join('\n      ')}
       last_seen_ms = GREATEST(i.last_seen_ms, @now::bigint),
+      ended_ms = CASE WHEN k.ended THEN @now::bigint END,
       advertised_ms = coalesce(k.advertised_ms, i.advertised_ms),
       advertise_gen = coalesce(k.advertise_gen, i.advertise_gen)
-    FROM unnest(@instance::bigint[], ${UPDATED_COLUMNS.map((column) => `@${column}::text[]`).join(', ')}, @advertised_ms::bigint[], @advertise_gen::bigint[])
-      AS k (id, ${UPDATED_COLUMNS.join(', ')}, advertised_ms, advertise_gen)
+    FROM unnest(@instance::bigint[], ${UPDATED_COLUMNS.map((column) => `@${column}::text[]`).join(', ')}, @advertised_ms::bigint[], @advertise_gen::bigint[], @ended::boolean[])
+      AS k (id, ${UPDATED_COLUMNS.join(', ')}, advertised_ms, advertise_gen, ended)
     WHERE i.id = k.id
   ), advertised_rows AS (
     INSERT INTO advertised AS a (instance_ref, server_name, server_version, extension_id, fingerprint, first_seen_ms, last_seen_ms, last_gen)
@@ -92,6 +98,7 @@ export function writeExport(
       ...Object.fromEntries(UPDATED_COLUMNS.map((column) => [column, instances.map((instance) => instance.values[column] ?? null)])),
       advertised_ms: instances.map((instance) => instance.advertisements?.instance?.advertisedMs ?? null),
       advertise_gen: instances.map((instance) => instance.advertisements?.instance?.generation ?? null),
+      ended: instances.map((instance) => instance.ended),
       ...columns('a', advertised, 8),
       ...columns('c', counts, 7),
       ...columns(

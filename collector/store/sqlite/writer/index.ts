@@ -88,13 +88,14 @@ export class MetricsWriter {
     const instanceColumns = INSTANCE_UPSERT_COLUMNS;
     this.statements = {
       upsertInstance: db.prepare(`
-        INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
-        VALUES (?, ${placeholders(instanceColumns.length)}, @now, @now)
+        INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms, ended_ms)
+        VALUES (?, ${placeholders(instanceColumns.length)}, @now, @now, @ended)
         ON CONFLICT (key_hash) DO UPDATE SET
           ${instanceColumns
             .filter((column) => column !== 'service' && column !== 'instance_id')
             .map((column) => `${column} = coalesce(excluded.${column}, ${column}),`)
             .join('\n          ')}
+          ended_ms = excluded.ended_ms,
           last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)
         RETURNING id, advertised_ms, advertise_gen`),
       selectStream: db.prepare(
@@ -202,6 +203,8 @@ export class MetricsWriter {
     const resource = this.resourceLimit.apply(batch.resource);
     const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...instanceValues(resource), {
       now,
+      // Its last export (see common/columns.ts: when an instance ended).
+      ended: batch.ended === true ? now : null,
     }) as InstanceRow;
 
     let entries: PlannedPoint[] = [];

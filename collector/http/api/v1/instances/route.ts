@@ -1,19 +1,23 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { buildFleet } from '../../../../analysis/fleet.js';
+import { buildFleet, listed } from '../../../../analysis/fleet.js';
 import { iso } from '../../../params.js';
 import type { ApiContext } from '../context.js';
 import { instancesSchema } from './schema.js';
 
 /**
  * `GET /instances`: each instance with what it advertises now, its history, and drift within its service; paged
- * (`limit`, `offset`), instances not heard from for `instanceTtlMs` left out.
+ * (`limit`, `offset`), instances not heard from for `instanceTtlMs` left out, and those that ended unless asked for
+ * (`ended`, within `endedTtlMs`).
  */
-export const instancesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (app, { reader, clock, staleAfterMs, instanceTtlMs }) => {
+export const instancesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiContext }> = async (
+  app,
+  { reader, clock, staleAfterMs, instanceTtlMs, endedTtlMs },
+) => {
   app.get('/instances', { schema: instancesSchema }, async (request) => {
-    const { service, limit, offset } = request.query;
+    const { service, limit, offset, ended } = request.query;
     const now = clock();
-    // Drift is judged over every listed instance of a service; the page is cut after.
-    const fleet = buildFleet(await reader.instances({ service, seenSinceMs: now - instanceTtlMs }), now, staleAfterMs);
+    // Drift is judged over every instance of a service (only live ones count); the list and page are cut after.
+    const fleet = listed(buildFleet(await reader.instances({ service, seenSinceMs: now - instanceTtlMs }), now, staleAfterMs), now, ended ? endedTtlMs : 0);
     const page = fleet.slice(offset, offset + limit);
     const next = offset + page.length;
     // Literals field by field: spreading these objects measured several times slower for a fleet of hundreds.
@@ -32,9 +36,12 @@ export const instancesRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ApiCon
         k8sNamespace: instance.k8sNamespace,
         k8sDeployment: instance.k8sDeployment,
         build: instance.buildKey,
+        session: instance.session,
         firstSeen: iso(instance.firstSeenMs),
         lastSeen: iso(instance.lastSeenMs),
+        ended: instance.endedMs === null ? null : iso(instance.endedMs),
         stale: instance.stale,
+        live: instance.live,
         advertisedAt: instance.advertisedMs === null ? null : iso(instance.advertisedMs),
         advertises: instance.advertises,
         servers: instance.servers,

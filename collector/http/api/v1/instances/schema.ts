@@ -13,6 +13,11 @@ export const instancesSchema = {
     additionalProperties: false,
     properties: {
       service: nameSchema,
+      /**
+       * Also list what ended (sessions and instances whose last export said so, stdio sessions gone silent) within
+       * `EXTSCOPE_ENDED_TTL_MINUTES`; by default only what runs (the live view).
+       */
+      ended: { type: 'boolean', default: false },
       /** A page: at most `limit` instances from `offset` on (in service, instance order). */
       limit: { type: 'integer', minimum: 1, maximum: 2000, default: 500 },
       offset: { type: 'integer', minimum: 0, default: 0 },
@@ -33,7 +38,22 @@ export const instancesSchema = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['service', 'instanceId', 'build', 'firstSeen', 'lastSeen', 'stale', 'advertises', 'servers', 'settingsVariants', 'differs', 'history'],
+            required: [
+              'service',
+              'instanceId',
+              'build',
+              'session',
+              'firstSeen',
+              'lastSeen',
+              'ended',
+              'stale',
+              'live',
+              'advertises',
+              'servers',
+              'settingsVariants',
+              'differs',
+              'history',
+            ],
             properties: {
               service: nullableString,
               instanceId: nullableString,
@@ -48,9 +68,16 @@ export const instancesSchema = {
               k8sDeployment: nullableString,
               /** The key of its build (service, server name and version, host, deployment attributes), as `/builds` lists them. */
               build: { type: 'string' },
+              /** It served one client session (`transport` stdio): a session of its build, not a long-lived instance. */
+              session: { type: 'boolean' },
               firstSeen: isoTime,
               lastSeen: isoTime,
+              /** When it ended: its last export said so, or (a session) it went silent; null while it runs. */
+              ended: nullableString,
+              /** A long-lived instance not heard from within the stale window (sessions and ended instances never are). */
               stale: { type: 'boolean' },
+              /** Running, heard from and advertising: what drift is judged over. */
+              live: { type: 'boolean' },
               advertisedAt: nullableString,
               advertises: {
                 type: 'array',
