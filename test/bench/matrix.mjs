@@ -51,6 +51,11 @@ function get(agent, url) {
 }
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const p95 = (list) =>
+  percentile(
+    [...list].sort((a, b) => a - b),
+    95,
+  );
 const stop = async (child) => {
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
@@ -131,6 +136,8 @@ try {
     if (BASELINE !== undefined) console.log(`baseline: ${BASELINE}`);
     console.log(`${''.padEnd(38)} ${names.map((name) => `${name} median / p95`.padStart(30)).join(' ')}`);
     const checks = {};
+    /** Per query, PostgreSQL's p95 over SQLite's (both backends, this build's collectors). */
+    const p95Ratios = [];
     for (const [name, path] of queries) {
       const times = Object.fromEntries(names.map((target) => [target, []]));
       // Warm-up: the first answers after start-up also pay for caches filling.
@@ -150,7 +157,18 @@ try {
         list.sort((a, b) => a - b);
         return `${percentile(list, 50).toFixed(1)} / ${percentile(list, 95).toFixed(1)} ms`;
       };
-      console.log(`${name.padEnd(38)} ${names.map((target) => cell(times[target]).padStart(30)).join(' ')}`);
+      const ratio = times.SQLite === undefined || times.PostgreSQL === undefined ? undefined : p95(times.PostgreSQL) / p95(times.SQLite);
+      if (ratio !== undefined) p95Ratios.push([name, ratio]);
+      console.log(
+        `${name.padEnd(38)} ${names.map((target) => cell(times[target]).padStart(30)).join(' ')}${ratio === undefined ? '' : `  p95 PostgreSQL / SQLite ${ratio.toFixed(2)}`}`,
+      );
+    }
+    if (p95Ratios.length > 0) {
+      const over = p95Ratios.filter(([, ratio]) => ratio > 1.5);
+      const [worstName, worst] = p95Ratios.reduce((a, b) => (b[1] > a[1] ? b : a));
+      console.log(
+        `PostgreSQL p95 within 1.5× SQLite's on every query: ${over.length === 0 ? 'yes' : `no (${over.length} of ${p95Ratios.length} above: ${over.map(([name]) => name).join('; ')})`}; the largest ratio ${worst.toFixed(2)} (${worstName})`,
+      );
     }
     console.log(
       `load average at end: ${loadavg()
