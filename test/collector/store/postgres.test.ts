@@ -273,6 +273,18 @@ describe('PostgreSQL store with several collectors on one database', () => {
     }
   });
 
+  it("the store's pooled connections run with JIT compilation off, the timeouts set", async () => {
+    const pool = createPool(await databases.create(), 1, () => undefined, { statementTimeoutMs: 1234, lockTimeoutMs: 567 });
+    try {
+      const { rows } = await pool.query<{ jit: string; statement: string; lock: string }>(
+        "SELECT current_setting('jit') AS jit, current_setting('statement_timeout') AS statement, current_setting('lock_timeout') AS lock",
+      );
+      expect(rows[0]).toEqual({ jit: 'off', statement: '1234ms', lock: '567ms' });
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('the password is not in an error about the database, nor in a logged URL', async () => {
     const secret = 'hunter2-secret';
     const url = `postgres://extscope:${secret}@127.0.0.1:1/nowhere?connect_timeout=2`;
