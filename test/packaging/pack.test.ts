@@ -161,10 +161,12 @@ describe('npm pack', () => {
 describe('installed from the tarballs, each in a folder of its own', () => {
   let collector: { url: string; grpc: string };
 
-  it(
+  // The two installs run at once (each in its own folder; npm's cache takes concurrent installs): the collector's
+  // builds the native SQLite binding from source here, minutes that the agent's install need not wait behind.
+  it.concurrent(
     'the agent, into a server project with @opentelemetry/api and the v1 MCP SDK: no engine warning, no database, HTTP framework or gRPC package',
     { timeout: 600_000 },
-    async () => {
+    async ({ expect }) => {
       expect(tarballs.agent, 'the agent tarball from npm pack').toBeDefined();
       await writeFile(join(server, 'package.json'), JSON.stringify({ name: 'server', private: true, type: 'module' }));
       await copyFile(fixture('packaged/server.mjs'), join(server, 'server.mjs'));
@@ -181,10 +183,10 @@ describe('installed from the tarballs, each in a folder of its own', () => {
     },
   );
 
-  it(
+  it.concurrent(
     'the collector, with the agent tarball it depends on: no engine warning, npx extscope --version, the gRPC exporters for wrap and proxy',
     { timeout: 600_000 },
-    async () => {
+    async ({ expect }) => {
       expect(tarballs.collector, 'the collector tarball from npm pack').toBeDefined();
       // The native SQLite binding's build allowed, as the collector's README says.
       await writeFile(join(ops, 'package.json'), JSON.stringify({ name: 'ops', private: true, allowScripts: { 'better-sqlite3': true } }));
