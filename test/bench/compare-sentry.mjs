@@ -100,7 +100,8 @@ console.log('');
 const recordedSampled = {
   metrics: undefined,
   spans: `${sampled.spans.counted} of ${sampled.spans.requestsSent} counted (${sampled.spans.spansExported} spans)`,
-  sentry: `${sampled.sentry.spansExported} of ${sampled.sentry.requestsSent}`,
+  // Sentry samples a trace, not a request, and every request of one connection is in one trace: all or none.
+  sentry: `${sampled.sentry.spansExported} of ${sampled.sentry.requestsSent} (spans in ${sampled.sentry.traces} trace${sampled.sentry.traces === 1 ? '' : 's'})`,
   wrapper: `${sampled.wrapper.spansExported} of ${sampled.wrapper.requestsSent}`,
 };
 console.log(
@@ -115,6 +116,9 @@ for (const variant of ['metrics', 'spans', 'sentry', 'wrapper']) {
   );
 }
 console.log('');
+console.log(
+  `Sentry's spans, every trace sampled: ${last.sentry.spansExported} in ${last.sentry.traces} trace${last.sentry.traces === 1 ? '' : 's'} (its sampling keeps or drops a trace whole: with ${SAMPLED * 100} %, all of this connection's requests or none)`,
+);
 console.log(`A Sentry span as recorded: ${JSON.stringify(last.sentry.spanSample?.[0])}`);
 console.log(`An extscope extension point: ${JSON.stringify(last.metrics.metricSample?.[0])}`);
 console.log(`A wrapper span: ${JSON.stringify(last.wrapper.spanSample?.[0])}`);

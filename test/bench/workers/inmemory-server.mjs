@@ -27,7 +27,8 @@ const concurrency = Number(concurrencyArg ?? 16);
 const TASKS = 'io.modelcontextprotocol/tasks';
 
 /** What the telemetry holds about one request, as exported: a few samples are kept, the rest only counted. */
-const kept = { spans: [], spanCount: 0 };
+// Sentry's: the traces its spans belong to (it samples a trace, not a request).
+const kept = { spans: [], spanCount: 0, traces: new Set() };
 let instrument = (server) => server;
 let readCounts;
 let finish = async () => undefined;
@@ -138,13 +139,24 @@ if (variant === 'sentry') {
       // One MCP request is one span of op `mcp.server` (Sentry 11 streams spans as `span` items; older ones send transactions).
       const spans =
         header.type === 'span'
-          ? (payload.items ?? []).map((item) => ({ name: item.name, op: item.attributes?.['sentry.op']?.value, attributes: item.attributes }))
+          ? (payload.items ?? []).map((item) => ({
+              name: item.name,
+              op: item.attributes?.['sentry.op']?.value,
+              attributes: item.attributes,
+              trace: item.trace_id,
+            }))
           : header.type === 'transaction'
-            ? [payload.contexts?.trace, ...(payload.spans ?? [])].map((span) => ({ name: span?.description, op: span?.op, attributes: span?.data }))
+            ? [payload.contexts?.trace, ...(payload.spans ?? [])].map((span) => ({
+                name: span?.description,
+                op: span?.op,
+                attributes: span?.data,
+                trace: span?.trace_id,
+              }))
             : [];
       for (const span of spans) {
         if (span.op !== 'mcp.server') continue;
         kept.spanCount++;
+        kept.traces.add(span.trace);
         if (kept.spans.length < 3) kept.spans.push({ name: span.name, attributes: span.attributes });
       }
     }
@@ -208,6 +220,7 @@ process.stdout.write(
     rssMB: memory.rss / 2 ** 20,
     spansExported: kept.spanCount,
     spanSample: kept.spans,
+    traces: kept.traces.size,
     requestsSent,
     counted: counts?.counted,
     streams: counts?.streams,
