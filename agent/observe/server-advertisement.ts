@@ -1,6 +1,13 @@
 import type { ServerLike } from '../internal-types.js';
 import type { ServerIdentity } from '../types.js';
-import { type DeclarationMemo, type DeclaredExtensions, type ExtensionMapLimits, fingerprint, readDeclaredExtensions } from './extension-map.js';
+import {
+  type DeclarationMemo,
+  type DeclaredExtensions,
+  type ExtensionMapLimits,
+  UNKNOWN_DECLARATION,
+  fingerprint,
+  readDeclaredExtensions,
+} from './extension-map.js';
 import { asRecord, asString } from './untrusted.js';
 
 /** What one MCP server object advertises, read once when it connects. */
@@ -13,6 +20,8 @@ export interface ServerAdvertisement {
 }
 
 type Extensions = Omit<ServerAdvertisement, 'identity'>;
+
+const NO_IDS: ReadonlySet<string> = new Set();
 
 /**
  * The server's name and version; `last` itself when they are the same (a fresh server per HTTP request names
@@ -48,6 +57,8 @@ export class ServerAdvertisements {
   /** Entries by declaration read: the memo hands back the same declaration for a map that repeats it. */
   private readonly byDeclaration = new WeakMap<DeclaredExtensions, CachedExtensions>();
   private readonly memo: DeclarationMemo = { last: undefined, settingsRead: true };
+  /** The last server read as known by name only (see {@link identified}). */
+  private lastIdentified: ServerAdvertisement | undefined;
 
   constructor(private readonly limits: ExtensionMapLimits) {}
 
@@ -72,6 +83,19 @@ export class ServerAdvertisements {
       return cached.last;
     }
     return { identity: readIdentity(server, undefined), ...this.extensionsOf(readDeclaredExtensions(capabilities ?? {}, this.limits)) };
+  }
+
+  /**
+   * A server known by who it is (`serverInfo`: name and version), not by what it advertises; the same object as
+   * the last one while the name and version repeat (every answer of one server names it alike: nothing is
+   * allocated per answer).
+   */
+  identified(serverInfo: unknown): ServerAdvertisement {
+    const last = this.lastIdentified;
+    const identity = readIdentity({ _serverInfo: serverInfo }, last?.identity);
+    if (last !== undefined && last.identity === identity) return last;
+    this.lastIdentified = { identity, extensions: UNKNOWN_DECLARATION, ids: NO_IDS, fingerprints: [] };
+    return this.lastIdentified;
   }
 
   private extensionsOf(extensions: DeclaredExtensions): Extensions {

@@ -15,12 +15,13 @@ export interface Hold {
 
 export interface DecodedReader {
   write(chunk: Buffer): void;
-  /** The body is complete (or its reading stops): resolves once all that will be decoded was handed over. */
-  end(): Promise<void>;
+  /** The body is complete (or its reading stops): `then` runs once all that will be decoded was handed over. */
+  end(then: () => void): void;
 }
 
 function decoderFor(contentEncoding: string | undefined): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
-  const coding = contentEncoding?.trim().toLowerCase();
+  if (contentEncoding === undefined) return undefined;
+  const coding = contentEncoding.trim().toLowerCase();
   if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip();
   if (coding === 'deflate') return zlib.createInflate();
   if (coding === 'br') return zlib.createBrotliDecompress();
@@ -29,25 +30,18 @@ function decoderFor(contentEncoding: string | undefined): zlib.Gunzip | zlib.Inf
 
 /**
  * Hands a body's bytes to `sink` decoded, when they are compressed (`gzip`, `deflate`, `br`): only what the proxy
- * reads is decoded, the bytes it forwards stay as they are. Decoding stops as soon as the sink is done (its
- * message was too large to keep), so a small compressed body that inflates to gigabytes costs what the sink keeps,
- * not what it would inflate to; while the decoder is behind, `source` is held (backpressure), so compressed input
- * does not pile up in front of it either.
+ * reads is decoded, the bytes it forwards stay as they are. `undefined` when the body is not compressed: its bytes
+ * are read as they come, with nothing in between. Decoding stops as soon as the sink is done (its message was too
+ * large to keep), so a small compressed body that inflates to gigabytes costs what the sink keeps, not what it would
+ * inflate to; while the decoder is behind, `source` is held (backpressure), so compressed input does not pile up in
+ * front of it either.
  */
-export function decodedReader(contentEncoding: string | undefined, sink: DecodedSink, source: Hold): DecodedReader {
+export function decodedReader(contentEncoding: string | undefined, sink: DecodedSink, source: Hold): DecodedReader | undefined {
   const decoder = decoderFor(contentEncoding);
-  if (decoder === undefined) {
-    return {
-      write: (chunk) => {
-        if (!sink.done) sink.push(chunk);
-      },
-      end: () => Promise.resolve(),
-    };
-  }
+  if (decoder === undefined) return undefined;
   let stopped = false;
   let holding = false;
-  let finish!: () => void;
-  const done = new Promise<void>((resolve) => (finish = resolve));
+  const finished: (() => void)[] = [];
   const letGo = (): void => {
     if (!holding) return;
     holding = false;
@@ -58,7 +52,7 @@ export function decodedReader(contentEncoding: string | undefined, sink: Decoded
     stopped = true;
     letGo();
     decoder.destroy();
-    finish();
+    for (const then of finished.splice(0)) then();
   };
   decoder.on('data', (chunk: Buffer) => {
     if (stopped) return;
@@ -78,9 +72,10 @@ export function decodedReader(contentEncoding: string | undefined, sink: Decoded
         source.hold();
       }
     },
-    end: () => {
-      if (!stopped) decoder.end();
-      return done;
+    end: (then) => {
+      if (stopped) return then();
+      finished.push(then);
+      decoder.end();
     },
   };
 }

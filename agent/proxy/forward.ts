@@ -3,6 +3,7 @@ import type https from 'node:https';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { KeptBytes } from '../wire/byte-budget.js';
 import type { Valve } from './headers.js';
+import type { RequestTap } from './proxied-exchange.js';
 
 /** Request bodies up to this size are kept until the upstream answers, to resend them once (see {@link forward}). */
 const RESEND_LIMIT = 1024 * 1024;
@@ -27,13 +28,15 @@ export interface ForwardedCall {
  * Sends `request` upstream as it streams, with backpressure (the upstream's, through `valve`). A request sent on a
  * kept-alive connection that the upstream closed in the meantime (its idle timeout raced the request) fails before
  * any answer; it is sent again, once, on a fresh connection, when its whole body (small, as MCP POSTs are) was
- * kept, within `kept` (the proxy's shared budget). Anything else fails to `onFailure`.
+ * kept, within `kept` (the proxy's shared budget). Anything else fails to `onFailure`. `tap` reads each chunk of
+ * the body before it goes on, and its end (one listener on the request for both).
  */
 export function forward(
   upstream: UpstreamRequest,
   request: IncomingMessage,
   valve: Valve,
   kept: KeptBytes,
+  tap: RequestTap | undefined,
   onAnswer: (answer: IncomingMessage) => void,
   onFailure: (error: NodeJS.ErrnoException) => void,
 ): ForwardedCall {
@@ -83,6 +86,7 @@ export function forward(
   };
   current = send(false);
   request.on('data', (chunk: Buffer) => {
+    tap?.requestChunk(chunk);
     if (chunks !== undefined) {
       keptBytes += chunk.length;
       if (keptBytes <= RESEND_LIMIT && kept.resize(keptBytes)) chunks.push(chunk);
@@ -95,6 +99,7 @@ export function forward(
   });
   request.once('end', () => {
     ended = true;
+    tap?.requestEnded();
     current.end();
   });
   return {

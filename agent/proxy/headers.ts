@@ -21,10 +21,14 @@ export function single(headers: IncomingHttpHeaders, name: string): string | und
 
 /** The message's own headers, without this hop's (and any header the `Connection` header names). */
 export function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const named = new Set((single(headers, 'connection') ?? '').split(',').map((token) => token.trim().toLowerCase()));
+  const connection = single(headers, 'connection');
+  // Usually one token (`keep-alive`, `close`), both hop-by-hop already: no set of names is made for it.
+  const named = connection === undefined || !connection.includes(',') ? undefined : new Set(connection.split(',').map((token) => token.trim().toLowerCase()));
+  const own = connection === undefined || named !== undefined ? undefined : connection.trim().toLowerCase();
   const forwarded: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || name === own || named?.has(name) === true) continue;
     forwarded[name] = value;
   }
   return forwarded;

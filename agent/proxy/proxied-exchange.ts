@@ -1,4 +1,12 @@
 import type { HttpExchange } from '../wire/http-exchange.js';
+import { type DecodedReader, type Hold, decodedReader } from './decoded-reader.js';
+
+/** What the request's body does to the proxy's reading of it (called by `forward`, which streams the same bytes). */
+export interface RequestTap {
+  requestChunk(chunk: Buffer): void;
+  /** The body ended whole. */
+  requestEnded(): void;
+}
 
 /**
  * One {@link HttpExchange} as the proxy sees it, in the order the recorder needs: the request body is read (it may
@@ -6,36 +14,114 @@ import type { HttpExchange } from '../wire/http-exchange.js';
  * come earlier wait for the body. A request counts once the server received it: when the upstream began to answer,
  * or, when no answer came (a hung tool), when the client left or the proxy stopped after sending it whole: then it
  * is `cancelled`, as the in-process agent counts a request its client gave up on.
+ *
+ * Per request it makes this object and its exchange: an uncompressed body is handed to the exchange as it comes
+ * (a compressed one through a decoder), and nothing waits on a promise, so an exchange costs no closure or
+ * microtask beyond Node's own.
  */
-export class ProxiedExchange {
-  private body: { value: unknown } | undefined;
-  private readonly waiting: (() => void)[] = [];
+export class ProxiedExchange implements RequestTap {
+  private bodyDone = false;
+  private bodyValue: unknown;
+  /** What came before the body was read (an answer that began or ended first): run once it is. */
+  private waiting: (() => void)[] | undefined;
   private receivedOnce = false;
   private over = false;
-  private resolveSettled!: () => void;
-  /** Resolves once the exchange was recorded or dropped. */
-  readonly settled = new Promise<void>((resolve) => (this.resolveSettled = resolve));
+  private resolveSettled: (() => void) | undefined;
+  private settledPromise: Promise<void> | undefined;
+  private readonly requestDecoder: DecodedReader | undefined;
+  private answerDecoder: DecodedReader | undefined;
 
   constructor(
     private readonly exchange: HttpExchange,
-    private readonly guard: (work: () => void) => void,
-  ) {}
+    requestEncoding: string | undefined,
+    source: Hold,
+    private readonly fail: (error: unknown) => void,
+  ) {
+    this.requestDecoder = decodedReader(
+      requestEncoding,
+      {
+        push: (chunk) => this.exchange.requestChunk(chunk),
+        get done() {
+          return exchange.requestSkipped;
+        },
+      },
+      source,
+    );
+  }
+
+  /** Resolves once the exchange was recorded or dropped (made when asked: only a stopping proxy waits on it). */
+  get settled(): Promise<void> {
+    if (this.over) return Promise.resolve();
+    this.settledPromise ??= new Promise<void>((resolve) => (this.resolveSettled = resolve));
+    return this.settledPromise;
+  }
+
+  requestChunk(chunk: Buffer): void {
+    try {
+      if (this.requestDecoder !== undefined) this.requestDecoder.write(chunk);
+      else if (!this.exchange.requestSkipped) this.exchange.requestChunk(chunk);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  requestEnded(): void {
+    if (this.requestDecoder === undefined) this.readBody();
+    else this.requestDecoder.end(this.readBody);
+  }
+
+  private readonly readBody = (): void => {
+    let value: unknown;
+    try {
+      value = this.exchange.requestBody();
+    } catch (error) {
+      this.fail(error);
+    }
+    this.bodyRead(value);
+  };
 
   /** The request body was read whole (its parsed value, `undefined` when unreadable or too large). */
   bodyRead(value: unknown): void {
-    if (this.body !== undefined) return;
-    this.body = { value };
-    for (const work of this.waiting.splice(0)) work();
+    if (this.bodyDone) return;
+    this.bodyDone = true;
+    this.bodyValue = value;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting !== undefined) for (const work of waiting) work();
   }
 
-  /** The upstream began to answer: it received the request. */
-  answered(): void {
-    this.whenRead(() => this.receive());
+  /** The upstream began to answer: it received the request. Its body, decoded when `contentEncoding` says so, follows. */
+  answered(contentEncoding: string | undefined): void {
+    const { exchange } = this;
+    this.answerDecoder = decodedReader(
+      contentEncoding,
+      {
+        push: (chunk) => exchange.answerChunk(chunk),
+        get done() {
+          return exchange.answerSkipped;
+        },
+      },
+      // The answer's flow is the pipe's to hold (the upstream is trusted); decoding still stops once unread.
+      NO_HOLD,
+    );
+    if (this.bodyDone) this.receive();
+    else this.later(() => this.receive());
   }
+
+  /** A chunk of the answer's body, as it came. */
+  readonly answerChunk = (chunk: Buffer): void => {
+    try {
+      if (this.answerDecoder !== undefined) this.answerDecoder.write(chunk);
+      else if (!this.exchange.answerSkipped) this.exchange.answerChunk(chunk);
+    } catch (error) {
+      this.fail(error);
+    }
+  };
 
   /** The answer ended, complete (`finished`) or not. */
   answerEnded(finished: boolean, status: number, sessionId: string | undefined): void {
-    this.whenRead(() => this.finish(() => this.exchange.settle(finished, status, sessionId)));
+    if (this.answerDecoder === undefined) this.settle(finished, status, sessionId);
+    else this.answerDecoder.end(() => this.settle(finished, status, sessionId));
   }
 
   /**
@@ -44,33 +130,54 @@ export class ProxiedExchange {
    */
   abandoned(sentWhole: boolean): void {
     if (!sentWhole) return this.dropped();
-    this.whenRead(() => {
-      this.receive();
-      this.finish(() => this.exchange.settle(false, undefined, undefined));
-    });
+    if (!this.bodyDone) return this.later(() => this.abandoned(sentWhole));
+    this.receive();
+    this.settle(false, undefined, undefined);
   }
 
   /** The request never reached the server (the upstream is unreachable): nothing is counted. */
   dropped(): void {
-    this.finish(() => this.exchange.discard());
+    if (!this.end()) return;
+    try {
+      this.exchange.discard();
+    } catch (error) {
+      this.fail(error);
+    }
+    this.resolveSettled?.();
   }
 
-  private whenRead(work: () => void): void {
-    if (this.body !== undefined) this.guard(work);
-    else this.waiting.push(() => this.guard(work));
+  private settle(finished: boolean, status: number | undefined, sessionId: string | undefined): void {
+    if (!this.bodyDone) return this.later(() => this.settle(finished, status, sessionId));
+    if (!this.end()) return;
+    try {
+      this.exchange.settle(finished, status, sessionId);
+    } catch (error) {
+      this.fail(error);
+    }
+    this.resolveSettled?.();
+  }
+
+  private later(work: () => void): void {
+    (this.waiting ??= []).push(work);
   }
 
   private receive(): void {
     if (this.receivedOnce || this.over) return;
     this.receivedOnce = true;
-    this.exchange.received(this.body!.value);
+    try {
+      this.exchange.received(this.bodyValue);
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
-  private finish(work: () => void): void {
-    if (this.over) return;
+  /** `true` the first time: the exchange is over (whatever waited on the body is not done any more). */
+  private end(): boolean {
+    if (this.over) return false;
     this.over = true;
-    this.waiting.length = 0;
-    this.guard(work);
-    this.resolveSettled();
+    this.waiting = undefined;
+    return true;
   }
 }
+
+const NO_HOLD: Hold = { hold: () => {}, release: () => {} };

@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { TRANSPORT } from '../../contract/index.js';
@@ -9,7 +9,6 @@ import type { WireRecording } from '../wire/connection.js';
 import { MAX_FRAME_CHARS } from '../wire/frames.js';
 import { HttpExchange, HttpSessions, advertised } from '../wire/http-exchange.js';
 import { StandaloneAgent } from '../wire/standalone-agent.js';
-import { decodedReader } from './decoded-reader.js';
 import { forward } from './forward.js';
 import { Valve, endToEnd, single } from './headers.js';
 import { DEFAULT_DEADLINES, DEFAULT_READ_BUDGET_MIB, type ProxyDeadlines, parseProxyArguments } from './options.js';
@@ -82,7 +81,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const upstreamAgent = new client.Agent({ keepAlive: true, maxFreeSockets: 256 });
   const sessions = new HttpSessions();
   /** What each exchange in flight does when the proxy stops. */
-  const live = new Set<{ stop(): void; settled: Promise<void> }>();
+  const live = new Set<LiveExchange>();
   let upstreamServer: ServerAdvertisement | undefined;
   // The server's own answers to initialize and server/discover say what it advertises: assumed from then on
   // for the exchanges that carry nothing about it (a stateless 2026-07-28 request, a 2025-era one without session).
@@ -95,14 +94,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       agent.announce(server);
     },
   };
-  const knownServer = (): ServerAdvertisement | undefined => upstreamServer;
-  const guard = (work: () => void): void => {
-    try {
-      work();
-    } catch (error) {
-      agent.pipeline.fail('proxy', error);
-    }
-  };
+  // One options object for every exchange: the server assumed, the shared budget.
+  const exchangeOptions = { server: (): ServerAdvertisement | undefined => upstreamServer, budget };
+  const fail = (error: unknown): void => agent.pipeline.fail('proxy', error);
   let ownUrl = '';
 
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
@@ -112,79 +106,50 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       response.end('extscope proxy: the request target must be a path (or an absolute http URL, whose path is used)\n');
       return;
     }
-    const hostHeader = single(request.headers, 'host');
-    const proxyOrigin = hostHeader !== undefined && HOST_HEADER.test(hostHeader) ? `http://${hostHeader}` : ownUrl;
-    const exchange =
+    const { headers } = request;
+    const valve = new Valve(request);
+    const flow =
       request.method === 'POST'
-        ? new HttpExchange(
-            sessions,
-            recording,
-            { sessionId: single(request.headers, HEADER_SESSION_ID), protocolVersion: single(request.headers, HEADER_PROTOCOL_VERSION) },
-            { server: knownServer, budget },
+        ? new ProxiedExchange(
+            new HttpExchange(
+              sessions,
+              recording,
+              { sessionId: single(headers, HEADER_SESSION_ID), protocolVersion: single(headers, HEADER_PROTOCOL_VERSION) },
+              exchangeOptions,
+            ),
+            single(headers, 'content-encoding'),
+            valve,
+            fail,
           )
         : undefined;
-    const flow = exchange && new ProxiedExchange(exchange, guard);
-    const valve = new Valve(request);
-
-    if (exchange !== undefined && flow !== undefined) {
-      const reader = decodedReader(
-        single(request.headers, 'content-encoding'),
-        {
-          push: (chunk) => guard(() => exchange.requestChunk(chunk)),
-          get done() {
-            return exchange.requestSkipped;
-          },
-        },
-        valve,
-      );
-      request.on('data', (chunk: Buffer) => guard(() => reader.write(chunk)));
-      request.once('end', () => void reader.end().then(() => guard(() => flow.bodyRead(exchange.requestBody()))));
-      // A body that never ended (the client left, a deadline closed it): its requests are unknown, and whatever
-      // waits on the body (an answer that already ended) settles now, giving back what was kept of it.
+    // A body that never ended (the client left, a deadline closed it): its requests are unknown, and whatever
+    // waits on the body (an answer that already ended) settles now, giving back what was kept of it.
+    if (flow !== undefined)
       request.once('close', () => {
         if (!request.complete) flow.bodyRead(undefined);
       });
-    }
 
-    let answered = false;
-    const onAnswer = (answer: IncomingMessage): void => {
-      answered = true;
-      flow?.answered();
-      const status = answer.statusCode ?? 502;
-      response.writeHead(status, answer.statusMessage, locationsRewritten(endToEnd(answer.headers), upstream, proxyOrigin));
-      // SSE: every event reaches the client as it comes (no Nagle delay on small writes).
-      response.flushHeaders();
-      // The answer's flow is the pipe's to hold (the upstream is trusted); decoding still stops once unread.
-      const answerReader =
-        exchange &&
-        decodedReader(
-          single(answer.headers, 'content-encoding'),
-          {
-            push: (chunk) => guard(() => exchange.answerChunk(chunk)),
-            get done() {
-              return exchange.answerSkipped;
-            },
-          },
-          NO_HOLD,
-        );
-      if (answerReader !== undefined) answer.on('data', (chunk: Buffer) => guard(() => answerReader.write(chunk)));
-      answer.pipe(response);
-      const sessionId = single(answer.headers, HEADER_SESSION_ID);
-      const settle = (finished: boolean): void => {
-        if (answerReader !== undefined) void answerReader.end().then(() => flow?.answerEnded(finished, status, sessionId));
-      };
-      response.once('finish', () => settle(answer.complete));
-      response.once('close', () => {
-        if (!response.writableFinished) {
-          answer.destroy();
-          settle(false);
-        }
-      });
-      answer.once('error', () => response.destroy());
-      answer.once('aborted', () => response.destroy());
+    let answer: IncomingMessage | undefined;
+    const onAnswer = (incoming: IncomingMessage): void => {
+      answer = incoming;
+      const status = incoming.statusCode ?? 502;
+      flow?.answered(single(incoming.headers, 'content-encoding'));
+      response.writeHead(status, incoming.statusMessage, locationsRewritten(endToEnd(incoming.headers), upstream, headers, ownUrl));
+      // SSE: the headers reach the client now, before the first event (which may take a while). Any other answer's
+      // headers go out with its first bytes, in one write, as a bare proxy sends them.
+      if (isEventStream(incoming.headers['content-type'])) response.flushHeaders();
+      // Read as it passes (the pipe holds the flow: the upstream is trusted), before it is written on.
+      if (flow !== undefined) {
+        incoming.on('data', flow.answerChunk);
+        const sessionId = single(incoming.headers, HEADER_SESSION_ID);
+        response.once('finish', () => flow.answerEnded(incoming.complete, status, sessionId));
+      }
+      incoming.pipe(response);
+      incoming.once('error', () => response.destroy());
+      incoming.once('aborted', () => response.destroy());
     };
     const onFailure = (error: NodeJS.ErrnoException): void => {
-      if (answered) {
+      if (answer !== undefined) {
         response.destroy();
         return;
       }
@@ -204,16 +169,22 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       request,
       valve,
       budget.account(),
+      flow,
       onAnswer,
       onFailure,
     );
     // The client went away before its answer was complete (or the proxy stops): so does the upstream request. A
-    // request the upstream has whole and never began to answer (a hung tool) is cancelled, as in-process.
+    // request the upstream has whole and never began to answer (a hung tool) is cancelled, as in-process; one whose
+    // answer began ends with what came of it.
     const abandon = (): void => {
-      if (!answered) flow?.abandoned(call.sentWhole);
+      if (answer === undefined) flow?.abandoned(call.sentWhole);
+      else {
+        flow?.answerEnded(false, answer.statusCode ?? 502, single(answer.headers, HEADER_SESSION_ID));
+        answer.destroy();
+      }
       call.abort();
     };
-    const entry = { stop: abandon, settled: flow?.settled ?? Promise.resolve() };
+    const entry: LiveExchange = { stop: abandon, flow };
     live.add(entry);
     response.once('close', () => {
       live.delete(entry);
@@ -257,7 +228,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       server.closeAllConnections();
       // Bodies still decoding are read before their requests are counted: bounded, so a stop never hangs.
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(exchanges.map((entry) => entry.settled)), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      const settled = exchanges.map((entry) => entry.flow?.settled);
+      await Promise.race([Promise.all(settled), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
       clearTimeout(timer);
       await closed;
       upstreamAgent.destroy();
@@ -265,7 +237,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
 }
 
-const NO_HOLD = { hold: () => {}, release: () => {} };
+/** An exchange in flight: what stops it, and its recording (a POST's) to wait for. */
+interface LiveExchange {
+  stop(): void;
+  flow: ProxiedExchange | undefined;
+}
+
+const isEventStream = (contentType: string | undefined): boolean => contentType !== undefined && /^\s*text\/event-stream\b/i.test(contentType);
 
 /** The request's headers for the upstream: its own, `Host` naming the upstream, and the upstream's credentials if it has none. */
 function upstreamHeaders(request: IncomingMessage, upstream: UpstreamTarget): OutgoingHttpHeaders {
@@ -275,11 +253,18 @@ function upstreamHeaders(request: IncomingMessage, upstream: UpstreamTarget): Ou
   return headers;
 }
 
-/** `Location` and `Content-Location` naming the upstream name the proxy instead (nginx's `proxy_redirect default`). */
-function locationsRewritten(headers: OutgoingHttpHeaders, upstream: UpstreamTarget, proxyOrigin: string): OutgoingHttpHeaders {
-  for (const name of ['location', 'content-location']) {
+const LOCATIONS = ['location', 'content-location'];
+
+/**
+ * `Location` and `Content-Location` naming the upstream name the proxy instead (nginx's `proxy_redirect default`):
+ * the proxy as the request's `Host` header named it, when that is a plain host (else its listening address).
+ */
+function locationsRewritten(headers: OutgoingHttpHeaders, upstream: UpstreamTarget, request: IncomingHttpHeaders, ownUrl: string): OutgoingHttpHeaders {
+  for (const name of LOCATIONS) {
     const value = headers[name];
-    if (typeof value === 'string') headers[name] = upstream.rewrite(value, proxyOrigin);
+    if (typeof value !== 'string') continue;
+    const host = single(request, 'host');
+    headers[name] = upstream.rewrite(value, host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : ownUrl);
   }
   return headers;
 }

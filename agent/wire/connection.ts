@@ -200,7 +200,7 @@ export class WireConnection {
       if (this.active()) this.servers.announce(this.server);
       return;
     }
-    this.server = withoutAdvertisement(this.advertisements.read({ getCapabilities: () => undefined, _serverInfo: serverInfo }));
+    this.server = this.advertisements.identified(serverInfo);
   }
 
   private finish(pending: Pending, outcome: Outcome): void {
