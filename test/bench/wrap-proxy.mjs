@@ -1,16 +1,22 @@
-// extscope wrap and extscope proxy against the direct server, side by side in one run:
-//   proxy: latency per request (sequential, keep-alive; p50, p99) and throughput (16 concurrent) of JSON
-//          tools/call answers, direct to the upstream and through the proxy, in alternating rounds;
+// extscope wrap and extscope proxy against the direct server and the proxies beside them, in one run:
+//   proxy: CPU per request of each proxy process (all its threads, from /proc schedstat: nanoseconds), latency per
+//          request (sequential, keep-alive; p50, p99) and throughput (16 concurrent) of JSON tools/call answers,
+//          direct to the upstream, through `extscope proxy`, through a bare node:http proxy (bodies piped, nothing
+//          read: the floor a Node.js proxy sits on) and through nginx, the order rotating round by round; once in
+//          front of a trivial upstream (corpus-http.mjs: fixed answers, no SDK) and once in front of a real MCP
+//          server (the v2 SDK's createMcpHandler behind node:http, v2-http.mjs);
 //   wrap:  CPU per request of the wrapper process itself, next to the stdio server's own CPU per request,
 //          for sequential tools/call requests.
 // The proxy and wrap record metrics (OTEL_*_EXPORTER=none: nothing exported, everything counted).
 // Usage: node test/bench/wrap-proxy.mjs [rounds=5] [requests per round=1000]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { alternated } from './lib/interleaved.mjs';
+import { startNginxProxy } from './lib/nginx-proxy.mjs';
 import { numericArgs, size } from './lib/smoke.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,10 +26,27 @@ const [rounds, perRound] = numericArgs(process.argv.slice(2), [
 ]);
 const env = { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_EXPORTER: 'none' };
 const TICKS = 100; // USER_HZ
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
 
 function cpuSeconds(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
+/** CPU time of a process so far, every thread, in microseconds (schedstat counts nanoseconds, not 10 ms ticks). */
+function cpuMicros(pid) {
+  let nanos = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      nanos += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return nanos / 1000;
 }
 
 async function listening(args, stream = 'stdout', pattern = /\{"port":\s*(\d+)\}/) {
@@ -32,7 +55,7 @@ async function listening(args, stream = 'stdout', pattern = /\{"port":\s*(\d+)\}
   for await (const chunk of child[stream]) {
     text += chunk;
     const match = pattern.exec(text);
-    if (match) return { child, port: Number(match[1]) };
+    if (match) return { child, port: Number(match[1]), stop: () => child.kill('SIGTERM') };
   }
   throw new Error(`no port from ${args.join(' ')}`);
 }
@@ -42,8 +65,8 @@ const body = JSON.stringify({
   id: 1,
   method: 'tools/call',
   params: {
-    name: 'auth',
-    arguments: {},
+    name: 'echo',
+    arguments: { text: 'hi' },
     _meta: {
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
       'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
@@ -52,11 +75,18 @@ const body = JSON.stringify({
   },
 });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
+const headers = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'echo',
+};
 
 function post(port) {
   return new Promise((resolve, reject) => {
     const request = http.request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers, agent }, (response) => {
+      if (response.statusCode !== 200) reject(new Error(`HTTP ${response.statusCode} from port ${port}`));
       response.resume();
       response.on('end', resolve);
     });
@@ -65,7 +95,9 @@ function post(port) {
   });
 }
 
+const signed = (value, digits) => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function latencies(port, n) {
   const out = [];
@@ -88,50 +120,65 @@ async function throughput(port, n) {
   return n / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-const upstream = await listening(['test/fixtures/corpus-http.mjs']);
-const proxy = await listening(
-  ['dist/bin/extscope.js', 'proxy', '--listen', '127.0.0.1:0', '--upstream', `http://127.0.0.1:${upstream.port}`],
-  'stderr',
-  /listening on http:\/\/127\.0\.0\.1:(\d+)/,
-);
-const lat = { direct: [], proxy: [] };
-const rps = { direct: [], proxy: [] };
-await latencies(upstream.port, size(500, 20));
-await latencies(proxy.port, size(500, 20));
-for (let round = 0; round < rounds; round++) {
-  for (const [name, port] of round % 2 === 0
-    ? [
-        ['direct', upstream.port],
-        ['proxy', proxy.port],
-      ]
-    : [
-        ['proxy', proxy.port],
-        ['direct', upstream.port],
-      ]) {
-    lat[name].push(...(await latencies(port, perRound)));
-    rps[name].push(await throughput(port, perRound * 2));
+const PROXIES = ['extscope', 'node', 'nginx'];
+
+/** Every proxy in front of one upstream, measured with it directly in rotating order. */
+async function proxyRun(label, upstreamScript) {
+  const upstream = await listening([upstreamScript]);
+  const proxies = {
+    extscope: await listening(
+      ['dist/bin/extscope.js', 'proxy', '--listen', '127.0.0.1:0', '--upstream', `http://127.0.0.1:${upstream.port}`],
+      'stderr',
+      /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+    ),
+    node: await listening(['test/bench/lib/bare-proxy.mjs', String(upstream.port)]),
+    nginx: await startNginxProxy(upstream.port),
+  };
+  const ports = { direct: upstream.port, ...Object.fromEntries(PROXIES.map((name) => [name, proxies[name].port])) };
+  const variants = ['direct', ...PROXIES];
+  for (const name of variants) await latencies(ports[name], size(500, 20));
+  const figures = Object.fromEntries(variants.map((name) => [name, { lat: [], rps: [], seqCpu: [], concCpu: [] }]));
+  const loads = [load()];
+  await alternated(variants, rounds, async (name) => {
+    const pid = proxies[name]?.child.pid;
+    const cpu = () => (pid === undefined ? 0 : cpuMicros(pid));
+    let before = cpu();
+    figures[name].lat.push(...(await latencies(ports[name], perRound)));
+    figures[name].seqCpu.push((cpu() - before) / perRound);
+    before = cpu();
+    figures[name].rps.push(await throughput(ports[name], perRound * 2));
+    figures[name].concCpu.push((cpu() - before) / (perRound * 2));
+  });
+  loads.push(load());
+  for (const proxy of Object.values(proxies)) proxy.stop();
+  upstream.stop();
+  const sorted = Object.fromEntries(variants.map((name) => [name, [...figures[name].lat].sort((a, b) => a - b)]));
+  console.log(`proxy, ${label} (JSON tools/call, loopback; load average ${loads[0]} → ${loads[1]}):`);
+  for (const name of variants) {
+    const { rps, seqCpu, concCpu } = figures[name];
+    const cpu =
+      name === 'direct' ? ''.padEnd(42) : `CPU ${median(seqCpu).toFixed(1).padStart(6)} µs/request (16 conc. ${median(concCpu).toFixed(1).padStart(6)})`;
+    const p50 = quantile(sorted[name], 0.5);
+    const p99 = quantile(sorted[name], 0.99);
+    const added = name === 'direct' ? '' : ` (${signed(p50 - quantile(sorted.direct, 0.5), 3)} / ${signed(p99 - quantile(sorted.direct, 0.99), 3)})`;
+    console.log(
+      `  ${name.padEnd(8)} ${cpu}  p50 / p99 ${p50.toFixed(3)} / ${p99.toFixed(3)} ms${added.padEnd(20)}  ${median(rps).toFixed(0)} req/s (×${(median(rps) / median(figures.direct.rps)).toFixed(2)})`,
+    );
   }
-}
-proxy.child.kill('SIGTERM');
-upstream.child.kill('SIGTERM');
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log('proxy (corpus-http JSON tools/call, loopback):');
-for (const name of ['direct', 'proxy']) {
-  const sorted = [...lat[name]].sort((a, b) => a - b);
+  // The goals: CPU per request within 15 µs of the bare node:http proxy's, and at most 0.1 ms added to the p50.
+  const extra = median(figures.extscope.seqCpu) - median(figures.node.seqCpu);
+  const extraConcurrent = median(figures.extscope.concCpu) - median(figures.node.concCpu);
+  const addedP50 = quantile(sorted.extscope, 0.5) - quantile(sorted.direct, 0.5);
   console.log(
-    `  ${name.padEnd(6)} p50 ${quantile(sorted, 0.5).toFixed(3)} ms  p99 ${quantile(sorted, 0.99).toFixed(3)} ms  ${median(rps[name]).toFixed(0)} req/s (16 concurrent, median of ${rounds})`,
+    `  extscope over the bare node proxy: ${signed(extra, 1)} µs CPU/request sequential (${signed(extraConcurrent, 1)} at 16 concurrent; goal ≤ +15: ${extra <= 15 ? 'met' : 'NOT met'}); ` +
+      `CPU ×${(median(figures.extscope.seqCpu) / median(figures.node.seqCpu)).toFixed(2)} the bare proxy's, ×${(median(figures.extscope.seqCpu) / median(figures.nginx.seqCpu)).toFixed(2)} nginx's`,
   );
+  console.log(`  extscope added p50 over direct: ${signed(addedP50, 3)} ms (goal ≤ +0.100: ${addedP50 <= 0.1 ? 'met' : 'NOT met'})`);
 }
-const added = (q) =>
-  quantile(
-    [...lat.proxy].sort((a, b) => a - b),
-    q,
-  ) -
-  quantile(
-    [...lat.direct].sort((a, b) => a - b),
-    q,
-  );
-console.log(`  added: p50 +${added(0.5).toFixed(3)} ms, p99 +${added(0.99).toFixed(3)} ms; throughput ×${(median(rps.proxy) / median(rps.direct)).toFixed(2)}`);
+
+await proxyRun('trivial upstream (corpus-http.mjs)', 'test/fixtures/corpus-http.mjs');
+await proxyRun('MCP SDK upstream (v2-http.mjs)', 'test/fixtures/v2-http.mjs');
+console.log(`  (CPU and latency: medians of ${rounds} rounds of ${perRound} sequential requests, then ${perRound * 2} at 16 concurrent)`);
 
 // wrap: sequential tools/call over stdio, the wrapper's CPU next to the server's.
 async function stdioRun(wrapped, n) {
