@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { type Browser, type Watched, launchBrowser, ready, screenshot, watchedPage } from './helpers/browser.js';
-import { EVIL_CLIENT, EVIL_SERVICE, REPLAY, SEARCH, TASKS, feedHistory, runFleet } from './helpers/scenario.js';
+import { EVIL_CLIENT, EVIL_SERVICE, REPLAY, SEARCH, TASKS, feedHistory, keepInstancesRunning, runFleet } from './helpers/scenario.js';
 
 /**
  * The dashboard in real headless Chromium, against a real collector fed by real instrumented MCP servers and
@@ -33,6 +33,8 @@ async function andRender(action: () => Promise<unknown>): Promise<void> {
   await ready(page);
 }
 
+let stopInstances: (() => Promise<void>) | undefined;
+
 beforeAll(async () => {
   const temp = await tempDir();
   cleanup = temp.cleanup;
@@ -40,6 +42,7 @@ beforeAll(async () => {
   collector = await startTestCollector(temp.dir, { retention: { dedupHours: 72 } });
   negotiated = await runFleet(collector.url);
   await feedHistory(collector.url);
+  stopInstances = await keepInstancesRunning(collector.url);
   // Every export has arrived once the matrix counts every request the clients sent (7+2+2+2+1+1+1+…).
   const expected = { alpha: 7, beta: 2, gamma: 2, delta: 1, [EVIL_CLIENT]: 2, '(unknown client)': 2 };
   const deadline = Date.now() + 20_000;
@@ -58,6 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await stopInstances?.();
   await collector?.close();
   await cleanup?.();
 });

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCollector, startTestCollector, tempDir } from '../collector/helpers/collector.js';
 import { type Browser, type Watched, launchBrowser, ready, screenshot, watchedPage } from './helpers/browser.js';
-import { SEARCH, feedHistory, runFleet } from './helpers/scenario.js';
+import { SEARCH, feedHistory, keepInstancesRunning, runFleet } from './helpers/scenario.js';
 
 const VIEWS: { name: string; search: string; charts: string[] }[] = [
   { name: 'matrix', search: '', charts: [] },
@@ -42,12 +42,15 @@ function collectTimes(value: unknown, url: string, answeredAt: number, key = '')
   for (const [name, inner] of Object.entries(value)) collectTimes(inner, url, answeredAt, name);
 }
 
+let stopInstances: (() => Promise<void>) | undefined;
+
 beforeAll(async () => {
   const temp = await tempDir();
   cleanup = temp.cleanup;
   collector = await startTestCollector(temp.dir, { retention: { dedupHours: 72 } });
   await runFleet(collector.url);
   await feedHistory(collector.url);
+  stopInstances = await keepInstancesRunning(collector.url);
   // The fleet's exports have arrived once its six client rows are in the matrix.
   for (const deadline = Date.now() + 20_000; ;) {
     const { rows } = (await (await fetch(`${collector.url}/api/v1/matrix`)).json()) as { rows: unknown[] };
@@ -71,6 +74,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await stopInstances?.();
   await collector?.close();
   await cleanup?.();
 });

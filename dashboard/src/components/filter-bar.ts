@@ -103,8 +103,9 @@ export class FilterBar {
     this.groupField.hidden = rowsBy.length === 0;
     for (const option of this.group.options) option.disabled = !rowsBy.includes(option.value as Group);
     this.client.disabled = clientNames === undefined;
+    // Ended instances too (sessions, say): their requests are in the matrix, so they are theirs to filter by.
     const [instances, names] = await Promise.all([
-      context.load<InstancesResponse>('instances').then(
+      context.load<InstancesResponse>('instances', { ended: 'true' }).then(
         (page) => page.instances,
         (): InstanceView[] => [],
       ),

@@ -139,3 +139,46 @@ export async function feedHistory(collectorUrl: string, now = Date.now()): Promi
   );
   if (response.status !== 200) throw new Error(`history export: HTTP ${response.status} ${await response.text()}`);
 }
+
+/**
+ * The fleet's instances as they run while the page is read: a stdio server lives for its client's session, and the
+ * ones above have ended, so the live fleet would be empty. One process each of shop-a, shop-b and anon-1 stays up
+ * with no client request (an idle server reports what it advertises at every export: nothing is counted) until the
+ * returned function ends it; resolves once all three are live.
+ */
+export async function keepInstancesRunning(collectorUrl: string): Promise<() => Promise<void>> {
+  const running = [
+    { service: 'shop', instance: 'shop-a', extensions: { [TASKS]: {}, [SEARCH]: { mode: 'fast' } } },
+    { service: 'shop', instance: 'shop-b', extensions: { [TASKS]: {} } },
+    { service: EVIL_SERVICE, instance: 'anon-1', extensions: undefined },
+  ].map(({ service, instance, extensions }) => {
+    const child = spawn(process.execPath, nodeArgs(fixture('dashboard-stdio.mjs'), true), {
+      cwd: ROOT,
+      env: agentEnv(collectorUrl, {
+        OTEL_SERVICE_NAME: service,
+        OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${instance}`,
+        ...(extensions === undefined ? {} : { FIXTURE_EXTENSIONS: JSON.stringify(extensions) }),
+      }),
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    // The server is made at the first message: a notification (not a request, so nothing is counted) makes it.
+    child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    return { instance, child, exited: once(child, 'exit') };
+  });
+  const stop = async (): Promise<void> => {
+    for (const { child } of running) child.stdin?.end();
+    const timer = setTimeout(() => running.forEach(({ child }) => child.kill('SIGKILL')), 10_000);
+    await Promise.all(running.map(({ exited }) => exited));
+    clearTimeout(timer);
+  };
+  for (const deadline = Date.now() + 20_000; ;) {
+    const body = (await (await fetch(`${collectorUrl}/api/v1/instances`)).json()) as { instances: { instanceId: string | null; live: boolean }[] };
+    const live = new Set(body.instances.filter((instance) => instance.live).map((instance) => instance.instanceId));
+    if (running.every(({ instance }) => live.has(instance))) return stop;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the kept instances did not become live: ${JSON.stringify([...live])}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -59,7 +59,10 @@ class MatrixView implements ViewModule {
     let matrix: MatrixResponse;
     let instances: InstancesResponse;
     try {
-      [matrix, instances] = await Promise.all([context.load<MatrixResponse>('matrix', matrixParams(state)), context.load<InstancesResponse>('instances')]);
+      [matrix, instances] = await Promise.all([
+        context.load<MatrixResponse>('matrix', matrixParams(state)),
+        context.load<InstancesResponse>('instances', { ended: 'true' }),
+      ]);
     } catch (error) {
       if (context.isCurrent()) context.fail(error);
       return;
