@@ -39,6 +39,7 @@ export const UNIT_TESTS = [
   'test/collector/receiver/otlp-grpc/status.test.ts',
   'test/collector/receiver/receive-budget.test.ts',
   'test/collector/store/bucket-plan.test.ts',
+  'test/collector/store/closed-range-cache.test.ts',
   'test/collector/store/cumulative-rule.test.ts',
   'test/collector/store/history-start.test.ts',
   'test/collector/store/ingest-plan.test.ts',

@@ -1,5 +1,7 @@
 import type { CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, StepTotal } from '../../model/records.js';
 import type { ExamplesQuery, InstancesQuery, RollupReader } from '../store.js';
+import type { ClosedBuckets } from './closed-buckets.js';
+import { ClosedRangeCache } from './closed-range-cache.js';
 import type { FoldSchedule } from './fold-schedule.js';
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../query/filters.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendReader, TrendResult } from '../query/trends.js';
@@ -13,6 +15,8 @@ export interface RollupQueries {
   stepTotals(query: StepQuery): Answer<StepTotal[]>;
   serverUnknownStepTotals(query: StepQuery): Answer<StepTotal[]>;
   historyStart(query: HistoryQuery): Answer<number | null>;
+  /** Which buckets are closed, and their generation (closed-buckets.ts). */
+  closedBuckets(): Answer<ClosedBuckets>;
 }
 
 /** A dialect's reads of what ingest writes directly (not folded): instances and span examples. */
@@ -24,27 +28,32 @@ export interface RowQueries {
 /**
  * The reader role of every store: each read of the rollups folds first (the store's one fold schedule), so that it
  * sees every batch whose apply has resolved; a fold that fails does not fail the read, which answers from what is
- * folded and says so through `behind()`. `mapError` turns a dialect's failure into the store's errors.
+ * folded and says so through `behind()`. Long-range cell reads keep their closed part (closed-range-cache.ts).
+ * `mapError` turns a dialect's failure into the store's errors.
  */
 export class FoldFirstReader implements RollupReader {
+  private readonly closedRanges: ClosedRangeCache;
+
   constructor(
     private readonly schedule: FoldSchedule,
     private readonly rollups: RollupQueries,
     private readonly trends: TrendReader,
     private readonly rows: RowQueries,
     private readonly mapError: (error: unknown) => unknown = (error) => error,
-  ) {}
+  ) {
+    this.closedRanges = new ClosedRangeCache(() => this.rollups.closedBuckets());
+  }
 
   behind(): boolean {
     return this.schedule.failed;
   }
 
   cellTotals(query: CellQuery): Promise<CellTotals> {
-    return this.folded(() => this.rollups.cellTotals(query));
+    return this.folded(() => this.closedRanges.read('cells', query, (range) => this.rollups.cellTotals(range)));
   }
 
   instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
-    return this.folded(() => this.rollups.instanceCellTotals(query));
+    return this.folded(() => this.closedRanges.read('instance cells', query, (range) => this.rollups.instanceCellTotals(range)));
   }
 
   stepTotals(query: StepQuery): Promise<StepTotal[]> {

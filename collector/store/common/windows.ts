@@ -7,7 +7,7 @@ import { ROLLUP_LEVELS, type RollupLevel } from './rollup-levels.js';
 export const MAX_EXAMPLES = 200_000;
 
 /** A matrix over more than two days is answered in whole hours (see docs/api.md). */
-const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
+export const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
 
 /**
  * The read horizons at `nowMs`: minutes are read only from an hour inside the minute retention (retention drops

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { MAX_STORED_COUNT } from '../common/columns.js';
 import type { Folder } from '../common/fold-schedule.js';
+import { READ_CLOSED_BUCKETS, closedBucketsOf, recordFold } from '../common/closed-buckets.js';
 import { ROLLUP_LEVELS, bucketOf } from '../common/rollup-levels.js';
 
 /** Increments moved per fold transaction: a bounded statement, however much piled up. */
@@ -46,7 +47,7 @@ const fold = (locked: string): string => `
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
   instance_cells_moved AS (SELECT s.instance_cell_id AS owner, m.minute, m.value FROM moved m JOIN series s ON s.id = m.series_id),
   ${ADDED}
-  SELECT count(*)::integer AS moved FROM moved`;
+  SELECT count(*)::integer AS moved, min(minute)::float8 AS oldest, max(minute)::float8 AS newest FROM moved`;
 
 /** The fold in a transaction that holds the fold lock already. */
 const FOLD = fold('');
@@ -65,7 +66,9 @@ const LOCKED_FOLD = {
 /**
  * The PostgreSQL store's fold statement, run on the store's fold schedule (common/fold-schedule.ts): exports append
  * their increments to `pending_increments` (no row shared between exports, so replicas do not queue on each other's
- * locks), and this adds them to the rollups. One fold at a time over all replicas (an advisory lock).
+ * locks), and this adds them to the rollups. One fold at a time over all replicas (an advisory lock). In the same
+ * transaction it records the open hour and bumps the closed-bucket generation when a row lands before it
+ * (common/closed-buckets.ts).
  */
 export class PostgresFolder implements Folder {
   constructor(private readonly pool: pg.Pool) {}
@@ -95,7 +98,12 @@ export class PostgresFolder implements Folder {
             break;
           }
         }
-        const { rows } = await client.query<{ moved: number }>(FOLD);
+        const { rows } = await client.query<{ moved: number; oldest: number | null; newest: number | null }>(FOLD);
+        if ((rows[0]?.moved ?? 0) > 0) {
+          const [closed] = (await client.query<{ generation: string | null; openHour: string | null }>(READ_CLOSED_BUCKETS)).rows;
+          const record = recordFold(closedBucketsOf(closed?.generation, closed?.openHour), rows[0]);
+          if (record !== undefined) await client.query(record);
+        }
         await client.query('COMMIT');
         if ((rows[0]?.moved ?? 0) < FOLD_BATCH) break;
       }

@@ -4,6 +4,7 @@ import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
 import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
 import type { RetentionConfig } from '../store.js';
 import { inTransaction } from './connection.js';
+import { BUMP_CLOSED_GENERATION } from '../common/closed-buckets.js';
 
 /**
  * Drops what is past its window (common/windows.ts). Runs on one replica at a time (the service runs it under the
@@ -58,11 +59,11 @@ export class Retention {
 
     const due = this.passes.due(cutoffs);
     for (const { rollup, before } of due.levels) await this.pool.query(`DELETE FROM ${rollup.table} WHERE ${rollup.bucket} < $1`, [before]);
+    if (due.hour) await this.dropGoneInstances(cutoffs.silentInstancesMs);
+    // After the deletes: a closed part read while they ran is not answered again.
+    if (due.levels.length > 0) await this.pool.query(BUMP_CLOSED_GENERATION);
     if (due.minute) this.passes.minutePassDone(cutoffs);
-    if (due.hour) {
-      await this.dropGoneInstances(cutoffs.silentInstancesMs);
-      this.passes.hourPassDone(cutoffs);
-    }
+    if (due.hour) this.passes.hourPassDone(cutoffs);
   }
 
   /** Instances silent for the whole hourly retention: their series, streams and history go too. */

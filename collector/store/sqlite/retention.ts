@@ -4,6 +4,7 @@ import { BOUNDED_DIMENSIONS } from '../common/dimension-limit-rule.js';
 import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
 import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
 import type { RetentionConfig } from '../store.js';
+import { BUMP_CLOSED_GENERATION } from '../common/closed-buckets.js';
 
 const CHUNK = 2000;
 
@@ -60,6 +61,7 @@ export class Retention {
       dropInstanceAdvertised: db.prepare('DELETE FROM advertised WHERE instance_ref = ?'),
       dropInstanceCounts: db.prepare('DELETE FROM advertised_counts WHERE instance_ref = ?'),
       dropInstance: db.prepare('DELETE FROM instances WHERE id = ?'),
+      closedBucketsChanged: db.prepare(BUMP_CLOSED_GENERATION),
       unusedDimensionValues: BOUNDED_DIMENSIONS.map((column) =>
         db.prepare(`DELETE FROM dimension_values WHERE dimension = '${column}' AND value NOT IN (SELECT ${column} FROM series WHERE ${column} IS NOT NULL)`),
       ),
@@ -109,11 +111,11 @@ export class Retention {
         );
     }
     if (this.stopped) return;
+    if (due.hour) await this.exclusive(() => this.dropGoneInstances(cutoffs.silentInstancesMs));
+    // After the deletes: a closed part read while they ran is not answered again.
+    if (due.levels.length > 0) await this.exclusive(() => s.closedBucketsChanged.run());
     if (due.minute) this.passes.minutePassDone(cutoffs);
-    if (due.hour) {
-      await this.exclusive(() => this.dropGoneInstances(cutoffs.silentInstancesMs));
-      this.passes.hourPassDone(cutoffs);
-    }
+    if (due.hour) this.passes.hourPassDone(cutoffs);
   }
 
   private async perOwner(ids: Database.Statement, deletes: [Database.Statement, number][]): Promise<void> {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
 import { MAX_STORED_COUNT } from '../common/columns.js';
+import { READ_CLOSED_BUCKETS, closedBucketsOf, recordFold } from '../common/closed-buckets.js';
 import { ROLLUP_LEVELS, type RollupLevel, bucketOf } from '../common/rollup-levels.js';
 import { safeSum } from './sql.js';
 
@@ -17,6 +18,9 @@ const FOLDABLE = `typeof(value) = 'integer' AND value BETWEEN 0 AND ${MAX_COUNT_
  * The fold cannot fail on the data: sums saturate at 2^53 − 1 instead of overflowing, and a logged row that is
  * not a count ingest would let in (written by an older build, or by hand) is quarantined: left out of the
  * rollups, counted in `meta.quarantined_points` and reported, while every other row is folded.
+ *
+ * In the same transaction it records the open hour and bumps the closed-bucket generation when a row lands before it
+ * (common/closed-buckets.ts).
  */
 export class Folder {
   private readonly statements: Database.Statement[];
@@ -27,6 +31,8 @@ export class Folder {
   private readonly readQuarantined: Database.Statement;
   private readonly newestSeq: Database.Statement;
   private readonly transaction: (upto: number) => number;
+  private readonly span: Database.Statement;
+  private readonly closed: Database.Statement;
 
   constructor(db: Database.Database) {
     // The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
@@ -50,12 +56,20 @@ export class Folder {
       INSERT INTO meta (key, value) VALUES ('quarantined_points', @bad)
       ON CONFLICT (key) DO UPDATE SET value = value + excluded.value`);
     this.readQuarantined = db.prepare("SELECT coalesce((SELECT value FROM meta WHERE key = 'quarantined_points'), 0)").pluck();
+    this.span = db.prepare(`SELECT min(minute) AS oldest, max(minute) AS newest FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE}`);
+    this.closed = db.prepare(READ_CLOSED_BUCKETS);
     this.transaction = db.transaction((upto: number) => {
       const folded = this.watermark.get() as number;
       const bad = this.countBad.get({ folded, upto }) as number;
       if (bad > 0) this.addQuarantined.run({ bad });
       for (const statement of this.statements) statement.run({ folded, upto });
       this.advance.run({ upto });
+      const closed = this.closed.get() as { generation: unknown; openHour: unknown };
+      const record = recordFold(
+        closedBucketsOf(closed.generation, closed.openHour),
+        this.span.get({ folded, upto }) as { oldest: number | null; newest: number | null },
+      );
+      if (record !== undefined) db.prepare(record).run();
       return bad;
     });
   }

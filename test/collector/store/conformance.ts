@@ -377,6 +377,52 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.reader.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
+    it('a long range read again shows a late point into a closed hour, a point of the hour under way and a new cell; a retried late point adds nothing', async () => {
+      // Three days of points, then two hours of today (the second one under way). Minutes after T0.
+      const today = 3 * 1440;
+      const apply = async (minute: number, value: number, spec: Dims = {}, instance = 'i-1') => {
+        await store.ingest.applyMetrics(batch([{ ...spec, start: minute - 1, time: minute, value }], instance));
+      };
+      for (let dayIndex = 0; dayIndex < 3; dayIndex++) {
+        now = T0 + (dayIndex * 1440 + 12) * MS_PER_MINUTE;
+        await apply(dayIndex * 1440 + 10, 1 + dayIndex);
+      }
+      now = T0 + (today + 75) * MS_PER_MINUTE;
+      await apply(today + 10, 10);
+      // Another outcome: this suite's stream identities leave the resource out.
+      await apply(today + 70, 20, { outcome: 'tool_error' }, 'i-2');
+      const week = { fromMs: T0 - 2 * MS_PER_DAY, toMs: now };
+      const requests = (list: readonly { kind: number; count: number }[]) =>
+        list.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0);
+      const reads = async () => ({
+        cells: requests((await store.reader.cellTotals(week)).cells),
+        service: requests((await store.reader.cellTotals({ ...week, service: 'svc' })).cells),
+        instance: requests((await store.reader.cellTotals({ ...week, instance: 'i-1' })).cells),
+        instanceCells: requests((await store.reader.instanceCellTotals(week)).cells),
+        bySeries: requests((await store.reader.instanceCellTotals({ ...week, clients: true })).cells),
+      });
+      const all = (cells: number, instance: number) => ({ cells, service: cells, instance, instanceCells: cells, bySeries: cells });
+      expect(await reads()).toEqual(all(36, 16));
+      expect(await reads()).toEqual(all(36, 16));
+      const first = await store.reader.cellTotals(week);
+      expect(first).toMatchObject({ resolution: 'hour', fromMs: T0 - 2 * MS_PER_DAY, toMs: T0 + (today + 120) * MS_PER_MINUTE });
+
+      // Late: into the hour before the one under way (closed since a point of the next hour was folded), once retried.
+      await apply(today + 20, 100);
+      expect(await reads()).toEqual(all(136, 116));
+      await apply(today + 20, 100);
+      expect(await reads()).toEqual(all(136, 116));
+      // The hour under way, and a client never seen before in a closed hour: a new cell.
+      await apply(today + 72, 1000);
+      await apply(today + 30, 5, { client: 'newcomer' });
+      expect(await reads()).toEqual(all(1141, 1121));
+      expect(cells((await store.reader.cellTotals(week)).cells)).toEqual(['alpha@1.0 declared: 1136', 'newcomer@1.0 declared: 5']);
+      // The same counts read as two ranges of two days or less each (minutes and hours, never a kept part).
+      const split = T0 + (today - 1440) * MS_PER_MINUTE;
+      const parts = [await store.reader.cellTotals({ ...week, toMs: split }), await store.reader.cellTotals({ ...week, fromMs: split })];
+      expect(requests(parts.flatMap((part) => part.cells))).toBe(1141);
+    });
+
     it('instance cell totals with their clients: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {
       await store.ingest.applyMetrics(
         batch([

@@ -16,7 +16,10 @@ import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABL
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
 import { historyStartMs, needsClients, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
+import { type ClosedBuckets, READ_CLOSED_BUCKETS, closedBucketsOf } from '../../common/closed-buckets.js';
 import { safeSum } from './sql.js';
+
+const CLOSED_BUCKETS = new NamedStatement(READ_CLOSED_BUCKETS);
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from}::bigint AND ${bucket} < @${to}::bigint)`;
@@ -124,6 +127,11 @@ export class RollupsReader {
       cells: records<CellTotal>(rows, FLAG_COLUMNS),
       serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS),
     };
+  }
+
+  async closedBuckets(): Promise<ClosedBuckets> {
+    const [row] = await CLOSED_BUCKETS.all<{ generation: string | null; openHour: string | null }>(this.db, {});
+    return closedBucketsOf(row?.generation, row?.openHour);
   }
 
   /** The start of the oldest minute the matrix rollups hold (all services, or one service's); common/queries.ts turns it into a time. */

@@ -17,6 +17,7 @@ import {
 } from '../../common/bucket-plan.js';
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
 import { historyStartMs, needsClients, stepParameters } from '../../common/queries.js';
+import { type ClosedBuckets, READ_CLOSED_BUCKETS, closedBucketsOf } from '../../common/closed-buckets.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
 
@@ -118,6 +119,7 @@ export class RollupsReader {
   private readonly unknownSteps: Map<string, Database.Statement>;
   private readonly latestPointEnd: Database.Statement;
   private readonly oldest: { minute: Database.Statement; hour: Database.Statement };
+  private readonly closed: Database.Statement;
 
   constructor(
     db: Database.Database,
@@ -244,6 +246,7 @@ export class RollupsReader {
         )
         .pluck();
     this.oldest = { minute: oldestOf('cell_minute', 'minute'), hour: oldestOf('cell_hour', 'hour') };
+    this.closed = db.prepare(READ_CLOSED_BUCKETS);
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');
     // One statement per scope, so that each chunk seeks its range of ids in cells_by_service (one for both scopes
     // would scan every cell of the scope for each chunk).
@@ -294,6 +297,11 @@ export class RollupsReader {
     const latest = this.latestPointEnd.get() as bigint | null;
     const aheadOfNow = nowMs === undefined || (latest !== null && Number(latest / NANOS_PER_MINUTE) > Math.floor(nowMs / MS_PER_MINUTE));
     return planBuckets(range.fromMs, range.toMs, { ...options, useDays, nowMs: aheadOfNow ? undefined : nowMs });
+  }
+
+  closedBuckets(): ClosedBuckets {
+    const row = this.closed.get() as { generation: unknown; openHour: unknown };
+    return closedBucketsOf(row.generation, row.openHour);
   }
 
   /** The start of the oldest minute the matrix rollups hold (all services, or one service's); null when none. */

@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import type { CellTotal, CellTotals } from '../../../collector/model/records.js';
+import { MS_PER_HOUR } from '../../../collector/model/time.js';
+import { type ClosedBuckets, afterFold, recordFold } from '../../../collector/store/common/closed-buckets.js';
+import { ClosedRangeCache } from '../../../collector/store/common/closed-range-cache.js';
+import type { InstanceCellQuery } from '../../../collector/store/query/filters.js';
+
+const HOUR0 = Date.UTC(2026, 5, 10, 0, 0) / MS_PER_HOUR;
+
+describe('closed buckets', () => {
+  it('a fold moves the open hour to the newest hour folded, never back, and bumps the generation only for a point before it', () => {
+    const minuteOf = (hour: number, minute: number) => hour * 60 + minute;
+    const first = afterFold({ generation: 0, openHour: null }, minuteOf(HOUR0 - 5, 3), minuteOf(HOUR0, 10));
+    expect(first).toEqual({ generation: 0, openHour: HOUR0, bumped: false });
+    expect(afterFold(first, minuteOf(HOUR0, 0), minuteOf(HOUR0, 59))).toEqual({ generation: 0, openHour: HOUR0, bumped: false });
+    expect(afterFold(first, minuteOf(HOUR0 + 1, 0), minuteOf(HOUR0 + 2, 0))).toEqual({ generation: 0, openHour: HOUR0 + 2, bumped: false });
+    expect(afterFold(first, minuteOf(HOUR0 - 1, 59), minuteOf(HOUR0 - 1, 59))).toEqual({ generation: 1, openHour: HOUR0, bumped: true });
+    expect(afterFold({ generation: 4, openHour: HOUR0 }, minuteOf(HOUR0 - 30, 0), minuteOf(HOUR0 + 1, 0))).toEqual({
+      generation: 5,
+      openHour: HOUR0 + 1,
+      bumped: true,
+    });
+  });
+
+  it('the fold writes only what changed: nothing within the open hour, nothing for an empty fold', () => {
+    const before: ClosedBuckets = { generation: 2, openHour: HOUR0 };
+    expect(recordFold(before, { oldest: HOUR0 * 60 + 1, newest: HOUR0 * 60 + 2 })).toBeUndefined();
+    expect(recordFold(before, { oldest: null, newest: null })).toBeUndefined();
+    expect(recordFold(before, undefined)).toBeUndefined();
+    expect(recordFold(before, { oldest: HOUR0 * 60 - 1, newest: HOUR0 * 60 })).toContain("('closed_generation', '3')");
+    expect(recordFold(before, { oldest: HOUR0 * 60 - 1, newest: HOUR0 * 60 })).not.toContain('open_hour');
+    expect(recordFold(before, { oldest: HOUR0 * 60 + 60, newest: HOUR0 * 60 + 60 })).toContain(`('open_hour', '${HOUR0 + 1}')`);
+  });
+});
+
+const cell = (clientName: string, count: number): CellTotal => ({
+  kind: 0,
+  clientName,
+  clientVersion: '1',
+  clientDeclaration: 'declared',
+  extensionId: null,
+  clientDeclared: null,
+  serverDeclared: null,
+  negotiated: null,
+  count,
+});
+
+/** A reader over counts per hour and client, which records every range it is asked. */
+function fakeReader(counts: Map<number, CellTotal[]>) {
+  const asked: [number, number][] = [];
+  const read = (range: InstanceCellQuery): CellTotals => {
+    asked.push([range.fromMs / MS_PER_HOUR - HOUR0, range.toMs / MS_PER_HOUR - HOUR0]);
+    const cells: CellTotal[] = [];
+    for (const [hour, list] of counts) if (hour * MS_PER_HOUR >= range.fromMs && hour * MS_PER_HOUR < range.toMs) cells.push(...list);
+    return { fromMs: range.fromMs, toMs: range.toMs, resolution: 'hour', cells, serverUnknown: [] };
+  };
+  return { asked, read };
+}
+
+/** Counts per client (a read may answer one cell in several totals). */
+const summed = (cells: readonly CellTotal[]) => {
+  const sums = new Map<string | null, number>();
+  for (const total of cells) sums.set(total.clientName, (sums.get(total.clientName) ?? 0) + total.count);
+  return [...sums].map(([name, count]) => `${name}: ${count}`).sort();
+};
+
+describe('closed range cache', () => {
+  const week = { fromMs: (HOUR0 - 7 * 24) * MS_PER_HOUR + 1234, toMs: (HOUR0 + 1) * MS_PER_HOUR - 5678 };
+
+  it('reads the closed part once while its generation holds, the open part every time, and answers the sums of one whole read', async () => {
+    const counts = new Map([
+      [HOUR0 - 100, [cell('a', 1), cell('b', 2)]],
+      [HOUR0 - 1, [cell('a', 4)]],
+      [HOUR0, [cell('a', 8), cell('c', 16)]],
+    ]);
+    const state: ClosedBuckets = { generation: 0, openHour: HOUR0 };
+    const { asked, read } = fakeReader(counts);
+    const cache = new ClosedRangeCache(() => state);
+    const first = await cache.read('cells', week, read);
+    expect(first).toMatchObject({ fromMs: (HOUR0 - 7 * 24) * MS_PER_HOUR, toMs: (HOUR0 + 1) * MS_PER_HOUR, resolution: 'hour' });
+    expect(summed(first.cells)).toEqual(['a: 13', 'b: 2', 'c: 16']);
+    expect(summed(first.serverUnknown ?? [])).toEqual([]);
+    expect(asked).toEqual([
+      [-7 * 24, 0],
+      [0, 1],
+    ]);
+    // Again: only the open hour is read; a count added to it shows.
+    counts.set(HOUR0, [cell('a', 9), cell('c', 16)]);
+    expect(summed((await cache.read('cells', week, read)).cells)).toEqual(['a: 14', 'b: 2', 'c: 16']);
+    expect(asked.slice(2)).toEqual([[0, 1]]);
+    // A late point into a closed hour bumps the generation: the closed part is read anew, once.
+    counts.set(HOUR0 - 1, [cell('a', 4), cell('d', 32)]);
+    state.generation = 1;
+    expect(summed((await cache.read('cells', week, read)).cells)).toEqual(['a: 14', 'b: 2', 'c: 16', 'd: 32']);
+    expect(summed((await cache.read('cells', week, read)).cells)).toEqual(['a: 14', 'b: 2', 'c: 16', 'd: 32']);
+    expect(asked.slice(3)).toEqual([
+      [-7 * 24, 0],
+      [0, 1],
+      [0, 1],
+    ]);
+    // The kept totals are never changed by the merge.
+    expect(summed((await cache.read('cells', { ...week, toMs: HOUR0 * MS_PER_HOUR }, read)).cells)).toEqual(['a: 5', 'b: 2', 'd: 32']);
+  });
+
+  it('reads as it is asked: two days or less, nothing closed yet, a range after the open hour; other queries keep their own parts', async () => {
+    const counts = new Map([[HOUR0 - 1, [cell('a', 1)]]]);
+    const state: ClosedBuckets = { generation: 0, openHour: null };
+    const { asked, read } = fakeReader(counts);
+    const cache = new ClosedRangeCache(() => state);
+    const twoDays = { fromMs: (HOUR0 - 48) * MS_PER_HOUR, toMs: HOUR0 * MS_PER_HOUR };
+    const aligned = { fromMs: (HOUR0 - 7 * 24) * MS_PER_HOUR, toMs: (HOUR0 + 1) * MS_PER_HOUR };
+    await cache.read('cells', twoDays, read);
+    await cache.read('cells', aligned, read);
+    state.openHour = HOUR0 - 7 * 24;
+    await cache.read('cells', aligned, read);
+    expect(asked).toEqual([
+      [-48, 0],
+      [-7 * 24, 1],
+      [-7 * 24, 1],
+    ]);
+    state.openHour = HOUR0;
+    await cache.read('cells', aligned, read);
+    await cache.read('cells', { ...aligned, service: 'svc' }, read);
+    await cache.read('instance cells', aligned, read);
+    await cache.read('cells', aligned, read);
+    expect(asked.slice(3)).toEqual([
+      [-7 * 24, 0],
+      [0, 1],
+      [-7 * 24, 0],
+      [0, 1],
+      [-7 * 24, 0],
+      [0, 1],
+      [0, 1],
+    ]);
+  });
+
+  it('keeps a bounded number of parts and cells, the least recently used going first', async () => {
+    const counts = new Map([[HOUR0 - 1, [cell('a', 1), cell('b', 1), cell('c', 1)]]]);
+    const { asked, read } = fakeReader(counts);
+    const cache = new ClosedRangeCache(() => ({ generation: 0, openHour: HOUR0 }), { entries: 2, cells: 5 });
+    const services = ['s1', 's2', 's3'];
+    for (const service of services) await cache.read('cells', { ...week, service }, read);
+    // s1 went (three entries over a limit of two, and 9 cells over 5): read again; s3 was kept.
+    const before = asked.length;
+    await cache.read('cells', { ...week, service: 's3' }, read);
+    expect(asked.length - before).toBe(1);
+    await cache.read('cells', { ...week, service: 's1' }, read);
+    expect(asked.length - before).toBe(3);
+  });
+});
