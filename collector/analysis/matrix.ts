@@ -119,19 +119,24 @@ export function instanceLabel(service: string | null, instanceId: string | null)
 
 type RowIdentity = Pick<MatrixRow, 'client' | 'name' | 'version' | 'service' | 'instance'>;
 
-/** The row a cell total (or a `-32021` count) belongs to, as a key and the row's identifying fields. */
-function rowOf(source: RowSource, group: Grouping): { key: string; identity: RowIdentity } {
+/** The row a cell total (or a `-32021` count) belongs to, as a key. */
+function rowKey(source: RowSource, group: Grouping): string {
   const service = source.service ?? null;
-  if (group === 'service') return { key: JSON.stringify([service]), identity: { client: service ?? UNKNOWN_SERVICE, name: null, version: null, service } };
+  if (group === 'service') return JSON.stringify([service]);
+  if (group === 'instance') return JSON.stringify([service, source.instanceId ?? null]);
+  return JSON.stringify([source.clientName, group === 'client' ? null : source.clientVersion]);
+}
+
+/** The identifying fields of the row {@link rowKey} names: made once per row, not once per cell (thousands per read). */
+function rowIdentity(source: RowSource, group: Grouping): RowIdentity {
+  const service = source.service ?? null;
+  if (group === 'service') return { client: service ?? UNKNOWN_SERVICE, name: null, version: null, service };
   if (group === 'instance') {
     const instance = source.instanceId ?? null;
-    return { key: JSON.stringify([service, instance]), identity: { client: instanceLabel(service, instance), name: null, version: null, service, instance } };
+    return { client: instanceLabel(service, instance), name: null, version: null, service, instance };
   }
   const version = group === 'client' ? null : source.clientVersion;
-  return {
-    key: JSON.stringify([source.clientName, version]),
-    identity: { client: clientLabel(source.clientName, source.clientVersion, group), name: source.clientName, version },
-  };
+  return { client: clientLabel(source.clientName, source.clientVersion, group), name: source.clientName, version };
 }
 
 /** The row `_OTHER` past the row limit, with the fields its grouping's rows have. */
@@ -180,10 +185,10 @@ export function buildMatrix(
   const idTotals = new Map<string, number>();
   const rows = new Map<string, Entry>();
   const entryOf = (cell: CellTotal & RowSource): Entry => {
-    const { key, identity } = rowOf(cell, group);
+    const key = rowKey(cell, group);
     let entry = rows.get(key);
     if (entry === undefined) {
-      entry = { row: { ...identity, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
+      entry = { row: { ...rowIdentity(cell, group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
       rows.set(key, entry);
     }
     return entry;
@@ -218,9 +223,7 @@ export function buildMatrix(
   }
   for (const answer of required) {
     if (answer.id === null) continue;
-    const entry = rows.get(
-      rowOf({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId }, group).key,
-    );
+    const entry = rows.get(rowKey({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId }, group));
     if (entry === undefined) continue;
     let counts = entry.counts.get(answer.id);
     if (counts === undefined) {
