@@ -42,51 +42,78 @@ const IDENTITY = [
 /** A cell total's identity: every field but its count (JSON: a client named "null" is not the null client). */
 const identity = (cell: CellTotal): string => JSON.stringify(IDENTITY.map((field) => (cell as unknown as Record<string, unknown>)[field] ?? null));
 
-/** A kept list of totals, with where each identity first occurs. */
+/** A kept list of totals, one per identity, with where each is. */
 interface KeptList {
   cells: readonly CellTotal[];
   at: Map<string, number>;
 }
 
+/** `cells` with the totals of one identity summed into one (a read from the series may give several): what is taken away later is then taken from the whole. */
 const kept = (cells: readonly CellTotal[]): KeptList => {
   const at = new Map<string, number>();
-  cells.forEach((cell, index) => {
+  const list: CellTotal[] = [];
+  for (const cell of cells) {
     const key = identity(cell);
-    if (!at.has(key)) at.set(key, index);
-  });
-  return { cells, at };
+    const index = at.get(key);
+    if (index === undefined) {
+      at.set(key, list.length);
+      list.push(cell);
+    } else list[index] = { ...(list[index] as CellTotal), count: (list[index] as CellTotal).count + cell.count };
+  }
+  return { cells: list, at };
 };
 
 /**
- * The closed part's totals with the open part's added: a total of the same identity gets the open count added (a
- * new object: the kept ones are never changed), the others follow. Sums exact; a read from the series (which may
- * give several totals of one identity) may come back with fewer, larger totals.
+ * `kept` with `counts` added (`sign` 1) or taken away (−1): a total of the same identity becomes a new object (the
+ * kept ones are never changed), the others follow (added ones only); totals that come to zero are left out, as a
+ * read leaves them out. Sums exact.
  */
-function merged<T extends CellTotal>(closed: KeptList, open: readonly T[] | undefined): T[] {
-  const cells = [...closed.cells] as T[];
-  for (const cell of open ?? []) {
-    const index = closed.at.get(identity(cell));
-    if (index === undefined) cells.push(cell);
-    else cells[index] = { ...(cells[index] as T), count: (cells[index] as T).count + cell.count };
+function merged<T extends CellTotal>(kept: KeptList, counts: readonly T[] | undefined, sign: 1 | -1 = 1): T[] {
+  const cells = [...kept.cells] as T[];
+  let zeros = false;
+  for (const cell of counts ?? []) {
+    const index = kept.at.get(identity(cell));
+    if (index === undefined) {
+      if (sign === 1) cells.push(cell);
+      continue;
+    }
+    const count = (cells[index] as T).count + sign * cell.count;
+    cells[index] = { ...(cells[index] as T), count };
+    zeros ||= count <= 0;
   }
-  return cells;
+  return zeros ? cells.filter((cell) => cell.count > 0) : cells;
 }
 
 interface Entry {
   generation: number;
-  totals: RangeTotals;
+  /** The closed part kept: [fromMs, closedToMs), whole hours. */
+  fromMs: number;
+  closedToMs: number;
   cells: KeptList;
   serverUnknown: KeptList | undefined;
   size: number;
 }
 
+const entryOf = (
+  generation: number,
+  fromMs: number,
+  closedToMs: number,
+  cells: readonly CellTotal[],
+  serverUnknown: readonly CellTotal[] | undefined,
+): Entry => {
+  const entry = { generation, fromMs, closedToMs, cells: kept(cells), serverUnknown: serverUnknown === undefined ? undefined : kept(serverUnknown) };
+  return { ...entry, size: entry.cells.cells.length + (entry.serverUnknown?.cells.length ?? 0) };
+};
+
 /**
  * Long-range cell reads that reuse what has not changed. A range read in whole hours (longer than two days) is split
- * at the open hour (closed-buckets.ts): the closed part's totals are kept, keyed by the query and its closed bounds,
- * and answered again while the store's closed-bucket generation is the one they were read under; the open part is
- * read every time and added. Bounded: a few entries, and a cap on the totals kept over all of them (least recently
- * used go first). Same buckets and sums as one read of the whole range: the closed part ends on an hour, and the
- * levels hold the same counts however a range is split.
+ * at the open hour (closed-buckets.ts): the closed part's totals are kept, per query and range length, and answered
+ * again while the store's closed-bucket generation is the one they were read under; the open part is read every
+ * time and added. When the range has moved on (a range ending now, an hour later) the kept part is moved with it:
+ * the hours it no longer covers are read and taken away, the hours closed since are read and added. Bounded: a few
+ * entries, and a cap on the totals kept over all of them (least recently used go first). Same buckets and sums as
+ * one read of the whole range: every part ends on an hour, and the levels hold the same counts however a range is
+ * split.
  */
 export class ClosedRangeCache {
   private readonly entries = new Map<string, Entry>();
@@ -106,20 +133,23 @@ export class ClosedRangeCache {
     const toMs = Math.ceil(query.toMs / MS_PER_HOUR) * MS_PER_HOUR;
     const closedToMs = state.openHour === null ? fromMs : Math.min(state.openHour * MS_PER_HOUR, toMs);
     if (closedToMs <= fromMs) return read(query);
-    const key = JSON.stringify([what, query.service, query.instance, query.clientName, query.clients, fromMs, closedToMs]);
+    const key = JSON.stringify([what, query.service, query.instance, query.clientName, query.clients, Math.round((query.toMs - query.fromMs) / MS_PER_HOUR)]);
+    const readRange = (from: number, to: number): Answer<T> => read({ ...query, fromMs: from, toMs: to });
     let entry = this.entries.get(key);
-    if (entry === undefined || entry.generation !== state.generation) {
-      const totals: RangeTotals = await read({ ...query, fromMs, toMs: closedToMs });
-      entry = {
-        generation: state.generation,
-        totals,
-        cells: kept(totals.cells),
-        serverUnknown: totals.serverUnknown === undefined ? undefined : kept(totals.serverUnknown),
-        size: totals.cells.length + (totals.serverUnknown?.length ?? 0),
-      };
+    if (entry?.generation !== state.generation || entry.fromMs > fromMs || entry.closedToMs > closedToMs || entry.closedToMs <= fromMs) {
+      const totals = await readRange(fromMs, closedToMs);
+      entry = entryOf(state.generation, fromMs, closedToMs, totals.cells, totals.serverUnknown);
+    } else if (entry.fromMs < fromMs || entry.closedToMs < closedToMs) {
+      // Moved on: both edges read in whole hours, closed, under the generation the kept part was read under.
+      const gone = entry.fromMs < fromMs ? await readRange(entry.fromMs, fromMs) : undefined;
+      const closed = entry.closedToMs < closedToMs ? await readRange(entry.closedToMs, closedToMs) : undefined;
+      const cells = merged(kept(merged(entry.cells, gone?.cells, -1)), closed?.cells);
+      const serverUnknown =
+        entry.serverUnknown === undefined ? undefined : merged(kept(merged(entry.serverUnknown, gone?.serverUnknown, -1)), closed?.serverUnknown);
+      entry = entryOf(state.generation, fromMs, closedToMs, cells, serverUnknown);
     }
     this.keep(key, entry);
-    const open = closedToMs < toMs ? await read({ ...query, fromMs: closedToMs, toMs }) : undefined;
+    const open = closedToMs < toMs ? await readRange(closedToMs, toMs) : undefined;
     const answer: RangeTotals = { fromMs, toMs, resolution: 'hour', cells: merged(entry.cells, open?.cells) };
     if (entry.serverUnknown !== undefined) answer.serverUnknown = merged(entry.serverUnknown, open?.serverUnknown);
     return answer as T;

@@ -134,6 +134,34 @@ describe('closed range cache', () => {
     ]);
   });
 
+  it('a range ending now, an hour later: the kept part moves with it, reading only the hour it left, the hour closed since and the open one', async () => {
+    const counts = new Map([
+      [HOUR0 - 7 * 24, [cell('gone', 3), cell('a', 1)]],
+      [HOUR0 - 7 * 24 + 1, [cell('a', 2), cell('a', 5)]],
+      [HOUR0 - 1, [cell('a', 4), cell('b', 8)]],
+      [HOUR0, [cell('b', 16)]],
+      [HOUR0 + 1, [cell('c', 32)]],
+    ]);
+    const state: ClosedBuckets = { generation: 3, openHour: HOUR0 };
+    const { asked, read } = fakeReader(counts);
+    const cache = new ClosedRangeCache(() => state);
+    const endingAt = (hour: number) => ({ fromMs: (hour - 7 * 24) * MS_PER_HOUR + 1, toMs: hour * MS_PER_HOUR + 1 });
+    expect(summed((await cache.read('cells', endingAt(HOUR0), read)).cells)).toEqual(['a: 12', 'b: 24', 'gone: 3']);
+    state.openHour = HOUR0 + 1;
+    const later = await cache.read('cells', endingAt(HOUR0 + 1), read);
+    expect(later).toMatchObject({ fromMs: (HOUR0 + 1 - 7 * 24) * MS_PER_HOUR, toMs: (HOUR0 + 2) * MS_PER_HOUR });
+    // Exactly what one read of the whole range answers; the cell only the hour left held is gone, not zero.
+    const whole = read({ fromMs: later.fromMs, toMs: later.toMs });
+    expect(summed(later.cells)).toEqual(summed(whole.cells));
+    expect(summed(later.cells)).toEqual(['a: 11', 'b: 24', 'c: 32']);
+    expect(later.cells.some((total) => total.count === 0)).toBe(false);
+    expect(asked.slice(2, 5)).toEqual([
+      [-7 * 24, -7 * 24 + 1],
+      [0, 1],
+      [1, 2],
+    ]);
+  });
+
   it('keeps a bounded number of parts and cells, the least recently used going first', async () => {
     const counts = new Map([[HOUR0 - 1, [cell('a', 1), cell('b', 1), cell('c', 1)]]]);
     const { asked, read } = fakeReader(counts);

@@ -377,7 +377,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.reader.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
-    it('a long range read again shows a late point into a closed hour, a point of the hour under way and a new cell; a retried late point adds nothing', async () => {
+    it('a long range read again shows a late point into a closed hour, a point of the hour under way and a new cell; a retried late point adds nothing; an hour later the range ending now moves on exactly', async () => {
       // Three days of points, then two hours of today (the second one under way). Minutes after T0.
       const today = 3 * 1440;
       const apply = async (minute: number, value: number, spec: Dims = {}, instance = 'i-1') => {
@@ -391,7 +391,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       await apply(today + 10, 10);
       // Another outcome: this suite's stream identities leave the resource out.
       await apply(today + 70, 20, { outcome: 'tool_error' }, 'i-2');
-      const week = { fromMs: T0 - 2 * MS_PER_DAY, toMs: now };
+      const week = { fromMs: T0, toMs: now };
       const requests = (list: readonly { kind: number; count: number }[]) =>
         list.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0);
       const reads = async () => ({
@@ -405,7 +405,7 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(await reads()).toEqual(all(36, 16));
       expect(await reads()).toEqual(all(36, 16));
       const first = await store.reader.cellTotals(week);
-      expect(first).toMatchObject({ resolution: 'hour', fromMs: T0 - 2 * MS_PER_DAY, toMs: T0 + (today + 120) * MS_PER_MINUTE });
+      expect(first).toMatchObject({ resolution: 'hour', fromMs: T0, toMs: T0 + (today + 120) * MS_PER_MINUTE });
 
       // Late: into the hour before the one under way (closed since a point of the next hour was folded), once retried.
       await apply(today + 20, 100);
@@ -421,6 +421,12 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       const split = T0 + (today - 1440) * MS_PER_MINUTE;
       const parts = [await store.reader.cellTotals({ ...week, toMs: split }), await store.reader.cellTotals({ ...week, fromMs: split })];
       expect(requests(parts.flatMap((part) => part.cells))).toBe(1141);
+      // An hour later, the same length ending now: its first hour left (the first day's point with it); a point of the new hour.
+      now += MS_PER_HOUR;
+      week.fromMs += MS_PER_HOUR;
+      week.toMs = now;
+      await apply(today + 130, 10_000);
+      expect(await reads()).toEqual(all(11_140, 11_120));
     });
 
     it('instance cell totals with their clients: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {
