@@ -21,7 +21,8 @@ export interface ClosedRangeLimits {
   cells: number;
 }
 
-const DEFAULT_LIMITS: ClosedRangeLimits = { entries: 16, cells: 500_000 };
+/** About 190 bytes a kept total (its identity key included): some 50 MB at most. */
+const DEFAULT_LIMITS: ClosedRangeLimits = { entries: 16, cells: 250_000 };
 
 /** Every field a cell total (or an instance's) may have but its count. */
 const IDENTITY = [
