@@ -20,21 +20,6 @@ export interface ClosedBuckets {
 const CLOSED_GENERATION_KEY = 'closed_generation';
 const OPEN_HOUR_KEY = 'open_hour';
 
-/**
- * What a fold of increments whose minutes span [`oldestMinute`, `newestMinute`] makes of `before`: the open hour
- * moves to the newest hour folded (never back), and the generation is bumped when an increment fell before the open
- * hour as it was.
- */
-export function afterFold(before: ClosedBuckets, oldestMinute: number, newestMinute: number): ClosedBuckets & { bumped: boolean } {
-  const newestHour = Math.floor(newestMinute / 60);
-  const bumped = before.openHour !== null && Math.floor(oldestMinute / 60) < before.openHour;
-  return {
-    generation: before.generation + (bumped ? 1 : 0),
-    openHour: before.openHour === null ? newestHour : Math.max(before.openHour, newestHour),
-    bumped,
-  };
-}
-
 /** `meta`'s values (absent, a number, or a number as text) as {@link ClosedBuckets}. */
 export function closedBucketsOf(generation: unknown, openHour: unknown): ClosedBuckets {
   return {
@@ -56,16 +41,17 @@ export const BUMP_CLOSED_GENERATION = `
   ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS bigint) + 1 AS text)`;
 
 /**
- * The statement a fold runs in its transaction after adding increments whose minutes span [`oldestMinute`,
- * `newestMinute`] (none: `span` null), `before` being what {@link READ_CLOSED_BUCKETS} read in that transaction;
- * undefined when nothing changes (the usual fold: within the open hour).
+ * What a fold records, as two statements over `span`: a subquery of one row, `oldest` and `newest`, the minutes of the
+ * increments it adds (null when none). Run in the fold's transaction, the first before the second (or both in one
+ * statement, which reads `meta` as it was before): the generation is bumped when an increment fell before the open
+ * hour as it was, and the open hour moves to the newest hour folded (never back).
  */
-export function recordFold(before: ClosedBuckets, span: { oldest: number | null; newest: number | null } | undefined): string | undefined {
-  if (span?.oldest === null || span?.oldest === undefined || span.newest === null) return undefined;
-  const after = afterFold(before, Number(span.oldest), Number(span.newest));
-  const values: string[] = [];
-  if (after.bumped) values.push(`('${CLOSED_GENERATION_KEY}', '${after.generation}')`);
-  if (after.openHour !== before.openHour) values.push(`('${OPEN_HOUR_KEY}', '${after.openHour}')`);
-  // Integers computed here, not text from outside: written as literals.
-  return values.length === 0 ? undefined : `INSERT INTO meta (key, value) VALUES ${values.join(', ')} ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+export function recordFold(span: string): readonly [bump: string, openHour: string] {
+  const openHour = `(SELECT CAST(value AS bigint) FROM meta WHERE key = '${OPEN_HOUR_KEY}')`;
+  return [
+    `INSERT INTO meta (key, value) SELECT '${CLOSED_GENERATION_KEY}', '1' FROM (${span}) AS span WHERE span.oldest / 60 < ${openHour}
+     ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS bigint) + 1 AS text)`,
+    `INSERT INTO meta (key, value) SELECT '${OPEN_HOUR_KEY}', CAST(span.newest / 60 AS text) FROM (${span}) AS span WHERE span.newest / 60 > coalesce(${openHour}, -1)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+  ];
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { MAX_STORED_COUNT } from '../common/columns.js';
 import type { Folder } from '../common/fold-schedule.js';
-import { READ_CLOSED_BUCKETS, closedBucketsOf, recordFold } from '../common/closed-buckets.js';
+import { recordFold } from '../common/closed-buckets.js';
 import { ROLLUP_LEVELS, bucketOf } from '../common/rollup-levels.js';
 
 /** Increments moved per fold transaction: a bounded statement, however much piled up. */
@@ -34,6 +34,13 @@ const ADDED = ROLLUP_LEVELS.map((rollup) => {
 }).join(',\n  ');
 
 /**
+ * The closed buckets (common/closed-buckets.ts) recorded by the same statement, over the minutes it moves: both read
+ * `meta` as it was before the statement, as the rule asks.
+ */
+const [BUMP_CLOSED, MOVE_OPEN_HOUR] = recordFold('SELECT min(minute) AS oldest, max(minute) AS newest FROM moved');
+const RECORD_CLOSED = `, closed_bumped AS (${BUMP_CLOSED}), open_hour_moved AS (${MOVE_OPEN_HOUR})`;
+
+/**
  * Moves a batch of pending increments into every rollup level (common/rollup-levels.ts) in one statement: the rows
  * are deleted from `pending_increments` and their sums added, per (owner, bucket), to the series' levels, to both
  * cells' levels and to the instance cell's levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
@@ -47,7 +54,8 @@ const fold = (locked: string): string => `
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
   instance_cells_moved AS (SELECT s.instance_cell_id AS owner, m.minute, m.value FROM moved m JOIN series s ON s.id = m.series_id),
   ${ADDED}
-  SELECT count(*)::integer AS moved, min(minute)::float8 AS oldest, max(minute)::float8 AS newest FROM moved`;
+  ${RECORD_CLOSED}
+  SELECT count(*)::integer AS moved FROM moved`;
 
 /** The fold in a transaction that holds the fold lock already. */
 const FOLD = fold('');
@@ -98,12 +106,7 @@ export class PostgresFolder implements Folder {
             break;
           }
         }
-        const { rows } = await client.query<{ moved: number; oldest: number | null; newest: number | null }>(FOLD);
-        if ((rows[0]?.moved ?? 0) > 0) {
-          const [closed] = (await client.query<{ generation: string | null; openHour: string | null }>(READ_CLOSED_BUCKETS)).rows;
-          const record = recordFold(closedBucketsOf(closed?.generation, closed?.openHour), rows[0]);
-          if (record !== undefined) await client.query(record);
-        }
+        const { rows } = await client.query<{ moved: number }>(FOLD);
         await client.query('COMMIT');
         if ((rows[0]?.moved ?? 0) < FOLD_BATCH) break;
       }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { MAX_COUNT_PER_STREAM_MINUTE } from '../../model/records.js';
 import { MAX_STORED_COUNT } from '../common/columns.js';
-import { READ_CLOSED_BUCKETS, closedBucketsOf, recordFold } from '../common/closed-buckets.js';
+import { recordFold } from '../common/closed-buckets.js';
 import { ROLLUP_LEVELS, type RollupLevel, bucketOf } from '../common/rollup-levels.js';
 import { safeSum } from './sql.js';
 
@@ -31,8 +31,7 @@ export class Folder {
   private readonly readQuarantined: Database.Statement;
   private readonly newestSeq: Database.Statement;
   private readonly transaction: (upto: number) => number;
-  private readonly span: Database.Statement;
-  private readonly closed: Database.Statement;
+  private readonly recordClosed: readonly Database.Statement[];
 
   constructor(db: Database.Database) {
     // The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
@@ -56,20 +55,17 @@ export class Folder {
       INSERT INTO meta (key, value) VALUES ('quarantined_points', @bad)
       ON CONFLICT (key) DO UPDATE SET value = value + excluded.value`);
     this.readQuarantined = db.prepare("SELECT coalesce((SELECT value FROM meta WHERE key = 'quarantined_points'), 0)").pluck();
-    this.span = db.prepare(`SELECT min(minute) AS oldest, max(minute) AS newest FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE}`);
-    this.closed = db.prepare(READ_CLOSED_BUCKETS);
+    // In order: the generation against the open hour as it was, then the open hour.
+    this.recordClosed = recordFold(
+      `SELECT min(minute) AS oldest, max(minute) AS newest FROM point_log WHERE seq > @folded AND seq <= @upto AND ${FOLDABLE}`,
+    ).map((statement) => db.prepare(statement));
     this.transaction = db.transaction((upto: number) => {
       const folded = this.watermark.get() as number;
       const bad = this.countBad.get({ folded, upto }) as number;
       if (bad > 0) this.addQuarantined.run({ bad });
       for (const statement of this.statements) statement.run({ folded, upto });
       this.advance.run({ upto });
-      const closed = this.closed.get() as { generation: unknown; openHour: unknown };
-      const record = recordFold(
-        closedBucketsOf(closed.generation, closed.openHour),
-        this.span.get({ folded, upto }) as { oldest: number | null; newest: number | null },
-      );
-      if (record !== undefined) db.prepare(record).run();
+      for (const statement of this.recordClosed) statement.run({ folded, upto });
       return bad;
     });
   }

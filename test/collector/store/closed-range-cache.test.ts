@@ -1,37 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { CellTotal, CellTotals } from '../../../collector/model/records.js';
 import { MS_PER_HOUR } from '../../../collector/model/time.js';
-import { type ClosedBuckets, afterFold, recordFold } from '../../../collector/store/common/closed-buckets.js';
+import type { ClosedBuckets } from '../../../collector/store/common/closed-buckets.js';
 import { ClosedRangeCache } from '../../../collector/store/common/closed-range-cache.js';
 import type { InstanceCellQuery } from '../../../collector/store/query/filters.js';
 
 const HOUR0 = Date.UTC(2026, 5, 10, 0, 0) / MS_PER_HOUR;
-
-describe('closed buckets', () => {
-  it('a fold moves the open hour to the newest hour folded, never back, and bumps the generation only for a point before it', () => {
-    const minuteOf = (hour: number, minute: number) => hour * 60 + minute;
-    const first = afterFold({ generation: 0, openHour: null }, minuteOf(HOUR0 - 5, 3), minuteOf(HOUR0, 10));
-    expect(first).toEqual({ generation: 0, openHour: HOUR0, bumped: false });
-    expect(afterFold(first, minuteOf(HOUR0, 0), minuteOf(HOUR0, 59))).toEqual({ generation: 0, openHour: HOUR0, bumped: false });
-    expect(afterFold(first, minuteOf(HOUR0 + 1, 0), minuteOf(HOUR0 + 2, 0))).toEqual({ generation: 0, openHour: HOUR0 + 2, bumped: false });
-    expect(afterFold(first, minuteOf(HOUR0 - 1, 59), minuteOf(HOUR0 - 1, 59))).toEqual({ generation: 1, openHour: HOUR0, bumped: true });
-    expect(afterFold({ generation: 4, openHour: HOUR0 }, minuteOf(HOUR0 - 30, 0), minuteOf(HOUR0 + 1, 0))).toEqual({
-      generation: 5,
-      openHour: HOUR0 + 1,
-      bumped: true,
-    });
-  });
-
-  it('the fold writes only what changed: nothing within the open hour, nothing for an empty fold', () => {
-    const before: ClosedBuckets = { generation: 2, openHour: HOUR0 };
-    expect(recordFold(before, { oldest: HOUR0 * 60 + 1, newest: HOUR0 * 60 + 2 })).toBeUndefined();
-    expect(recordFold(before, { oldest: null, newest: null })).toBeUndefined();
-    expect(recordFold(before, undefined)).toBeUndefined();
-    expect(recordFold(before, { oldest: HOUR0 * 60 - 1, newest: HOUR0 * 60 })).toContain("('closed_generation', '3')");
-    expect(recordFold(before, { oldest: HOUR0 * 60 - 1, newest: HOUR0 * 60 })).not.toContain('open_hour');
-    expect(recordFold(before, { oldest: HOUR0 * 60 + 60, newest: HOUR0 * 60 + 60 })).toContain(`('open_hour', '${HOUR0 + 1}')`);
-  });
-});
 
 const cell = (clientName: string, count: number): CellTotal => ({
   kind: 0,
