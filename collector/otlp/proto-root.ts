@@ -1,20 +1,10 @@
-import { createRequire } from 'node:module';
+import protobuf from 'protobufjs/minimal.js';
+import root from './generated/otlp-proto.js';
 
 /**
- * The official OTLP message definitions, as protobufjs-generated code. Newer `@opentelemetry/otlp-transformer`
- * releases only encode (a hand-written writer); 0.57.x still ships this generated root with `decode`, so the
- * collector pins that release for decoding rather than parsing protobuf itself.
+ * The official OTLP message definitions as protobufjs static code, generated from a pinned opentelemetry-proto
+ * release by scripts/generate-otlp-proto.mjs (decode, encode, fromObject, toObject; no reflection at run time).
  */
-
-interface Writer {
-  uint32(value: number): Writer;
-  int32(value: number): Writer;
-  int64(value: number): Writer;
-  string(value: string): Writer;
-  fork(): Writer;
-  ldelim(): Writer;
-  finish(): Uint8Array;
-}
 
 export interface MessageType<T> {
   decode(reader: Uint8Array): T;
@@ -34,19 +24,15 @@ interface GeneratedRoot {
   };
 }
 
-const requireFromHere = createRequire(import.meta.url);
-const root = requireFromHere('@opentelemetry/otlp-transformer/build/src/generated/root.js') as GeneratedRoot;
-// protobufjs as the generated code resolves it, so both use one copy (and one Long).
-const requireFromTransformer = createRequire(requireFromHere.resolve('@opentelemetry/otlp-transformer'));
-const protobuf = requireFromTransformer('protobufjs/minimal') as { Writer: { create(): Writer } };
+const { collector } = (root as unknown as GeneratedRoot).opentelemetry.proto;
 
-export const MetricsRequest = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
-export const MetricsResponse = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
-export const TraceRequest = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
-export const TraceResponse = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+export const MetricsRequest = collector.metrics.v1.ExportMetricsServiceRequest;
+export const MetricsResponse = collector.metrics.v1.ExportMetricsServiceResponse;
+export const TraceRequest = collector.trace.v1.ExportTraceServiceRequest;
+export const TraceResponse = collector.trace.v1.ExportTraceServiceResponse;
 
 /**
- * `google.rpc.Status` (code = 1, message = 2), the body OTLP/HTTP requires on 4xx/5xx. The generated root does
+ * `google.rpc.Status` (code = 1, message = 2), the body OTLP/HTTP requires on 4xx/5xx. The OTLP definitions do
  * not include it, so it is written with protobufjs' own Writer.
  */
 export function encodeStatus(code: number, message: string): Uint8Array {

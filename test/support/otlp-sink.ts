@@ -1,16 +1,11 @@
 /**
- * A minimal OTLP/HTTP receiver on loopback for agent tests: decodes protobuf (with the generated OTLP
- * definitions shipped by @opentelemetry/otlp-transformer 0.57) and JSON, and keeps every data point and span.
+ * A minimal OTLP/HTTP receiver on loopback for agent tests: decodes protobuf (with the collector's generated OTLP
+ * definitions) and JSON, and keeps every data point and span.
  */
 import { type IncomingMessage, type Server, createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-
-const require = createRequire(import.meta.url);
-const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
-const MetricsRequest = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
-const TraceRequest = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import { MetricsRequest, TraceRequest } from '../../collector/otlp/proto-root.js';
 
 const CUMULATIVE = 2;
 

@@ -28,7 +28,8 @@ export function cleanEnv() {
 
 /**
  * What may be in each tarball: the build and its run-time files (npm adds package.json, README.md and LICENSE), and
- * what must be: each package's entries and commands.
+ * what must be: each package's entries and commands (and the collector's generated OTLP decoder, which is JavaScript
+ * compiled along rather than TypeScript).
  */
 export const CONTENTS = {
   agent: {
@@ -60,6 +61,7 @@ export const CONTENTS = {
       'dist/collector/index.js',
       'dist/contract/index.js',
       'dist/bin/extscope.js',
+      'dist/collector/otlp/generated/otlp-proto.js',
       'dashboard/dist/index.html',
       'migrations/sqlite/001_initial.sql',
     ],
