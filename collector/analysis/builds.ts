@@ -15,7 +15,7 @@ export interface FleetBuild extends BuildIdentity {
 
 /**
  * The builds of a fleet (every instance heard from within the listing window, ended ones included, so that
- * `sessions` is a total), in the fleet's order of first appearance.
+ * `sessions` is a total), by service, then label.
  */
 export function fleetBuilds(fleet: readonly FleetInstance[]): FleetBuild[] {
   const builds = new Map<string, FleetBuild>();
@@ -39,5 +39,6 @@ export function fleetBuilds(fleet: readonly FleetInstance[]): FleetBuild[] {
       if (instance.endedMs === null) build.liveSessions += 1;
     } else if (instance.endedMs === null) build.instances.push({ instanceId: instance.instanceId, live: instance.live, stale: instance.stale });
   }
-  return [...builds.values()];
+  const order = (build: FleetBuild): string => `${build.service ?? ''}\u0000${build.label}`;
+  return [...builds.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }

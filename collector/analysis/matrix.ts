@@ -1,14 +1,15 @@
 import { OVERFLOW_VALUE, isPseudoExtensionId } from '../../contract/index.js';
 import { SeriesKind } from '../model/batches.js';
 import type { CellTotal } from '../model/records.js';
+import { buildLabelOfKey } from '../model/build.js';
 import { type CellFigures, cellFigures } from './cell.js';
 
-/** Rows by client name or name@version (any source), or by service or service + instance (instance cells only). */
+/** Rows by client name or name@version (any source), or by service, build or service + instance (instance cells only). */
 export type ClientGrouping = 'client' | 'client_version';
-export type InstanceGrouping = 'service' | 'instance';
+export type InstanceGrouping = 'service' | 'build' | 'instance';
 export type Grouping = ClientGrouping | InstanceGrouping;
 
-export const isInstanceGrouping = (group: Grouping): group is InstanceGrouping => group === 'service' || group === 'instance';
+export const isInstanceGrouping = (group: Grouping): group is InstanceGrouping => group === 'service' || group === 'build' || group === 'instance';
 
 /** Requests whose client sent no clientInfo name form their own row, labelled so. */
 const UNKNOWN_CLIENT = '(unknown client)';
@@ -47,9 +48,10 @@ export interface RequiredCount {
   name: string | null;
   version: string | null;
   count: number;
-  /** With instance cells: the instance that answered. */
+  /** With instance cells: the instance that answered, and its build. */
   service?: string | null;
   instanceId?: string | null;
+  build?: string | null;
 }
 
 /** What a row is keyed by: a cell total's client, and (instance cells) its service and instance. */
@@ -58,17 +60,19 @@ interface RowSource {
   clientVersion: string | null;
   service?: string | null | undefined;
   instanceId?: string | null | undefined;
+  build?: string | null | undefined;
 }
 
 export interface MatrixRow {
-  /** The row's label: the client (name, or name@version), the service, or `service / instance`. */
+  /** The row's label: the client (name, or name@version), the service, the build (`name@version on host`), or `service / instance`. */
   client: string;
-  /** null when grouping by service or instance. */
+  /** null when grouping by service, build or instance. */
   name: string | null;
   /** null when grouping by name only, or when the client sent no version. */
   version: string | null;
-  /** Grouping by service or instance only: the service, and the instance id (by instance). */
+  /** Grouping by service, build or instance only: the service, the build's key (by build), the instance id (by instance). */
   service?: string | null;
+  build?: string | null;
   instance?: string | null;
   requests: number;
   /**
@@ -117,12 +121,13 @@ export function instanceLabel(service: string | null, instanceId: string | null)
   return `${service ?? UNKNOWN_SERVICE} / ${instanceId ?? UNKNOWN_INSTANCE}`;
 }
 
-type RowIdentity = Pick<MatrixRow, 'client' | 'name' | 'version' | 'service' | 'instance'>;
+type RowIdentity = Pick<MatrixRow, 'client' | 'name' | 'version' | 'service' | 'build' | 'instance'>;
 
 /** The row a cell total (or a `-32021` count) belongs to, as a key. */
 function rowKey(source: RowSource, group: Grouping): string {
   const service = source.service ?? null;
   if (group === 'service') return JSON.stringify([service]);
+  if (group === 'build') return JSON.stringify([source.build ?? null]);
   if (group === 'instance') return JSON.stringify([service, source.instanceId ?? null]);
   return JSON.stringify([source.clientName, group === 'client' ? null : source.clientVersion]);
 }
@@ -131,6 +136,10 @@ function rowKey(source: RowSource, group: Grouping): string {
 function rowIdentity(source: RowSource, group: Grouping): RowIdentity {
   const service = source.service ?? null;
   if (group === 'service') return { client: service ?? UNKNOWN_SERVICE, name: null, version: null, service };
+  if (group === 'build') {
+    const build = source.build ?? null;
+    return { client: buildLabelOfKey(build), name: null, version: null, service, build };
+  }
   if (group === 'instance') {
     const instance = source.instanceId ?? null;
     return { client: instanceLabel(service, instance), name: null, version: null, service, instance };
@@ -143,6 +152,7 @@ function rowIdentity(source: RowSource, group: Grouping): RowIdentity {
 function otherIdentity(group: Grouping): RowIdentity {
   if (group === 'service') return { client: OVERFLOW_VALUE, name: null, version: null, service: OVERFLOW_VALUE };
   if (group === 'instance') return { client: OVERFLOW_VALUE, name: null, version: null, service: OVERFLOW_VALUE, instance: OVERFLOW_VALUE };
+  if (group === 'build') return { client: OVERFLOW_VALUE, name: null, version: null, service: OVERFLOW_VALUE, build: OVERFLOW_VALUE };
   return { client: OVERFLOW_VALUE, name: OVERFLOW_VALUE, version: null };
 }
 
@@ -223,7 +233,9 @@ export function buildMatrix(
   }
   for (const answer of required) {
     if (answer.id === null) continue;
-    const entry = rows.get(rowKey({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId }, group));
+    const entry = rows.get(
+      rowKey({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId, build: answer.build }, group),
+    );
     if (entry === undefined) continue;
     let counts = entry.counts.get(answer.id);
     if (counts === undefined) {

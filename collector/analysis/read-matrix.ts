@@ -52,12 +52,13 @@ function instanceParts(cells: readonly InstanceCellTotal[]): { serverUnknown: In
       count: cell.count,
       service: cell.service,
       instanceId: cell.instanceId,
+      build: cell.build,
     }));
   return { serverUnknown, required };
 }
 
 /**
- * The matrix with one row per service or per instance (service + instance id), from the instance cells: the same
+ * The matrix with one row per service, per build (model/build.ts) or per instance (service + instance id), from the instance cells: the same
  * cells, states and shares as by client. `clientName` narrows it to one client's requests.
  */
 export async function readInstanceMatrix(

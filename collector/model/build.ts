@@ -34,3 +34,19 @@ export function buildLabel(identity: BuildIdentity): string {
   const deployment = [identity.deploymentEnvironment, identity.k8sNamespace, identity.k8sDeployment].filter((value) => value !== null).join('/');
   return `${identity.serverVersion === null ? server : `${server}@${identity.serverVersion}`}${identity.host === null ? '' : ` on ${identity.host}`}${deployment === '' ? '' : ` (${deployment})`}`;
 }
+
+/**
+ * The label of a build from its key ({@link buildKey}), as rows grouped by build show it; a key that does not read
+ * as one (none stored) is shown as an unknown build.
+ */
+export function buildLabelOfKey(key: string | null): string {
+  let values: unknown = null;
+  try {
+    if (key !== null) values = JSON.parse(key);
+  } catch {
+    // Not a key this collector wrote: shown as unknown below.
+  }
+  if (!Array.isArray(values) || values.length !== BUILD_KEYS.length || !values.every((value) => value === null || typeof value === 'string'))
+    return '(unknown build)';
+  return buildLabel(Object.fromEntries(BUILD_KEYS.map((name, index) => [name, values[index] as string | null])) as BuildIdentity);
+}

@@ -76,6 +76,8 @@ export interface CellTotals {
 export interface InstanceCellTotal extends CellTotal {
   service: string | null;
   instanceId: string | null;
+  /** The key of the instance's build (model/build.ts). */
+  build: string | null;
   serverDeclaration: string | null;
   /** Extension cells only: the request was answered `-32021` naming this id. */
   required: boolean | null;

@@ -40,6 +40,8 @@ export interface State {
   /** What changed: threshold in percentage points. */
   threshold: number;
   paused: boolean;
+  /** Fleet: also list the sessions and instances that ended (within the collector's retention for them). */
+  ended: boolean;
 }
 
 const DEFAULTS: State = {
@@ -60,6 +62,7 @@ const DEFAULTS: State = {
   cellExt: '',
   threshold: 5,
   paused: false,
+  ended: false,
 };
 
 const KEYS: Record<keyof State, string> = {
@@ -80,6 +83,7 @@ const KEYS: Record<keyof State, string> = {
   cellExt: 'cell.ext',
   threshold: 'threshold',
   paused: 'paused',
+  ended: 'ended',
 };
 
 const oneOf = <T extends string>(values: readonly T[], value: string | null, fallback: T): T => (values.includes(value as T) ? (value as T) : fallback);
@@ -106,6 +110,7 @@ export function parseState(search: string): State {
     cellExt: text('cellExt'),
     threshold: Number.isFinite(threshold) && threshold > 0 && threshold <= 100 ? threshold : DEFAULTS.threshold,
     paused: params.get(KEYS.paused) === '1',
+    ended: params.get(KEYS.ended) === '1',
   };
   if (state.range === 'custom' && (!validTime(state.from) || !validTime(state.to))) state.range = DEFAULTS.range;
   return state;

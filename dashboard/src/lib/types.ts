@@ -4,6 +4,7 @@
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { alertsSchema } from '../../../collector/http/api/v1/alerts/schema.js';
+import type { buildsSchema } from '../../../collector/http/api/v1/builds/schema.js';
 import type { changesSchema } from '../../../collector/http/api/v1/changes/schema.js';
 import type { examplesSchema } from '../../../collector/http/api/v1/examples/schema.js';
 import type { instancesSchema } from '../../../collector/http/api/v1/instances/schema.js';
@@ -31,6 +32,9 @@ export type InstanceSplitResponse = Answer<typeof matrixCellSchema>;
 
 export type InstancesResponse = Answer<typeof instancesSchema>;
 export type InstanceView = InstancesResponse['instances'][number];
+
+export type BuildsResponse = Answer<typeof buildsSchema>;
+export type BuildView = BuildsResponse['builds'][number];
 
 export type TimeseriesResponse = Answer<typeof timeseriesSchema>;
 

@@ -179,7 +179,7 @@ describe('query API', () => {
 
   it('every list endpoint validates its parameters and names the bad one', async () => {
     const cases: [string, RegExp][] = [
-      ['/api/v1/matrix?group=server', /querystring\.group must be equal to one of the allowed values \(client, client_version, service, instance\)/],
+      ['/api/v1/matrix?group=server', /querystring\.group must be equal to one of the allowed values \(client, client_version, service, build, instance\)/],
       ['/api/v1/matrix?format=xml', /querystring\.format/],
       ['/api/v1/matrix?from=yesterday', /querystring\.from must match pattern/],
       ['/api/v1/matrix?from=2026-02-31T00:00:00Z', /from: "2026-02-31T00:00:00Z" is not a valid time/],

@@ -356,7 +356,7 @@ describe('matrix by service and by instance', () => {
 
   it('refuses bad parameters by name, and changes nothing', async () => {
     const cases: [string, RegExp][] = [
-      ['/api/v1/matrix?group=server', /querystring\.group must be equal to one of the allowed values \(client, client_version, service, instance\)/],
+      ['/api/v1/matrix?group=server', /querystring\.group must be equal to one of the allowed values \(client, client_version, service, build, instance\)/],
       ['/api/v1/matrix/cell?client=alpha', /must have required property 'extension'/],
       ['/api/v1/matrix/cell?extension=a/b&limit=0', /querystring\.limit must be >= 1/],
       ['/api/v1/matrix/cell?extension=a/b&limit=501', /querystring\.limit must be <= 500/],

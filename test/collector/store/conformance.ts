@@ -479,6 +479,12 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(text((await store.reader.instanceCellTotals({ ...day, instance: 'i-2' })).cells)).toEqual(['svc/i-2 sd=declared null@null declared: 4']);
       const recentSummed = await store.reader.instanceCellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE });
       expect([recentSummed.resolution, text(recentSummed.cells)]).toEqual(['minute', ['svc/i-2 sd=declared null@null declared: 4']]);
+      // Each cell carries its instance's build (the rows by build group by it), from the series and the instance cells alike.
+      const builds = new Map((await store.reader.instances({})).map((instance) => [instance.instanceId, instance.buildKey]));
+      for (const cell of [...all.cells, ...summed.cells]) expect(cell.build).toBe(builds.get(cell.instanceId));
+      expect(new Set(summed.cells.map((cell) => cell.build))).toEqual(
+        new Set([JSON.stringify(['svc', 'server', '1.0', 'host-1', null, null, null]), JSON.stringify(['other', 'server', '1.0', 'host-1', null, null, null])]),
+      );
     });
 
     it("instance cells hold exactly what their clients' series hold: over days (the daily level), hours and minutes, with late points, after reopening, through retention", async () => {

@@ -156,7 +156,8 @@ export async function keepInstancesRunning(collectorUrl: string): Promise<() => 
       cwd: ROOT,
       env: agentEnv(collectorUrl, {
         OTEL_SERVICE_NAME: service,
-        OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${instance}`,
+        // Long-lived instances, as the views under test show them (a row each), not sessions of one build.
+        OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${instance},extscope.server.transport=http`,
         ...(extensions === undefined ? {} : { FIXTURE_EXTENSIONS: JSON.stringify(extensions) }),
       }),
       stdio: ['pipe', 'ignore', 'ignore'],

@@ -27,6 +27,7 @@ describe('the page state', () => {
       cellExt: '',
       threshold: 5,
       paused: false,
+      ended: false,
     });
     expect(serializeState(DEFAULT)).toBe('');
   });
@@ -44,6 +45,7 @@ describe('the page state', () => {
       cellExt: 'com.example/a',
       threshold: 12.5,
       paused: true,
+      ended: true,
     };
     const search = serializeState(state);
     expect(new URLSearchParams(search).toString()).toBe(search.slice(1));
@@ -51,6 +53,7 @@ describe('the page state', () => {
       'cell.client',
       'cell.ext',
       'dir',
+      'ended',
       'ext',
       'group',
       'paused',

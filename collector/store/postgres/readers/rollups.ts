@@ -165,8 +165,8 @@ export class RollupsReader {
         column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`,
       ).join(', ');
       statement = new NamedStatement(`
-        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-          SELECT s.*, i.service AS service_name, i.instance_id AS instance_name,
+        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
             ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
           FROM instances i JOIN series s ON s.instance_ref = i.id
           WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
@@ -186,8 +186,8 @@ export class RollupsReader {
         INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS "${column.key}"` : `NULL AS "${column.key}"`,
       ).join(', ');
       statement = new NamedStatement(`
-        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-          SELECT c.*, i.service AS service_name, i.instance_id AS instance_name,
+        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+          SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
             ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'instance_cell_id', 'c.id', from, to)).join(' + ')} AS n
           FROM instances i JOIN instance_cells c ON c.instance_ref = i.id
           WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)

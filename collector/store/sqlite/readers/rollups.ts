@@ -163,8 +163,8 @@ export class RollupsReader {
       rows: seriesSums((n) =>
         db.prepare(`
       SELECT kind, ${INSTANCE_CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')},
-             service_name AS service, instance_name AS instanceId, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, ${n} AS n
+             service_name AS service, instance_name AS instanceId, build_name AS build, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+        SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name, ${n} AS n
         FROM series s JOIN instances i ON i.id = s.instance_ref
         WHERE ${perInstanceWhere} AND s.id > @after AND s.id <= @upto
       ) WHERE n > 0`),
@@ -185,8 +185,8 @@ export class RollupsReader {
     this.instanceCells = {
       rows: new RangeSums(INSTANCE_CELL_RANGES, { column: 'instance_cell_id', id: 'c.id' }, (n) =>
         db.prepare(`
-      SELECT kind, ${instanceCellColumns}, service_name AS service, instance_name AS instanceId, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, ${n} AS n
+      SELECT kind, ${instanceCellColumns}, service_name AS service, instance_name AS instanceId, build_name AS build, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+        SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name, ${n} AS n
         FROM instance_cells c CROSS JOIN instances i ON i.id = c.instance_ref
         WHERE ${instanceCellWhere} AND c.id > @after AND c.id <= @upto
       ) WHERE n > 0`),

@@ -19,6 +19,7 @@ const ROW_COLUMNS: Record<Grouping, { header: string[]; values(row: MatrixRow): 
   client: { header: ['client', 'name', 'version'], values: (row) => [row.client, row.name, row.version] },
   client_version: { header: ['client', 'name', 'version'], values: (row) => [row.client, row.name, row.version] },
   service: { header: ['service'], values: (row) => [row.service ?? null] },
+  build: { header: ['build', 'service'], values: (row) => [row.client, row.service ?? null] },
   instance: { header: ['service', 'instance'], values: (row) => [row.service ?? null, row.instance ?? null] },
 };
 

@@ -8,7 +8,7 @@ const declaration = {
 } as const;
 
 /** The groupings, in the order the page offers them. */
-const MATRIX_GROUPS = ['client', 'client_version', 'service', 'instance'] as const;
+const MATRIX_GROUPS = ['client', 'client_version', 'service', 'build', 'instance'] as const;
 
 export const matrixSchema = {
   querystring: {
@@ -18,7 +18,7 @@ export const matrixSchema = {
       ...rangeProperties,
       service: nameSchema,
       instance: nameSchema,
-      /** Rows per client name, name@version, service, or service + instance id. */
+      /** Rows per client name, name@version, service, build (model/build.ts: a row per deployed server, its sessions and instances summed), or service + instance id. */
       group: { type: 'string', enum: MATRIX_GROUPS, default: 'client' },
       format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
       /** The busiest rows shown; the rest are summed in the row `_OTHER`. */
@@ -29,7 +29,7 @@ export const matrixSchema = {
       rows: { type: 'string', maxLength: 512 },
       /** Only ids containing this text (any case). */
       cols: { type: 'string', maxLength: 512 },
-      /** Only rows of this client name (grouped by service or instance: only this client's requests). */
+      /** Only rows of this client name (grouped by service, build or instance: only this client's requests). */
       client: nameSchema,
     },
   },
@@ -61,8 +61,9 @@ export const matrixSchema = {
               client: { type: 'string' },
               name: nullableString,
               version: nullableString,
-              /** Grouped by service or instance: the row's service, and its instance id (by instance). */
+              /** Grouped by service, build or instance: the row's service, its build's key (by build, as `/builds` gives it), and its instance id (by instance). */
               service: nullableString,
+              build: nullableString,
               instance: nullableString,
               requests: { type: 'integer' },
               /**
