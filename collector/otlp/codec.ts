@@ -29,7 +29,8 @@ function decode<T>(type: MessageType<unknown>, body: Buffer, format: OtlpFormat)
     return type.fromObject(parseOtlpJson(body.toString('utf8'))) as T;
   } catch (error) {
     if (error instanceof JsonMappingError) throw new OtlpDecodeError(error.message);
-    // protobufjs throws RangeError/Error on truncated or malformed input; a hostile nesting can overflow the stack.
+    // protobufjs throws RangeError/Error on truncated or malformed input, and on nesting deeper than its recursion
+    // limit ("maximum nesting depth exceeded").
     throw new OtlpDecodeError(`malformed ${format === 'protobuf' ? 'protobuf' : 'OTLP/JSON'} body: ${(error as Error).message}`);
   }
 }
