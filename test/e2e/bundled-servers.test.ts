@@ -97,14 +97,17 @@ const extension = (row: MatrixRow | undefined, id: string) => {
   return found === undefined ? undefined : { client: found.clientDeclared, server: found.serverAdvertised, negotiated: found.negotiated };
 };
 
+/** Every instance, ended ones too: each server here has exited (or marked its last export) by the time it is read. */
+const INSTANCES_EVER = '/api/v1/instances?ended=true';
+
 async function expectInstance(serverName: string): Promise<void> {
   await expect
-    .poll(async () => (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === serverName).length, {
+    .poll(async () => (await api<{ instances: InstanceRow[] }>(INSTANCES_EVER)).instances.filter((row) => row.serverName === serverName).length, {
       timeout: 20_000,
       interval: 250,
     })
     .toBeGreaterThan(0);
-  const instances = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter((row) => row.serverName === serverName);
+  const instances = (await api<{ instances: InstanceRow[] }>(INSTANCES_EVER)).instances.filter((row) => row.serverName === serverName);
   for (const instance of instances) {
     expect(instance.service).toBe(serverName);
     // These servers declare no extension in their capabilities (the UI is linked from tool metadata).
@@ -241,7 +244,7 @@ describe('an esbuild-bundled v2 server, seen on the wire by real clients of both
     expect(extension(rows.get('bundled-v2-2025@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
     expect(extension(rows.get('bundled-v1@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
     expect(extension(rows.get('bundled-v2-auto@1.0.0'), 'io.modelcontextprotocol/tasks')).toEqual({ client: 0, server: 3, negotiated: 0 });
-    const advertising = (await api<{ instances: InstanceRow[] }>('/api/v1/instances')).instances.filter(
+    const advertising = (await api<{ instances: InstanceRow[] }>(INSTANCES_EVER)).instances.filter(
       (row) => row.serverName === 'fixture-bundled-v2' && row.advertises.length > 0,
     );
     expect(advertising.length).toBe(4);
