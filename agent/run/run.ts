@@ -54,6 +54,7 @@ export function withRegister(existing: string | undefined): string {
  */
 export async function runWithAgent(args: string[]): Promise<number> {
   if (args[0] === '--help' || args[0] === '-h') {
+    // Only for `--help`, before any server is started: there is no protocol stream to share.
     process.stdout.write(RUN_USAGE);
     return 0;
   }
