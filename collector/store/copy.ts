@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { READ_CLOSED_BUCKETS, closedBucketsOf, setClosedGeneration } from './common/closed-buckets.js';
 import { openSqliteStore } from './sqlite/index.js';
 import { DEFAULT_RETENTION } from './store.js';
 import { createClient, redactUrl } from './postgres/connection.js';
@@ -7,8 +8,10 @@ import { openPostgresStore } from './postgres/index.js';
 
 /**
  * The tables moved, in an order that keeps every reference valid. `point_log` is copied as the dedup log (the
- * SQLite store folds everything first, so nothing in it is still to be added); `meta` only for the counters
- * that mean the same here (the fold watermark does not).
+ * SQLite store folds everything first, so nothing in it is still to be added); `meta` only for the facts that
+ * mean the same here (the fold watermark does not): the quarantine counter, and the open hour (every hour before the
+ * newest one folded is closed, common/closed-buckets.ts), without which no long-range read on the copy keeps its
+ * closed part until the first export after it is folded.
  */
 const TABLES = [
   'instances',
@@ -36,7 +39,7 @@ const TABLES = [
   'alert_deliveries',
   'meta',
 ] as const;
-const META_KEYS = ['quarantined_points'];
+const META_KEYS = ['quarantined_points', 'open_hour'];
 const IDENTITY_TABLES = ['instances', 'instance_cells', 'cells', 'series', 'streams', 'span_examples', 'alert_deliveries'];
 /** PostgreSQL takes at most 65535 parameters per statement. */
 const MAX_PARAMETERS = 30_000;
@@ -119,6 +122,8 @@ export async function copySqliteToPostgres(from: string, to: string, mode: CopyM
       }
       log(`replacing the data in ${redactUrl(to)}`);
     }
+    // A replica that kept closed parts read before the copy must not answer them again: the generation goes on past its own.
+    const { rows: before } = await target.query<{ generation: string | null; openHour: string | null }>(READ_CLOSED_BUCKETS);
     await target.query(`TRUNCATE ${TABLES.join(', ')}`);
 
     const reports: CopyReport[] = [];
@@ -156,6 +161,7 @@ export async function copySqliteToPostgres(from: string, to: string, mode: CopyM
       reports.push({ table, source: sourceCount, target: rows[0]?.n ?? 0 });
       log(`${table}: ${copied} rows`);
     }
+    await target.query(setClosedGeneration(closedBucketsOf(before[0]?.generation, before[0]?.openHour).generation + 1));
     // New rows continue after the copied ids.
     for (const table of IDENTITY_TABLES) {
       await target.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), coalesce((SELECT max(id) FROM ${table}), 0) + 1, false)`);

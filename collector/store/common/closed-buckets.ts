@@ -40,6 +40,13 @@ export const BUMP_CLOSED_GENERATION = `
   INSERT INTO meta (key, value) VALUES ('${CLOSED_GENERATION_KEY}', '1')
   ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS bigint) + 1 AS text)`;
 
+/** Sets the generation to `generation` (a database copied in place of another one goes on past the old one's). */
+export function setClosedGeneration(generation: number): string {
+  if (!Number.isSafeInteger(generation)) throw new Error(`not a generation: ${generation}`);
+  return `INSERT INTO meta (key, value) VALUES ('${CLOSED_GENERATION_KEY}', '${generation}')
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+}
+
 /**
  * What a fold records, as two statements over `span`: a subquery of one row, `oldest` and `newest`, the minutes of the
  * increments it adds (null when none). Run in the fold's transaction, the first before the second (or both in one

@@ -103,6 +103,14 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
   };
 }
 
+/** The closed-bucket facts in `meta` (common/closed-buckets.ts). */
+async function closedMeta(client: pg.Client): Promise<Record<string, string>> {
+  const { rows } = await client.query<{ key: string; value: string }>(
+    "SELECT key, value FROM meta WHERE key IN ('closed_generation', 'open_hour') ORDER BY key",
+  );
+  return Object.fromEntries(rows.map((row) => [row.key, row.value]));
+}
+
 const copy = (...args: string[]) => spawnSync(process.execPath, [CLI, 'db', 'copy', ...args], { encoding: 'utf8', timeout: 60_000 });
 const range = { fromMs: NOW - MS_PER_DAY, toMs: NOW + MS_PER_DAY };
 const sorted = async (store: StoreRoles) => (await store.reader.cellTotals(range)).cells.map((cell) => JSON.stringify(cell)).sort();
@@ -188,6 +196,10 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
         expect(printed[table]).toEqual([inSqlite, inSqlite]);
       }
       expect(source.prepare('SELECT count(*) FROM cumulative_state').pluck().get()).toBe(1);
+      // The open hour as folded in the source (long-range reads keep the hours before it); a generation of its own.
+      const openHour = source.prepare("SELECT value FROM meta WHERE key = 'open_hour'").pluck().get();
+      expect(Number(openHour)).toBe(Math.floor((T0 + 10 * MS_PER_MINUTE) / (60 * MS_PER_MINUTE)));
+      expect(await closedMeta(client)).toEqual({ closed_generation: '1', open_hour: String(openHour) });
     } finally {
       source.close();
       await client.end();
@@ -239,6 +251,8 @@ describe('extscope db copy (SQLite → PostgreSQL)', () => {
       expect(Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM cumulative_state WHERE value = 40')).rows[0]?.n)).toBe(0);
       // As copied: ten increments each of alpha, beta and gamma; the extra export's row is gone.
       expect(Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM point_log')).rows[0]?.n)).toBe(30);
+      // Past the replaced database's generation: a replica's closed parts read before the copy are read anew.
+      expect((await closedMeta(client)).closed_generation).toBe('2');
     } finally {
       await client.end();
     }
