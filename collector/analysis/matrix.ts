@@ -158,12 +158,13 @@ function otherIdentity(group: Grouping): RowIdentity {
 
 const zero = (): CellCounts => ({ clientDeclared: 0, serverAdvertised: 0, negotiated: 0, serverUnknown: 0, required: 0 });
 
-const add = (into: CellCounts, from: CellCounts): void => {
-  into.clientDeclared += from.clientDeclared;
-  into.serverAdvertised += from.serverAdvertised;
-  into.negotiated += from.negotiated;
-  into.serverUnknown += from.serverUnknown;
-  into.required += from.required;
+/** `from` added to `into` (`sign` 1) or taken away from it (−1). */
+const add = (into: CellCounts, from: CellCounts, sign: 1 | -1 = 1): void => {
+  into.clientDeclared += sign * from.clientDeclared;
+  into.serverAdvertised += sign * from.serverAdvertised;
+  into.negotiated += sign * from.negotiated;
+  into.serverUnknown += sign * from.serverUnknown;
+  into.required += sign * from.required;
 };
 
 /** The cell as served: its counts and what they mean, computed once (analysis/cell.ts). */
@@ -176,35 +177,41 @@ interface Entry {
   counts: Map<string, CellCounts>;
 }
 
+const emptyRow = (identity: RowIdentity): Entry['row'] => ({ ...identity, requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } });
+
+/** `from`'s counts added to `into` (`sign` 1) or taken away from them (−1). */
+function addEntry(into: Entry, from: Entry, sign: 1 | -1 = 1): void {
+  into.row.requests += sign * from.row.requests;
+  into.row.serverUnknown += sign * from.row.serverUnknown;
+  into.row.declaration.unknown += sign * from.row.declaration.unknown;
+  into.row.declaration.none += sign * from.row.declaration.none;
+  into.row.declaration.declared += sign * from.row.declaration.declared;
+  for (const [id, count] of from.counts) {
+    let counts = into.counts.get(id);
+    if (counts === undefined) into.counts.set(id, (counts = zero()));
+    add(counts, count, sign);
+  }
+}
+
+/** Where a cell total's counts go: its row's entry (made when first met), and the row if there is one already. */
+interface RowsOf {
+  entryOf(cell: CellTotal & RowSource): Entry;
+  existing(source: RowSource): Entry | undefined;
+}
+
 /**
- * Cell totals → the matrix. Request cells give a row its requests and declaration states; extension cells
- * give its per-id counts (declared by the client, advertised by the server, negotiated: both). Rows are
- * ordered by requests, then label. Past `limits`, the least busy rows are summed in one row `_OTHER` and the
- * least busy ids in one id `_OTHER`, before the view is made dense: its size is bounded by the limits, not by
- * how many clients and ids there are. `serverUnknown` is the part of `cells` answered before any server instance
- * existed: it gives each row and cell its `serverUnknown` count, which shares leave out. `required` gives each cell
- * its `-32021` answers (those of a client no row has are left out: every such answer is also a request).
+ * Cell totals into rows (see {@link buildMatrix}), with each id's total over them in `idTotals`. `required` counts of a
+ * row not met among the cells are left out (every such answer is also a request).
  */
-export function buildMatrix(
+function fill(
+  into: RowsOf,
+  idTotals: Map<string, number>,
   cells: readonly (CellTotal & RowSource)[],
-  group: Grouping,
-  limits: MatrixLimits = UNLIMITED,
-  serverUnknown: readonly (CellTotal & RowSource)[] = [],
-  required: readonly RequiredCount[] = [],
-): MatrixView {
-  const idTotals = new Map<string, number>();
-  const rows = new Map<string, Entry>();
-  const entryOf = (cell: CellTotal & RowSource): Entry => {
-    const key = rowKey(cell, group);
-    let entry = rows.get(key);
-    if (entry === undefined) {
-      entry = { row: { ...rowIdentity(cell, group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 } }, counts: new Map() };
-      rows.set(key, entry);
-    }
-    return entry;
-  };
+  serverUnknown: readonly (CellTotal & RowSource)[],
+  required: readonly RequiredCount[],
+): void {
   for (const cell of cells) {
-    const entry = entryOf(cell);
+    const entry = into.entryOf(cell);
     if (cell.kind === SeriesKind.Requests) {
       entry.row.requests += cell.count;
       const state = cell.clientDeclaration;
@@ -221,7 +228,7 @@ export function buildMatrix(
   }
   // A part of what is already counted above: it adds no row, id or request, only says which were answered blind.
   for (const cell of serverUnknown) {
-    const entry = entryOf(cell);
+    const entry = into.entryOf(cell);
     if (cell.kind === SeriesKind.Requests) {
       entry.row.serverUnknown += cell.count;
       continue;
@@ -233,9 +240,13 @@ export function buildMatrix(
   }
   for (const answer of required) {
     if (answer.id === null) continue;
-    const entry = rows.get(
-      rowKey({ clientName: answer.name, clientVersion: answer.version, service: answer.service, instanceId: answer.instanceId, build: answer.build }, group),
-    );
+    const entry = into.existing({
+      clientName: answer.name,
+      clientVersion: answer.version,
+      service: answer.service,
+      instanceId: answer.instanceId,
+      build: answer.build,
+    });
     if (entry === undefined) continue;
     let counts = entry.counts.get(answer.id);
     if (counts === undefined) {
@@ -244,27 +255,75 @@ export function buildMatrix(
     }
     counts.required += answer.count;
   }
+}
 
-  let entries = [...rows.values()].sort((a, b) => b.row.requests - a.row.requests || byText(a.row.client, b.row.client));
-  if (entries.length > limits.rows) {
+/**
+ * Every row's cells summed, for a matrix built from some rows' cells alone (analysis/read-matrix.ts reads only the
+ * busiest rows'): the rows not read are these totals less the rows read, summed under `_OTHER`. `rows`: how many
+ * rows there are in all.
+ */
+export interface WholeMatrix {
+  rows: number;
+  cells: readonly CellTotal[];
+  serverUnknown: readonly CellTotal[];
+  required: readonly RequiredCount[];
+}
+
+/**
+ * The order rows are shown in: most requests first, then by label. {@link busiestRows} ranks by it too, so that the
+ * rows it picks are those {@link buildMatrix} keeps.
+ */
+const byBusiest = (a: { requests: number; client: string }, b: { requests: number; client: string }): number =>
+  b.requests - a.requests || byText(a.client, b.client);
+
+/**
+ * Cell totals → the matrix. Request cells give a row its requests and declaration states; extension cells
+ * give its per-id counts (declared by the client, advertised by the server, negotiated: both). Rows are
+ * ordered by requests, then label. Past `limits`, the least busy rows are summed in one row `_OTHER` and the
+ * least busy ids in one id `_OTHER`, before the view is made dense: its size is bounded by the limits, not by
+ * how many clients and ids there are. `serverUnknown` is the part of `cells` answered before any server instance
+ * existed: it gives each row and cell its `serverUnknown` count, which shares leave out. `required` gives each cell
+ * its `-32021` answers (those of a client no row has are left out: every such answer is also a request). With
+ * `whole`, the cells are some rows' only: the rest of `whole` is summed under `_OTHER`, and the ids are ranked by
+ * their totals over every row.
+ */
+export function buildMatrix(
+  cells: readonly (CellTotal & RowSource)[],
+  group: Grouping,
+  limits: MatrixLimits = UNLIMITED,
+  serverUnknown: readonly (CellTotal & RowSource)[] = [],
+  required: readonly RequiredCount[] = [],
+  whole?: WholeMatrix,
+): MatrixView {
+  let idTotals = new Map<string, number>();
+  const rows = new Map<string, Entry>();
+  const entryOf = (cell: CellTotal & RowSource): Entry => {
+    const key = rowKey(cell, group);
+    let entry = rows.get(key);
+    if (entry === undefined) {
+      entry = { row: emptyRow(rowIdentity(cell, group)), counts: new Map() };
+      rows.set(key, entry);
+    }
+    return entry;
+  };
+  fill({ entryOf, existing: (source) => rows.get(rowKey(source, group)) }, idTotals, cells, serverUnknown, required);
+  // The rows not read: the whole less the rows read.
+  let unread: Entry | undefined;
+  if (whole !== undefined) {
+    const all: Entry = { row: emptyRow(otherIdentity(group)), counts: new Map() };
+    idTotals = new Map();
+    fill({ entryOf: () => all, existing: () => all }, idTotals, whole.cells, whole.serverUnknown, whole.required);
+    for (const entry of rows.values()) addEntry(all, entry, -1);
+    unread = all;
+  }
+  const unreadRows = whole === undefined ? 0 : whole.rows - rows.size;
+
+  let entries = [...rows.values()].sort((a, b) => byBusiest(a.row, b.row));
+  if (entries.length + unreadRows > limits.rows || unreadRows > 0) {
     const kept = entries.slice(0, Math.max(0, limits.rows - 1));
     const rest = entries.slice(kept.length);
-    const other: Entry = {
-      row: { ...otherIdentity(group), requests: 0, serverUnknown: 0, declaration: { unknown: 0, none: 0, declared: 0 }, summedRows: rest.length },
-      counts: new Map(),
-    };
-    for (const { row, counts } of rest) {
-      other.row.requests += row.requests;
-      other.row.serverUnknown += row.serverUnknown;
-      other.row.declaration.unknown += row.declaration.unknown;
-      other.row.declaration.none += row.declaration.none;
-      other.row.declaration.declared += row.declaration.declared;
-      for (const [id, count] of counts) {
-        let into = other.counts.get(id);
-        if (into === undefined) other.counts.set(id, (into = zero()));
-        add(into, count);
-      }
-    }
+    const other: Entry = { row: { ...emptyRow(otherIdentity(group)), summedRows: rest.length + unreadRows }, counts: new Map() };
+    for (const entry of unread === undefined ? rest : [...rest, unread]) addEntry(other, entry);
     entries = [...kept, other];
   }
 
@@ -296,7 +355,32 @@ export function buildMatrix(
       extensions: extensions.map((id) => matrixCell(id, (id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id)) ?? zero(), row)),
     };
   });
-  return { extensions, rows: view, rowsTotal: rows.size, extensionsTotal: idTotals.size };
+  return { extensions, rows: view, rowsTotal: rows.size + unreadRows, extensionsTotal: idTotals.size };
+}
+
+/**
+ * Which rows a matrix limited to `limit` rows shows apart, from the rows' request cells alone: the cells of the
+ * `limit - 1` busiest rows (in {@link buildMatrix}'s order; the others are summed under `_OTHER`) and how many rows
+ * there are. Undefined when every row is shown (no more than `limit`). Rows are those with requests: a row of
+ * extension counts alone, without a request in the range, is not known here.
+ */
+export function busiestRows<T extends CellTotal & RowSource>(
+  requestCells: readonly T[],
+  group: Grouping,
+  limit: number,
+): { rows: number; cells: T[] } | undefined {
+  const rows = new Map<string, { requests: number; client: string; cells: T[] }>();
+  for (const cell of requestCells) {
+    if (cell.kind !== SeriesKind.Requests) continue;
+    const key = rowKey(cell, group);
+    let row = rows.get(key);
+    if (row === undefined) rows.set(key, (row = { requests: 0, client: rowIdentity(cell, group).client, cells: [] }));
+    row.requests += cell.count;
+    row.cells.push(cell);
+  }
+  if (rows.size <= limit) return undefined;
+  const busiest = [...rows.values()].sort(byBusiest).slice(0, Math.max(0, limit - 1));
+  return { rows: rows.size, cells: busiest.flatMap((row) => row.cells) };
 }
 
 /** Every client name and version seen, with its requests, by label. */

@@ -1,12 +1,12 @@
 import { DECLARATION } from '../../contract/index.js';
 import { SeriesKind } from '../model/batches.js';
-import type { InstanceCellTotal } from '../model/records.js';
+import type { CellTotals, InstanceCellTotal } from '../model/records.js';
 import type { RollupReader } from '../store/store.js';
-import type { CellQuery, InstanceCellQuery } from '../store/query/filters.js';
-import { type ClientGrouping, type InstanceGrouping, type MatrixLimits, type MatrixView, type RequiredCount, buildMatrix } from './matrix.js';
+import { type CellQuery, type InstanceCellQuery, needsClients } from '../store/query/filters.js';
+import { type ClientGrouping, type InstanceGrouping, type MatrixLimits, type MatrixView, type RequiredCount, buildMatrix, busiestRows } from './matrix.js';
 
 export type MatrixSource = Pick<RollupReader, 'cellTotals' | 'requiredTrend'>;
-export type InstanceMatrixSource = Pick<RollupReader, 'instanceCellTotals'>;
+export type InstanceMatrixSource = MatrixSource & Pick<RollupReader, 'instanceCellTotals'>;
 
 export interface MatrixRead {
   /** The range summed: whole buckets of `resolution`. */
@@ -21,6 +21,13 @@ export interface MatrixRead {
  * part answered before any server instance existed, and the `-32021` answers over the same whole buckets.
  */
 export async function readMatrix(source: MatrixSource, query: CellQuery, group: ClientGrouping, limits?: MatrixLimits): Promise<MatrixRead> {
+  const { totals, required } = await readCells(source, query);
+  const view = buildMatrix(totals.cells, group, limits, totals.serverUnknown, required);
+  return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
+}
+
+/** The cells over the range, and the `-32021` answers over the same whole buckets. */
+async function readCells(source: MatrixSource, query: CellQuery): Promise<{ totals: CellTotals; required: RequiredCount[] }> {
   const totals = await source.cellTotals(query);
   // The cells' range is whole hours or whole minutes: steps of that size cover it exactly.
   const stepMinutes = totals.resolution === 'hour' ? 60 : 1;
@@ -32,8 +39,7 @@ export async function readMatrix(source: MatrixSource, query: CellQuery, group: 
     instance: query.instance,
     signal: query.signal,
   });
-  const view = buildMatrix(totals.cells, group, limits, totals.serverUnknown, required.rows);
-  return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
+  return { totals, required: required.rows };
 }
 
 /**
@@ -67,8 +73,39 @@ export async function readInstanceMatrix(
   group: InstanceGrouping,
   limits?: MatrixLimits,
 ): Promise<MatrixRead> {
+  const busiest = limits === undefined || needsClients(query) ? undefined : await readBusiest(source, query, group, limits);
+  if (busiest !== undefined) return busiest;
   const totals = await source.instanceCellTotals(query);
   const { serverUnknown, required } = instanceParts(totals.cells);
   const view = buildMatrix(totals.cells, group, limits, serverUnknown, required);
+  return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
+}
+
+/**
+ * More rows than the limit: the rows are ranked by their request cells (one or a few per instance), and only the
+ * busiest rows' instance cells are read; the rest, summed under `_OTHER`, is the whole (the cells, as by client:
+ * no instance dimension, so their number does not grow with the fleet) less those rows. Undefined when every row
+ * is shown: then every instance cell is read anyway.
+ */
+async function readBusiest(
+  source: InstanceMatrixSource,
+  query: InstanceCellQuery,
+  group: InstanceGrouping,
+  limits: MatrixLimits,
+): Promise<MatrixRead | undefined> {
+  const ranked = await source.instanceCellTotals({ ...query, requestsOnly: true });
+  const busiest = busiestRows(ranked.cells, group, limits.rows);
+  if (busiest === undefined) return undefined;
+  const instanceRefs = [...new Set(busiest.cells.map((cell) => cell.instanceRef))].sort((a, b) => a - b);
+  const totals = await source.instanceCellTotals({ ...query, instanceRefs });
+  // Read after the busiest rows: what was folded in between is in the whole too, so the rest is never short.
+  const whole = await readCells(source, { fromMs: query.fromMs, toMs: query.toMs, service: query.service, instance: query.instance, signal: query.signal });
+  const { serverUnknown, required } = instanceParts(totals.cells);
+  const view = buildMatrix(totals.cells, group, limits, serverUnknown, required, {
+    rows: busiest.rows,
+    cells: whole.totals.cells,
+    serverUnknown: whole.totals.serverUnknown ?? [],
+    required: whole.required,
+  });
   return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
 }

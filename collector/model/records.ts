@@ -78,6 +78,8 @@ export interface InstanceCellTotal extends CellTotal {
   instanceId: string | null;
   /** The key of the instance's build (model/build.ts). */
   build: string | null;
+  /** The store's id of the instance: what a read narrowed to some instances names them by (InstanceCellQuery.instanceRefs). */
+  instanceRef: number;
   serverDeclaration: string | null;
   /** Extension cells only: the request was answered `-32021` naming this id. */
   required: boolean | null;

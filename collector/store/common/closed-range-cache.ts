@@ -134,7 +134,16 @@ export class ClosedRangeCache {
     const toMs = Math.ceil(query.toMs / MS_PER_HOUR) * MS_PER_HOUR;
     const closedToMs = state.openHour === null ? fromMs : Math.min(state.openHour * MS_PER_HOUR, toMs);
     if (closedToMs <= fromMs) return read(query);
-    const key = JSON.stringify([what, query.service, query.instance, query.clientName, query.clients, Math.round((query.toMs - query.fromMs) / MS_PER_HOUR)]);
+    const key = JSON.stringify([
+      what,
+      query.service,
+      query.instance,
+      query.clientName,
+      query.clients,
+      query.requestsOnly,
+      query.instanceRefs,
+      Math.round((query.toMs - query.fromMs) / MS_PER_HOUR),
+    ]);
     const readRange = (from: number, to: number): Answer<T> => read({ ...query, fromMs: from, toMs: to });
     let entry = this.entries.get(key);
     if (entry?.generation !== state.generation || entry.fromMs > fromMs || entry.closedToMs > closedToMs || entry.closedToMs <= fromMs) {

@@ -1,8 +1,5 @@
 import { MS_PER_MINUTE } from '../../model/time.js';
-import type { InstanceCellQuery, StepQuery } from '../query/filters.js';
-
-/** Whether an instance cell read needs the series (the clients' names and versions), or the instance cells answer it. */
-export const needsClients = (query: InstanceCellQuery): boolean => query.clients === true || query.clientName !== undefined;
+import type { StepQuery } from '../query/filters.js';
 
 /** The named parameters of both backends' step queries over a rollup level of `minutes`-long buckets. */
 export function stepParameters(query: StepQuery, minutes: number): Record<string, string | number | null> {

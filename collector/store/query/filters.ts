@@ -28,7 +28,14 @@ export interface InstanceCellQuery extends CellQuery {
    * cells are read (the clients summed, their names and versions null), a seek per instance cell: the same counts.
    */
   clients?: boolean | undefined;
+  /** Only the request cells (kind 0): what rows are ranked by (analysis/read-matrix.ts). Instance cells only: not with {@link clients}. */
+  requestsOnly?: boolean | undefined;
+  /** Only these instances, by the store's id of each (their cell totals' `instanceRef`). Instance cells only: not with {@link clients}. */
+  instanceRefs?: readonly number[] | undefined;
 }
+
+/** Whether an instance cell read needs the series (the clients' names and versions), or the instance cells answer it. */
+export const needsClients = (query: InstanceCellQuery): boolean => query.clients === true || query.clientName !== undefined;
 
 export interface StepQuery extends FilterQuery {
   extensionId: string;

@@ -17,6 +17,8 @@ import type { Alert, AlertTransition } from '../../../collector/model/alerts.js'
 import type { CellTotal } from '../../../collector/model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import type { RetentionConfig, StoreRoles } from '../../../collector/store/store.js';
+import { readInstanceMatrix } from '../../../collector/analysis/read-matrix.js';
+import type { InstanceGrouping } from '../../../collector/analysis/matrix.js';
 
 export interface StoreOpenOptions {
   clock: () => number;
@@ -47,7 +49,7 @@ interface Dims {
   version?: string | null;
   declaration?: string;
   serverDeclaration?: string;
-  extension?: { id: string; client: boolean; server: boolean };
+  extension?: { id: string; client: boolean; server: boolean; required?: boolean };
   outcome?: string;
 }
 
@@ -70,7 +72,7 @@ function dims(spec: Dims): SeriesDims {
     clientDeclared: extension?.client ?? null,
     serverDeclared: extension?.server ?? null,
     negotiated: extension === undefined ? null : extension.client && extension.server,
-    required: extension === undefined ? null : false,
+    required: extension === undefined ? null : (extension.required ?? false),
   };
 }
 
@@ -580,6 +582,83 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       // An instance created anew after its cells went gets new ones: counted from zero.
       await store.ingest.applyMetrics(batch([{ client: 'a', start: (now - T0) / MS_PER_MINUTE - 2, time: (now - T0) / MS_PER_MINUTE - 1, value: 4 }], 'i-1'));
       expect(summedOver((await store.reader.instanceCellTotals({ fromMs: now - MS_PER_HOUR, toMs: now })).cells)).toEqual(['svc/i-1 0 null c=null: 4']);
+    });
+
+    it('rows by instance, service and build past the row limit: the busiest rows, read alone, and _OTHER are those of the full read (requests, declaration states, answered before any server, -32021, per id), over a day and a week', async () => {
+      // Seven instances of three services over three days, each less busy than the one before; one with requests no
+      // server saw, one with `-32021` answers. An outcome per instance: this suite's stream identities leave the
+      // resource out.
+      const fleet = [
+        ['svc', 'i-1'],
+        ['svc', 'i-2'],
+        ['svc', 'i-3'],
+        ['other', 'j-1'],
+        ['other', 'j-2'],
+        ['third', 'k-1'],
+        ['third', 'k-2'],
+      ] as const;
+      for (let dayIndex = 0; dayIndex < 3; dayIndex++)
+        for (const [index, [service, instance]] of fleet.entries()) {
+          const minute = dayIndex * 1440 + 10 + index;
+          now = T0 + (minute + 2) * MS_PER_MINUTE;
+          const window = { start: minute - 1, time: minute, outcome: `outcome-${index}` };
+          const busy = (fleet.length - index) * 10 + dayIndex;
+          const points: PointSpec[] = [
+            { ...window, value: busy },
+            { ...window, value: 2, declaration: 'none' },
+            { ...window, value: busy, extension: { id: TASKS, client: true, server: index % 2 === 0 } },
+            { ...window, value: 1, extension: { id: UI, client: true, server: false, required: index === 3 } },
+          ];
+          if (index === 5)
+            points.push(
+              { ...window, value: 3, serverDeclaration: 'unknown' },
+              { ...window, value: 3, serverDeclaration: 'unknown', extension: { id: UI, client: true, server: false } },
+            );
+          await store.ingest.applyMetrics(batch(points, instance, service));
+        }
+      now = T0 + (2 * 1440 + 90) * MS_PER_MINUTE;
+      // What the reads were narrowed to: the listed instances of each read of some.
+      const listed: number[] = [];
+      const reader = {
+        cellTotals: store.reader.cellTotals.bind(store.reader),
+        requiredTrend: store.reader.requiredTrend.bind(store.reader),
+        instanceCellTotals: (query: Parameters<StoreRoles['reader']['instanceCellTotals']>[0]) => {
+          if (query.instanceRefs !== undefined) listed.push(query.instanceRefs.length);
+          return store.reader.instanceCellTotals(query);
+        },
+      };
+      const ranges = { day: { fromMs: now - MS_PER_DAY, toMs: now }, week: { fromMs: now - 7 * MS_PER_DAY, toMs: now } };
+      const rowsOf: Record<InstanceGrouping, number> = { instance: 7, service: 3, build: 3 };
+      for (const [name, range] of Object.entries(ranges))
+        for (const group of ['instance', 'service', 'build'] as const)
+          for (const limits of [
+            { rows: 2, extensions: 1 },
+            { rows: 3, extensions: 5 },
+          ]) {
+            listed.length = 0;
+            // Twice: the second read answers a long range's closed part from what the first kept.
+            for (const read of [1, 2]) {
+              const busiest = await readInstanceMatrix(reader, range, group, limits);
+              // The full read: every instance's series, with their clients (another rollup than the instance cells').
+              const full = await readInstanceMatrix(store.reader, { ...range, clients: true }, group, limits);
+              const what = `${name}, by ${group}, ${limits.rows} rows, read ${read}`;
+              expect(busiest.view, what).toEqual(full.view);
+              expect([busiest.fromMs, busiest.toMs, busiest.resolution], what).toEqual([full.fromMs, full.toMs, full.resolution]);
+              expect(busiest.view.rowsTotal, what).toBe(rowsOf[group]);
+              // Past the limit, the last row sums the rest; otherwise every row is shown.
+              const summed = busiest.view.rows.map((row) => row.summedRows);
+              if (rowsOf[group] <= limits.rows) expect(summed, what).toEqual(Array.from({ length: rowsOf[group] }, () => undefined));
+              else expect(summed, what).toEqual([...Array.from({ length: limits.rows - 1 }, () => undefined), rowsOf[group] - limits.rows + 1]);
+            }
+            // By instance, only the rows shown apart were read instance cell by instance cell.
+            if (group === 'instance') expect(listed, `${name}, ${limits.rows} rows`).toEqual([limits.rows - 1, limits.rows - 1]);
+          }
+      // Every request (3 days × (280 + 7 × the day's index, 14 without a declaration, 3 no server saw)), every one no
+      // server saw and every `-32021` answer is in the week's rows.
+      const week = await readInstanceMatrix(reader, ranges.week, 'instance', { rows: 2, extensions: 5 });
+      expect(week.view.rows.reduce((sum, row) => sum + row.requests, 0)).toBe(3 * 280 + 7 * (0 + 1 + 2) + 3 * 14 + 3 * 3);
+      expect(week.view.rows.reduce((sum, row) => sum + row.serverUnknown, 0)).toBe(9);
+      expect(week.view.rows.flatMap((row) => row.extensions).reduce((sum, cell) => sum + cell.required, 0)).toBe(3);
     });
 
     it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {

@@ -13,8 +13,8 @@ import {
   presentRanges,
 } from '../../common/bucket-plan.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
-import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
-import { historyStartMs, needsClients, stepParameters } from '../../common/queries.js';
+import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, needsClients } from '../../query/filters.js';
+import { historyStartMs, stepParameters } from '../../common/queries.js';
 import { NamedStatement, type Queryable } from '../connection.js';
 import { type ClosedBuckets, READ_CLOSED_BUCKETS, closedBucketsOf } from '../../common/closed-buckets.js';
 import { safeSum } from './sql.js';
@@ -152,7 +152,9 @@ export class RollupsReader {
       client: query.clientName ?? null,
     };
     const ranges = presentRanges(bySeries ? SERIES_RANGES : INSTANCE_CELL_RANGES, parameters);
-    const statement = bySeries ? this.perInstanceStatement(ranges) : this.instanceCellStatement(ranges);
+    const narrowed = bySeries ? 'all' : query.instanceRefs !== undefined ? 'listed' : query.requestsOnly === true ? 'requests' : 'all';
+    if (narrowed === 'listed') parameters['refs'] = [...(query.instanceRefs ?? [])];
+    const statement = bySeries ? this.perInstanceStatement(ranges) : this.instanceCellStatement(ranges, narrowed);
     const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS) };
   }
@@ -165,7 +167,8 @@ export class RollupsReader {
         column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`,
       ).join(', ');
       statement = new NamedStatement(`
-        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, instance_ref AS "instanceRef",
+               LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
             ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
           FROM instances i JOIN series s ON s.instance_ref = i.id
@@ -178,19 +181,22 @@ export class RollupsReader {
     return statement;
   }
 
-  private instanceCellStatement(ranges: readonly PlanRange[]): NamedStatement {
-    const key = ranges.map((range) => range[2]).join(',');
+  /** Every instance cell, the request cells alone (what rows are ranked by), or the listed instances' (`@refs`). */
+  private instanceCellStatement(ranges: readonly PlanRange[], narrowed: 'all' | 'requests' | 'listed'): NamedStatement {
+    const key = `${narrowed}:${ranges.map((range) => range[2]).join(',')}`;
     let statement = this.instanceCells.get(key);
     if (statement === undefined) {
       const columns = INSTANCE_CELL_COLUMNS.map((column) =>
         INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS "${column.key}"` : `NULL AS "${column.key}"`,
       ).join(', ');
+      const where = { all: '', requests: ' AND c.kind = 0', listed: ' AND i.id = ANY(@refs::bigint[])' }[narrowed];
       statement = new NamedStatement(`
-        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+        SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, instance_ref AS "instanceRef",
+               LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
             ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'instance_cell_id', 'c.id', from, to)).join(' + ')} AS n
           FROM instances i JOIN instance_cells c ON c.instance_ref = i.id
-          WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
+          WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)${where}
           OFFSET 0
         ) AS t WHERE n > 0`);
       this.instanceCells.set(key, statement);

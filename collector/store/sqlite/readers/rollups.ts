@@ -15,8 +15,8 @@ import {
   planParameters,
   presentRanges,
 } from '../../common/bucket-plan.js';
-import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../../query/filters.js';
-import { historyStartMs, needsClients, stepParameters } from '../../common/queries.js';
+import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, needsClients } from '../../query/filters.js';
+import { historyStartMs, stepParameters } from '../../common/queries.js';
 import { type ClosedBuckets, READ_CLOSED_BUCKETS, closedBucketsOf } from '../../common/closed-buckets.js';
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { safeSum } from '../sql.js';
@@ -64,6 +64,8 @@ const STEP_COLUMNS = FLAG_COLUMNS;
  * loop, so that one matrix over millions of cells never holds up ingest or `/healthz` for longer than that.
  */
 export const READ_CHUNK = 1000;
+/** Listed instances read per statement run: a few dozen instance cells each, about a chunk's worth. */
+const LISTED_CHUNK = 32;
 
 /** `column AS key`: rows come back keyed as the records are. */
 const selected = (columns: readonly DimColumn[], table = ''): string => columns.map((column) => `${table}${column.column} AS ${column.key}`).join(', ');
@@ -114,6 +116,8 @@ export class RollupsReader {
   private readonly instanceSeries: ChunkedRead;
   private readonly perInstance: ChunkedRead;
   private readonly instanceCells: ChunkedRead;
+  private readonly requestCells: ChunkedRead;
+  private readonly listedInstanceCells: RangeSums;
   private readonly steps: { all: Map<string, Database.Statement>; service: Map<string, Database.Statement> };
   private readonly unknownCells: RangeSums;
   private readonly unknownSteps: Map<string, Database.Statement>;
@@ -163,7 +167,7 @@ export class RollupsReader {
       rows: seriesSums((n) =>
         db.prepare(`
       SELECT kind, ${INSTANCE_CELL_COLUMNS.map((column) => (column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS ${column.key}` : `${column.column} AS ${column.key}`)).join(', ')},
-             service_name AS service, instance_name AS instanceId, build_name AS build, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+             service_name AS service, instance_name AS instanceId, build_name AS build, instance_ref AS instanceRef, min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name, ${n} AS n
         FROM series s JOIN instances i ON i.id = s.instance_ref
         WHERE ${perInstanceWhere} AND s.id > @after AND s.id <= @upto
@@ -182,21 +186,36 @@ export class RollupsReader {
     const instanceCellColumns = INSTANCE_CELL_COLUMNS.map((column) =>
       INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS ${column.key}` : `NULL AS ${column.key}`,
     ).join(', ');
-    this.instanceCells = {
-      rows: new RangeSums(INSTANCE_CELL_RANGES, { column: 'instance_cell_id', id: 'c.id' }, (n) =>
+    const instanceCellSums = (from: string, where: string): RangeSums =>
+      new RangeSums(INSTANCE_CELL_RANGES, { column: 'instance_cell_id', id: 'c.id' }, (n) =>
         db.prepare(`
-      SELECT kind, ${instanceCellColumns}, service_name AS service, instance_name AS instanceId, build_name AS build, min(n, ${MAX_STORED_COUNT}) AS count FROM (
+      SELECT kind, ${instanceCellColumns}, service_name AS service, instance_name AS instanceId, build_name AS build, instance_ref AS instanceRef,
+             min(n, ${MAX_STORED_COUNT}) AS count FROM (
         SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name, ${n} AS n
-        FROM instance_cells c CROSS JOIN instances i ON i.id = c.instance_ref
-        WHERE ${instanceCellWhere} AND c.id > @after AND c.id <= @upto
+        FROM ${from}
+        WHERE ${instanceCellWhere} AND ${where}
       ) WHERE n > 0`),
-      ),
+      );
+    this.instanceCells = {
+      rows: instanceCellSums('instance_cells c CROSS JOIN instances i ON i.id = c.instance_ref', 'c.id > @after AND c.id <= @upto'),
       end: db
         .prepare(
           `SELECT max(id) FROM (SELECT c.id FROM instance_cells c CROSS JOIN instances i ON i.id = c.instance_ref WHERE ${instanceCellWhere} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`,
         )
         .pluck(),
     };
+    // The request cells alone, from a chunk of instances out: the identity index finds each instance's by its id and kind.
+    this.requestCells = {
+      rows: instanceCellSums('instances i CROSS JOIN instance_cells c ON c.instance_ref = i.id AND c.kind = 0', 'i.id > @after AND i.id <= @upto'),
+      end: db
+        .prepare(`SELECT max(id) FROM (SELECT i.id FROM instances i WHERE ${instanceCellWhere} AND i.id > @after ORDER BY i.id LIMIT ${READ_CHUNK})`)
+        .pluck(),
+    };
+    // The cells of listed instances (a JSON array of their ids), from each instance out.
+    this.listedInstanceCells = instanceCellSums(
+      'json_each(@refs) r CROSS JOIN instances i ON i.id = r.value CROSS JOIN instance_cells c ON c.instance_ref = i.id',
+      '1',
+    );
     // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
     // series do. There are few such series (answers no server saw) among very many, and no index finds them, so this
     // connection keeps their ids in a table of its own (TEMP: not part of the schema, gone with the connection),
@@ -312,14 +331,26 @@ export class RollupsReader {
 
   /**
    * Per instance, in chunks as {@link cellTotals}: from the instance cells' rollups (a daily level), or, when the
-   * clients are asked for, from the series rollups (no daily level).
+   * clients are asked for, from the series rollups (no daily level). The request cells alone and the listed instances'
+   * are read from the instances out, a chunk of instances at a time.
    */
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     const bySeries = needsClients(query);
     const plan = this.plan(query, !bySeries);
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
     const cells: InstanceCellTotal[] = [];
-    await chunked(bySeries ? this.perInstance : this.instanceCells, parameters, cells, query.signal, INSTANCE_FLAG_COLUMNS);
+    if (!bySeries && query.instanceRefs !== undefined) {
+      for (let start = 0; start < query.instanceRefs.length; start += LISTED_CHUNK) {
+        const refs = JSON.stringify(query.instanceRefs.slice(start, start + LISTED_CHUNK));
+        const rows = this.listedInstanceCells.for(parameters).all({ ...parameters, refs }) as Record<string, unknown>[];
+        for (const cell of records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS)) cells.push(cell);
+        await yieldToEventLoop();
+        query.signal?.throwIfAborted();
+      }
+    } else {
+      const read = bySeries ? this.perInstance : query.requestsOnly === true ? this.requestCells : this.instanceCells;
+      await chunked(read, parameters, cells, query.signal, INSTANCE_FLAG_COLUMNS);
+    }
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
   }
 
