@@ -28,7 +28,7 @@ interface Manifest {
   version: string;
   devDependencies: Record<string, string>;
 }
-const collectorPkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Manifest;
+const collectorPkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Manifest & { dependencies: Record<string, string> };
 const agentPkg = JSON.parse(await readFile(join(ROOT, 'agent', 'package.json'), 'utf8')) as Manifest;
 
 /** What a server project must not carry because of the agent: the collector's database, HTTP framework and gRPC. */
@@ -40,14 +40,35 @@ const tarballs: { agent?: string; collector?: string } = {};
 /** The server project (the agent, @opentelemetry/api, the v1 SDK) and the collector's folder. */
 let server: string;
 let ops: string;
+/** The repository's own better-sqlite3 (the one its `npm install` compiled), and the folder its prebuilt goes in. */
+const SQLITE = join(ROOT, 'node_modules', 'better-sqlite3');
+let prebuilds: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'extscope-pack-'));
   server = join(dir, 'server');
   ops = join(dir, 'ops');
+  prebuilds = join(dir, 'prebuilds');
   await mkdir(server);
   await mkdir(ops);
+  await mkdir(prebuilds);
 }, 60_000);
+
+/**
+ * better-sqlite3's install runs `prebuild-install || node-gyp rebuild`. No prebuilt binary can be downloaded here, so
+ * the collector's install would compile SQLite from source: minutes of CPU that prove nothing about the package.
+ * prebuild-install takes a binary from a local folder first (its `local-prebuilds` setting, read from a
+ * `.prebuild-installrc` in a folder above the package; a file named as on the project's release page), so the
+ * binding the repository's `npm install` already built (the same version, as `dependencies` pins it exactly, for
+ * this Node.js ABI and platform) is handed over as that file. The tarball is still installed in a folder of its own,
+ * with its install script run, and prebuild-install loads the binary before accepting it; the collector then keeps
+ * its database in a SQLite file with it. (Were the name not to match, the install would compile, slowly but right.)
+ */
+async function offerBuiltSqlite(folder: string, version: string): Promise<void> {
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await run('tar', ['czf', join(prebuilds, name), '-C', SQLITE, 'build/Release/better_sqlite3.node']);
+  await writeFile(join(folder, '.prebuild-installrc'), `local-prebuilds=${prebuilds}\n`);
+}
 
 function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
   try {
@@ -161,8 +182,7 @@ describe('npm pack', () => {
 describe('installed from the tarballs, each in a folder of its own', () => {
   let collector: { url: string; grpc: string };
 
-  // The two installs run at once (each in its own folder; npm's cache takes concurrent installs): the collector's
-  // builds the native SQLite binding from source here, minutes that the agent's install need not wait behind.
+  // The two installs run at once (each in its own folder; npm's cache takes concurrent installs).
   it.concurrent(
     'the agent, into a server project with @opentelemetry/api and the v1 MCP SDK: no engine warning, no database, HTTP framework or gRPC package',
     { timeout: 600_000 },
@@ -190,10 +210,23 @@ describe('installed from the tarballs, each in a folder of its own', () => {
       expect(tarballs.collector, 'the collector tarball from npm pack').toBeDefined();
       // The native SQLite binding's build allowed, as the collector's README says.
       await writeFile(join(ops, 'package.json'), JSON.stringify({ name: 'ops', private: true, allowScripts: { 'better-sqlite3': true } }));
+      const { version } = JSON.parse(await readFile(join(SQLITE, 'package.json'), 'utf8')) as { version: string };
+      expect(version, "the repository's better-sqlite3 is the version the collector pins").toBe(collectorPkg.dependencies['better-sqlite3']);
+      await offerBuiltSqlite(ops, version);
       const warnings = await npmInstall(ops, [tarballs.collector!, tarballs.agent!]);
       expect(warnings).not.toContain('EBADENGINE');
       const { stdout } = await run('npx', ['--no-install', 'extscope', '--version'], { cwd: ops, env: cleanEnv() });
       expect(stdout).toBe(`extscope ${collectorPkg.version}\n`);
+      // The binding installed here loads and keeps rows in a SQLite file.
+      const sqlite = await run(
+        process.execPath,
+        [
+          '-e',
+          "const db = new (require('better-sqlite3'))('check.db'); db.exec('create table t (v)'); db.prepare('insert into t values (?)').run(42); console.log(db.prepare('select v from t').get().v)",
+        ],
+        { cwd: ops, env: cleanEnv() },
+      );
+      expect(sqlite.stdout).toBe('42\n');
       // `extscope wrap` and `proxy` run the agent installed here: its optional gRPC exporters come with the collector.
       const fromAgent = createRequire(join(ops, 'node_modules', agentPkg.name, 'dist', 'agent', 'register', 'exporters.js'));
       for (const name of Object.values(GRPC_EXPORTERS)) expect(() => fromAgent.resolve(name), name).not.toThrow();
