@@ -1,5 +1,5 @@
 import type { HttpExchange } from '../wire/http-exchange.js';
-import { type DecodedReader, type Hold, decodedReader } from './decoded-reader.js';
+import { type DecodedReader, type DecodedSink, type Hold, decodedReader } from './decoded-reader.js';
 
 /** What the request's body does to the proxy's reading of it (called by `forward`, which streams the same bytes). */
 export interface RequestTap {
@@ -37,16 +37,7 @@ export class ProxiedExchange implements RequestTap {
     source: Hold,
     private readonly fail: (error: unknown) => void,
   ) {
-    this.requestDecoder = decodedReader(
-      requestEncoding,
-      {
-        push: (chunk) => this.exchange.requestChunk(chunk),
-        get done() {
-          return exchange.requestSkipped;
-        },
-      },
-      source,
-    );
+    this.requestDecoder = requestEncoding === undefined ? undefined : decodedReader(requestEncoding, new RequestBodySink(exchange), source);
   }
 
   /** Resolves once the exchange was recorded or dropped (made when asked: only a stopping proxy waits on it). */
@@ -92,18 +83,8 @@ export class ProxiedExchange implements RequestTap {
 
   /** The upstream began to answer: it received the request. Its body, decoded when `contentEncoding` says so, follows. */
   answered(contentEncoding: string | undefined): void {
-    const { exchange } = this;
-    this.answerDecoder = decodedReader(
-      contentEncoding,
-      {
-        push: (chunk) => exchange.answerChunk(chunk),
-        get done() {
-          return exchange.answerSkipped;
-        },
-      },
-      // The answer's flow is the pipe's to hold (the upstream is trusted); decoding still stops once unread.
-      NO_HOLD,
-    );
+    // The answer's flow is the pipe's to hold (the upstream is trusted); decoding still stops once unread.
+    if (contentEncoding !== undefined) this.answerDecoder = decodedReader(contentEncoding, new AnswerBodySink(this.exchange), NO_HOLD);
     if (this.bodyDone) this.receive();
     else this.later(() => this.receive());
   }
@@ -181,3 +162,29 @@ export class ProxiedExchange implements RequestTap {
 }
 
 const NO_HOLD: Hold = { hold: () => {}, release: () => {} };
+
+// The sinks of a compressed body's decoder, made only for one: classes, not object literals with a getter (such a
+// literal gets a map of its own per exchange, which kept each exchange's objects alive through young collections).
+class RequestBodySink implements DecodedSink {
+  constructor(private readonly exchange: HttpExchange) {}
+
+  push(chunk: Buffer): void {
+    this.exchange.requestChunk(chunk);
+  }
+
+  get done(): boolean {
+    return this.exchange.requestSkipped;
+  }
+}
+
+class AnswerBodySink implements DecodedSink {
+  constructor(private readonly exchange: HttpExchange) {}
+
+  push(chunk: Buffer): void {
+    this.exchange.answerChunk(chunk);
+  }
+
+  get done(): boolean {
+    return this.exchange.answerSkipped;
+  }
+}
