@@ -65,11 +65,12 @@ export const UNIT_TESTS = [
  * the whole fault: a neighbour slows a timer's answer by milliseconds, not seconds. So in `system`:
  * faults/postgres-locks (answers within a 2 s readiness budget + 1 s and a 10 s deadline while a 20 s lock is held;
  * it mostly waits on that lock) and faults/proxy-deadlines (slow clients closed within 8 s and 10 s of 1 s and 2 s
- * deadlines; without them they are never closed).
+ * deadlines; without them they are never closed). faults/fuzz bounds memory, not time: its bodies go a batch at a
+ * time (at most that many in flight however slowly they are answered), under a heap cap, with RSS flat after the
+ * warm-up; a neighbour makes the run longer, not the process larger.
  */
 export const ALONE_TESTS = [
   'test/bench-smoke/benchmarks.test.ts',
-  'test/faults/fuzz.test.ts',
   'test/faults/heavy-reads.test.ts',
   'test/faults/ingest-event-loop.test.ts',
   'test/faults/matrix-cardinality.test.ts',
