@@ -132,6 +132,40 @@ function rowKey(source: RowSource, group: Grouping): string {
   return JSON.stringify([source.clientName, group === 'client' ? null : source.clientVersion]);
 }
 
+/** Whether two cell totals (or `-32021` counts) belong to one row: the fields {@link rowKey} is made of, compared. */
+function sameRow(a: RowSource, b: RowSource, group: Grouping): boolean {
+  if (group === 'service') return (a.service ?? null) === (b.service ?? null);
+  if (group === 'build') return (a.build ?? null) === (b.build ?? null);
+  if (group === 'instance') return (a.service ?? null) === (b.service ?? null) && (a.instanceId ?? null) === (b.instanceId ?? null);
+  return a.clientName === b.clientName && (group === 'client' || a.clientVersion === b.clientVersion);
+}
+
+/**
+ * Rows by their key. The row of the last cell is tried first: a store's cells come grouped by row (instance by
+ * instance), so most cells need no key made (thousands per read).
+ */
+class RowIndex<E> {
+  readonly rows = new Map<string, E>();
+  private last: { source: RowSource; row: E } | undefined;
+
+  constructor(private readonly group: Grouping) {}
+
+  /** The row of `source`, made by `make` when there is none yet. */
+  of(source: RowSource, make: () => E): E {
+    if (this.last !== undefined && sameRow(this.last.source, source, this.group)) return this.last.row;
+    const key = rowKey(source, this.group);
+    let row = this.rows.get(key);
+    if (row === undefined) this.rows.set(key, (row = make()));
+    this.last = { source, row };
+    return row;
+  }
+
+  /** The row of `source` if there is one. */
+  find(source: RowSource): E | undefined {
+    return this.last !== undefined && sameRow(this.last.source, source, this.group) ? this.last.row : this.rows.get(rowKey(source, this.group));
+  }
+}
+
 /** The identifying fields of the row {@link rowKey} names: made once per row, not once per cell (thousands per read). */
 function rowIdentity(source: RowSource, group: Grouping): RowIdentity {
   const service = source.service ?? null;
@@ -296,17 +330,10 @@ export function buildMatrix(
   whole?: WholeMatrix,
 ): MatrixView {
   let idTotals = new Map<string, number>();
-  const rows = new Map<string, Entry>();
-  const entryOf = (cell: CellTotal & RowSource): Entry => {
-    const key = rowKey(cell, group);
-    let entry = rows.get(key);
-    if (entry === undefined) {
-      entry = { row: emptyRow(rowIdentity(cell, group)), counts: new Map() };
-      rows.set(key, entry);
-    }
-    return entry;
-  };
-  fill({ entryOf, existing: (source) => rows.get(rowKey(source, group)) }, idTotals, cells, serverUnknown, required);
+  const index = new RowIndex<Entry>(group);
+  const rows = index.rows;
+  const entryOf = (cell: CellTotal & RowSource): Entry => index.of(cell, () => ({ row: emptyRow(rowIdentity(cell, group)), counts: new Map() }));
+  fill({ entryOf, existing: (source) => index.find(source) }, idTotals, cells, serverUnknown, required);
   // The rows not read: the whole less the rows read.
   let unread: Entry | undefined;
   if (whole !== undefined) {
@@ -369,12 +396,11 @@ export function busiestRows<T extends CellTotal & RowSource>(
   group: Grouping,
   limit: number,
 ): { rows: number; cells: T[] } | undefined {
-  const rows = new Map<string, { requests: number; client: string; cells: T[] }>();
+  const index = new RowIndex<{ requests: number; client: string; cells: T[] }>(group);
+  const rows = index.rows;
   for (const cell of requestCells) {
     if (cell.kind !== SeriesKind.Requests) continue;
-    const key = rowKey(cell, group);
-    let row = rows.get(key);
-    if (row === undefined) rows.set(key, (row = { requests: 0, client: rowIdentity(cell, group).client, cells: [] }));
+    const row = index.of(cell, () => ({ requests: 0, client: rowIdentity(cell, group).client, cells: [] }));
     row.requests += cell.count;
     row.cells.push(cell);
   }

@@ -204,8 +204,11 @@ try {
       }
       console.log(`${target}: ${byInstance[target].rowsTotal.toLocaleString('en')} rows by instance (${byInstance[target].rows.length} sent)`);
       // The rows sent apart (the busiest, read alone past the row limit) against the same rows of a read of up to
-      // 5,000 rows (below 5,000 instances: every instance's cells), and every instance counted in `rowsTotal`.
-      const wide = JSON.parse((await get(agent, `${collectors[target].url}/api/v1/matrix?from=-7d&group=instance&limit=5000`)).body.toString());
+      // 5,000 rows (below 5,000 instances: every instance's cells; 20 ids, all of the fleet's, keep the read within
+      // the read budget), and every instance counted in `rowsTotal`.
+      const answer = await get(agent, `${collectors[target].url}/api/v1/matrix?from=-7d&group=instance&limit=5000&extensionLimit=20`);
+      if (answer.status !== 200) throw new Error(`${target}: rows by instance, up to 5,000: HTTP ${answer.status} ${answer.body}`);
+      const wide = JSON.parse(answer.body.toString());
       const apart = byInstance[target].rows.filter((row) => row.summedRows === undefined);
       checkSame(`${target}: the ${apart.length} busiest rows by instance, against a read of up to 5,000 rows`, apart, wide.rows.slice(0, apart.length));
       if (loaded !== undefined) checkExact(`${target}: rows by instance counted, of the instances loaded`, byInstance[target].rowsTotal, loaded.instances);
