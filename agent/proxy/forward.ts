@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type https from 'node:https';
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { KeptBytes } from '../wire/byte-budget.js';
 import type { Valve } from './headers.js';
 import type { RequestTap } from './proxied-exchange.js';
@@ -118,4 +118,28 @@ export function forward(
     current.end();
   });
   return call;
+}
+
+/**
+ * The upstream's answer on to the client as it comes, with the client's backpressure, each chunk handed to `read`
+ * first. One 'data' listener does both: `pipe()` beside a reader's listener of its own cost a copy of the listener
+ * list for every chunk, and more listeners to set up and take down per exchange than this.
+ */
+export function relay(answer: IncomingMessage, response: ServerResponse, read: ((chunk: Buffer) => void) | undefined): void {
+  let paused = false;
+  const resume = (): void => {
+    paused = false;
+    answer.resume();
+  };
+  answer.on('data', (chunk: Buffer) => {
+    read?.(chunk);
+    if (!response.write(chunk) && !paused) {
+      paused = true;
+      answer.pause();
+      response.once('drain', resume);
+    }
+  });
+  answer.once('end', () => response.end());
+  answer.once('error', () => response.destroy());
+  answer.once('aborted', () => response.destroy());
 }

@@ -9,7 +9,7 @@ import type { WireRecording } from '../wire/connection.js';
 import { MAX_FRAME_CHARS } from '../wire/frames.js';
 import { HttpExchange, HttpSessions, advertised } from '../wire/http-exchange.js';
 import { StandaloneAgent } from '../wire/standalone-agent.js';
-import { forward } from './forward.js';
+import { forward, relay } from './forward.js';
 import { Valve, endToEnd, single } from './headers.js';
 import { DEFAULT_DEADLINES, DEFAULT_READ_BUDGET_MIB, type ProxyDeadlines, parseProxyArguments } from './options.js';
 import { ProxiedExchange } from './proxied-exchange.js';
@@ -138,15 +138,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       // SSE: the headers reach the client now, before the first event (which may take a while). Any other answer's
       // headers go out with its first bytes, in one write, as a bare proxy sends them.
       if (isEventStream(incoming.headers['content-type'])) response.flushHeaders();
-      // Read as it passes (the pipe holds the flow: the upstream is trusted), before it is written on.
-      if (flow !== undefined) {
-        incoming.on('data', flow.answerChunk);
-        const sessionId = single(incoming.headers, HEADER_SESSION_ID);
-        response.once('finish', () => flow.answerEnded(incoming.complete, status, sessionId));
-      }
-      incoming.pipe(response);
-      incoming.once('error', () => response.destroy());
-      incoming.once('aborted', () => response.destroy());
+      // Read as it passes, before it is written on (the relay holds the flow: the upstream is trusted).
+      relay(incoming, response, flow?.answerChunk);
     };
     const onFailure = (error: NodeJS.ErrnoException): void => {
       if (answer !== undefined) {
@@ -177,6 +170,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     // request the upstream has whole and never began to answer (a hung tool) is cancelled, as in-process; one whose
     // answer began ends with what came of it.
     const abandon = (): void => {
+      // Its answer went out whole: the response's 'close' ends it (what the proxy stops is over already).
+      if (answer !== undefined && response.writableFinished) return;
       if (answer === undefined) flow?.abandoned(call.sentWhole);
       else {
         flow?.answerEnded(false, answer.statusCode ?? 502, single(answer.headers, HEADER_SESSION_ID));
@@ -186,9 +181,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     };
     const entry: LiveExchange = { stop: abandon, flow };
     live.add(entry);
+    // One listener for both ends of the response: written whole (the answer ended, complete or not), or not.
     response.once('close', () => {
       live.delete(entry);
       if (!response.writableFinished) abandon();
+      else if (answer !== undefined) flow?.answerEnded(answer.complete, answer.statusCode ?? 502, single(answer.headers, HEADER_SESSION_ID));
     });
     request.once('error', () => call.abort());
   };

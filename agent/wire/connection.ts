@@ -59,6 +59,22 @@ export interface WireRecording extends WireServerSink {
 
 const ALWAYS = (): boolean => true;
 
+/** Per pipeline reading, the one whose hint is the `MCP-Protocol-Version` header passed with each message. */
+const headerReadings = new WeakMap<RequestReading, RequestReading>();
+
+/**
+ * `reading`, with the revision of a legacy request without its `initialize` read from the header its connection
+ * passes as `extra`: made once per pipeline, not per connection (an HTTP exchange is one).
+ */
+function headerReading(reading: RequestReading): RequestReading {
+  let hinted = headerReadings.get(reading);
+  if (hinted === undefined) {
+    hinted = { ...reading, protocolVersionHint: (header) => (typeof header === 'string' ? header : undefined) };
+    headerReadings.set(reading, hinted);
+  }
+  return hinted;
+}
+
 /** A server known by who it is, not by what it advertises. */
 const withoutAdvertisement = (server: ServerAdvertisement): ServerAdvertisement => ({
   ...server,
@@ -87,8 +103,7 @@ export class WireConnection {
     private readonly advertisements: ServerAdvertisements,
     private readonly conversation: WireConversation = {},
   ) {
-    const { protocolVersionHeader } = conversation;
-    this.reading = protocolVersionHeader === undefined ? sink.reading : { ...sink.reading, protocolVersionHint: () => protocolVersionHeader };
+    this.reading = conversation.protocolVersionHeader === undefined ? sink.reading : headerReading(sink.reading);
     this.handshake = conversation.handshake ?? { handshake: undefined };
     this.active = conversation.active ?? ALWAYS;
     this.server = conversation.server;
@@ -151,7 +166,7 @@ export class WireConnection {
 
   private inboundOne(message: unknown): void {
     if (isRequest(message)) {
-      this.pairing.received(readRequest(message, this.handshake, this.reading), this.active());
+      this.pairing.received(readRequest(message, this.handshake, this.reading, this.conversation.protocolVersionHeader), this.active());
       return;
     }
     const pending = this.pairing.cancelled(message);

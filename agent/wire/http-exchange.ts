@@ -98,13 +98,15 @@ export class HttpExchange {
 
   /** Made when first needed, so the server it assumes is the one known when the request reached it. */
   private get connection(): WireConnection {
+    if (this.made !== undefined) return this.made;
     const { headers, options, recording } = this;
-    this.made ??= new WireConnection(recording.pipeline, recording, recording.advertisements, {
+    // One literal of a fixed shape: spreads of optional parts made an object each, per exchange.
+    this.made = new WireConnection(recording.pipeline, recording, recording.advertisements, {
       handshake: this.handshake,
       server: this.session?.server ?? options.server?.(),
-      ...(headers.sessionId !== undefined && { sessionId: headers.sessionId }),
-      ...(options.active !== undefined && { active: options.active }),
-      ...(headers.protocolVersion !== undefined && { protocolVersionHeader: headers.protocolVersion }),
+      sessionId: headers.sessionId,
+      active: options.active,
+      protocolVersionHeader: headers.protocolVersion,
     });
     return this.made;
   }
