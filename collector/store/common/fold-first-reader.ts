@@ -25,9 +25,22 @@ export interface RowQueries {
   examples(query: ExamplesQuery): Promise<ExampleRecord[]>;
 }
 
+/** How a reader folds before it reads: the store's fold schedule, or a dialect's own way of folding in each read. */
+export interface ReadFold {
+  beforeRead(): Promise<void>;
+  /** The last fold failed: reads answer from what is folded. */
+  behind(): boolean;
+}
+
+/** The fold schedule as a {@link ReadFold}: a fold before every read. */
+export const foldBeforeEachRead = (schedule: FoldSchedule): ReadFold => ({
+  beforeRead: () => schedule.beforeRead(),
+  behind: () => schedule.failed,
+});
+
 /**
- * The reader role of every store: each read of the rollups folds first (the store's one fold schedule), so that it
- * sees every batch whose apply has resolved; a fold that fails does not fail the read, which answers from what is
+ * The reader role of every store: each read of the rollups folds first (through the store's one fold schedule, or
+ * in the read's own statements where a dialect does so), so that it sees every batch whose apply has resolved; a fold that fails does not fail the read, which answers from what is
  * folded and says so through `behind()`. Long-range cell reads keep their closed part (closed-range-cache.ts).
  * `mapError` turns a dialect's failure into the store's errors.
  */
@@ -35,7 +48,7 @@ export class FoldFirstReader implements RollupReader {
   private readonly closedRanges: ClosedRangeCache;
 
   constructor(
-    private readonly schedule: FoldSchedule,
+    private readonly fold: ReadFold,
     private readonly rollups: RollupQueries,
     private readonly trends: TrendReader,
     private readonly rows: RowQueries,
@@ -45,7 +58,7 @@ export class FoldFirstReader implements RollupReader {
   }
 
   behind(): boolean {
-    return this.schedule.failed;
+    return this.fold.behind();
   }
 
   cellTotals(query: CellQuery): Promise<CellTotals> {
@@ -93,7 +106,7 @@ export class FoldFirstReader implements RollupReader {
   }
 
   private async folded<T>(read: () => Answer<T>): Promise<T> {
-    await this.schedule.beforeRead();
+    await this.fold.beforeRead();
     try {
       return await read();
     } catch (error) {

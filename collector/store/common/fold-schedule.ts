@@ -61,6 +61,18 @@ export class FoldSchedule {
     });
   }
 
+  /**
+   * A fold that a read ran itself, in its own round trip (a dialect that can), failed: counted and reported as
+   * {@link beforeRead} reports one, and {@link failed} until a fold succeeds (the reader then folds through
+   * {@link beforeRead} again, which waits for locks only briefly just after a failure).
+   */
+  readFoldFailed(error: unknown): void {
+    if (!this.failed) this.warn(`folding pending increments failed (${(error as Error).message}); reads answer from what is folded`);
+    this.failures++;
+    this.failed = true;
+    this.failedAtMs = Date.now();
+  }
+
   /** No more scheduled folds (the store is closing); {@link fold} still folds. */
   stop(): void {
     clearInterval(this.timer);

@@ -123,6 +123,11 @@ export async function storeRead<T>(work: () => Promise<T>): Promise<T> {
 
 export type Queryable = Pick<pg.ClientBase, 'query'>;
 
+/** What runs a {@link NamedStatement}: a connection, the pool, or the reads that fold first (folded-reads.ts). */
+export interface StatementRunner {
+  query(statement: Statement): Promise<{ rows: unknown[] }>;
+}
+
 /**
  * Runs `work` in one transaction (READ COMMITTED) on one pooled connection and commits. A serialization
  * failure or a deadlock (two exports locking the same streams) rolls back and runs it again, a bounded number
@@ -215,7 +220,7 @@ export class NamedStatement {
     ({ text: this.text, order: this.order } = named(sql));
   }
 
-  async all<Row>(db: Queryable, values: Record<string, unknown>): Promise<Row[]> {
+  async all<Row>(db: StatementRunner, values: Record<string, unknown>): Promise<Row[]> {
     const result = await db.query(this.statement(values));
     return result.rows as Row[];
   }
@@ -240,9 +245,13 @@ export interface Statement {
 /** The part of node-postgres' connection a statement with its transaction's edges writes to (pg/lib/connection.js). */
 interface WireConnection {
   parse(message: { text: string; name?: string }): void;
-  bind(message: Record<string, never>): void;
+  bind(message: { statement?: string }): void;
+  describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string; rows: number | undefined }): void;
   sync(): void;
+  /** Named statements parsed on this connection, or sent to be (node-postgres' own bookkeeping). */
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
 }
 
 /** node-postgres' own extended-protocol query, with the two steps {@link EdgedQuery} extends (pg/lib/query.js). */
@@ -284,6 +293,71 @@ function simpleStatement(connection: WireConnection, text: string): void {
   connection.parse({ text });
   connection.bind({});
   connection.execute({ portal: '', rows: undefined });
+}
+
+/**
+ * A prepared statement without parameters that returns rows, sent ahead of another in the same batch: parsed once
+ * per connection (recorded as node-postgres records the statements it sends), then Bind, Describe and Execute.
+ */
+function leadingStatement(connection: WireConnection, statement: { name: string; text: string }): void {
+  if (connection.parsedStatements[statement.name] === undefined && connection.submittedNamedStatements[statement.name] === undefined) {
+    connection.parse(statement);
+    connection.submittedNamedStatements[statement.name] = statement.text;
+  }
+  connection.bind({ statement: statement.name });
+  connection.describe({ type: 'P', name: '' });
+  connection.execute({ portal: '', rows: undefined });
+}
+
+/**
+ * A statement sent after a transaction of its own that runs `ahead` (a prepared statement without parameters), all
+ * in one batch of protocol messages ending in one Sync: one round trip. `ahead` commits before the statement runs, so
+ * its locks are not held through the statement, which sees what it wrote. The server stops at the first error.
+ */
+class LedQuery extends pg.Query {
+  constructor(
+    statement: Statement,
+    private readonly ahead: { name: string; text: string },
+    callback: (error: Error | undefined, results: unknown) => void,
+  ) {
+    // Extended even without parameters: a simple query would not send what goes ahead.
+    super({ ...statement, callback, queryMode: 'extended' } as pg.QueryConfig);
+  }
+
+  prepare(connection: WireConnection): void {
+    simpleStatement(connection, 'BEGIN');
+    leadingStatement(connection, this.ahead);
+    simpleStatement(connection, 'COMMIT');
+    (pg.Query.prototype as unknown as ExtendedQuery).prepare.call(this, connection);
+  }
+
+  /** Whether the transaction ahead committed (its three results are in). */
+  aheadCommitted(): boolean {
+    const results = (this as unknown as { _results: pg.QueryResult | pg.QueryResult[] })._results;
+    return Array.isArray(results) && results[2]?.command === 'COMMIT';
+  }
+}
+
+/** What {@link led} answers: the rows `ahead` returned, and the statement's. */
+export interface LedResult<Row> {
+  ahead: Record<string, unknown>[];
+  rows: Row[];
+}
+
+/**
+ * Runs `ahead` in a transaction of its own and then `statement`, in one round trip ({@link LedQuery}). On failure,
+ * `aheadCommitted` says whether the failure was the statement's. The connection is left as the failure left it: the
+ * caller discards it.
+ */
+export function led<Row>(client: pg.ClientBase, ahead: { name: string; text: string }, statement: Statement): Promise<LedResult<Row>> {
+  return new Promise((resolve, reject) => {
+    const query: LedQuery = new LedQuery(statement, ahead, (error, results) => {
+      if (error !== undefined && error !== null) return reject(Object.assign(error, { aheadCommitted: query.aheadCommitted() }));
+      const all = results as pg.QueryResult[];
+      resolve({ ahead: (all[1] as pg.QueryResult).rows as Record<string, unknown>[], rows: (all[3] as pg.QueryResult).rows as Row[] });
+    });
+    client.query(query);
+  });
 }
 
 /** Runs `statement` with its transaction's edges in one round trip ({@link EdgedQuery}); resolves to its rows. */

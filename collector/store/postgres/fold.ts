@@ -72,6 +72,21 @@ const LOCKED_FOLD = {
 };
 
 /**
+ * The fold a read runs itself, ahead of its statement in the same round trip (folded-reads.ts): when anything is
+ * pending, the fold lock waited for (as {@link LOCKED_FOLD}.wait) and one batch moved; when nothing is, no lock is
+ * taken (the CASE evaluates the lock's subquery only when its condition holds) and nothing is written.
+ */
+export const FOLD_BEFORE_READ = {
+  name: 'extscope-fold-before-read',
+  text: fold(
+    `(SELECT CASE WHEN EXISTS (SELECT 1 FROM pending_increments) THEN (SELECT true FROM (SELECT pg_advisory_xact_lock(${FOLD_LOCK})) AS l) ELSE false END) AND`,
+  ),
+};
+
+/** Whether a fold that moved `moved` rows may have left more (it moves at most one batch). */
+export const foldLeftMore = (moved: number): boolean => moved >= FOLD_BATCH;
+
+/**
  * The PostgreSQL store's fold statement, run on the store's fold schedule (common/fold-schedule.ts): exports append
  * their increments to `pending_increments` (no row shared between exports, so replicas do not queue on each other's
  * locks), and this adds them to the rollups. One fold at a time over all replicas (an advisory lock). In the same
@@ -108,7 +123,7 @@ export class PostgresFolder implements Folder {
         }
         const { rows } = await client.query<{ moved: number }>(FOLD);
         await client.query('COMMIT');
-        if ((rows[0]?.moved ?? 0) < FOLD_BATCH) break;
+        if (!foldLeftMore(rows[0]?.moved ?? 0)) break;
       }
       client.release();
     } catch (error) {
@@ -127,7 +142,7 @@ export class PostgresFolder implements Folder {
     if (wait && !(await this.pending())) return;
     for (;;) {
       const { rows } = await this.pool.query<{ moved: number }>({ ...(wait ? LOCKED_FOLD.wait : LOCKED_FOLD.try), values: [] });
-      if ((rows[0]?.moved ?? 0) < FOLD_BATCH) return;
+      if (!foldLeftMore(rows[0]?.moved ?? 0)) return;
     }
   }
 

@@ -1,4 +1,5 @@
 import { FoldFirstReader } from '../common/fold-first-reader.js';
+import { FoldedReads } from './folded-reads.js';
 import { readHorizons } from '../common/windows.js';
 import type { RollupReader } from '../store.js';
 import { asStoreError, storeRead } from './connection.js';
@@ -9,13 +10,15 @@ import { RollupsReader } from './readers/rollups.js';
 import { TrendsReader } from './readers/trends.js';
 
 /**
- * The reads, behind the fold-first reader: every read of the rollups first folds what any replica acknowledged
- * (waiting for another replica's fold, or a lock on `pending_increments`, at most `lock_timeout`).
+ * The reads, behind the fold-first reader: every statement reading the rollups first folds what any replica
+ * acknowledged, in its own round trip (folded-reads.ts; waiting for another replica's fold, or a lock on
+ * `pending_increments`, at most `lock_timeout`).
  */
 export function postgresReader(core: PostgresCore): RollupReader {
   const { clock, retention } = core.options;
   // Without the clock: ranges ending now are read from the minutes (see common/bucket-plan.ts).
-  const rollups = new RollupsReader(core.pool, () => {
+  const folded = new FoldedReads(core.pool, core.fold);
+  const rollups = new RollupsReader(folded, () => {
     const { nowMs: _now, ...horizons } = readHorizons(clock(), retention);
     return horizons;
   });
@@ -23,5 +26,5 @@ export function postgresReader(core: PostgresCore): RollupReader {
     instances: (query: Parameters<RollupReader['instances']>[0]) => storeRead(() => core.snapshot((db) => readInstances(db, query))),
     examples: (query: Parameters<RollupReader['examples']>[0]) => storeRead(() => readExamples(core.pool, query)),
   };
-  return new FoldFirstReader(core.fold, rollups, new TrendsReader(core.pool), rows, asStoreError);
+  return new FoldFirstReader(folded.readFold, rollups, new TrendsReader(folded), rows, asStoreError);
 }

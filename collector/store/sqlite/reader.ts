@@ -1,4 +1,4 @@
-import { FoldFirstReader } from '../common/fold-first-reader.js';
+import { FoldFirstReader, foldBeforeEachRead } from '../common/fold-first-reader.js';
 import { readHorizons } from '../common/windows.js';
 import type { RollupReader } from '../store.js';
 import type { SqliteCore } from './core.js';
@@ -14,7 +14,7 @@ export function sqliteReader(core: SqliteCore): RollupReader {
   const rollups = new RollupsReader(core.db, () => readHorizons(clock(), retention));
   const instances = new InstancesReader(core.db);
   const examples = new ExamplesReader(core.db);
-  return new FoldFirstReader(core.fold, rollups, new TrendsReader(core.db), {
+  return new FoldFirstReader(foldBeforeEachRead(core.fold), rollups, new TrendsReader(core.db), {
     instances: (query) => instances.read(query),
     examples: async (query) => examples.read(query),
   });

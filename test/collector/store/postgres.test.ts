@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { findMigrationsDir, loadMigrations } from '../../../collector/store/common/migrations.js';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import { createPool, inBatchedTransaction, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
@@ -12,6 +12,7 @@ import { ExtensionIdLimit } from '../../../collector/processor/extension-id-limi
 import { deliveryLogConformance } from '../alerting/delivery/delivery-log-conformance.js';
 import { type StoreBackend, storeConformance } from './conformance.js';
 import { testDatabases } from './postgres-server.js';
+import { readMatrix } from '../../../collector/analysis/read-matrix.js';
 
 storeConformance('PostgreSQL', (): StoreBackend => {
   const databases = testDatabases('conf');
@@ -136,6 +137,39 @@ describe('PostgreSQL store with several collectors on one database', () => {
     const expected = { ...Object.fromEntries(clients.map((client) => [client, 20])), delta: 40 };
     for (const store of stores) expect(await totals(store)).toEqual(expected);
     await Promise.all(stores.map((store) => store.lifecycle.close()));
+  });
+
+  it("a read's statements carry the fold: a matrix read sees another collector's export at once, in three round trips whether anything was pending or not", async () => {
+    const url = await databases.create();
+    const [writer, reader] = await Promise.all([open(url), open(url)]);
+    const range = { fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 };
+    // Every statement (or batch of them) any connection sends while `read` runs.
+    const roundTrips = async (read: () => Promise<unknown>): Promise<number> => {
+      const spy = vi.spyOn(pg.Client.prototype, 'query');
+      try {
+        await read();
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const matrix = () => readMatrix(reader.reader, range, 'client');
+    try {
+      for (let minute = 1; minute <= 3; minute++) {
+        await writer.ingest.applyMetrics(batch([point('a', Temporality.Delta, minute - 1, minute, 5)]));
+        // Pending on the writer's side: the reader's first statement folds it, and its cells count it.
+        const pending = await roundTrips(async () => {
+          const { view } = await matrix();
+          expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['a', 5 * minute]]);
+        });
+        // The cells and those answered before any server existed (at once, each with the fold), the -32021 trend.
+        expect(pending).toBe(3);
+        expect(await roundTrips(matrix)).toBe(3);
+      }
+      expect(reader.reader.behind()).toBe(false);
+    } finally {
+      await Promise.all([writer.lifecycle.close(), reader.lifecycle.close()]);
+    }
   });
 
   it('the distinct-extension-id limit admits at most its number of ids per instance and hour over all collectors, and each collector counts what it sent past it', async () => {

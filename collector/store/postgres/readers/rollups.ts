@@ -15,7 +15,7 @@ import {
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, needsClients } from '../../query/filters.js';
 import { historyStartMs, stepParameters } from '../../common/queries.js';
-import { NamedStatement, type Queryable } from '../connection.js';
+import { NamedStatement, type StatementRunner } from '../connection.js';
 import { type ClosedBuckets, READ_CLOSED_BUCKETS, closedBucketsOf } from '../../common/closed-buckets.js';
 import { safeSum } from './sql.js';
 
@@ -69,7 +69,7 @@ export class RollupsReader {
   private readonly unknownSteps: Map<string, NamedStatement>;
 
   constructor(
-    private readonly db: Queryable,
+    private readonly db: StatementRunner,
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
     const flags = STEP_COLUMNS.map((column) => `c.${column.column}`).join(', ');

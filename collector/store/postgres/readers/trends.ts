@@ -2,7 +2,7 @@ import type { RollupLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { TrendQuery, TrendResult } from '../../query/trends.js';
 import { type TrendMeasure, TrendMeasures, planTrend, trendResult } from '../../common/trends.js';
-import { NamedStatement, type Queryable } from '../connection.js';
+import { NamedStatement, type StatementRunner } from '../connection.js';
 import { safeSum } from './sql.js';
 
 /** The rows a trend sums: the cell rollups without an instance filter, that instance's series with one. */
@@ -56,7 +56,7 @@ const MEASURES = {
 export class TrendsReader extends TrendMeasures {
   private readonly statements = new Map<string, NamedStatement>();
 
-  constructor(private readonly db: Queryable) {
+  constructor(private readonly db: StatementRunner) {
     super();
   }
 
