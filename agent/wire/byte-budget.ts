@@ -33,20 +33,36 @@ export class ByteBudget {
     return this.used;
   }
 
-  /** A reader's own account. */
+  /** A reader's own account (its methods on a prototype: a proxied exchange makes three accounts). */
   account(): KeptBytes {
-    let kept = 0;
-    const resize = (bytes: number): boolean => {
-      const delta = bytes - kept;
-      if (delta > 0) {
-        if (bytes > this.perMessage) return false;
-        const limit = bytes <= this.smallMessage ? this.total : this.shared;
-        if (this.used + delta > limit) return false;
-      }
-      this.used += delta;
-      kept = bytes;
-      return true;
-    };
-    return { resize, release: () => void resize(0) };
+    return new Account(this);
+  }
+
+  /** A reader that keeps `from` bytes would keep `to`: `false`, and nothing changed, when that is refused. */
+  move(from: number, to: number): boolean {
+    const delta = to - from;
+    if (delta > 0) {
+      if (to > this.perMessage) return false;
+      const limit = to <= this.smallMessage ? this.total : this.shared;
+      if (this.used + delta > limit) return false;
+    }
+    this.used += delta;
+    return true;
+  }
+}
+
+class Account implements KeptBytes {
+  private kept = 0;
+
+  constructor(private readonly budget: ByteBudget) {}
+
+  resize(bytes: number): boolean {
+    if (!this.budget.move(this.kept, bytes)) return false;
+    this.kept = bytes;
+    return true;
+  }
+
+  release(): void {
+    this.resize(0);
   }
 }
