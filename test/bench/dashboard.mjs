@@ -80,6 +80,7 @@ const max = (values) => Math.max(...values);
 const fmt = (values) => {
   const timed = values.filter((value) => Number.isFinite(value));
   const missing = values.length - timed.length;
+  if (timed.length === 0) return `no timed run (${values.length} run${values.length === 1 ? '' : 's'})`;
   return `median ${median(timed).toFixed(0).padStart(4)} ms, max ${max(timed).toFixed(0).padStart(4)} ms${missing === 0 ? '' : ` (${missing} of ${values.length} without the mark)`}`;
 };
 
