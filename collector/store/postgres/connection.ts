@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { StoreUnavailableError } from '../store.js';
@@ -233,6 +234,16 @@ export class NamedStatement {
       values: this.order.map((name) => values[name] ?? null),
     };
   }
+}
+
+/**
+ * A read's statement, prepared under a name of its text: parsed and planned once per connection rather than at every
+ * read. A small read's statements took longer to plan than to run (one instance's cells 1.06 ms planning, 0.20 ms
+ * running); PostgreSQL plans the first few runs with their values and then keeps a generic plan only when it does not
+ * cost more than those.
+ */
+export function preparedRead(sql: string): NamedStatement {
+  return new NamedStatement(sql, `extscope-read-${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
 }
 
 /** A statement as node-postgres takes it: prepared under `name` when there is one. */

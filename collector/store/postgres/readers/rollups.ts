@@ -15,12 +15,11 @@ import {
 import { CELL_COLUMNS, type DimColumn, INSTANCE_CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, MAX_STORED_COUNT, unbound } from '../../common/columns.js';
 import { type CellQuery, type HistoryQuery, type InstanceCellQuery, type StepQuery, needsClients } from '../../query/filters.js';
 import { historyStartMs, stepParameters } from '../../common/queries.js';
-import { NamedStatement, type StatementRunner } from '../connection.js';
+import { type NamedStatement, type StatementRunner, preparedRead } from '../connection.js';
 import { type ClosedBuckets, READ_CLOSED_BUCKETS, closedBucketsOf } from '../../common/closed-buckets.js';
 import { safeSum } from './sql.js';
 
-/** Prepared: without parameters its plan is made once per connection (planning took five times its execution). */
-const CLOSED_BUCKETS = new NamedStatement(READ_CLOSED_BUCKETS, 'extscope-closed-buckets');
+const CLOSED_BUCKETS = preparedRead(READ_CLOSED_BUCKETS);
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from}::bigint AND ${bucket} < @${to}::bigint)`;
@@ -49,7 +48,7 @@ const UNKNOWN_SERIES = `series s JOIN instances i ON i.id = s.instance_ref`;
 const UNKNOWN_WHERE = `s.server_declaration = '${DECLARATION.unknown}'`;
 
 /** One seek per cell into each rollup's primary key (cell, bucket): no index orders the buckets alone. */
-const OLDEST = new NamedStatement(`
+const OLDEST = preparedRead(`
   SELECT min((SELECT min(minute) FROM cell_minute WHERE cell_id = c.id))::float8 AS minute,
          min((SELECT min(hour) FROM cell_hour WHERE cell_id = c.id))::float8 AS hour
   FROM cells c
@@ -77,7 +76,7 @@ export class RollupsReader {
     this.steps = new Map(
       CELL_LEVELS.map((level) => [
         level.table,
-        new NamedStatement(`
+        preparedRead(`
           SELECT ((@m0::bigint + ((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) * @step::bigint) * ${MS_PER_MINUTE})::bigint AS "tMs",
                  c.kind AS kind, ${selected(STEP_COLUMNS, 'c.')}, ${safeSum('b.count')} AS count
           FROM cells c JOIN ${level.table} b ON b.cell_id = c.id AND b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint
@@ -91,7 +90,7 @@ export class RollupsReader {
     this.unknownSteps = new Map(
       SERIES_LEVELS.map((level) => [
         level.table,
-        new NamedStatement(`
+        preparedRead(`
           SELECT ((@m0::bigint + ((b.${level.bucket} * ${level.minutes} - @m0::bigint) / @step::bigint) * @step::bigint) * ${MS_PER_MINUTE})::bigint AS "tMs",
                  s.kind AS kind, ${selected(STEP_COLUMNS, 's.')}, ${safeSum('b.count')} AS count
           FROM ${UNKNOWN_SERIES} JOIN ${level.table} b ON b.series_id = s.id AND b.${level.bucket} >= @b0::bigint AND b.${level.bucket} < @b1::bigint
@@ -167,7 +166,7 @@ export class RollupsReader {
       const columns = INSTANCE_CELL_COLUMNS.map((column) =>
         column.key === 'clientDeclaration' ? `CASE WHEN kind = 0 THEN ${column.column} END AS "${column.key}"` : `${column.column} AS "${column.key}"`,
       ).join(', ');
-      statement = new NamedStatement(`
+      statement = preparedRead(`
         SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, instance_ref AS "instanceRef",
                LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
@@ -191,7 +190,7 @@ export class RollupsReader {
         INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `${column.column} AS "${column.key}"` : `NULL AS "${column.key}"`,
       ).join(', ');
       const where = { all: '', requests: ' AND c.kind = 0', listed: ' AND i.id = ANY(@refs::bigint[])' }[narrowed];
-      statement = new NamedStatement(`
+      statement = preparedRead(`
         SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, instance_ref AS "instanceRef",
                LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
@@ -209,7 +208,7 @@ export class RollupsReader {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.unknownCells.get(key);
     if (statement === undefined) {
-      statement = new NamedStatement(`
+      statement = preparedRead(`
         SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
           FROM ${UNKNOWN_SERIES}
@@ -232,7 +231,7 @@ export class RollupsReader {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.byCell.get(key);
     if (statement === undefined) {
-      statement = new NamedStatement(`
+      statement = preparedRead(`
         SELECT kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT c.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'cell_id', 'c.id', from, to)).join(' + ') || '0'} AS n
           FROM cells c
@@ -249,7 +248,7 @@ export class RollupsReader {
     const key = ranges.map((range) => range[2]).join(',');
     let statement = this.bySeries.get(key);
     if (statement === undefined) {
-      statement = new NamedStatement(`
+      statement = preparedRead(`
         SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ') || '0'} AS n
           FROM instances i JOIN series s ON s.instance_ref = i.id

@@ -2,7 +2,7 @@ import type { RollupLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { TrendQuery, TrendResult } from '../../query/trends.js';
 import { type TrendMeasure, TrendMeasures, planTrend, trendResult } from '../../common/trends.js';
-import { NamedStatement, type StatementRunner } from '../connection.js';
+import { type NamedStatement, type StatementRunner, preparedRead } from '../connection.js';
 import { safeSum } from './sql.js';
 
 /** The rows a trend sums: the cell rollups without an instance filter, that instance's series with one. */
@@ -69,7 +69,7 @@ export class TrendsReader extends TrendMeasures {
     const key = `${measure}:${bySeries}:${level.table}`;
     let statement = this.statements.get(key);
     if (statement === undefined) {
-      statement = new NamedStatement(MEASURES[measure].sql(source(bySeries, level)));
+      statement = preparedRead(MEASURES[measure].sql(source(bySeries, level)));
       this.statements.set(key, statement);
     }
     const rows = await statement.all<Slot>(this.db, {
