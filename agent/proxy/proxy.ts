@@ -12,6 +12,7 @@ import { StandaloneAgent } from '../wire/standalone-agent.js';
 import { forward, relay } from './forward.js';
 import { Valve, endToEnd, single } from './headers.js';
 import { DEFAULT_DEADLINES, DEFAULT_READ_BUDGET_MIB, type ProxyDeadlines, parseProxyArguments } from './options.js';
+import { LiveExchange, LiveExchanges } from './live-exchanges.js';
 import { ProxiedExchange } from './proxied-exchange.js';
 import { UpstreamTarget } from './upstream-target.js';
 
@@ -81,7 +82,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const upstreamAgent = new client.Agent({ keepAlive: true, maxFreeSockets: 256 });
   const sessions = new HttpSessions();
   /** What each exchange in flight does when the proxy stops. */
-  const live = new Set<LiveExchange>();
+  const live = new LiveExchanges();
   let upstreamServer: ServerAdvertisement | undefined;
   // The server's own answers to initialize and server/discover say what it advertises: assumed from then on
   // for the exchanges that carry nothing about it (a stateless 2026-07-28 request, a 2025-era one without session).
@@ -179,7 +180,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       }
       call.abort();
     };
-    const entry: LiveExchange = { stop: abandon, flow };
+    const entry = new LiveExchange(abandon, flow);
     live.add(entry);
     // One listener for both ends of the response: written whole (the answer ended, complete or not), or not.
     response.once('close', () => {
@@ -220,7 +221,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     url: ownUrl,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const exchanges = [...live];
+      const exchanges = live.all();
       for (const entry of exchanges) entry.stop();
       server.closeAllConnections();
       // Bodies still decoding are read before their requests are counted: bounded, so a stop never hangs.
@@ -232,12 +233,6 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       upstreamAgent.destroy();
     },
   };
-}
-
-/** An exchange in flight: what stops it, and its recording (a POST's) to wait for. */
-interface LiveExchange {
-  stop(): void;
-  flow: ProxiedExchange | undefined;
 }
 
 const isEventStream = (contentType: string | undefined): boolean => contentType !== undefined && /^\s*text\/event-stream\b/i.test(contentType);
