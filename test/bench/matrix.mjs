@@ -232,7 +232,14 @@ try {
       // Every instance is a row (checked above when loaded; a reused database's fleet is not known here).
       const count = byInstance[target].rowsTotal.toLocaleString('en');
       const { first, p50, p95: high } = byInstanceTimes[target];
-      const goal = target === 'SQLite' ? `; p95 < 100 ms on SQLite (the goal at 10,000 instances): ${high < 100 ? 'met' : 'not met'}` : '';
+      // The goal is set at 10,000 instances: a smaller fleet's figure is printed, not judged against it.
+      const atGoalSize = byInstance[target].rowsTotal >= 10_000;
+      const goal =
+        target !== 'SQLite'
+          ? ''
+          : atGoalSize
+            ? `; p95 < 100 ms on SQLite at 10,000 instances (the goal): ${high < 100 ? 'met' : 'not met'}`
+            : '; the goal (p95 < 100 ms on SQLite) is set at 10,000 instances, so not judged at this size';
       console.log(
         `rows by instance, 7 days, ${count} instances, ${target}: first ${first.toFixed(1)} ms; median ${p50.toFixed(1)} ms, p95 ${high.toFixed(1)} ms${goal}`,
       );
