@@ -1,35 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ATTR_CLIENT_DECLARATION,
-  ATTR_CLIENT_NAME,
-  ATTR_CLIENT_VERSION,
-  ATTR_ERA,
-  ATTR_EXTENSION_CLIENT_DECLARED,
-  ATTR_EXTENSION_FINGERPRINT,
-  ATTR_EXTENSION_ID,
-  ATTR_EXTENSION_NEGOTIATED,
-  ATTR_EXTENSION_REQUIRED,
-  ATTR_EXTENSION_SERVER_DECLARED,
-  ATTR_HOST_NAME,
-  ATTR_MCP_METHOD_NAME,
-  ATTR_OUTCOME,
-  ATTR_SERVER_DECLARATION,
-  ATTR_SERVER_NAME,
-  ATTR_SERVER_TRANSPORT,
-  ATTR_SERVER_VERSION,
-  ATTR_SERVICE_INSTANCE_ID,
-  ATTR_SERVICE_NAME,
-  ATTR_SERVICE_VERSION,
-  METRIC_EXTENSION_REQUESTS,
-  METRIC_PROCESS_ENDED,
-  METRIC_REQUESTS,
-  METRIC_SERVER_EXTENSIONS,
-  METRIC_SERVER_EXTENSION_ADVERTISED,
-} from '../../contract/index.js';
+import { ATTR_SERVER_NAME, ATTR_SERVER_VERSION, ATTR_SERVICE_VERSION } from '../../contract/index.js';
 import { type TestCollector, getJson, startTestCollector, tempDir } from '../collector/helpers/collector.js';
-import { CUMULATIVE, type Json, attribute, msToNs, postMetrics } from '../collector/helpers/otlp.js';
+import {
+  CUMULATIVE,
+  type Json,
+  type ResourceSpec,
+  type ServerSpec,
+  advertisedPoint,
+  attribute,
+  countPoint,
+  extensionPoint,
+  metricsRequest,
+  msToNs,
+  postMetrics,
+  processEnded,
+  requestPoint,
+} from '../collector/helpers/otlp.js';
 import { type Browser, type Watched, launchBrowser, ready, screenshot, watchedPage } from './helpers/browser.js';
 
 /**
@@ -48,8 +36,8 @@ const BUILDS = [
 const API_INSTANCES = ['api-1', 'api-2', 'api-3'];
 
 interface Process {
-  resource: Json[];
-  server: { name: string; version: string };
+  resource: ResourceSpec;
+  server: ServerSpec;
   advertises: readonly string[];
   startNs: bigint;
   client: string;
@@ -57,7 +45,7 @@ interface Process {
 
 function sender(
   service: string,
-  server: { name: string; version: string },
+  server: ServerSpec,
   host: string,
   transport: 'stdio' | 'http',
   advertises: readonly string[],
@@ -65,17 +53,19 @@ function sender(
   instance: string = randomUUID(),
 ): Process {
   return {
-    resource: [
-      attribute(ATTR_SERVER_TRANSPORT, transport),
-      attribute(ATTR_SERVICE_NAME, service),
-      attribute(ATTR_SERVICE_VERSION, server.version),
-      attribute(ATTR_SERVER_NAME, server.name),
-      attribute(ATTR_SERVER_VERSION, server.version),
-      attribute(ATTR_SERVICE_INSTANCE_ID, instance),
-      attribute(ATTR_HOST_NAME, host),
-      attribute('process.pid', 4000),
-      attribute('process.runtime.name', 'nodejs'),
-    ],
+    resource: {
+      service,
+      instance,
+      host,
+      transport,
+      extra: [
+        attribute(ATTR_SERVICE_VERSION, server.version),
+        attribute(ATTR_SERVER_NAME, server.name),
+        attribute(ATTR_SERVER_VERSION, server.version),
+        attribute('process.pid', 4000),
+        attribute('process.runtime.name', 'nodejs'),
+      ],
+    },
     server,
     advertises,
     startNs: 0n,
@@ -86,57 +76,16 @@ function sender(
 /** One export of a process: its requests so far (cumulative), what it advertises, and, the last, that it ended. */
 function exportOf(proc: Process, requests: number, atMs: number, ended = false): Json {
   const timeNs = msToNs(atMs);
-  const server = [attribute(ATTR_SERVER_NAME, proc.server.name), attribute(ATTR_SERVER_VERSION, proc.server.version)];
-  const request = [
-    ...server,
-    attribute(ATTR_MCP_METHOD_NAME, 'tools/call'),
-    attribute(ATTR_ERA, 'modern'),
-    attribute(ATTR_CLIENT_NAME, proc.client),
-    attribute(ATTR_CLIENT_VERSION, '1.0.0'),
-    attribute(ATTR_CLIENT_DECLARATION, 'declared'),
-    attribute(ATTR_SERVER_DECLARATION, 'declared'),
-    attribute(ATTR_OUTCOME, 'complete'),
-  ];
-  const sum = (attributes: Json[]): Json => ({ attributes, startTimeUnixNano: String(proc.startNs), timeUnixNano: String(timeNs), asInt: String(requests) });
-  const metrics: Json[] = [
-    { name: METRIC_REQUESTS, unit: '{request}', sum: { aggregationTemporality: CUMULATIVE, isMonotonic: true, dataPoints: [sum(request)] } },
-    {
-      name: METRIC_EXTENSION_REQUESTS,
-      unit: '{request}',
-      sum: {
-        aggregationTemporality: CUMULATIVE,
-        isMonotonic: true,
-        dataPoints: [
-          sum([
-            ...request,
-            attribute(ATTR_EXTENSION_ID, TASKS),
-            attribute(ATTR_EXTENSION_CLIENT_DECLARED, true),
-            attribute(ATTR_EXTENSION_SERVER_DECLARED, true),
-            attribute(ATTR_EXTENSION_NEGOTIATED, true),
-            attribute(ATTR_EXTENSION_REQUIRED, false),
-          ]),
-        ],
-      },
-    },
-    {
-      name: METRIC_SERVER_EXTENSION_ADVERTISED,
-      unit: '{extension}',
-      gauge: {
-        dataPoints: proc.advertises.map((id) => ({
-          attributes: [...server, attribute(ATTR_EXTENSION_ID, id), attribute(ATTR_EXTENSION_FINGERPRINT, '44136fa355b3678a')],
-          timeUnixNano: String(timeNs),
-          asInt: '1',
-        })),
-      },
-    },
-    {
-      name: METRIC_SERVER_EXTENSIONS,
-      unit: '{extension}',
-      gauge: { dataPoints: [{ attributes: server, timeUnixNano: String(timeNs), asInt: String(proc.advertises.length) }] },
-    },
-  ];
-  if (ended) metrics.push({ name: METRIC_PROCESS_ENDED, unit: '{process}', gauge: { dataPoints: [{ timeUnixNano: String(timeNs), asInt: '1' }] } });
-  return { resourceMetrics: [{ resource: { attributes: proc.resource }, scopeMetrics: [{ scope: { name: '@extscope/agent', version: '0.1.0' }, metrics }] }] };
+  const request = { server: proc.server, client: proc.client, version: '1.0.0', count: requests, startNs: proc.startNs, timeNs };
+  return metricsRequest({
+    resource: proc.resource,
+    temporality: CUMULATIVE,
+    requests: [requestPoint(request)],
+    extensions: [extensionPoint({ ...request, id: TASKS, clientDeclared: true, serverDeclared: true })],
+    advertised: proc.advertises.map((id) => advertisedPoint({ id, fingerprint: '44136fa355b3678a', timeNs, server: proc.server })),
+    counts: [countPoint(proc.advertises.length, timeNs, proc.server.name, proc.server.version)],
+    other: ended ? [processEnded(timeNs)] : [],
+  });
 }
 
 const T0 = Date.now();

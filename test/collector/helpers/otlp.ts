@@ -57,7 +57,20 @@ export interface RequestSpec {
   timeNs: bigint;
   /** Replaces the value with a double (NaN etc.). */
   asDouble?: number;
+  /** The MCP server's name and version (test-server 1.0.0 when not given). */
+  server?: ServerSpec;
   extra?: Json[];
+}
+
+export interface ServerSpec {
+  name: string;
+  version: string;
+}
+
+const TEST_SERVER: ServerSpec = { name: 'test-server', version: '1.0.0' };
+
+function serverAttributes(server: ServerSpec = TEST_SERVER): Json[] {
+  return [attribute(ATTR_SERVER_NAME, server.name), attribute(ATTR_SERVER_VERSION, server.version)];
 }
 
 export interface ExtensionSpec extends RequestSpec {
@@ -70,8 +83,7 @@ export interface ExtensionSpec extends RequestSpec {
 
 function requestAttributes(spec: RequestSpec): Json[] {
   return [
-    attribute(ATTR_SERVER_NAME, 'test-server'),
-    attribute(ATTR_SERVER_VERSION, '1.0.0'),
+    ...serverAttributes(spec.server),
     attribute(ATTR_MCP_METHOD_NAME, spec.method ?? 'tools/call'),
     attribute(ATTR_ERA, 'modern'),
     ...(spec.client === undefined ? [] : [attribute(ATTR_CLIENT_NAME, spec.client)]),
@@ -115,13 +127,14 @@ export interface AdvertisedSpec {
   fingerprint: string;
   timeNs: bigint;
   serverName?: string;
+  /** The whole server (name and version); overrides `serverName`. */
+  server?: ServerSpec;
 }
 
 export function advertisedPoint(spec: AdvertisedSpec): Json {
   return {
     attributes: [
-      attribute(ATTR_SERVER_NAME, spec.serverName ?? 'test-server'),
-      attribute(ATTR_SERVER_VERSION, '1.0.0'),
+      ...serverAttributes(spec.server ?? { ...TEST_SERVER, name: spec.serverName ?? TEST_SERVER.name }),
       attribute(ATTR_EXTENSION_ID, spec.id),
       attribute(ATTR_EXTENSION_FINGERPRINT, spec.fingerprint),
     ],
@@ -130,9 +143,9 @@ export function advertisedPoint(spec: AdvertisedSpec): Json {
   };
 }
 
-export function countPoint(count: number, timeNs: bigint, serverName = 'test-server'): Json {
+export function countPoint(count: number, timeNs: bigint, serverName = TEST_SERVER.name, serverVersion = TEST_SERVER.version): Json {
   return {
-    attributes: [attribute(ATTR_SERVER_NAME, serverName), attribute(ATTR_SERVER_VERSION, '1.0.0')],
+    attributes: serverAttributes({ name: serverName, version: serverVersion }),
     timeUnixNano: String(timeNs),
     asInt: String(count),
   };
