@@ -60,7 +60,7 @@ export const METRICS = {
     instrument: 'gauge',
     unit: '{process}',
     brief:
-      'value 1, only in the export a process sends as it ends (its last): the collector marks the instance ended at once instead of waiting for its silence; a stdio session leaves the live fleet with it',
+      "value 1, only in the export a process sends as it ends (its last): the collector marks the instance ended at once instead of waiting for its silence; a stdio session leaves the live fleet with it. Its time, on the process's clock, orders it among the process's exports: one sent before it but arriving after it leaves the instance ended; newer points (a process started again under the same `service.instance.id`) run it again",
     attributes: [],
     stored: true,
   },

@@ -78,8 +78,11 @@ export interface ResourceBatch {
   counters: CounterPoint[];
   advertised: AdvertisedPoint[];
   advertisedCounts: AdvertisedCount[];
-  /** The export carried `extscope.process.ended`: the sender's last, sent as its process ended (absent = false). */
-  ended?: boolean;
+  /**
+   * The export carried `extscope.process.ended` (the sender's last, sent as its process ended): the time of that
+   * point on the sender's clock, ms. Absent: not its last.
+   */
+  endedMs?: number;
 }
 
 /** Why a data point was not used; not an error (see README). */

@@ -162,8 +162,12 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       return true;
     }
     if (name === METRICS.processEnded.name) {
-      // Any point says it: the export is the sender's last (its value carries nothing more).
-      if (countPoints(metric) > 0) out.ended = true;
+      // Any point says it: the export is the sender's last (its value carries nothing more). Its time tells a
+      // periodic export that arrives after it from a process started again (store/common/ending-rule.ts).
+      for (const point of metric.gauge?.dataPoints ?? metric.sum?.dataPoints ?? []) {
+        const timeMs = nanosToMs(context.time(point, `${where} ${name}`));
+        out.endedMs = Math.max(out.endedMs ?? timeMs, timeMs);
+      }
       return true;
     }
     if (AGENT_HEALTH_METRICS.has(name)) {

@@ -6,7 +6,7 @@ import { PermanentError } from '../../../collector/model/errors.js';
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../../collector/model/time.js';
 import type { ExportMetricsServiceRequest } from '../../../collector/otlp/messages.js';
 import { NormaliseMetrics } from '../../../collector/processor/normalise-metrics/index.js';
-import { CUMULATIVE, type Json, attribute, extensionPoint, metricsRequest, msToNs } from '../helpers/otlp.js';
+import { CUMULATIVE, type Json, attribute, extensionPoint, metricsRequest, msToNs, processEnded } from '../helpers/otlp.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12, 0);
 const t = msToNs(NOW);
@@ -103,5 +103,18 @@ describe('normalise-metrics, as the contract tables say', () => {
     const keys = batches.map((batch) => batch.resources[0]?.counters[0]?.streamAttributes);
     expect(keys[0]).toBe(keys[1]);
     expect(keys[2]).not.toBe(keys[0]);
+  });
+
+  it("keeps the time of extscope.process.ended on the sender's clock (the store orders a process's exports by it); an export without it is not a last one", async () => {
+    const { processor, batches } = normaliser();
+    const endedNs = t - 5_000_000_000n;
+    await processor.consumeMetrics(metricsRequest({ resource: { instance: 'i-1' }, other: [processEnded(endedNs)] }) as ExportMetricsServiceRequest);
+    await processor.consumeMetrics(pointWith('extscope.outcome', { stringValue: 'complete' }));
+    expect(batches.map((batch) => batch.resources[0]?.endedMs)).toEqual([NOW - 5_000, undefined]);
+    await expect(
+      processor.consumeMetrics(
+        metricsRequest({ resource: { instance: 'i-1' }, other: [processEnded(t + msToNs(2 * MS_PER_MINUTE))] }) as ExportMetricsServiceRequest,
+      ),
+    ).rejects.toThrow(/extscope.process.ended: a data point is dated .* ahead of the collector's clock/);
   });
 });

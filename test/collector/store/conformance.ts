@@ -907,23 +907,64 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(byId.get('s-1')).toMatchObject({ transport: 'stdio', endedMs: null });
     });
 
-    it("an instance's last export (extscope.process.ended) records when it ended; a later export clears it (restarted under the same id), a later last export records it again", async () => {
+    it("an instance's last export (extscope.process.ended) records when it ended; a process started again under the same id (newer points) clears it; its last export records it again", async () => {
       const start = now;
-      await store.ingest.applyMetrics(batch([], 'e-1'));
-      await store.ingest.applyMetrics(batch([], 'e-2'));
-      expect((await store.reader.instances({})).map((instance) => instance.endedMs)).toEqual([null, null]);
-      now = start + MS_PER_MINUTE;
-      await store.ingest.applyMetrics(batch([], 'e-1', 'svc', { ended: true }));
+      // Each process counts from its own start time (cumulative); its last export repeats its totals.
+      const life = (from: number, time: number, value: number): PointSpec[] => [{ temporality: Temporality.Cumulative, start: from, time, value }];
+      await store.ingest.applyMetrics(batch(life(0, 1, 2), 'e-1'));
+      await store.ingest.applyMetrics(batch([{ client: 'beta', temporality: Temporality.Cumulative, start: 0, time: 1, value: 1 }], 'e-2'));
       const ended = async (): Promise<(number | null)[]> => (await store.reader.instances({})).map((instance) => instance.endedMs);
+      expect(await ended()).toEqual([null, null]);
+      now = start + MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch(life(0, 2, 3), 'e-1', 'svc', { endedMs: T0 + 2 * MS_PER_MINUTE }));
       expect(await ended()).toEqual([start + MS_PER_MINUTE, null]);
       now = start + 2 * MS_PER_MINUTE;
-      await store.ingest.applyMetrics(batch([], 'e-1'));
+      await store.ingest.applyMetrics(batch(life(5, 6, 4), 'e-1'));
       expect(await ended()).toEqual([null, null]);
       now = start + 3 * MS_PER_MINUTE;
-      await store.ingest.applyMetrics(batch([], 'e-1', 'svc', { ended: true }));
+      await store.ingest.applyMetrics(batch(life(5, 7, 4), 'e-1', 'svc', { endedMs: T0 + 7 * MS_PER_MINUTE }));
       await reopen();
       expect(await ended()).toEqual([start + 3 * MS_PER_MINUTE, null]);
       expect((await store.reader.instances({}))[0]?.lastSeenMs).toBe(start + 3 * MS_PER_MINUTE);
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 7', 'beta@1.0 declared: 1']);
+    });
+
+    it("a periodic export sent before a process's last one but arriving after it (a retry, a slow network) leaves the instance ended and counts nothing twice; so does the last export retried", async () => {
+      const start = now;
+      const point = (time: number, value: number): PointSpec[] => [{ temporality: Temporality.Cumulative, start: 0, time, value }];
+      await store.ingest.applyMetrics(batch(point(1, 2), 's-1'));
+      now = start + MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch(point(3, 5), 's-1', 'svc', { endedMs: T0 + 3 * MS_PER_MINUTE }));
+      now = start + 2 * MS_PER_MINUTE;
+      // Sent at minute 2, before the last export (minute 3), with points and the advertisement its collection read.
+      const late = await store.ingest.applyMetrics(
+        batch(point(2, 4), 's-1', 'svc', { advertisedCounts: [{ serverName: 'server', serverVersion: '1.0', count: 0, timeMs: T0 + 2 * MS_PER_MINUTE }] }),
+      );
+      expect(late).toMatchObject({ applied: 0, duplicates: 1 });
+      now = start + 3 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch(point(3, 5), 's-1', 'svc', { endedMs: T0 + 3 * MS_PER_MINUTE }));
+      await reopen();
+      const [instance] = await store.reader.instances({});
+      expect(instance).toMatchObject({ instanceId: 's-1', endedMs: start + MS_PER_MINUTE, lastSeenMs: start + 3 * MS_PER_MINUTE });
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 5']);
+    });
+
+    it("a process's last export arriving after the process started again under its id has exported leaves the instance running; an export with no dated point changes nothing", async () => {
+      const start = now;
+      await store.ingest.applyMetrics(batch([{ start: 0, time: 1, value: 1 }], 'r-1'));
+      now = start + MS_PER_MINUTE;
+      // The process started again at minute 5 and exported before the first life's last export (minute 2) arrived.
+      await store.ingest.applyMetrics(batch([{ start: 5, time: 6, value: 1 }], 'r-1'));
+      now = start + 2 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([{ start: 1, time: 2, value: 1 }], 'r-1', 'svc', { endedMs: T0 + 2 * MS_PER_MINUTE }));
+      expect((await store.reader.instances({}))[0]?.endedMs).toBeNull();
+      now = start + 3 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([{ start: 6, time: 8, value: 1 }], 'r-1', 'svc', { endedMs: T0 + 8 * MS_PER_MINUTE }));
+      now = start + 4 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([], 'r-1'));
+      await reopen();
+      expect((await store.reader.instances({}))[0]).toMatchObject({ endedMs: start + 3 * MS_PER_MINUTE, lastSeenMs: start + 4 * MS_PER_MINUTE });
+      expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
     it('two resources of one instance in one export number their advertisement generations in turn: the later collection is current', async () => {

@@ -4,6 +4,7 @@ import { Temporality } from '../../../model/batches.js';
 import type { ApplyResult } from '../../../model/records.js';
 import { type AdvertisementPlan, type AdvertisingState, mergeAdvertisements, planAdvertisements } from '../../common/advertisement-plan.js';
 import { INSTANCE_UPSERT_COLUMNS, instanceValues } from '../../common/columns.js';
+import { type InstanceEnding, nextEnding } from '../../common/ending-rule.js';
 import { identityHash, instanceKey, streamKey } from '../../common/identity.js';
 import { IngestPlan, type PlannedPoint, type StreamRef, needsStream } from '../../common/ingest-plan.js';
 import { StoreUnavailableError } from '../../store.js';
@@ -122,7 +123,7 @@ export class MetricsWriter {
     }));
     const plan = new IngestPlan();
     const planned = plan.points(entries, loaded.states);
-    const inserted = await writeExport(transaction, now, planned.states, this.instanceWrites(resources, loaded.instances), planned.log);
+    const inserted = await writeExport(transaction, now, planned.states, this.instanceWrites(resources, loaded.instances, now), planned.log);
     for (const row of inserted) plan.added(row.series_id, row.value);
     plan.logged(planned, inserted.length);
     return plan.result();
@@ -168,16 +169,22 @@ export class MetricsWriter {
   private instanceWrites(
     resources: readonly { resourceBatch: MetricsBatch['resources'][number]; resource: ResourceIdentity; hex: string }[],
     instances: Awaited<ReturnType<typeof loadExport>>['instances'],
+    now: number,
   ): InstanceWrite[] {
-    const writes = new Map<number, { values: Record<string, string | null>; state: AdvertisingState; plans: AdvertisementPlan[]; ended: boolean }>();
+    const writes = new Map<number, { values: Record<string, string | null>; state: AdvertisingState; plans: AdvertisementPlan[]; ending: InstanceEnding }>();
     for (const { resourceBatch, resource, hex } of resources) {
       const instance = instances.get(hex) as NonNullable<ReturnType<typeof instances.get>>;
       let write = writes.get(instance.id);
       if (write === undefined) {
-        write = { values: {}, state: { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen }, plans: [], ended: false };
+        write = {
+          values: {},
+          state: { advertisedMs: instance.advertised_ms, generation: instance.advertise_gen },
+          plans: [],
+          ending: { endedMs: instance.ended_ms, clockMs: instance.clock_ms },
+        };
         writes.set(instance.id, write);
       }
-      if (resourceBatch.ended === true) write.ended = true;
+      write.ending = nextEnding(write.ending, resourceBatch, now);
       const values = instanceValues(resource);
       INSTANCE_UPSERT_COLUMNS.forEach((column, index) => (write.values[column] = values[index] ?? write.values[column] ?? null));
       const advertisements = planAdvertisements(resourceBatch, resource, write.state);
@@ -188,7 +195,7 @@ export class MetricsWriter {
     return [...writes.entries()].map(([id, write]) => ({
       id,
       values: write.values,
-      ended: write.ended,
+      ending: write.ending,
       advertisements: write.plans.length === 0 ? undefined : mergeAdvertisements(write.plans),
     }));
   }

@@ -8,6 +8,8 @@ interface LockedInstance {
   id: number;
   advertised_ms: number | null;
   advertise_gen: number;
+  ended_ms: number | null;
+  clock_ms: number | null;
 }
 
 /** A cumulative state row to load and lock: the stream by key hash (it may not exist yet) and the sender's start time. */
@@ -42,7 +44,7 @@ const STREAM_FIELDS = ['kind', ...SERIES_COLUMNS.map((column) => column.column)]
  */
 const LOAD = `
   WITH i AS (
-    SELECT encode(key_hash, 'hex') AS h, id, advertised_ms, advertise_gen FROM instances
+    SELECT encode(key_hash, 'hex') AS h, id, advertised_ms, advertise_gen, ended_ms, clock_ms FROM instances
     WHERE key_hash = ANY($1::bytea[]) ORDER BY key_hash FOR NO KEY UPDATE
   ), s AS (
     SELECT s.key_hash, s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, json_build_object(${STREAM_FIELDS}) AS dims

@@ -1,5 +1,6 @@
 import type { AdvertisementPlan } from '../../common/advertisement-plan.js';
 import { INSTANCE_UPSERT_COLUMNS } from '../../common/columns.js';
+import type { InstanceEnding } from '../../common/ending-rule.js';
 import type { LogRow, StateWrite } from '../../common/ingest-plan.js';
 import { type BatchedTransaction, NamedStatement } from '../connection.js';
 
@@ -7,11 +8,8 @@ import { type BatchedTransaction, NamedStatement } from '../connection.js';
 export interface InstanceWrite {
   id: number;
   values: Record<string, string | null>;
-  /**
-   * The export was its last (`extscope.process.ended`): the row's `ended_ms` becomes the export's time; any other
-   * export clears it (the instance runs again: a process restarted under the same `service.instance.id`).
-   */
-  ended: boolean;
+  /** When it ended and the newest time its exports carry, as the export leaves them (common/ending-rule.ts). */
+  ending: InstanceEnding;
   advertisements: AdvertisementPlan | undefined;
 }
 
@@ -36,11 +34,12 @@ const WRITE = new NamedStatement(
     UPDATE instances i SET
       ${UPDATED_COLUMNS.map((column) => `${column} = coalesce(k.${column}, i.${column}),`).join('\n      ')}
       last_seen_ms = GREATEST(i.last_seen_ms, @now::bigint),
-      ended_ms = CASE WHEN k.ended THEN @now::bigint END,
+      ended_ms = k.ended_ms,
+      clock_ms = k.clock_ms,
       advertised_ms = coalesce(k.advertised_ms, i.advertised_ms),
       advertise_gen = coalesce(k.advertise_gen, i.advertise_gen)
-    FROM unnest(@instance::bigint[], ${UPDATED_COLUMNS.map((column) => `@${column}::text[]`).join(', ')}, @advertised_ms::bigint[], @advertise_gen::bigint[], @ended::boolean[])
-      AS k (id, ${UPDATED_COLUMNS.join(', ')}, advertised_ms, advertise_gen, ended)
+    FROM unnest(@instance::bigint[], ${UPDATED_COLUMNS.map((column) => `@${column}::text[]`).join(', ')}, @advertised_ms::bigint[], @advertise_gen::bigint[], @ended_ms::bigint[], @clock_ms::bigint[])
+      AS k (id, ${UPDATED_COLUMNS.join(', ')}, advertised_ms, advertise_gen, ended_ms, clock_ms)
     WHERE i.id = k.id
   ), advertised_rows AS (
     INSERT INTO advertised AS a (instance_ref, server_name, server_version, extension_id, fingerprint, first_seen_ms, last_seen_ms, last_gen)
@@ -98,7 +97,8 @@ export function writeExport(
       ...Object.fromEntries(UPDATED_COLUMNS.map((column) => [column, instances.map((instance) => instance.values[column] ?? null)])),
       advertised_ms: instances.map((instance) => instance.advertisements?.instance?.advertisedMs ?? null),
       advertise_gen: instances.map((instance) => instance.advertisements?.instance?.generation ?? null),
-      ended: instances.map((instance) => instance.ended),
+      ended_ms: instances.map((instance) => instance.ending.endedMs),
+      clock_ms: instances.map((instance) => instance.ending.clockMs),
       ...columns('a', advertised, 8),
       ...columns('c', counts, 7),
       ...columns(

@@ -12,6 +12,7 @@ import {
   storedDims,
   storedInstanceCellDims,
 } from '../../common/columns.js';
+import { endingChanged, nextEnding } from '../../common/ending-rule.js';
 import { CellScope, cellKey, identityHash, instanceCellKey, instanceKey, seriesKey, streamKey } from '../../common/identity.js';
 import {
   IngestPlan,
@@ -44,6 +45,8 @@ interface InstanceRow {
   id: number;
   advertised_ms: number | null;
   advertise_gen: number;
+  ended_ms: number | null;
+  clock_ms: number | null;
 }
 
 /** A stream row selected with its series' stored dimensions. */
@@ -88,16 +91,16 @@ export class MetricsWriter {
     const instanceColumns = INSTANCE_UPSERT_COLUMNS;
     this.statements = {
       upsertInstance: db.prepare(`
-        INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms, ended_ms)
-        VALUES (?, ${placeholders(instanceColumns.length)}, @now, @now, @ended)
+        INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
+        VALUES (?, ${placeholders(instanceColumns.length)}, @now, @now)
         ON CONFLICT (key_hash) DO UPDATE SET
           ${instanceColumns
             .filter((column) => column !== 'service' && column !== 'instance_id')
             .map((column) => `${column} = coalesce(excluded.${column}, ${column}),`)
             .join('\n          ')}
-          ended_ms = excluded.ended_ms,
           last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)
-        RETURNING id, advertised_ms, advertise_gen`),
+        RETURNING id, advertised_ms, advertise_gen, ended_ms, clock_ms`),
+      updateEnding: db.prepare('UPDATE instances SET ended_ms = ?, clock_ms = ? WHERE id = ?'),
       selectStream: db.prepare(
         `SELECT s.id AS streamId, s.series_id AS seriesId, r.cell_id AS cellId, r.all_cell_id AS allCellId, ${seriesDimsSql('r')} FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = ?`,
       ),
@@ -201,11 +204,10 @@ export class MetricsWriter {
 
   private *applyResource(batch: ResourceBatch, now: number, plan: IngestPlan): Generator<void, void, void> {
     const resource = this.resourceLimit.apply(batch.resource);
-    const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...instanceValues(resource), {
-      now,
-      // Its last export (see common/columns.ts: when an instance ended).
-      ended: batch.ended === true ? now : null,
-    }) as InstanceRow;
+    const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...instanceValues(resource), { now }) as InstanceRow;
+    const stored = { endedMs: instance.ended_ms, clockMs: instance.clock_ms };
+    const ending = nextEnding(stored, batch, now);
+    if (endingChanged(stored, ending)) this.statements.updateEnding.run(ending.endedMs, ending.clockMs, instance.id);
 
     let entries: PlannedPoint[] = [];
     const writeStep = (): void => {
