@@ -396,16 +396,26 @@ export function busiestRows<T extends CellTotal & RowSource>(
   group: Grouping,
   limit: number,
 ): { rows: number; cells: T[] } | undefined {
-  const index = new RowIndex<{ requests: number; client: string; cells: T[] }>(group);
+  const index = new RowIndex<{ requests: number; first: T; cells: T[] }>(group);
   const rows = index.rows;
   for (const cell of requestCells) {
     if (cell.kind !== SeriesKind.Requests) continue;
-    const row = index.of(cell, () => ({ requests: 0, client: rowIdentity(cell, group).client, cells: [] }));
+    const row = index.of(cell, () => ({ requests: 0, first: cell, cells: [] }));
     row.requests += cell.count;
     row.cells.push(cell);
   }
   if (rows.size <= limit) return undefined;
-  const busiest = [...rows.values()].sort(byBusiest).slice(0, Math.max(0, limit - 1));
+  const keep = Math.max(0, limit - 1);
+  // Only rows at least as busy as the `keep`-th busiest can be kept: those alone are labelled and sorted (of ten
+  // thousand instances, a few hundred).
+  const all = [...rows.values()];
+  const counts = Float64Array.from(all, (row) => row.requests).sort();
+  const least = keep === 0 ? Number.POSITIVE_INFINITY : (counts[counts.length - keep] as number);
+  const busiest = all
+    .filter((row) => row.requests >= least)
+    .map((row) => ({ requests: row.requests, client: rowIdentity(row.first, group).client, cells: row.cells }))
+    .sort(byBusiest)
+    .slice(0, keep);
   return { rows: rows.size, cells: busiest.flatMap((row) => row.cells) };
 }
 

@@ -1,3 +1,5 @@
+import type { RollupLevel } from './rollup-levels.js';
+
 /**
  * Which rollup buckets are closed, and whether a closed one changed: what lets a long-range read keep the sum of its
  * closed part (closed-range-cache.ts). Both dialects keep the two facts in `meta`, written by the fold in the same
@@ -15,6 +17,13 @@ export interface ClosedBuckets {
   /** Hours since the epoch; null until a fold has recorded one (nothing is then taken as closed). */
   openHour: number | null;
 }
+
+/**
+ * Whether deleting buckets of `level` changes what a kept closed part sums: kept parts are whole hours, summed from the
+ * hour and day levels (closed-range-cache.ts), so dropping minutes leaves them as they are. Retention bumps the
+ * generation only when it deleted buckets that do: every kept part is otherwise answered on, not read anew.
+ */
+export const changesKeptParts = (level: Pick<RollupLevel, 'bucket'>): boolean => level.bucket !== 'minute';
 
 /** The `meta` keys the two facts are kept under. */
 const CLOSED_GENERATION_KEY = 'closed_generation';

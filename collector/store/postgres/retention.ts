@@ -4,7 +4,7 @@ import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
 import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
 import type { RetentionConfig } from '../store.js';
 import { inTransaction } from './connection.js';
-import { BUMP_CLOSED_GENERATION } from '../common/closed-buckets.js';
+import { BUMP_CLOSED_GENERATION, changesKeptParts } from '../common/closed-buckets.js';
 
 /**
  * Drops what is past its window (common/windows.ts). Runs on one replica at a time (the service runs it under the
@@ -58,20 +58,24 @@ export class Retention {
     });
 
     const due = this.passes.due(cutoffs);
-    for (const { rollup, before } of due.levels) await this.pool.query(`DELETE FROM ${rollup.table} WHERE ${rollup.bucket} < $1`, [before]);
-    if (due.hour) await this.dropGoneInstances(cutoffs.silentInstancesMs);
+    let keptPartsChanged = false;
+    for (const { rollup, before } of due.levels) {
+      const { rowCount } = await this.pool.query(`DELETE FROM ${rollup.table} WHERE ${rollup.bucket} < $1`, [before]);
+      keptPartsChanged ||= (rowCount ?? 0) > 0 && changesKeptParts(rollup);
+    }
+    if (due.hour) keptPartsChanged = (await this.dropGoneInstances(cutoffs.silentInstancesMs)) || keptPartsChanged;
     // After the deletes: a closed part read while they ran is not answered again.
-    if (due.levels.length > 0) await this.pool.query(BUMP_CLOSED_GENERATION);
+    if (keptPartsChanged) await this.pool.query(BUMP_CLOSED_GENERATION);
     if (due.minute) this.passes.minutePassDone(cutoffs);
     if (due.hour) this.passes.hourPassDone(cutoffs);
   }
 
-  /** Instances silent for the whole hourly retention: their series, streams and history go too. */
-  private async dropGoneInstances(cutoffMs: number): Promise<void> {
-    await inTransaction(this.pool, async (db) => {
+  /** Instances silent for the whole hourly retention: their series, streams and history go too. Whether any went. */
+  private async dropGoneInstances(cutoffMs: number): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
       // Locked first: an export of one of them arriving now waits, then finds it gone and creates it anew.
       const { rows } = await db.query<{ id: number }>('SELECT id FROM instances WHERE last_seen_ms < $1 ORDER BY key_hash FOR UPDATE', [cutoffMs]);
-      if (rows.length === 0) return;
+      if (rows.length === 0) return false;
       const ids = rows.map((row) => row.id);
       const series = 'SELECT id FROM series WHERE instance_ref = ANY($1::bigint[])';
       await db.query(`DELETE FROM cumulative_state WHERE stream_id IN (SELECT id FROM streams WHERE series_id IN (${series}))`, [ids]);
@@ -93,6 +97,7 @@ export class Retention {
           `DELETE FROM dimension_values WHERE dimension = '${column}' AND value NOT IN (SELECT ${column} FROM series WHERE ${column} IS NOT NULL)`,
         );
       }
+      return true;
     });
   }
 }

@@ -4,7 +4,7 @@ import { BOUNDED_DIMENSIONS } from '../common/dimension-limit-rule.js';
 import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
 import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
 import type { RetentionConfig } from '../store.js';
-import { BUMP_CLOSED_GENERATION } from '../common/closed-buckets.js';
+import { BUMP_CLOSED_GENERATION, changesKeptParts } from '../common/closed-buckets.js';
 
 const CHUNK = 2000;
 
@@ -102,42 +102,50 @@ export class Retention {
 
     const due = this.passes.due(cutoffs);
     const owners = { series: s.seriesIds, cell: s.cellIds, instance_cell: s.instanceCellIds };
+    let keptPartsChanged = false;
     for (const [owner, ids] of Object.entries(owners)) {
       const levels = due.levels.filter(({ rollup }) => rollup.owner === owner);
       if (levels.length > 0 && !this.stopped)
-        await this.perOwner(
-          ids,
-          levels.map(({ rollup, before }) => [s.levels.get(rollup) as Database.Statement, before]),
-        );
+        keptPartsChanged =
+          (await this.perOwner(
+            ids,
+            levels.map(({ rollup, before }) => [s.levels.get(rollup) as Database.Statement, before, changesKeptParts(rollup)]),
+          )) || keptPartsChanged;
     }
     if (this.stopped) return;
-    if (due.hour) await this.exclusive(() => this.dropGoneInstances(cutoffs.silentInstancesMs));
+    if (due.hour) keptPartsChanged = (await this.exclusive(() => this.dropGoneInstances(cutoffs.silentInstancesMs))) || keptPartsChanged;
     // After the deletes: a closed part read while they ran is not answered again.
-    if (due.levels.length > 0) await this.exclusive(() => s.closedBucketsChanged.run());
+    if (keptPartsChanged) await this.exclusive(() => s.closedBucketsChanged.run());
     if (due.minute) this.passes.minutePassDone(cutoffs);
     if (due.hour) this.passes.hourPassDone(cutoffs);
   }
 
-  private async perOwner(ids: Database.Statement, deletes: [Database.Statement, number][]): Promise<void> {
+  /** Whether a delete marked as changing kept closed parts (the third of each pair) removed a row. */
+  private async perOwner(ids: Database.Statement, deletes: [Database.Statement, number, boolean][]): Promise<boolean> {
+    let changed = false;
     let after = 0;
     while (!this.stopped) {
       const chunk = ids.all(after, CHUNK) as number[];
-      if (chunk.length === 0) return;
-      await this.exclusive(
-        this.db.transaction(() => {
-          for (const id of chunk) for (const [statement, cutoff] of deletes) statement.run(id, cutoff);
-        }),
-      );
+      if (chunk.length === 0) break;
+      changed =
+        (await this.exclusive(
+          this.db.transaction(() => {
+            let removed = false;
+            for (const id of chunk) for (const [statement, cutoff, counts] of deletes) removed = (statement.run(id, cutoff).changes > 0 && counts) || removed;
+            return removed;
+          }),
+        )) || changed;
       after = chunk[chunk.length - 1] ?? after;
       await yieldToEventLoop();
     }
+    return changed;
   }
 
-  /** Instances silent for the whole hourly retention: their series, streams and history go too. */
-  private dropGoneInstances(cutoffMs: number): void {
+  /** Instances silent for the whole hourly retention: their series, streams and history go too. Whether any went. */
+  private dropGoneInstances(cutoffMs: number): boolean {
     const s = this.statements;
     const gone = s.goneInstances.all(cutoffMs) as number[];
-    if (gone.length === 0) return;
+    if (gone.length === 0) return false;
     this.db.transaction(() => {
       for (const id of gone) {
         s.dropInstanceState.run(id);
@@ -155,5 +163,6 @@ export class Retention {
       for (const statement of s.unusedDimensionValues) statement.run();
     })();
     this.deleted('instances');
+    return true;
   }
 }

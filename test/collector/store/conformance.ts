@@ -37,6 +37,8 @@ export interface StoreBackend {
   open(place: string, options: StoreOpenOptions): Promise<StoreRoles>;
   /** Removes every place made. */
   cleanup(): Promise<void>;
+  /** The closed-bucket generation stored at `place` (0 when none), read while no store has it open. */
+  closedGeneration(place: string): Promise<number>;
 }
 
 const T0 = Date.UTC(2026, 2, 2, 10, 0);
@@ -429,6 +431,33 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       week.toMs = now;
       await apply(today + 130, 10_000);
       expect(await reads()).toEqual(all(11_140, 11_120));
+    });
+
+    it('retention that drops only minutes leaves the closed-bucket generation as it was (long ranges keep whole hours); dropping hours or a silent instance moves it on', async () => {
+      const generation = async (): Promise<number> => {
+        await store.lifecycle.close();
+        const value = await factory.closedGeneration(place);
+        await open();
+        return value;
+      };
+      await store.ingest.applyMetrics(batch([{ start: 9, time: 10, value: 3 }]));
+      now = T0 + (RETENTION.minuteDays + 1) * MS_PER_DAY;
+      await store.ingest.applyMetrics(batch([], 'i-2'));
+      const range = { fromMs: T0 - MS_PER_DAY, toMs: now };
+      const requests = async (): Promise<number> =>
+        (await store.reader.cellTotals(range)).cells.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0);
+      expect(await requests()).toBe(3);
+      const before = await generation();
+      // The first pass: every level is due; only minutes are past their window.
+      await store.lifecycle.maintain();
+      expect(await generation()).toBe(before);
+      expect(await requests()).toBe(3);
+      // Past the hourly window: i-1's hours go, and i-1 with them (silent since).
+      now = T0 + (RETENTION.hourDays + 1) * MS_PER_DAY;
+      await store.ingest.applyMetrics(batch([], 'i-2'));
+      await store.lifecycle.maintain();
+      expect(await generation()).toBeGreaterThan(before);
+      expect(await requests()).toBe(0);
     });
 
     it('instance cell totals with their clients: per service and instance, with the server declaration, narrowed by service, instance and client', async () => {

@@ -20,6 +20,16 @@ storeConformance('PostgreSQL', (): StoreBackend => {
     place: () => databases.create(),
     open: (url, options) => openPostgresStore({ url, ...options }),
     cleanup: () => databases.dropAll(),
+    async closedGeneration(url) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'closed_generation'");
+        return Number(rows[0]?.value ?? 0);
+      } finally {
+        await client.end();
+      }
+    },
   };
 });
 

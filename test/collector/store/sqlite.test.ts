@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { openSqliteStore } from '../../../collector/store/sqlite/index.js';
 import { type StoreBackend, storeConformance } from './conformance.js';
 
@@ -17,6 +18,14 @@ storeConformance('SQLite', (): StoreBackend => {
     },
     async cleanup() {
       await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+    },
+    async closedGeneration(path) {
+      const db = new Database(path, { readonly: true });
+      try {
+        return Number(db.prepare("SELECT value FROM meta WHERE key = 'closed_generation'").pluck().get() ?? 0);
+      } finally {
+        db.close();
+      }
     },
   };
 });
