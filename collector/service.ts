@@ -231,7 +231,11 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       () =>
         store.lifecycle
           .leadership()
-          .runExclusive('retention', () => store.lifecycle.maintain())
+          .runExclusive('retention', async () => {
+            const started = performance.now();
+            await store.lifecycle.maintain();
+            selfMetrics.maintenanceFinished((performance.now() - started) / 1000);
+          })
           .then(() => undefined),
       log,
     ),

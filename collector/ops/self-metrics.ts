@@ -50,6 +50,7 @@ export class SelfMetrics {
   private readonly requests: RequestCounters;
   private readonly fleet: FleetMetrics;
   private readonly deliveries: Counter<'receiver' | 'result'>;
+  private readonly maintenance: Histogram;
 
   constructor(private readonly sources: SelfMetricsSources) {
     const { reader, lifecycle, ingest, idOverflow, clock, staleAfterMs } = sources;
@@ -191,6 +192,12 @@ export class SelfMetrics {
       labelNames: ['receiver', 'result'],
       registers,
     });
+    this.maintenance = new Histogram({
+      name: 'extscope_collector_maintenance_duration_seconds',
+      help: 'Time one retention pass on this collector took (every minute; dropping old buckets, hourly and at start, walks every series and cell)',
+      buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+      registers,
+    });
   }
 
   /**
@@ -228,6 +235,11 @@ export class SelfMetrics {
     this.spans.inc({ result: 'stored' }, outcome.stored);
     this.spans.inc({ result: 'ignored' }, outcome.ignored);
     this.spans.inc({ result: 'rejected' }, outcome.rejected);
+  }
+
+  /** A retention pass this collector ran (with several replicas, the one holding the job). */
+  maintenanceFinished(seconds: number): void {
+    this.maintenance.observe(seconds);
   }
 
   /** Delivery's report (see collector/alerting/delivery/telemetry.ts); receiver names come from configuration, not from senders. */

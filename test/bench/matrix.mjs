@@ -21,7 +21,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copySqliteToPostgres } from '../../dist/collector/store/copy.js';
 import { backendsFrom } from './lib/backends.mjs';
-import { baselineCli, startCollectorChild } from './lib/collector-child.mjs';
+import { baselineCli, startCollectorChild, startupMaintenance } from './lib/collector-child.mjs';
 import { checkExact, checkSame } from './lib/exactness.mjs';
 import { fleet } from './lib/fleet.mjs';
 import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
@@ -110,6 +110,13 @@ try {
   });
   const collectors = {};
   for (const target of targets) collectors[target.name] = await startCollectorChild(target.db, { cli: target.cli });
+  // Measured once the retention pass each runs at start is over (reads beside it wait between its chunks).
+  for (const target of targets) {
+    const seconds = await startupMaintenance(collectors[target.name].url);
+    console.log(
+      `${target.name}: retention pass at start ${seconds === undefined ? 'not reported (this build)' : `${seconds.toFixed(1)} s, over before the reads`}`,
+    );
+  }
   const names = targets.map((target) => target.name);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
@@ -240,8 +247,9 @@ try {
           : atGoalSize
             ? `; p95 < 100 ms on SQLite at 10,000 instances (the goal): ${high < 100 ? 'met' : 'not met'}`
             : '; the goal (p95 < 100 ms on SQLite) is set at 10,000 instances, so not judged at this size';
+      // Reached only when every exactness check above passed (a mismatch ends the run).
       console.log(
-        `rows by instance, 7 days, ${count} instances, ${target}: first ${first.toFixed(1)} ms; median ${p50.toFixed(1)} ms, p95 ${high.toFixed(1)} ms${goal}`,
+        `rows by instance, 7 days, ${count} instances, ${target}: first ${first.toFixed(1)} ms; median ${p50.toFixed(1)} ms, p95 ${high.toFixed(1)} ms; exact${goal}`,
       );
     }
     for (const target of names.slice(1)) {

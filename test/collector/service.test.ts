@@ -145,6 +145,22 @@ describe('operations', () => {
     }
   });
 
+  it('/metrics times the retention pass the collector runs at start', async () => {
+    const collector = await startTestCollector(temp.dir);
+    try {
+      // The pass runs beside start-up: scraped until it has finished (bounded).
+      let text = '';
+      for (let attempt = 0; attempt < 100 && !/extscope_collector_maintenance_duration_seconds_count 1\n/.test(text); attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        text = await (await fetch(`${collector.url}/metrics`)).text();
+      }
+      expect(text).toMatch(/extscope_collector_maintenance_duration_seconds_count 1\n/);
+      expect(text).toMatch(/extscope_collector_maintenance_duration_seconds_sum \d/);
+    } finally {
+      await collector.close();
+    }
+  });
+
   it('/metrics exposes ingest health and the requests applied as a counter (a retried export not counted twice)', async () => {
     const collector = await startTestCollector(temp.dir);
     try {

@@ -54,3 +54,21 @@ export function roundTrips(child) {
     child.send('pg-round-trips');
   });
 }
+
+/**
+ * Waits (at most ten minutes) for the retention pass a collector runs at start, so that the reads measured are not
+ * made beside it (they wait between its chunks; it drops old buckets series by series, seconds at 10,000 instances;
+ * it runs again hourly). Resolves with the pass's seconds, or undefined from a build that does not report it on
+ * `/metrics`.
+ */
+export async function startupMaintenance(url) {
+  const name = 'extscope_collector_maintenance_duration_seconds';
+  for (const started = Date.now(); Date.now() - started < 600_000; await new Promise((resolve) => setTimeout(resolve, 200))) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (!text.includes(name)) return undefined;
+    const count = new RegExp(`^${name}_count (\\d+)$`, 'm').exec(text);
+    const sum = new RegExp(`^${name}_sum (\\S+)$`, 'm').exec(text);
+    if (count !== null && sum !== null && Number(count[1]) >= 1) return Number(sum[1]);
+  }
+  throw new Error(`${url}: the retention pass run at start did not finish within ten minutes`);
+}
