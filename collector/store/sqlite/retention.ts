@@ -6,7 +6,12 @@ import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windo
 import type { RetentionConfig } from '../store.js';
 import { BUMP_CLOSED_GENERATION, changesKeptParts } from '../common/closed-buckets.js';
 
-const CHUNK = 2000;
+/**
+ * Owners per transaction: a few milliseconds of seeks, about as long as one chunk of a read. A read sharing the thread
+ * with a pass (the first one runs as the collector starts, over every owner) waits for one such chunk between each of
+ * its own, not for one ten times its length.
+ */
+const CHUNK = 250;
 
 /**
  * Drops what is past its window (common/windows.ts). Rollup tables are keyed by (owner, bucket), which keeps reads
