@@ -2,7 +2,7 @@ import { DECLARATION } from '../../contract/index.js';
 import { SeriesKind } from '../model/batches.js';
 import type { CellTotals, InstanceCellTotal } from '../model/records.js';
 import type { RollupReader } from '../store/store.js';
-import { type CellQuery, type InstanceCellQuery, needsClients } from '../store/query/filters.js';
+import { type CellQuery, type InstanceCellQuery, likelyCellBuckets, needsClients } from '../store/query/filters.js';
 import { type ClientGrouping, type InstanceGrouping, type MatrixLimits, type MatrixView, type RequiredCount, buildMatrix, busiestRows } from './matrix.js';
 
 export type MatrixSource = Pick<RollupReader, 'cellTotals' | 'requiredTrend'>;
@@ -26,20 +26,28 @@ export async function readMatrix(source: MatrixSource, query: CellQuery, group: 
   return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };
 }
 
-/** The cells over the range, and the `-32021` answers over the same whole buckets. */
+/**
+ * The cells over the range, and the `-32021` answers over the same whole buckets. Both are read at once (on
+ * PostgreSQL a round trip fewer), the answers over the buckets the range alone gives; read again over the cells'
+ * buckets when those are others (a range reaching back past the minute rollups is answered in whole hours).
+ */
 async function readCells(source: MatrixSource, query: CellQuery): Promise<{ totals: CellTotals; required: RequiredCount[] }> {
-  const totals = await source.cellTotals(query);
-  // The cells' range is whole hours or whole minutes: steps of that size cover it exactly.
-  const stepMinutes = totals.resolution === 'hour' ? 60 : 1;
-  const required = await source.requiredTrend({
-    fromMs: totals.fromMs,
-    toMs: totals.toMs,
-    stepMinutes,
-    service: query.service,
-    instance: query.instance,
-    signal: query.signal,
-  });
-  return { totals, required: required.rows };
+  const requiredOver = async (buckets: Pick<CellTotals, 'fromMs' | 'toMs' | 'resolution'>): Promise<RequiredCount[]> => {
+    const result = await source.requiredTrend({
+      fromMs: buckets.fromMs,
+      toMs: buckets.toMs,
+      // The cells' range is whole hours or whole minutes: steps of that size cover it exactly.
+      stepMinutes: buckets.resolution === 'hour' ? 60 : 1,
+      service: query.service,
+      instance: query.instance,
+      signal: query.signal,
+    });
+    return result.rows;
+  };
+  const likely = likelyCellBuckets(query);
+  const [totals, required] = await Promise.all([source.cellTotals(query), requiredOver(likely)]);
+  const same = totals.fromMs === likely.fromMs && totals.toMs === likely.toMs && totals.resolution === likely.resolution;
+  return { totals, required: same ? required : await requiredOver(totals) };
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { CellTotal, InstanceCellTotal, Resolution } from '../../model/records.js';
 import { MS_PER_HOUR } from '../../model/time.js';
-import type { InstanceCellQuery } from '../query/filters.js';
+import { HOURLY_ABOVE_MS, type InstanceCellQuery } from '../query/filters.js';
 import type { ClosedBuckets } from './closed-buckets.js';
-import { HOURLY_ABOVE_MS } from './windows.js';
 
 type Answer<T> = T | Promise<T>;
 
@@ -119,6 +118,8 @@ const entryOf = (
 export class ClosedRangeCache {
   private readonly entries = new Map<string, Entry>();
   private size = 0;
+  /** The open hour the last read found: where the next read's open part likely starts. */
+  private lastOpenHour: number | null | undefined;
 
   constructor(
     private readonly closedBuckets: () => Answer<ClosedBuckets>,
@@ -128,11 +129,20 @@ export class ClosedRangeCache {
   /** `read` answers any range of `query`; `what` names the read (its answers are kept apart from other reads'). */
   async read<T extends RangeTotals<CellTotal>>(what: string, query: InstanceCellQuery, read: (range: InstanceCellQuery) => Answer<T>): Promise<T> {
     if (query.toMs - query.fromMs <= HOURLY_ABOVE_MS) return read(query);
-    const state = await this.closedBuckets();
     // Widened to whole hours as the store's bucket plan widens a range this long.
     const fromMs = Math.floor(query.fromMs / MS_PER_HOUR) * MS_PER_HOUR;
     const toMs = Math.ceil(query.toMs / MS_PER_HOUR) * MS_PER_HOUR;
-    const closedToMs = state.openHour === null ? fromMs : Math.min(state.openHour * MS_PER_HOUR, toMs);
+    const closedTo = (openHour: number | null): number => (openHour === null ? fromMs : Math.min(openHour * MS_PER_HOUR, toMs));
+    const readRange = (from: number, to: number): Answer<T> => read({ ...query, fromMs: from, toMs: to });
+    // The open part is read beside the state, from the open hour last seen (it moves once an hour): where the reads
+    // are round trips, one fewer. Read again when the state says otherwise; what it read then is not used.
+    const likelyClosedToMs = this.lastOpenHour === undefined ? undefined : closedTo(this.lastOpenHour);
+    const likelyOpen =
+      likelyClosedToMs !== undefined && likelyClosedToMs > fromMs && likelyClosedToMs < toMs ? Promise.resolve(readRange(likelyClosedToMs, toMs)) : undefined;
+    likelyOpen?.catch(() => undefined);
+    const state = await this.closedBuckets();
+    this.lastOpenHour = state.openHour;
+    const closedToMs = closedTo(state.openHour);
     if (closedToMs <= fromMs) return read(query);
     const key = JSON.stringify([
       what,
@@ -144,7 +154,6 @@ export class ClosedRangeCache {
       query.instanceRefs,
       Math.round((query.toMs - query.fromMs) / MS_PER_HOUR),
     ]);
-    const readRange = (from: number, to: number): Answer<T> => read({ ...query, fromMs: from, toMs: to });
     let entry = this.entries.get(key);
     if (entry?.generation !== state.generation || entry.fromMs > fromMs || entry.closedToMs > closedToMs || entry.closedToMs <= fromMs) {
       const totals = await readRange(fromMs, closedToMs);
@@ -159,7 +168,8 @@ export class ClosedRangeCache {
       entry = entryOf(state.generation, fromMs, closedToMs, cells, serverUnknown);
     }
     this.keep(key, entry);
-    const open = closedToMs < toMs ? await readRange(closedToMs, toMs) : undefined;
+    const open =
+      closedToMs >= toMs ? undefined : closedToMs === likelyClosedToMs && likelyOpen !== undefined ? await likelyOpen : await readRange(closedToMs, toMs);
     const answer: RangeTotals = { fromMs, toMs, resolution: 'hour', cells: merged(entry.cells, open?.cells) };
     if (entry.serverUnknown !== undefined) answer.serverUnknown = merged(entry.serverUnknown, open?.serverUnknown);
     return answer as T;

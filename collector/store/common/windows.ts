@@ -1,13 +1,11 @@
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../model/time.js';
 import type { RetentionConfig } from '../store.js';
+import { HOURLY_ABOVE_MS } from '../query/filters.js';
 import type { PlanOptions } from './bucket-plan.js';
 import { ROLLUP_LEVELS, type RollupLevel } from './rollup-levels.js';
 
 /** Upper bound on stored span examples, whatever the number of cells. */
 export const MAX_EXAMPLES = 200_000;
-
-/** A matrix over more than two days is answered in whole hours (see docs/api.md). */
-export const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
 
 /**
  * The read horizons at `nowMs`: minutes are read only from an hour inside the minute retention (retention drops

@@ -3,6 +3,12 @@
  * (analysis, routes, alert rules) import these; the dialects answer them.
  */
 
+import type { Resolution } from '../../model/records.js';
+import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE } from '../../model/time.js';
+
+/** A matrix over more than two days is answered in whole hours (see docs/api.md). */
+export const HOURLY_ABOVE_MS = 2 * MS_PER_DAY;
+
 /** The reads over rollups: a range, narrowed by service (and instance, client, extension). */
 export interface FilterQuery {
   fromMs: number;
@@ -32,6 +38,17 @@ export interface InstanceCellQuery extends CellQuery {
   requestsOnly?: boolean | undefined;
   /** Only these instances, by the store's id of each (their cell totals' `instanceRef`). Instance cells only: not with {@link clients}. */
   instanceRefs?: readonly number[] | undefined;
+}
+
+/**
+ * The whole buckets a cell read of `query` sums, as far as its range alone says: whole minutes, or whole hours over
+ * {@link HOURLY_ABOVE_MS}. A store answers in whole hours too where the range reaches back past its minute rollups.
+ */
+export function likelyCellBuckets(query: FilterQuery): { fromMs: number; toMs: number; resolution: Resolution } {
+  const fromMs = Math.floor(query.fromMs / MS_PER_MINUTE) * MS_PER_MINUTE;
+  const toMs = Math.max(fromMs + MS_PER_MINUTE, Math.ceil(query.toMs / MS_PER_MINUTE) * MS_PER_MINUTE);
+  if (toMs - fromMs <= HOURLY_ABOVE_MS) return { fromMs, toMs, resolution: 'minute' };
+  return { fromMs: Math.floor(fromMs / MS_PER_HOUR) * MS_PER_HOUR, toMs: Math.ceil(toMs / MS_PER_HOUR) * MS_PER_HOUR, resolution: 'hour' };
 }
 
 /** Whether an instance cell read needs the series (the clients' names and versions), or the instance cells answer it. */

@@ -149,7 +149,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
     await Promise.all(stores.map((store) => store.lifecycle.close()));
   });
 
-  it("a read's statements carry the fold: a matrix read sees another collector's export at once, in three round trips whether anything was pending or not", async () => {
+  it("a read's statements carry the fold: a matrix read sees another collector's export at once, in three statements whether anything was pending or not", async () => {
     const url = await databases.create();
     const [writer, reader] = await Promise.all([open(url), open(url)]);
     const range = { fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 };
@@ -172,7 +172,7 @@ describe('PostgreSQL store with several collectors on one database', () => {
           const { view } = await matrix();
           expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['a', 5 * minute]]);
         });
-        // The cells and those answered before any server existed (at once, each with the fold), the -32021 trend.
+        // The cells, those answered before any server existed and the -32021 trend (all at once, each with the fold).
         expect(pending).toBe(3);
         expect(await roundTrips(matrix)).toBe(3);
       }
