@@ -83,7 +83,8 @@ export async function readInstanceMatrix(
 ): Promise<MatrixRead> {
   const busiest = limits === undefined || needsClients(query) ? undefined : await readBusiest(source, query, group, limits);
   if (busiest !== undefined) return busiest;
-  const totals = await source.instanceCellTotals(query);
+  // By service, the instances of each are summed in the store: a total per service and cell to keep and build from.
+  const totals = await source.instanceCellTotals({ ...query, perService: group === 'service' });
   const { serverUnknown, required } = instanceParts(totals.cells);
   const view = buildMatrix(totals.cells, group, limits, serverUnknown, required);
   return { fromMs: totals.fromMs, toMs: totals.toMs, resolution: totals.resolution, view };

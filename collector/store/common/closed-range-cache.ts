@@ -152,6 +152,7 @@ export class ClosedRangeCache {
       query.clients,
       query.requestsOnly,
       query.instanceRefs,
+      query.perService,
       Math.round((query.toMs - query.fromMs) / MS_PER_HOUR),
     ]);
     let entry = this.entries.get(key);

@@ -2,6 +2,7 @@ import type { CellTotals, ExampleRecord, InstanceCellTotals, InstanceRecord, Ste
 import type { ExamplesQuery, InstancesQuery, RollupReader } from '../store.js';
 import type { ClosedBuckets } from './closed-buckets.js';
 import { ClosedRangeCache } from './closed-range-cache.js';
+import { summedPerService } from './per-service.js';
 import type { FoldSchedule } from './fold-schedule.js';
 import type { CellQuery, HistoryQuery, InstanceCellQuery, StepQuery } from '../query/filters.js';
 import type { ClientSlot, DeclarationSlot, ExtensionSlot, RequiredSlot, TrendQuery, TrendReader, TrendResult } from '../query/trends.js';
@@ -66,7 +67,10 @@ export class FoldFirstReader implements RollupReader {
   }
 
   instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
-    return this.folded(() => this.closedRanges.read('instance cells', query, (range) => this.rollups.instanceCellTotals(range)));
+    // Summed per service as each part is read: what a long range keeps of it is then a total per service and cell.
+    const read = (range: InstanceCellQuery): Answer<InstanceCellTotals> =>
+      query.perService === true ? Promise.resolve(this.rollups.instanceCellTotals(range)).then(summedPerService) : this.rollups.instanceCellTotals(range);
+    return this.folded(() => this.closedRanges.read('instance cells', query, read));
   }
 
   stepTotals(query: StepQuery): Promise<StepTotal[]> {

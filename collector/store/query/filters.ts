@@ -38,6 +38,11 @@ export interface InstanceCellQuery extends CellQuery {
   requestsOnly?: boolean | undefined;
   /** Only these instances, by the store's id of each (their cell totals' `instanceRef`). Instance cells only: not with {@link clients}. */
   instanceRefs?: readonly number[] | undefined;
+  /**
+   * The instances of each service summed (rows by service): a total per service and cell, its instance, build and
+   * `instanceRef` (0) naming none. Fewer totals to keep for a long range's closed part and to build rows from.
+   */
+  perService?: boolean | undefined;
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   Temporality,
 } from '../../../collector/model/batches.js';
 import type { Alert, AlertTransition } from '../../../collector/model/alerts.js';
-import type { CellTotal } from '../../../collector/model/records.js';
+import type { CellTotal, InstanceCellTotal } from '../../../collector/model/records.js';
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import type { RetentionConfig, StoreRoles } from '../../../collector/store/store.js';
 import { readInstanceMatrix } from '../../../collector/analysis/read-matrix.js';
@@ -682,6 +682,36 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
             // By instance, only the rows shown apart were read instance cell by instance cell.
             if (group === 'instance') expect(listed, `${name}, ${limits.rows} rows`).toEqual([limits.rows - 1, limits.rows - 1]);
           }
+      // Summed per service by the store (rows by service): each service's totals per cell, whatever the instances, over
+      // a day and a week (twice: the week's closed part kept, summed).
+      const perService = (cellsRead: readonly InstanceCellTotal[]): string[] => {
+        const sums = new Map<string, number>();
+        for (const cell of cellsRead) {
+          const key = JSON.stringify([
+            cell.service,
+            cell.kind,
+            cell.clientDeclaration,
+            cell.extensionId,
+            cell.clientDeclared,
+            cell.serverDeclared,
+            cell.negotiated,
+            cell.serverDeclaration,
+            cell.required,
+          ]);
+          sums.set(key, (sums.get(key) ?? 0) + cell.count);
+        }
+        return [...sums].map(([key, count]) => `${key}: ${count}`).sort();
+      };
+      for (const [name, range] of Object.entries(ranges))
+        for (const read of [1, 2]) {
+          const summed = await store.reader.instanceCellTotals({ ...range, perService: true });
+          const each = await store.reader.instanceCellTotals(range);
+          expect(perService(summed.cells), `${name}, read ${read}`).toEqual(perService(each.cells));
+          expect(summed.cells.length, `${name}, read ${read}`).toBe(perService(each.cells).length);
+          expect(new Set(summed.cells.map((cell) => `${cell.instanceId} ${cell.build} ${cell.instanceRef}`)), `${name}, read ${read}`).toEqual(
+            new Set(['null null 0']),
+          );
+        }
       // Every request (3 days × (280 + 7 × the day's index, 14 without a declaration, 3 no server saw)), every one no
       // server saw and every `-32021` answer is in the week's rows.
       const week = await readInstanceMatrix(reader, ranges.week, 'instance', { rows: 2, extensions: 5 });
