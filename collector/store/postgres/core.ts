@@ -49,6 +49,7 @@ export class PostgresCore {
     this.timeouts = options.timeouts ?? DEFAULT_STATEMENT_TIMEOUTS;
     this.pool = createPool(options.url, options.poolSize ?? DEFAULT_POOL_SIZE, warn, this.timeouts);
     this.writer = new MetricsWriter(
+      this.pool,
       options.clock,
       options.maxValuesPerDimension ?? DEFAULT_MAX_VALUES_PER_DIMENSION,
       options.maxInstances ?? DEFAULT_MAX_INSTANCES,

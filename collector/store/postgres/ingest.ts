@@ -6,9 +6,9 @@ import type { PostgresCore } from './core.js';
 import { ExamplesWriter } from './writer/examples.js';
 
 /**
- * What ingest writes: every export is one transaction that converts, deduplicates and appends its increments to
- * `pending_increments` (writer/index.ts; a new instance's row is created just before, in one of its own), and
- * `applyMetrics` resolves after its commit.
+ * What ingest writes: exports are written in transactions (those that arrive while one is in flight share the next)
+ * that convert, deduplicate and append their increments to `pending_increments` (writer/index.ts; a new instance's
+ * row is created just before, in one of its own), and `applyMetrics` resolves after the commit that holds its export.
  */
 export class PostgresIngest implements IngestStore {
   private readonly examples: ExamplesWriter;
@@ -18,7 +18,7 @@ export class PostgresIngest implements IngestStore {
   }
 
   applyMetrics(batch: MetricsBatch): Promise<ApplyResult> {
-    return this.core.writer.apply(this.core.pool, batch);
+    return this.core.writer.apply(batch);
   }
 
   async applySpans(batch: SpanBatch): Promise<number> {

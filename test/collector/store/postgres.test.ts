@@ -343,3 +343,113 @@ describe('PostgreSQL store with several collectors on one database', () => {
     expect(failure?.message).not.toContain(secret);
   });
 });
+
+describe('PostgreSQL group commit: exports arriving while a transaction is in flight share the next one', () => {
+  const databases = testDatabases('groups');
+  afterAll(() => databases.dropAll());
+
+  /** How many export transactions (each begins with one load statement) `work` runs or tries to, on any connection. */
+  const exportTransactions = async <T>(work: () => Promise<T>): Promise<{ result: T; transactions: number }> => {
+    const spy = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      const result = await work();
+      return { result, transactions: spy.mock.calls.filter(([query]) => (query as { name?: string }).name === 'extscope-load-export').length };
+    } finally {
+      spy.mockRestore();
+    }
+  };
+  const settle = <T>(promises: Promise<T>[]): Promise<PromiseSettledResult<T>[]> => Promise.allSettled(promises);
+  const outcome = (settled: PromiseSettledResult<{ applied: number; duplicates: number }>) =>
+    settled.status === 'fulfilled' ? [settled.value.applied, settled.value.duplicates] : settled.reason instanceof StoreUnavailableError ? '503' : 'failed';
+
+  it('ten exports sent at once share one transaction (run twice: an instance was new), each answered with its own counts: a retry beside its original and a cumulative total carried from the export before it count once', async () => {
+    const store = await open(await databases.create());
+    try {
+      // The instance and the cumulative stream's first total (10) are stored first.
+      await store.ingest.applyMetrics(batch([point('a', Temporality.Delta, 0, 1, 1), point('cum', Temporality.Cumulative, 0, 1, 10)]));
+      const exports = [
+        batch([point('a', Temporality.Delta, 1, 2, 1)]),
+        batch([point('a', Temporality.Delta, 2, 3, 1)]),
+        batch([point('b', Temporality.Delta, 0, 1, 2), point('c', Temporality.Delta, 0, 1, 3)]),
+        batch([point('b', Temporality.Delta, 0, 1, 2), point('c', Temporality.Delta, 0, 1, 3)]),
+        batch([point('cum', Temporality.Cumulative, 0, 2, 15)]),
+        batch([point('cum', Temporality.Cumulative, 0, 3, 22)]),
+        batch([point('cum', Temporality.Cumulative, 0, 3, 22)]),
+        batch([point('d', Temporality.Delta, 0, 1, 4)]),
+        batch([point('d', Temporality.Delta, 1, 2, 4), point('a', Temporality.Delta, 2, 3, 1)]),
+        batch([point('e', Temporality.Delta, 0, 1, 5)], 'i-2'),
+      ];
+      const { result, transactions } = await exportTransactions(() => settle(exports.map((exported) => store.ingest.applyMetrics(exported))));
+      // The transaction finds i-2 not stored, creates it (in a transaction of its own) and runs again.
+      expect(transactions).toBe(2);
+      expect(result.map(outcome)).toEqual([
+        [1, 0],
+        [1, 0],
+        [2, 0],
+        [0, 2],
+        [1, 0],
+        [1, 0],
+        [0, 1],
+        [1, 0],
+        [1, 1],
+        [1, 0],
+      ]);
+      expect(await totals(store)).toEqual({ a: 3, b: 2, c: 3, cum: 22, d: 8, e: 5 });
+    } finally {
+      await store.lifecycle.close();
+    }
+  });
+
+  it('an export that fails for a reason of its own fails alone: the others of its transaction are written', async () => {
+    const store = await open(await databases.create());
+    try {
+      await store.ingest.applyMetrics(batch([point('a', Temporality.Delta, 0, 1, 1)]));
+      const exports = [
+        batch([point('a', Temporality.Delta, 1, 2, 1)]),
+        batch([point('a', Temporality.Delta, 2, 3, 1)]),
+        batch([point('b', Temporality.Delta, 0, 1, 2)]),
+        // PostgreSQL refuses a NUL character in text: this export's new stream cannot be stored.
+        batch([point('bad\u0000name', Temporality.Delta, 0, 1, 7)]),
+        batch([point('c', Temporality.Delta, 0, 1, 3)]),
+      ];
+      const settled = await settle(exports.map((exported) => store.ingest.applyMetrics(exported)));
+      expect(settled.map(outcome)).toEqual([[1, 0], [1, 0], [1, 0], 'failed', [1, 0]]);
+      expect(await totals(store)).toEqual({ a: 3, b: 2, c: 3 });
+    } finally {
+      await store.lifecycle.close();
+    }
+  });
+
+  it("a transaction the database fails fails every export in it, and the senders' retries count each point once", async () => {
+    const url = await databases.create();
+    const store = await openPostgresStore({
+      url,
+      clock: () => T0 + 30 * MS_PER_MINUTE,
+      retention: RETENTION,
+      examplesPerCell: 2,
+      timeouts: { statementTimeoutMs: 10_000, lockTimeoutMs: 200 },
+    });
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await store.ingest.applyMetrics(batch([point('a', Temporality.Delta, 0, 1, 1)]));
+      const exports = [1, 2, 3, 4, 5].map((minute) =>
+        batch([point('a', Temporality.Delta, minute, minute + 1, 1), point('b', Temporality.Delta, minute, minute + 1, 2)]),
+      );
+      // Where every export appends its increments, locked by someone else for longer than the store waits.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pending_increments IN ACCESS EXCLUSIVE MODE');
+      const failed = await exportTransactions(() => settle(exports.map((exported) => store.ingest.applyMetrics(exported))));
+      expect(failed.result.map(outcome)).toEqual(['503', '503', '503', '503', '503']);
+      expect(failed.transactions).toBe(1);
+      await locker.query('COMMIT');
+      // Retried (twice, as a sender that did not see the first answer might): each point once.
+      const retried = await settle([...exports, ...exports].map((exported) => store.ingest.applyMetrics(exported)));
+      expect(retried.map(outcome)).toEqual([...exports.map(() => [2, 0]), ...exports.map(() => [0, 2])]);
+      expect(await totals(store)).toEqual({ a: 6, b: 10 });
+    } finally {
+      await locker.end();
+      await store.lifecycle.close();
+    }
+  });
+});

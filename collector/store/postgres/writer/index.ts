@@ -6,18 +6,28 @@ import { type AdvertisementPlan, type AdvertisingState, mergeAdvertisements, pla
 import { INSTANCE_UPSERT_COLUMNS, instanceValues } from '../../common/columns.js';
 import { type InstanceEnding, nextEnding } from '../../common/ending-rule.js';
 import { identityHash, instanceKey, streamKey } from '../../common/identity.js';
-import { IngestPlan, type PlannedPoint, type StreamRef, needsStream } from '../../common/ingest-plan.js';
+import {
+  IngestPlan,
+  type LogRow,
+  type PlannedPoint,
+  type PointsPlan,
+  type StateWrite,
+  type StreamRef,
+  StreamStarts,
+  needsStream,
+} from '../../common/ingest-plan.js';
 import { StoreUnavailableError } from '../../store.js';
 import { type BatchedTransaction, type Queryable, inBatchedTransaction, inTransaction } from '../connection.js';
 import { DimensionLimit } from './dimension-limit.js';
+import { GroupCommit } from './group-commit.js';
 import { type NewStream, createStreams, lockSchema1Rekeying, schema1Stream } from './identities.js';
 import { type StateKey, loadExport, loadStates } from './load.js';
 import { ResourceLimit } from './resource-limit.js';
 import { type InstanceWrite, writeExport } from './write.js';
 
-/** An export whose instances (by resource index) are not stored: they are created first, in a transaction of their own. */
+/** Resources (by export and resource index) whose instances are not stored: they are created first, in a transaction of their own. */
 class MissingInstances extends Error {
-  constructor(readonly resources: readonly number[]) {
+  constructor(readonly resources: readonly { exportIndex: number; resourceIndex: number }[]) {
     super('instances not stored yet');
   }
 }
@@ -26,32 +36,80 @@ class MissingInstances extends Error {
 const INSTANCE_ATTEMPTS = 3;
 
 /**
- * Applies one metrics batch as the ingest plan decides (common/ingest-plan.ts), made safe for several replicas
+ * Transactions in flight at once per collector, and the points (counters and advertisements) one may hold: exports
+ * arriving meanwhile wait for the next one and share it (group-commit.ts).
+ */
+const GROUP_LIMITS = { inFlight: 2, maxWeight: 5000 };
+
+/** An export waiting to be written: when it arrived, and where each of its resources is stored. */
+interface PendingExport {
+  batch: MetricsBatch;
+  now: number;
+  /** As sent, unless the instance limit decided otherwise when the instance was created. */
+  stored: ResourceIdentity[];
+}
+
+/** A resource of a group's export, with where it is stored and its instance's key hash (hex). */
+interface GroupResource {
+  exportIndex: number;
+  resourceBatch: MetricsBatch['resources'][number];
+  resource: ResourceIdentity;
+  hex: string;
+}
+
+/** A point of a group's export that needs its stream. */
+interface CountedPoint {
+  point: PlannedPoint['point'];
+  resource: ResourceIdentity;
+  instanceHex: string;
+  hash: Buffer;
+}
+
+/** A log row's identity (unique in `point_log`) as text. */
+const logKey = (streamId: number, endNs: string, startNs: string): string => `${streamId}:${endNs}:${startNs}`;
+
+/**
+ * Applies metrics batches as the ingest plan decides (common/ingest-plan.ts), made safe for several replicas
  * writing at once: the state the plan needs is loaded under row locks, nothing is taken from this process's memory
  * (no id caches: another replica's retention may delete what a cache would still name).
  *
- * A steady export (its instance and streams stored) is two round trips: one statement that loads and locks what it
- * needs (load.ts), sent with the BEGIN, and one that writes everything (write.ts), sent with the COMMIT. An instance not stored yet is created
- * first, in a short transaction of its own (resource-limit.ts); new streams, series, cells and dimension values are
- * created inside the export's transaction (identities.ts), under no lock every export shares.
+ * Exports that arrive while a transaction is in flight are written together in the next one (group commit,
+ * group-commit.ts): each is planned on its own, in arrival order, from the state the ones before it in the group
+ * left, and answered after the commit that holds it. A failure of the database fails every export of the
+ * transaction (their senders retry it, and the dedup keys keep each point once); any other failure is retried
+ * export by export, so that it fails only the export it is about.
  *
- * Locks are taken in one order by every export, each kind in key order: instance rows, the locks of dimensions that
- * get a new value, new cells, series and streams, cumulative state rows, dedup keys in `point_log`, then the
- * advertisement rows of instances already locked. The rollups are not written here: the export's new increments are
- * appended to `pending_increments`, which the fold (fold.ts) adds to them, so exports do not queue on the rollup rows
- * every export of a minute shares.
+ * A steady transaction (its instances and streams stored) is two round trips: one statement that loads and locks
+ * what it needs (load.ts), sent with the BEGIN, and one that writes everything (write.ts), sent with the COMMIT. An
+ * instance not stored yet is created first, in a short transaction of its own (resource-limit.ts); new streams,
+ * series, cells and dimension values are created inside the transaction (identities.ts), under no lock every
+ * export shares.
+ *
+ * Locks are taken in one order by every transaction, each kind in key order: instance rows, the locks of
+ * dimensions that get a new value, new cells, series and streams, cumulative state rows, dedup keys in
+ * `point_log`, then the advertisement rows of instances already locked. The rollups are not written here: new
+ * increments are appended to `pending_increments`, which the fold (fold.ts) adds to them, so exports do not queue
+ * on the rollup rows every export of a minute shares.
  */
 export class MetricsWriter {
   private readonly dimensionLimit: DimensionLimit;
   private readonly resourceLimit: ResourceLimit;
+  private readonly groups: GroupCommit<PendingExport, PromiseSettledResult<ApplyResult>>;
 
   constructor(
+    private readonly pool: pg.Pool,
     private readonly clock: () => number,
     maxValuesPerDimension: number,
     maxInstances: number,
   ) {
     this.dimensionLimit = new DimensionLimit(maxValuesPerDimension);
     this.resourceLimit = new ResourceLimit({ maxServices: maxValuesPerDimension, maxInstances });
+    this.groups = new GroupCommit(
+      (group) => this.applyGroup(group),
+      ({ batch }) =>
+        batch.resources.reduce((sum, resource) => sum + resource.counters.length + resource.advertised.length + resource.advertisedCounts.length, 0),
+      GROUP_LIMITS,
+    );
   }
 
   /** Instances stored under `_OTHER` by this collector since start. */
@@ -64,77 +122,138 @@ export class MetricsWriter {
     return this.dimensionLimit.overflowed;
   }
 
-  /** Applies the batch in one transaction and commits. */
-  async apply(pool: pg.Pool, batch: MetricsBatch): Promise<ApplyResult> {
-    const now = this.clock();
-    // Where each resource is stored: as sent, unless the instance limit decided otherwise when it was created.
-    const stored = batch.resources.map((resourceBatch) => resourceBatch.resource);
+  /** Applies the batch, alone or with others that arrive meanwhile, and resolves after the commit that holds it. */
+  async apply(batch: MetricsBatch): Promise<ApplyResult> {
+    const settled = await this.groups.submit({ batch, now: this.clock(), stored: batch.resources.map((resourceBatch) => resourceBatch.resource) });
+    if (settled.status === 'rejected') throw settled.reason;
+    return settled.value;
+  }
+
+  /** One transaction for the group; when it fails for a reason other than the database, one for each export. */
+  private async applyGroup(group: readonly PendingExport[]): Promise<PromiseSettledResult<ApplyResult>[]> {
+    try {
+      return (await this.applyTogether(group)).map((value) => ({ status: 'fulfilled', value }));
+    } catch (error) {
+      if (group.length === 1 || error instanceof StoreUnavailableError) throw error;
+    }
+    const settled: PromiseSettledResult<ApplyResult>[] = [];
+    for (const pending of group) {
+      settled.push(
+        await this.applyTogether([pending]).then(
+          ([value]) => ({ status: 'fulfilled', value: value as ApplyResult }),
+          (reason: unknown) => ({ status: 'rejected', reason }),
+        ),
+      );
+    }
+    return settled;
+  }
+
+  /** The exports in one transaction, committed; their instances not stored yet are created first. */
+  private async applyTogether(group: readonly PendingExport[]): Promise<ApplyResult[]> {
+    const now = group.reduce((latest, pending) => Math.max(latest, pending.now), Number.NEGATIVE_INFINITY);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inBatchedTransaction(pool, (transaction) => this.applyStored(transaction, batch, stored, now));
+        return await inBatchedTransaction(this.pool, (transaction) => this.applyStored(transaction, group, now));
       } catch (error) {
         if (!(error instanceof MissingInstances)) throw error;
         if (attempt === INSTANCE_ATTEMPTS)
           throw new StoreUnavailableError(`database: the export's instances were dropped ${attempt} times while it was applied`);
-        const created = await inTransaction(pool, (db) =>
+        const created = await inTransaction(this.pool, (db) =>
           this.resourceLimit.create(
             db,
-            error.resources.map((index) => batch.resources[index]?.resource as ResourceIdentity),
+            error.resources.map(({ exportIndex, resourceIndex }) => group[exportIndex]?.batch.resources[resourceIndex]?.resource as ResourceIdentity),
             now,
           ),
         );
-        error.resources.forEach((index, position) => (stored[index] = created[position] as ResourceIdentity));
+        error.resources.forEach(({ exportIndex, resourceIndex }, position) => {
+          (group[exportIndex] as PendingExport).stored[resourceIndex] = created[position] as ResourceIdentity;
+        });
       }
     }
   }
 
-  private async applyStored(transaction: BatchedTransaction, batch: MetricsBatch, stored: readonly ResourceIdentity[], now: number): Promise<ApplyResult> {
-    const resources = batch.resources.map((resourceBatch, index) => {
-      const resource = stored[index] as ResourceIdentity;
-      return { resourceBatch, resource, hex: identityHash(instanceKey(resource)).toString('hex') };
-    });
-    const counted = resources.flatMap(({ resourceBatch, resource, hex }) =>
-      resourceBatch.counters
-        .filter(needsStream)
-        .map((point) => ({ point, resource, instanceHex: hex, hash: identityHash(streamKey(point.streamScope, point.streamAttributes)) })),
-    );
+  private async applyStored(transaction: BatchedTransaction, group: readonly PendingExport[], now: number): Promise<ApplyResult[]> {
+    const resources: GroupResource[] = [];
+    const positions: { exportIndex: number; resourceIndex: number }[] = [];
+    const counted: CountedPoint[][] = group.map(() => []);
     const streamHashes = new Map<string, Buffer>();
     const stateKeys = new Map<string, StateKey>();
-    for (const { point, hash } of counted) {
-      const hex = hash.toString('hex');
-      streamHashes.set(hex, hash);
-      if (point.temporality !== Temporality.Delta) stateKeys.set(`${hex}:${point.startNs}`, { streamHash: hash, startNs: point.startNs });
-    }
-    const instanceHexes = [...new Set(resources.map((entry) => entry.hex))];
-    const loaded = await loadExport(
-      transaction,
-      instanceHexes.map((hex) => Buffer.from(hex, 'hex')),
-      [...streamHashes.values()],
-      [...stateKeys.values()],
-    );
-    const missing = resources.flatMap((entry, index) => (loaded.instances.has(entry.hex) ? [] : [index]));
-    if (missing.length > 0) throw new MissingInstances(missing);
+    const instanceHashes = new Map<string, Buffer>();
+    group.forEach((pending, exportIndex) => {
+      pending.batch.resources.forEach((resourceBatch, resourceIndex) => {
+        const resource = pending.stored[resourceIndex] as ResourceIdentity;
+        const instanceHash = identityHash(instanceKey(resource));
+        const hex = instanceHash.toString('hex');
+        instanceHashes.set(hex, instanceHash);
+        resources.push({ exportIndex, resourceBatch, resource, hex });
+        for (const point of resourceBatch.counters) {
+          if (!needsStream(point)) continue;
+          const hash = identityHash(streamKey(point.streamScope, point.streamAttributes));
+          const streamHex = hash.toString('hex');
+          streamHashes.set(streamHex, hash);
+          if (point.temporality !== Temporality.Delta) stateKeys.set(`${streamHex}:${point.startNs}`, { streamHash: hash, startNs: point.startNs });
+          (counted[exportIndex] as CountedPoint[]).push({ point, resource, instanceHex: hex, hash });
+        }
+        positions.push({ exportIndex, resourceIndex });
+      });
+    });
+    const loaded = await loadExport(transaction, [...instanceHashes.values()], [...streamHashes.values()], [...stateKeys.values()]);
+    const notStored = positions.filter((_entry, index) => !loaded.instances.has((resources[index] as GroupResource).hex));
+    if (notStored.length > 0) throw new MissingInstances(notStored);
 
-    await this.createMissing(transaction.client, counted, loaded);
-    const entries = counted.map(({ point, hash, resource }): PlannedPoint => ({
-      point,
-      stream: loaded.streams.get(hash.toString('hex')) as StreamRef,
-      service: resource.service,
-    }));
-    const plan = new IngestPlan();
-    const planned = plan.points(entries, loaded.states);
-    const inserted = await writeExport(transaction, now, planned.states, this.instanceWrites(resources, loaded.instances, now), planned.log);
-    for (const row of inserted) plan.added(row.series_id, row.value);
-    plan.logged(planned, inserted.length);
-    return plan.result();
+    await this.createMissing(transaction.client, counted.flat(), loaded);
+    // Each export planned in turn from the states the ones before it left; one write per state row, its last.
+    const changed = new StreamStarts<StateWrite>();
+    const stateWrites: StateWrite[] = [];
+    const states = {
+      get: (streamId: number, startNs: bigint) => changed.get(streamId, startNs)?.state ?? loaded.states.get(streamId, startNs),
+      has: (streamId: number, startNs: bigint) => changed.has(streamId, startNs) || loaded.states.has(streamId, startNs),
+    };
+    const plans = group.map(() => new IngestPlan());
+    const log: LogRow[] = [];
+    // Which export each log row is from, when there are several: a row another export of the group logs first is a duplicate.
+    const owners = group.length === 1 ? undefined : new Map<string, number>();
+    const planned = plans.map((plan, exportIndex) => {
+      const entries = (counted[exportIndex] as CountedPoint[]).map(({ point, hash, resource }): PlannedPoint => ({
+        point,
+        stream: loaded.streams.get(hash.toString('hex')) as StreamRef,
+        service: resource.service,
+      }));
+      const points = plan.points(entries, states);
+      for (const write of points.states) {
+        const earlier = changed.get(write.streamId, write.startNs);
+        if (earlier !== undefined) earlier.state = write.state;
+        else {
+          const own = { ...write };
+          changed.add(write.streamId, write.startNs, own);
+          stateWrites.push(own);
+        }
+      }
+      for (const row of points.log) {
+        if (owners !== undefined) {
+          const key = logKey(row.streamId, row.endNs.toString(), row.startNs.toString());
+          if (owners.has(key)) continue;
+          owners.set(key, exportIndex);
+        }
+        log.push(row);
+      }
+      return points;
+    });
+    const inserted = await writeExport(transaction, now, stateWrites, this.instanceWrites(group, resources, loaded.instances), log);
+    const insertedBy = group.map(() => 0);
+    for (const row of inserted) {
+      const exportIndex = owners === undefined ? 0 : (owners.get(logKey(row.stream_id, row.end_ns, row.start_ns)) as number);
+      (plans[exportIndex] as IngestPlan).added(row.series_id, row.value);
+      insertedBy[exportIndex] = (insertedBy[exportIndex] as number) + 1;
+    }
+    return plans.map((plan, exportIndex) => {
+      plan.logged(planned[exportIndex] as PointsPlan, insertedBy[exportIndex] as number);
+      return plan.result();
+    });
   }
 
   /** Streams not stored yet: created (or re-keyed from schema 1), and their cumulative states loaded and locked. */
-  private async createMissing(
-    db: Queryable,
-    counted: readonly { point: PlannedPoint['point']; resource: ResourceIdentity; instanceHex: string; hash: Buffer }[],
-    loaded: Awaited<ReturnType<typeof loadExport>>,
-  ): Promise<void> {
+  private async createMissing(db: Queryable, counted: readonly CountedPoint[], loaded: Awaited<ReturnType<typeof loadExport>>): Promise<void> {
     const fresh = new Map<string, NewStream>();
     for (const { point, resource, instanceHex, hash } of counted) {
       const hex = hash.toString('hex');
@@ -162,17 +281,18 @@ export class MetricsWriter {
   }
 
   /**
-   * Each instance row as the export leaves it: the resource values of its resources in turn (a value absent keeps the
-   * one before), and what they advertise, planned in turn from the state the instance row holds (two resources of
-   * one instance number their generations one after the other).
+   * Each instance row as the group leaves it: the resource values of its resources in turn (a value absent keeps the
+   * one before), when it ended (common/ending-rule.ts, each resource at its export's arrival), and what they
+   * advertise, planned in turn from the state the instance row holds (two resources of one instance number their
+   * generations one after the other).
    */
   private instanceWrites(
-    resources: readonly { resourceBatch: MetricsBatch['resources'][number]; resource: ResourceIdentity; hex: string }[],
+    group: readonly PendingExport[],
+    resources: readonly GroupResource[],
     instances: Awaited<ReturnType<typeof loadExport>>['instances'],
-    now: number,
   ): InstanceWrite[] {
     const writes = new Map<number, { values: Record<string, string | null>; state: AdvertisingState; plans: AdvertisementPlan[]; ending: InstanceEnding }>();
-    for (const { resourceBatch, resource, hex } of resources) {
+    for (const { exportIndex, resourceBatch, resource, hex } of resources) {
       const instance = instances.get(hex) as NonNullable<ReturnType<typeof instances.get>>;
       let write = writes.get(instance.id);
       if (write === undefined) {
@@ -184,7 +304,7 @@ export class MetricsWriter {
         };
         writes.set(instance.id, write);
       }
-      write.ending = nextEnding(write.ending, resourceBatch, now);
+      write.ending = nextEnding(write.ending, resourceBatch, (group[exportIndex] as PendingExport).now);
       const values = instanceValues(resource);
       INSTANCE_UPSERT_COLUMNS.forEach((column, index) => (write.values[column] = values[index] ?? write.values[column] ?? null));
       const advertisements = planAdvertisements(resourceBatch, resource, write.state);

@@ -22,7 +22,7 @@ const UPDATED_COLUMNS = INSTANCE_UPSERT_COLUMNS.filter((column) => column !== 's
  * generation); what the instances advertise, each row written only when it changes; and its increments, logged
  * under their identities (a retry's are there already) and, those that are new, appended to `pending_increments`
  * for the fold (fold.ts), so that no export writes a row another export of the same minute writes. Returns the
- * increments the log took.
+ * increments the log took, with their identities.
  */
 const WRITE = new NamedStatement(
   `
@@ -63,11 +63,11 @@ const WRITE = new NamedStatement(
     INSERT INTO point_log (end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value)
     SELECT * FROM unnest(@l0::bigint[], @l1::bigint[], @l2::bigint[], @l3::bigint[], @l4::bigint[], @l5::bigint[], @l6::bigint[], @l7::bigint[]) ORDER BY 1, 2, 3
     ON CONFLICT (end_ns, stream_id, start_ns) DO NOTHING
-    RETURNING minute, series_id, cell_id, all_cell_id, value
+    RETURNING end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value
   ), pending AS (
-    INSERT INTO pending_increments (minute, series_id, cell_id, all_cell_id, value) SELECT * FROM logged
+    INSERT INTO pending_increments (minute, series_id, cell_id, all_cell_id, value) SELECT minute, series_id, cell_id, all_cell_id, value FROM logged
   )
-  SELECT series_id, value FROM logged`,
+  SELECT stream_id, end_ns::text AS end_ns, start_ns::text AS start_ns, series_id, value FROM logged`,
   'extscope-write-export',
 );
 
@@ -83,7 +83,7 @@ export function writeExport(
   states: readonly StateWrite[],
   instances: readonly InstanceWrite[],
   log: readonly LogRow[],
-): Promise<{ series_id: number; value: number }[]> {
+): Promise<{ stream_id: number; end_ns: string; start_ns: string; series_id: number; value: number }[]> {
   const advertised = instances.flatMap(({ id, advertisements }) => (advertisements?.advertised ?? []).map((row) => [id, ...row]));
   const counts = instances.flatMap(({ id, advertisements }) => (advertisements?.counts ?? []).map((row) => [id, ...row]));
   return transaction.last(
