@@ -12,8 +12,14 @@ import type { AppliedCount } from '../model/records.js';
  */
 export const MAX_COUNTER_SERIES = 10_000;
 
-/** Applied counts turned into counter updates per turn of the event loop: a large export's are spread over turns. */
-const COUNTS_PER_TURN = 200;
+/**
+ * Time one turn of the event loop spends turning applied counts into counter updates: a large export's are spread
+ * over turns, and under steady ingest the counting keeps up (a fixed 200 a turn fell behind at a few hundred
+ * exports a second, holding a growing backlog of counts until the load eased).
+ */
+const TURN_BUDGET_MS = 4;
+/** Counts taken between two looks at the clock. */
+const COUNTS_PER_LOOK = 200;
 
 type RequestLabels = 'service' | 'client' | 'client_version' | 'client_declaration' | 'server_declaration';
 type ExtensionLabels = 'service' | 'client' | 'client_version' | 'extension' | 'state';
@@ -33,8 +39,9 @@ export class RequestCounters {
   private readonly missing: Counter<MissingLabels>;
   /** Label sets in use per counter, to enforce {@link MAX_COUNTER_SERIES}. */
   private readonly seen = new Map<Counter<string>, Set<string>>();
-  /** Applied counts not turned into counter updates yet, and how many have been queued and counted so far. */
-  private readonly queue: AppliedCount[] = [];
+  /** Applied counts not turned into counter updates yet (the lists as handed over; the first from `next` on), and how many have been queued and counted so far. */
+  private readonly queue: (readonly AppliedCount[])[] = [];
+  private next = 0;
   private queued = 0;
   private counted = 0;
   private waiters: { until: number; resolve: () => void }[] = [];
@@ -70,7 +77,7 @@ export class RequestCounters {
    */
   applied(counts: readonly AppliedCount[]): void {
     if (counts.length === 0) return;
-    for (const count of counts) this.queue.push(count);
+    this.queue.push(counts);
     this.queued += counts.length;
     if (!this.draining) {
       this.draining = true;
@@ -85,35 +92,25 @@ export class RequestCounters {
   }
 
   private drain(): void {
-    const chunk = this.queue.splice(0, COUNTS_PER_TURN);
-    this.count(chunk);
-    this.counted += chunk.length;
+    const sums = new TurnSums();
+    const started = performance.now();
+    do {
+      for (let taken = 0; taken < COUNTS_PER_LOOK && this.queue.length > 0; taken++) {
+        const list = this.queue[0] as readonly AppliedCount[];
+        sums.take(list[this.next++] as AppliedCount);
+        this.counted++;
+        if (this.next === list.length) {
+          this.queue.shift();
+          this.next = 0;
+        }
+      }
+    } while (this.queue.length > 0 && performance.now() - started < TURN_BUDGET_MS);
+    this.add(this.requests, sums.requests, ['client_declaration', 'server_declaration']);
+    this.add(this.extensions, sums.extensions, ['state']);
+    this.add(this.missing, sums.missing, []);
     this.waiters = this.waiters.filter((waiter) => (this.counted >= waiter.until ? (waiter.resolve(), false) : true));
     if (this.queue.length > 0) setImmediate(() => this.drain());
     else this.draining = false;
-  }
-
-  private count(counts: readonly AppliedCount[]): void {
-    // Summed per label set first: one export's series (per instance, method, outcome, …) share few label sets, and
-    // each counter update costs prom-client a label hash.
-    const requests = new Sums<RequestLabels>();
-    const extensions = new Sums<ExtensionLabels>();
-    const missing = new Sums<MissingLabels>();
-    for (const { service, dims, count } of counts) {
-      if (count <= 0) continue;
-      const [s, c, v] = [label(service), label(dims.clientName), label(dims.clientVersion)];
-      if (dims.kind === SeriesKind.Requests) {
-        const [cd, sd] = [label(dims.clientDeclaration), label(dims.serverDeclaration)];
-        requests.add([s, c, v, cd, sd], () => ({ service: s, client: c, client_version: v, client_declaration: cd, server_declaration: sd }), count);
-        continue;
-      }
-      const [e, state] = [label(dims.extensionId), requestState(dims)];
-      extensions.add([s, c, v, e, state], () => ({ service: s, client: c, client_version: v, extension: e, state }), count);
-      if (dims.required === true) missing.add([s, c, v, e], () => ({ service: s, client: c, client_version: v, extension: e }), count);
-    }
-    this.add(this.requests, requests, ['client_declaration', 'server_declaration']);
-    this.add(this.extensions, extensions, ['state']);
-    this.add(this.missing, missing, []);
   }
 
   private add<L extends string>(counter: Counter<L>, sums: Sums<L>, closed: readonly NoInfer<L>[]): void {
@@ -132,6 +129,29 @@ export class RequestCounters {
       overflow.add(values, () => Object.fromEntries(names.map((name, index) => [name, values[index]])) as Record<L, string>, count);
     }
     for (const [, { labels, count }] of overflow.entries()) counter.inc(labels, count);
+  }
+}
+
+/**
+ * The counts of one turn summed per label set of each counter: exports' series (per instance, method, outcome, …)
+ * share few label sets, and each counter update costs prom-client a label hash.
+ */
+class TurnSums {
+  readonly requests = new Sums<RequestLabels>();
+  readonly extensions = new Sums<ExtensionLabels>();
+  readonly missing = new Sums<MissingLabels>();
+
+  take({ service, dims, count }: AppliedCount): void {
+    if (count <= 0) return;
+    const [s, c, v] = [label(service), label(dims.clientName), label(dims.clientVersion)];
+    if (dims.kind === SeriesKind.Requests) {
+      const [cd, sd] = [label(dims.clientDeclaration), label(dims.serverDeclaration)];
+      this.requests.add([s, c, v, cd, sd], () => ({ service: s, client: c, client_version: v, client_declaration: cd, server_declaration: sd }), count);
+      return;
+    }
+    const [e, state] = [label(dims.extensionId), requestState(dims)];
+    this.extensions.add([s, c, v, e, state], () => ({ service: s, client: c, client_version: v, extension: e, state }), count);
+    if (dims.required === true) this.missing.add([s, c, v, e], () => ({ service: s, client: c, client_version: v, extension: e }), count);
   }
 }
 
