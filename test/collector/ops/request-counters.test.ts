@@ -101,7 +101,7 @@ describe('request counters', () => {
     );
   });
 
-  it('a large batch is counted over later turns of the event loop; settled() waits for all of it', async () => {
+  it("a large batch is counted in later turns of the event loop, not the caller's; settled() waits for all of it", async () => {
     const registry = new Registry();
     const counters = new RequestCounters(registry);
     counters.applied(Array.from({ length: 3000 }, (_, index) => ({ service: 'shop', dims: dims({ clientName: `c-${index}` }), count: 1 })));
