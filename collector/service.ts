@@ -128,7 +128,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     // Only the default location's directory (./data) is made; a --db naming a missing directory is refused.
     createDirectory: config.dbPath === DEFAULT_DB_PATH,
     clock,
-    retention: config.retention,
+    // Sessions that ended longer ago than they are listed for are folded into their build's row.
+    retention: { ...config.retention, endedSessionsMs: config.endedTtlMs },
     synchronous: config.synchronous,
     examplesPerCell: config.examplesPerCell,
     minFreeBytes: config.minFreeBytes,

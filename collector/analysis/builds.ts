@@ -35,7 +35,8 @@ export function fleetBuilds(fleet: readonly FleetInstance[]): FleetBuild[] {
       builds.set(instance.buildKey, build);
     }
     if (instance.session) {
-      build.sessions += 1;
+      // A build's "ended sessions" row holds the sessions folded into it (store/common/session-fold.ts).
+      build.sessions += instance.endedSessions ?? 1;
       if (instance.endedMs === null) build.liveSessions += 1;
     } else if (instance.endedMs === null) build.instances.push({ instanceId: instance.instanceId, live: instance.live, stale: instance.stale });
   }

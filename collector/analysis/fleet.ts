@@ -20,6 +20,8 @@ export interface FleetInstance extends InstanceIdentity {
   endedMs: number | null;
   /** It served one client session over stdio: a session of its build (see {@link isSession}). */
   session: boolean;
+  /** Its build's "ended sessions" row: how many ended sessions it holds (null for any other instance). */
+  endedSessions: number | null;
   /** A long-lived instance not heard from for longer than the stale window. */
   stale: boolean;
   /** Running, heard from and advertising (see {@link isLive}). */
@@ -143,6 +145,7 @@ export function buildFleet(records: readonly InstanceRecord[], now: number, stal
       lastSeenMs: record.lastSeenMs,
       endedMs: endedAt(record, now, staleAfterMs),
       session: isSession(record),
+      endedSessions: record.endedSessions,
       advertisedMs: record.advertisedMs,
       stale: isStale(record, now, staleAfterMs),
       live: live(record),

@@ -127,6 +127,8 @@ export interface InstanceRecord extends InstanceIdentity {
   lastSeenMs: number;
   /** When its last export said the process ended; null while it runs, and for a process killed without one. */
   endedMs: number | null;
+  /** Its build's "ended sessions" row (store/common/session-fold.ts): how many ended sessions it holds; null for any other instance. */
+  endedSessions: number | null;
   advertisedMs: number | null;
   advertised: AdvertisedRecord[];
   counts: AdvertisedCountRecord[];

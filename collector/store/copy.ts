@@ -15,6 +15,7 @@ import { openPostgresStore } from './postgres/index.js';
  */
 const TABLES = [
   'instances',
+  'folded_instances',
   'instance_cells',
   'cells',
   'series',

@@ -209,6 +209,11 @@ export interface RetentionConfig {
    * Points older than this are refused (in `partial_success`): they could no longer be told apart from a retry.
    */
   dedupHours: number;
+  /**
+   * Sessions that ended longer ago than this are folded into their build's "ended sessions" row
+   * (common/session-fold.ts; the service passes `EXTSCOPE_ENDED_TTL_MINUTES`). Absent: none are.
+   */
+  endedSessionsMs?: number;
 }
 
 /** Seven days of minutes, 400 of hours and days, six hours of retry recognition. */

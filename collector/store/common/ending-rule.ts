@@ -17,7 +17,7 @@ export interface InstanceEnding {
 }
 
 /** The newest time one resource of an export carries (its counters, gauges and `extscope.process.ended`), or null. */
-function exportClockMs(batch: ResourceBatch): number | null {
+export function exportClockMs(batch: ResourceBatch): number | null {
   let newest = batch.endedMs ?? Number.NEGATIVE_INFINITY;
   for (const point of batch.counters) newest = Math.max(newest, nanosToMs(point.timeNs));
   for (const point of batch.advertised) newest = Math.max(newest, point.timeMs);

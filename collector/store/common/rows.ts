@@ -138,6 +138,7 @@ export interface InstanceRow extends Record<string, unknown> {
   advertise_gen: number;
   build_key: string | null;
   ended_ms: number | null;
+  ended_sessions: number | null;
 }
 
 export interface AdvertisedRow {
@@ -178,6 +179,7 @@ export function instanceRecords(rows: readonly InstanceRow[], advertised: readon
     record['lastSeenMs'] = row.last_seen_ms;
     record['advertisedMs'] = row.advertised_ms;
     record['endedMs'] = row.ended_ms;
+    record['endedSessions'] = row.ended_sessions ?? null;
     record['advertised'] = [];
     record['counts'] = [];
     byId.set(row.id, { row, record: record as unknown as InstanceRecord });

@@ -15,7 +15,7 @@ const FOLD_BATCH = 50_000;
 const BRIEF_LOCK_WAIT_MS = 50;
 
 /** One key for every extscope replica on this database: folds run one at a time, so their row locks never cross. */
-const FOLD_LOCK = "hashtextextended('extscope:fold', 0)";
+export const FOLD_LOCK = "hashtextextended('extscope:fold', 0)";
 
 const sum = (expression: string): string => `LEAST(sum(${expression}), ${MAX_STORED_COUNT})::bigint`;
 const upsert = (table: string, owner: string, bucket: string, from: string, ownerColumn: string, bucketExpression: string): string => `

@@ -5,6 +5,9 @@ import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windo
 import type { RetentionConfig } from '../store.js';
 import { inTransaction } from './connection.js';
 import { BUMP_CLOSED_GENERATION, changesKeptParts } from '../common/closed-buckets.js';
+import { FOLD_STEP } from '../common/session-fold.js';
+import { nanosToMs } from '../../model/time.js';
+import { foldSessions } from './session-fold.js';
 
 /**
  * Drops what is past its window (common/windows.ts). Runs on one replica at a time (the service runs it under the
@@ -40,6 +43,8 @@ export class Retention {
     await inTransaction(this.pool, async (db) => {
       await db.query('DELETE FROM point_log WHERE end_ns < $1', [dedupNs]);
       await db.query('DELETE FROM extension_id_limits WHERE hour < $1', [cutoffs.idLimitHour]);
+      // A folded session's points are all older than the dedup window by now: a late export of it is refused.
+      await db.query('DELETE FROM folded_instances WHERE folded_ms < $1', [nanosToMs(cutoffs.dedupNs)]);
       await db.query('DELETE FROM alert_deliveries WHERE updated_at_ms < $1', [cutoffs.historyMs]);
       await db.query(
         'DELETE FROM alert_transitions WHERE (fingerprint, active_since_ms) IN (SELECT fingerprint, active_since_ms FROM alerts WHERE resolved_at_ms < $1)',
@@ -56,6 +61,15 @@ export class Retention {
         [dedupNs],
       );
     });
+
+    if (this.retention.endedSessionsMs !== undefined) {
+      const cutoffMs = this.clock() - this.retention.endedSessionsMs;
+      for (let step = FOLD_STEP; step === FOLD_STEP;) {
+        step = await foldSessions(this.pool, this.clock(), cutoffMs);
+        // Instance cell rollups moved: a closed part read before is not answered again.
+        if (step > 0) await this.pool.query(BUMP_CLOSED_GENERATION);
+      }
+    }
 
     const due = this.passes.due(cutoffs);
     let keptPartsChanged = false;
@@ -90,6 +104,7 @@ export class Retention {
       await db.query('DELETE FROM instance_cells WHERE instance_ref = ANY($1::bigint[])', [ids]);
       await db.query('DELETE FROM advertised WHERE instance_ref = ANY($1::bigint[])', [ids]);
       await db.query('DELETE FROM advertised_counts WHERE instance_ref = ANY($1::bigint[])', [ids]);
+      await db.query('DELETE FROM folded_instances WHERE target_ref = ANY($1::bigint[])', [ids]);
       await db.query('DELETE FROM instances WHERE id = ANY($1::bigint[])', [ids]);
       // Values no series keeps any more free their place under the dimension limit.
       for (const column of BOUNDED_DIMENSIONS) {

@@ -3,8 +3,11 @@ import type Database from 'better-sqlite3';
 import { BOUNDED_DIMENSIONS } from '../common/dimension-limit-rule.js';
 import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
 import { MAX_EXAMPLES, RetentionPasses, retentionCutoffs } from '../common/windows.js';
+import { FOLD_STEP } from '../common/session-fold.js';
+import { nanosToMs } from '../../model/time.js';
 import type { RetentionConfig } from '../store.js';
 import { BUMP_CLOSED_GENERATION, changesKeptParts } from '../common/closed-buckets.js';
+import { SessionFold } from './session-fold.js';
 
 /**
  * Owners per transaction: a few milliseconds of seeks, about as long as one chunk of a read. A read sharing the thread
@@ -23,6 +26,7 @@ export class Retention {
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly statements;
+  private readonly sessions: SessionFold;
 
   constructor(
     private readonly db: Database.Database,
@@ -33,6 +37,7 @@ export class Retention {
     /** Runs one transaction of this pass between the store's other writes (an apply may be open across turns of the event loop). */
     private readonly exclusive: <T>(work: () => T) => Promise<T>,
   ) {
+    this.sessions = new SessionFold(db);
     this.statements = {
       // Never a row the fold has not reached.
       pointLog: db.prepare("DELETE FROM point_log WHERE end_ns < ? AND seq <= (SELECT value FROM meta WHERE key = 'folded_seq')"),
@@ -43,6 +48,8 @@ export class Retention {
       oldExamples: db.prepare('DELETE FROM span_examples WHERE start_ms < ?'),
       // Hours wholly before the dedup window: their points are refused, so no decision about them is asked for.
       oldIdLimits: db.prepare('DELETE FROM extension_id_limits WHERE hour < ?'),
+      // A folded session's points are all older than the dedup window by now: a late export of it is refused.
+      oldFoldNotes: db.prepare('DELETE FROM folded_instances WHERE folded_ms < ?'),
       excessExamples: db.prepare(`
         DELETE FROM span_examples WHERE id IN (SELECT id FROM span_examples ORDER BY start_ms DESC LIMIT -1 OFFSET ${MAX_EXAMPLES})`),
       seriesIds: db.prepare('SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ?').pluck(),
@@ -65,6 +72,7 @@ export class Retention {
       dropInstanceCells: db.prepare('DELETE FROM instance_cells WHERE instance_ref = ?'),
       dropInstanceAdvertised: db.prepare('DELETE FROM advertised WHERE instance_ref = ?'),
       dropInstanceCounts: db.prepare('DELETE FROM advertised_counts WHERE instance_ref = ?'),
+      dropInstanceNotes: db.prepare('DELETE FROM folded_instances WHERE target_ref = ?'),
       dropInstance: db.prepare('DELETE FROM instances WHERE id = ?'),
       closedBucketsChanged: db.prepare(BUMP_CLOSED_GENERATION),
       unusedDimensionValues: BOUNDED_DIMENSIONS.map((column) =>
@@ -97,6 +105,7 @@ export class Retention {
         s.pointLog.run(cutoffs.dedupNs);
         s.oldExamples.run(cutoffs.examplesMs);
         s.oldIdLimits.run(cutoffs.idLimitHour);
+        s.oldFoldNotes.run(nanosToMs(cutoffs.dedupNs));
         s.excessExamples.run();
         // An older incarnation's baseline goes once its successor started before the dedup window: any point of
         // the old one is then older than the window and refused anyway.
@@ -104,6 +113,7 @@ export class Retention {
       }),
     );
     if (superseded > 0) this.deleted('cumulative_state');
+    if (this.retention.endedSessionsMs !== undefined) await this.foldSessions(this.clock() - this.retention.endedSessionsMs);
 
     const due = this.passes.due(cutoffs);
     const owners = { series: s.seriesIds, cell: s.cellIds, instance_cell: s.instanceCellIds };
@@ -146,6 +156,22 @@ export class Retention {
     return changed;
   }
 
+  /** Sessions that ended before `cutoffMs`, folded a step at a time between exports (common/session-fold.ts). */
+  private async foldSessions(cutoffMs: number): Promise<void> {
+    for (let step = FOLD_STEP; step === FOLD_STEP && !this.stopped;) {
+      step = await this.exclusive(() => {
+        const folded = this.sessions.foldStep(this.clock(), cutoffMs);
+        if (folded > 0) {
+          // Before the next export: caches may name the sessions' rows, and a closed part read before holds their cells.
+          this.deleted('instances');
+          this.statements.closedBucketsChanged.run();
+        }
+        return folded;
+      });
+      await yieldToEventLoop();
+    }
+  }
+
   /** Instances silent for the whole hourly retention: their series, streams and history go too. Whether any went. */
   private dropGoneInstances(cutoffMs: number): boolean {
     const s = this.statements;
@@ -162,6 +188,7 @@ export class Retention {
         s.dropInstanceCells.run(id);
         s.dropInstanceAdvertised.run(id);
         s.dropInstanceCounts.run(id);
+        s.dropInstanceNotes.run(id);
         s.dropInstance.run(id);
       }
       // Values no series keeps any more free their place under the dimension limit.

@@ -31,6 +31,7 @@ function record(instanceId: string, transport: 'stdio' | 'http' | null, lastSeen
     firstSeenMs: NOW - MS_PER_HOUR,
     lastSeenMs: NOW - lastSeenAgoMs,
     endedMs: endedAgoMs === null ? null : NOW - endedAgoMs,
+    endedSessions: null,
     advertisedMs: NOW - MS_PER_HOUR,
     advertised: [
       { serverName: 'shop-server', serverVersion: '1.0.0', extensionId: 'com.example/a', fingerprint: null, firstSeenMs: 0, lastSeenMs: 0, current: true },
@@ -85,6 +86,16 @@ describe('sessions and instances over time', () => {
       ['shop-server@1.0.0 on host-1', 2, 4, []],
       ['shop-server@2.0.0 on host-1', 0, 0, ['server', 'silent-server']],
     ]);
+  });
+
+  it("a build's ended-sessions row adds the sessions it holds to the build's total, and is listed neither live nor as recently ended", () => {
+    const folded = { ...record('ended sessions of shop-server@1.0.0 on host-1 (#0a1b2c3d)', 'stdio', 2 * MS_PER_HOUR, 2 * MS_PER_HOUR), endedSessions: 12 };
+    const withFolded = buildFleet([...records, folded], NOW, STALE_MS);
+    expect(fleetBuilds(withFolded).map((build) => [build.label, build.liveSessions, build.sessions])).toEqual([
+      ['shop-server@1.0.0 on host-1', 2, 16],
+      ['shop-server@2.0.0 on host-1', 0, 0],
+    ]);
+    expect(listed(withFolded, NOW, 15 * MS_PER_MINUTE).map((instance) => instance.instanceId)).not.toContain(folded.instanceId);
   });
 
   it('a silence is said in minutes up to two hours, then hours up to two days, then days', () => {

@@ -1026,6 +1026,84 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.reader.cellTotals(day)).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
+    it('a session that ended longer ago than the keep time is folded into its build\'s "ended sessions" row: every count stays (by client, build and instance), places under the instance limit free up, a late export counts once there, a new life of its id is an instance again', async () => {
+      await reopen({ maxInstances: 5, retention: { ...RETENTION, endedSessionsMs: MS_PER_HOUR } });
+      const start = now;
+      const exported = (instance: string, transport: 'stdio' | 'http', points: PointSpec[], extra: Partial<ResourceBatch> = {}): MetricsBatch => {
+        const one = batch(
+          points.map((point) => ({ ...point, outcome: `o-${instance}` })),
+          instance,
+          'svc',
+          extra,
+        );
+        const [first] = one.resources;
+        return { ...one, resources: [{ ...first!, resource: { ...first!.resource, transport } }] };
+      };
+      const cumulative = (value: number, time: number, spec: Partial<PointSpec> = {}): PointSpec => ({
+        temporality: Temporality.Cumulative,
+        start: 0,
+        time,
+        value,
+        ...spec,
+      });
+      const tasks = { id: TASKS, client: true, server: true };
+      // Three sessions end (s-3 killed: it said nothing, it fell silent) and a long-lived instance ends, an hour before the keep time is up.
+      const s1 = exported('s-1', 'stdio', [cumulative(3, 1), cumulative(1, 1, { extension: tasks })]);
+      await store.ingest.applyMetrics(s1);
+      await store.ingest.applyMetrics(
+        exported('s-1', 'stdio', [cumulative(3, 2), cumulative(1, 2, { extension: tasks })], { endedMs: T0 + 2 * MS_PER_MINUTE }),
+      );
+      await store.ingest.applyMetrics(exported('s-2', 'stdio', [cumulative(2, 2, { extension: tasks })], { endedMs: T0 + 2 * MS_PER_MINUTE }));
+      await store.ingest.applyMetrics(exported('s-3', 'stdio', [{ client: 'beta', start: 0, time: 1, value: 4 }]));
+      await store.ingest.applyMetrics(exported('h-1', 'http', [cumulative(5, 2)], { endedMs: T0 + 2 * MS_PER_MINUTE }));
+      // One session ended just now: kept as it is.
+      now = start + 2 * MS_PER_HOUR;
+      await store.ingest.applyMetrics(exported('s-4', 'stdio', [cumulative(1, 148)], { endedMs: T0 + 148 * MS_PER_MINUTE }));
+      const wide = { fromMs: T0 - MS_PER_DAY, toMs: T0 + MS_PER_DAY };
+      const byClient = async (): Promise<string[]> => cells((await store.reader.cellTotals(wide)).cells);
+      const grouped = async (group: InstanceGrouping): Promise<string[]> =>
+        (await readInstanceMatrix(store.reader, wide, group)).view.rows.map((row) => `${row.instance ?? row.build ?? row.service}: ${row.requests}`).sort();
+      const before = { client: await byClient(), build: await grouped('build'), service: await grouped('service') };
+      expect(before.client).toEqual(['alpha@1.0 declared: 9', `alpha@1.0 ${TASKS} c=true s=true n=true: 3`, 'beta@1.0 declared: 4']);
+      expect(await store.ingest.applyMetrics(exported('n-0', 'http', []))).toMatchObject({ applied: 0 });
+      const listed = async (): Promise<string[]> =>
+        (await store.reader.instances({})).map((instance) => `${instance.instanceId} ${instance.transport} ${instance.endedSessions ?? '-'}`);
+      // The limit is full: a sixth instance is stored under _OTHER.
+      expect(await listed()).toEqual(['_OTHER http -', 'h-1 http -', 's-1 stdio -', 's-2 stdio -', 's-3 stdio -', 's-4 stdio -']);
+
+      await store.lifecycle.maintain();
+      const instances = await store.reader.instances({});
+      const folded = instances.find((instance) => instance.endedSessions !== null);
+      expect(folded?.instanceId).toMatch(/^ended sessions of server@1\.0 on host-1 \(#[0-9a-f]{8}\)$/);
+      expect(folded).toMatchObject({ transport: 'stdio', endedSessions: 3, buildKey: instances.find((instance) => instance.instanceId === 's-4')?.buildKey });
+      expect(folded).toMatchObject({ firstSeenMs: start, lastSeenMs: start, endedMs: start, advertised: [], counts: [] });
+      expect(await listed()).toEqual(['_OTHER http -', `${folded?.instanceId} stdio 3`, 'h-1 http -', 's-4 stdio -']);
+      expect(await byClient()).toEqual(before.client);
+      expect(await grouped('build')).toEqual(before.build);
+      expect(await grouped('service')).toEqual(before.service);
+      expect(await grouped('instance')).toEqual([`${folded?.instanceId}: 7`, 'h-1: 5', 's-4: 1'].sort());
+      // The sessions' places are free again: a new instance is stored as itself.
+      await store.ingest.applyMetrics(exported('n-1', 'http', [cumulative(1, 149)]));
+      expect(await listed()).toContain('n-1 http -');
+
+      // s-1's first export again (a retry): counted once, in the build's row, and s-1 is not an instance again.
+      await reopen({ maxInstances: 6, retention: { ...RETENTION, endedSessionsMs: MS_PER_HOUR } });
+      expect(await store.ingest.applyMetrics(s1)).toMatchObject({ applied: 0, duplicates: 2 });
+      expect(await store.ingest.applyMetrics(exported('s-3', 'stdio', [{ client: 'beta', start: 0, time: 1, value: 4 }]))).toMatchObject({
+        applied: 0,
+        duplicates: 1,
+      });
+      expect(await listed()).toEqual(['_OTHER http -', `${folded?.instanceId} stdio 3`, 'h-1 http -', 'n-1 http -', 's-4 stdio -']);
+      expect(await byClient()).toEqual(['alpha@1.0 declared: 10', `alpha@1.0 ${TASKS} c=true s=true n=true: 3`, 'beta@1.0 declared: 4']);
+      expect((await store.reader.instances({})).find((instance) => instance.endedSessions !== null)?.endedMs).toBe(start);
+
+      // A process started again under s-2's id (newer points) is an instance of its own, running.
+      await store.ingest.applyMetrics(exported('s-2', 'stdio', [cumulative(1, 150, { start: 149, client: 'gamma' })]));
+      const again = (await store.reader.instances({})).find((instance) => instance.instanceId === 's-2');
+      expect(again).toMatchObject({ endedMs: null, endedSessions: null, firstSeenMs: now });
+      expect(await grouped('instance')).toContain('s-2: 1');
+    });
+
     it('two resources of one instance in one export number their advertisement generations in turn: the later collection is current', async () => {
       const advertised = (extensionId: string, minutes: number): Partial<ResourceBatch> => ({
         advertised: [{ serverName: 'server', serverVersion: '1.0', extensionId, fingerprint: 'f', timeMs: T0 + minutes * MS_PER_MINUTE }],

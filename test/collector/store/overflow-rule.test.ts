@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ResourceIdentity } from '../../../collector/model/batches.js';
+import type { ResourceBatch, ResourceIdentity } from '../../../collector/model/batches.js';
 import { findMigrationsDir, loadMigrations } from '../../../collector/store/common/migrations.js';
 import { recordsAdvertisements } from '../../../collector/store/common/overflow-rule.js';
 import { migrate } from '../../../collector/store/sqlite/migrate.js';
@@ -24,6 +24,9 @@ function resource(service: string, instanceId: string): ResourceIdentity {
     instanceDerived: false,
   } as ResourceIdentity;
 }
+
+/** One resource's part of an export, with no points: what the SQLite cap is given. */
+const exported = (sent: ResourceIdentity): ResourceBatch => ({ resource: sent, counters: [], advertised: [], advertisedCounts: [] });
 
 describe('recordsAdvertisements', () => {
   it('records for the resource the sender reported, and not for any other object, however alike', () => {
@@ -45,7 +48,7 @@ describe('recordsAdvertisements', () => {
     it('an instance that fits is stored as itself: recorded', () => {
       const limit = new ResourceLimit(db, { maxServices: 10, maxInstances: 1 });
       const sent = resource('svc', 'i-1');
-      const stored = limit.apply(sent);
+      const stored = limit.apply(exported(sent));
       expect(stored).toMatchObject({ service: 'svc', instanceId: 'i-1' });
       expect(recordsAdvertisements(sent, stored)).toBe(true);
     });
@@ -53,23 +56,23 @@ describe('recordsAdvertisements', () => {
     it('an instance past the instance cap is stored as the service’s _OTHER: not recorded, on its first export and its later ones', () => {
       const limit = new ResourceLimit(db, { maxServices: 10, maxInstances: 1 });
       const first = resource('svc', 'i-1');
-      expect(recordsAdvertisements(first, limit.apply(first))).toBe(true);
+      expect(recordsAdvertisements(first, limit.apply(exported(first)))).toBe(true);
       const over = resource('svc', 'i-2');
-      const stored = limit.apply(over);
+      const stored = limit.apply(exported(over));
       expect(stored).toMatchObject({ service: 'svc', instanceId: OVERFLOW_VALUE });
       expect(recordsAdvertisements(over, stored)).toBe(false);
       // Its next export takes the remembered decision (a new object each time): still not recorded.
       const again = resource('svc', 'i-2');
-      expect(limit.apply(again)).toMatchObject({ instanceId: OVERFLOW_VALUE });
-      expect(recordsAdvertisements(again, limit.apply(again))).toBe(false);
+      expect(limit.apply(exported(again))).toMatchObject({ instanceId: OVERFLOW_VALUE });
+      expect(recordsAdvertisements(again, limit.apply(exported(again)))).toBe(false);
     });
 
     it('a service past the service cap is stored under _OTHER: not recorded', () => {
       const limit = new ResourceLimit(db, { maxServices: 1, maxInstances: 10 });
       const first = resource('a', 'i-1');
-      expect(recordsAdvertisements(first, limit.apply(first))).toBe(true);
+      expect(recordsAdvertisements(first, limit.apply(exported(first)))).toBe(true);
       const over = resource('b', 'i-2');
-      const stored = limit.apply(over);
+      const stored = limit.apply(exported(over));
       expect(stored).toMatchObject({ service: OVERFLOW_VALUE, instanceId: 'i-2' });
       expect(recordsAdvertisements(over, stored)).toBe(false);
     });

@@ -161,7 +161,7 @@ export class MetricsWriter {
         const created = await inTransaction(this.pool, (db) =>
           this.resourceLimit.create(
             db,
-            error.resources.map(({ exportIndex, resourceIndex }) => group[exportIndex]?.batch.resources[resourceIndex]?.resource as ResourceIdentity),
+            error.resources.map(({ exportIndex, resourceIndex }) => group[exportIndex]?.batch.resources[resourceIndex] as MetricsBatch['resources'][number]),
             now,
           ),
         );

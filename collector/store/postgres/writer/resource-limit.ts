@@ -1,4 +1,5 @@
-import type { ResourceIdentity } from '../../../model/batches.js';
+import type { ResourceBatch, ResourceIdentity } from '../../../model/batches.js';
+import { goesToFoldedRow } from '../../common/session-fold.js';
 import { INSTANCE_UPSERT_COLUMNS, instanceValues } from '../../common/columns.js';
 import { identityHash, instanceKey } from '../../common/identity.js';
 import { type ResourceLimits, limitResource, resourceCandidates } from '../../common/resource-limits.js';
@@ -20,16 +21,20 @@ export class ResourceLimit {
 
   constructor(private readonly limits: ResourceLimits) {}
 
-  /** Each resource as stored (the same object when it fits), its instance row created if it was not there. */
-  async create(db: Queryable, resources: readonly ResourceIdentity[], now: number): Promise<ResourceIdentity[]> {
+  /**
+   * Each batch's resource as stored (the same object when it fits), its instance row created if it was not there; a
+   * session folded into its build's row (common/session-fold.ts) is stored there while its exports are no newer than its last.
+   */
+  async create(db: Queryable, batches: readonly ResourceBatch[], now: number): Promise<ResourceIdentity[]> {
+    const resources = batches.map((batch) => batch.resource);
     // Exports of a new instance arrive together: those that find it created meanwhile need no lock.
     const hashes = resources.map((resource) => identityHash(instanceKey(resource)));
     const { rows: found } = await db.query<{ h: string }>("SELECT encode(key_hash, 'hex') AS h FROM instances WHERE key_hash = ANY($1::bytea[])", [hashes]);
     if (found.length === new Set(hashes.map((hash) => hash.toString('hex'))).size) return [...resources];
     await db.query("SELECT pg_advisory_xact_lock(hashtextextended('extscope:instances', 0))");
     const stored: ResourceIdentity[] = [];
-    for (const resource of resources) {
-      const limited = await this.limit(db, resource);
+    for (const batch of batches) {
+      const limited = (await this.folded(db, batch)) ?? (await this.limit(db, batch.resource));
       await db.query(
         `INSERT INTO instances (key_hash, ${instanceColumns.join(', ')}, first_seen_ms, last_seen_ms)
          VALUES ($1, ${instanceColumns.map((_column, index) => `$${index + 2}`).join(', ')}, $${instanceColumns.length + 2}, $${instanceColumns.length + 2})
@@ -39,6 +44,18 @@ export class ResourceLimit {
       stored.push(limited);
     }
     return stored;
+  }
+
+  /** Where a folded session's export goes (its build row), or undefined: the instance is stored, was never folded, or runs again. */
+  private async folded(db: Queryable, batch: ResourceBatch): Promise<ResourceIdentity | undefined> {
+    const { rows } = await db.query<{ stored: boolean; clock_ms: number | null; service: string | null; instance_id: string | null }>(
+      `SELECT EXISTS (SELECT 1 FROM instances WHERE key_hash = $1) AS stored, f.clock_ms, i.service, i.instance_id
+       FROM folded_instances f JOIN instances i ON i.id = f.target_ref WHERE f.key_hash = $1`,
+      [identityHash(instanceKey(batch.resource))],
+    );
+    const note = rows[0];
+    if (note === undefined || note.stored || !goesToFoldedRow(note.clock_ms, batch)) return undefined;
+    return { ...batch.resource, service: note.service, instanceId: note.instance_id };
   }
 
   /** Read under the lock: another replica may have created the instance meanwhile. */

@@ -203,7 +203,7 @@ export class MetricsWriter {
   }
 
   private *applyResource(batch: ResourceBatch, now: number, plan: IngestPlan): Generator<void, void, void> {
-    const resource = this.resourceLimit.apply(batch.resource);
+    const resource = this.resourceLimit.apply(batch);
     const instance = this.statements.upsertInstance.get(identityHash(instanceKey(resource)), ...instanceValues(resource), { now }) as InstanceRow;
     const stored = { endedMs: instance.ended_ms, clockMs: instance.clock_ms };
     const ending = nextEnding(stored, batch, now);

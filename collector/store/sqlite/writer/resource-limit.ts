@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { ResourceIdentity } from '../../../model/batches.js';
+import type { ResourceBatch, ResourceIdentity } from '../../../model/batches.js';
+import { goesToFoldedRow } from '../../common/session-fold.js';
 import { identityHash, instanceKey } from '../../common/identity.js';
 import { StagedCache } from './staged-cache.js';
 import { type ResourceLimits, limitResource, resourceCandidates } from '../../common/resource-limits.js';
@@ -26,6 +27,9 @@ export class ResourceLimit {
   ) {
     this.statements = {
       instance: db.prepare('SELECT 1 FROM instances WHERE key_hash = ?').pluck(),
+      folded: db.prepare(
+        'SELECT f.clock_ms AS clockMs, i.service, i.instance_id AS instanceId FROM folded_instances f JOIN instances i ON i.id = f.target_ref WHERE f.key_hash = ?',
+      ),
       service: db.prepare('SELECT 1 FROM instances WHERE service = ? LIMIT 1').pluck(),
       countServices: db.prepare('SELECT count(DISTINCT service) FROM instances').pluck(),
       countInstances: db.prepare('SELECT count(*) FROM instances').pluck(),
@@ -44,12 +48,18 @@ export class ResourceLimit {
     this.instances = this.statements.countInstances.get() as number;
   }
 
-  /** The resource as stored: the same object when its instance is known or still fits. */
-  apply(resource: ResourceIdentity): ResourceIdentity {
+  /**
+   * The batch's resource as stored: the same object when its instance is known or still fits; a session folded into
+   * its build's row (common/session-fold.ts) is stored there while its exports are no newer than its last.
+   */
+  apply(batch: ResourceBatch): ResourceIdentity {
+    const resource = batch.resource;
     const key = instanceKey(resource);
     const stored = this.overflowing.get(key);
     if (stored !== undefined) return { ...resource, ...stored };
     if (this.known(resource)) return resource;
+    const folded = this.statements.folded.get(identityHash(key)) as { clockMs: number | null; service: string | null; instanceId: string | null } | undefined;
+    if (folded !== undefined && goesToFoldedRow(folded.clockMs, batch)) return { ...resource, service: folded.service, instanceId: folded.instanceId };
     const knownInstances = new Set(
       resourceCandidates(resource)
         .filter((candidate) => this.known(candidate))
