@@ -20,6 +20,21 @@ import { identityHash, instanceCellKey } from './identity.js';
  * leaves, and a note is not an instance (it goes after the dedup window, or with its row).
  */
 
+/** An `instances` row as a fold reads it (`SELECT *`): the identity columns, and these. */
+export interface SessionRow extends Record<string, unknown> {
+  id: number;
+  key_hash: Buffer;
+  first_seen_ms: number;
+  last_seen_ms: number;
+  ended_ms: number | null;
+  clock_ms: number | null;
+}
+
+/** A session's identity, from its stored row. */
+export function sessionIdentity(session: SessionRow): InstanceIdentity {
+  return Object.fromEntries(INSTANCE_COLUMNS.map((column) => [column.key, session[column.column] ?? null])) as InstanceIdentity;
+}
+
 /** A folded row's clock: no export is newer, so an export sent to it never makes it run again (ending-rule.ts). */
 export const FOLDED_CLOCK_MS = Number.MAX_SAFE_INTEGER;
 

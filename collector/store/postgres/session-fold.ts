@@ -1,20 +1,10 @@
 import type pg from 'pg';
-import type { InstanceIdentity } from '../../model/batches.js';
-import { INSTANCE_CELL_TABLE_COLUMNS, INSTANCE_COLUMNS, INSTANCE_UPSERT_COLUMNS, MAX_STORED_COUNT, storedInstanceCellDims } from '../common/columns.js';
+import { INSTANCE_CELL_TABLE_COLUMNS, INSTANCE_UPSERT_COLUMNS, MAX_STORED_COUNT, storedInstanceCellDims } from '../common/columns.js';
 import { identityHash, instanceKey } from '../common/identity.js';
 import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
-import { FOLDED_CLOCK_MS, FOLD_STEP, endedSessionsRow, foldableSql, pairInstanceCells } from '../common/session-fold.js';
+import { FOLDED_CLOCK_MS, FOLD_STEP, type SessionRow, endedSessionsRow, foldableSql, pairInstanceCells, sessionIdentity } from '../common/session-fold.js';
 import { type Queryable, inTransaction } from './connection.js';
 import { FOLD_LOCK } from './fold.js';
-
-interface SessionRow extends Record<string, unknown> {
-  id: number;
-  key_hash: Buffer;
-  first_seen_ms: number;
-  last_seen_ms: number;
-  ended_ms: number | null;
-  clock_ms: number | null;
-}
 
 const INSTANCE_CELL_LEVELS = ROLLUP_LEVELS.filter((rollup) => rollup.owner === 'instance_cell');
 
@@ -32,7 +22,7 @@ export function foldSessions(pool: pg.Pool, now: number, cutoffMs: number): Prom
     if (found.length === 0) return 0;
     const targets = new Map<number, { key: Buffer; values: (string | null)[] }>();
     for (const session of found) {
-      const row = endedSessionsRow(identityOf(session));
+      const row = endedSessionsRow(sessionIdentity(session));
       targets.set(session.id, { key: identityHash(instanceKey(row.identity)), values: row.values });
     }
     // The build rows, created where missing: each takes the place of the sessions it holds (the limit counts rows).
@@ -64,10 +54,6 @@ export function foldSessions(pool: pg.Pool, now: number, cutoffMs: number): Prom
     }
     return folded;
   });
-}
-
-function identityOf(session: SessionRow): InstanceIdentity {
-  return Object.fromEntries(INSTANCE_COLUMNS.map((column) => [column.key, session[column.column] ?? null])) as InstanceIdentity;
 }
 
 async function foldOne(db: Queryable, session: SessionRow, to: number, now: number): Promise<void> {

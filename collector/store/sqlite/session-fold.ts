@@ -1,18 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { InstanceIdentity } from '../../model/batches.js';
-import { INSTANCE_CELL_TABLE_COLUMNS, INSTANCE_COLUMNS, INSTANCE_UPSERT_COLUMNS, MAX_STORED_COUNT, storedInstanceCellDims } from '../common/columns.js';
+import { INSTANCE_CELL_TABLE_COLUMNS, INSTANCE_UPSERT_COLUMNS, MAX_STORED_COUNT, storedInstanceCellDims } from '../common/columns.js';
 import { identityHash, instanceKey } from '../common/identity.js';
 import { ROLLUP_LEVELS } from '../common/rollup-levels.js';
-import { FOLDED_CLOCK_MS, FOLD_STEP, endedSessionsRow, foldableSql, pairInstanceCells } from '../common/session-fold.js';
-
-interface SessionRow extends Record<string, unknown> {
-  id: number;
-  key_hash: Buffer;
-  first_seen_ms: number;
-  last_seen_ms: number;
-  ended_ms: number | null;
-  clock_ms: number | null;
-}
+import { FOLDED_CLOCK_MS, FOLD_STEP, type SessionRow, endedSessionsRow, foldableSql, pairInstanceCells, sessionIdentity } from '../common/session-fold.js';
 
 /** Folds ended sessions into their build's "ended sessions" row, as common/session-fold.ts decides, a step at a time. */
 export class SessionFold {
@@ -71,7 +61,7 @@ export class SessionFold {
 
   private foldOne(session: SessionRow, now: number): void {
     const s = this.statements;
-    const identity = Object.fromEntries(INSTANCE_COLUMNS.map((column) => [column.key, session[column.column] ?? null])) as InstanceIdentity;
+    const identity = sessionIdentity(session);
     const row = endedSessionsRow(identity);
     const times = { first: session.first_seen_ms, last: session.last_seen_ms, ended: session.ended_ms ?? session.last_seen_ms };
     const key = identityHash(instanceKey(row.identity));
