@@ -9,7 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ChildCollector, spawnCollector } from '../collector/helpers/collector.js';
 import { freePort } from '../support/counting-clients.js';
-import { NGINX, nginxConfig } from '../support/nginx.js';
+import { NGINX, nginxConfig, stopNginx } from '../support/nginx.js';
 
 export interface Replica {
   port: number;
@@ -65,7 +65,7 @@ export async function startDeployment(dir: string, dbUrl: string, count: number)
         });
     },
     async stop() {
-      await stopChild(nginx);
+      await stopNginx(nginx);
       await Promise.all(replicas.map((replica) => stopChild(replica.running?.child)));
     },
   };

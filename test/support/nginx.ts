@@ -41,6 +41,19 @@ export function nginxConfig(dir: string, port: number, upstreams: readonly strin
   );
 }
 
+/**
+ * Stops an nginx master: SIGTERM, not SIGKILL, because the master stops its workers before it exits, where a killed
+ * master leaves them running and listening. SIGKILL only if it has not exited within 5 s.
+ */
+export async function stopNginx(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(forced);
+}
+
 /** nginx (Debian's package) on the deployed configuration, in `dir`, in front of `upstreams`; resolves once it answers `/healthz`. */
 export async function startNginx(
   dir: string,
@@ -55,12 +68,7 @@ export async function startNginx(
   const child = spawn(NGINX, ['-c', conf, '-p', dir, '-e', join(dir, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-  };
+  const stop = (): Promise<void> => stopNginx(child);
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${output}`);

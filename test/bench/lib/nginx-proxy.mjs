@@ -65,7 +65,12 @@ ${temp}
     child,
     port,
     stop() {
-      child.kill('SIGKILL');
+      // SIGTERM, not SIGKILL: nginx's master stops its workers before it exits, where a killed master leaves them
+      // running and listening. SIGKILL only if it has not exited within 5 s.
+      child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
+      forced.unref();
+      child.once('exit', () => clearTimeout(forced));
       rmSync(dir, { recursive: true, force: true });
     },
   };
