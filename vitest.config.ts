@@ -20,6 +20,7 @@ export const UNIT_TESTS = [
   'test/agent/semconv.test.ts',
   'test/agent/version.test.ts',
   'test/agent/wire/*.test.ts',
+  'test/support/processes.test.ts',
   'test/collector/alerting/alert-links.test.ts',
   'test/collector/alerting/delivery/delivery-log.test.ts',
   'test/collector/alerting/delivery/signature-and-config.test.ts',

@@ -12,6 +12,33 @@ export function nodeArgs(script: string, agent: boolean, preload: string[] = [])
   return [...[...preload, ...(agent ? ['@extscope/agent/register'] : [])].flatMap((module) => ['--import', module]), script];
 }
 
+const EXPORT_FAILS = /^extscope: exporting (\S+) to (\S+) fails \(/;
+const EXPORT_WORKS_AGAIN = /^extscope: exporting (\S+) to (\S+) works again \(/;
+
+/**
+ * What a child wrote to stderr, less the agent's export-health pairs: a "fails" line answered later by its "works
+ * again" line. With {@link agentEnv}'s 200 ms interval an export may take 100 ms at most, and on a loaded machine one
+ * now and then times out and the next succeeds; the agent then says so truthfully. Anything else stays, and so does a
+ * failure never answered.
+ */
+export function stderrBesidesRecoveredExports(stderr: string): string {
+  const lines = stderr.split('\n');
+  const dropped = new Set<number>();
+  lines.forEach((line, index) => {
+    const failed = EXPORT_FAILS.exec(line);
+    if (failed === null) return;
+    const answer = lines.findIndex((later, at) => {
+      if (at <= index || dropped.has(at)) return false;
+      const again = EXPORT_WORKS_AGAIN.exec(later);
+      return again !== null && again[1] === failed[1] && again[2] === failed[2];
+    });
+    if (answer === -1) return;
+    dropped.add(index);
+    dropped.add(answer);
+  });
+  return lines.filter((_, index) => !dropped.has(index)).join('\n');
+}
+
 /** Environment for a child exporting to `endpoint` quickly, so tests need not wait a minute for an export. */
 export function agentEnv(endpoint: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
