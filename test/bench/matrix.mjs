@@ -109,25 +109,25 @@ try {
     ];
   });
   const collectors = {};
-  // Measured once the retention pass each runs at start is over (reads beside it wait between its chunks). Two
-  // collectors on one PostgreSQL database (with BENCH_BASELINE) run one pass between them, on the one holding
-  // retention: the first started, whose pass is over before the second starts, so the second is not waited for.
-  const passed = new Set();
-  for (const target of targets) {
-    collectors[target.name] = await startCollectorChild(target.db, { cli: target.cli });
-    if (passed.has(target.db)) {
-      console.log(`${target.name}: no retention pass of its own (the database's ran on the collector beside it)`);
-      continue;
-    }
-    passed.add(target.db);
-    const seconds = await startupMaintenance(collectors[target.name].url);
-    console.log(
-      `${target.name}: retention pass at start ${seconds === undefined ? 'not reported (this build)' : `${seconds.toFixed(1)} s, over before the reads`}`,
-    );
-  }
   const names = targets.map((target) => target.name);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
+    // Measured once the retention pass each runs at start is over (reads beside it wait between its chunks). Two
+    // collectors on one PostgreSQL database (with BENCH_BASELINE) run one pass between them, on the one holding
+    // retention: the first started, whose pass is over before the second starts, so the second is not waited for.
+    const passed = new Set();
+    for (const target of targets) {
+      collectors[target.name] = await startCollectorChild(target.db, { cli: target.cli });
+      if (passed.has(target.db)) {
+        console.log(`${target.name}: no retention pass of its own (the database's ran on the collector beside it)`);
+        continue;
+      }
+      passed.add(target.db);
+      const seconds = await startupMaintenance(collectors[target.name].url);
+      console.log(
+        `${target.name}: retention pass at start ${seconds === undefined ? 'not reported (this build)' : `${seconds.toFixed(1)} s, over before the reads`}`,
+      );
+    }
     const instance = instances[7].instanceId;
     const queries = [
       ['matrix 7 d, by client (the target)', '/api/v1/matrix?from=-7d'],
@@ -266,7 +266,8 @@ try {
     }
   } finally {
     agent.destroy();
-    for (const target of names) await stop(collectors[target].child);
+    // Every collector started so far, also when a later one failed to start.
+    for (const target of names) if (collectors[target] !== undefined) await stop(collectors[target].child);
     if (BASELINE !== undefined) rmSync(`${dbPath}.baseline`, { force: true });
   }
 } finally {
