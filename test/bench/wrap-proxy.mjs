@@ -2,7 +2,8 @@
 //   proxy: CPU per request of each proxy process (all its threads, from /proc schedstat: nanoseconds), latency per
 //          request (sequential, keep-alive; p50, p99) and throughput (16 concurrent) of JSON tools/call answers,
 //          direct to the upstream, through `extscope proxy`, through a bare node:http proxy (bodies piped, nothing
-//          read: the floor a Node.js proxy sits on) and through nginx, the order rotating round by round; once in
+//          read: the floor a Node.js HTTP proxy sits on), through a bare Node.js TCP relay (bytes piped, no HTTP: the
+//          floor of any proxy written in Node.js) and through nginx, the order rotating round by round; once in
 //          front of a trivial upstream (corpus-http.mjs: fixed answers, no SDK) and once in front of a real MCP
 //          server (the v2 SDK's createMcpHandler behind node:http, v2-http.mjs);
 //   wrap:  CPU per request of the wrapper process itself, next to the stdio server's own CPU per request,
@@ -120,7 +121,7 @@ async function throughput(port, n) {
   return n / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-const PROXIES = ['extscope', 'node', 'nginx'];
+const PROXIES = ['extscope', 'node', 'tcp', 'nginx'];
 
 /** Every proxy in front of one upstream, measured with it directly in rotating order. */
 async function proxyRun(label, upstreamScript) {
@@ -132,6 +133,7 @@ async function proxyRun(label, upstreamScript) {
       /listening on http:\/\/127\.0\.0\.1:(\d+)/,
     ),
     node: await listening(['test/bench/lib/bare-proxy.mjs', String(upstream.port)]),
+    tcp: await listening(['test/bench/lib/bare-tcp-relay.mjs', String(upstream.port)]),
     nginx: await startNginxProxy(upstream.port),
   };
   const ports = { direct: upstream.port, ...Object.fromEntries(PROXIES.map((name) => [name, proxies[name].port])) };
@@ -173,10 +175,10 @@ async function proxyRun(label, upstreamScript) {
     `  extscope over the bare node proxy: ${signed(extra, 1)} µs CPU/request sequential (${signed(extraConcurrent, 1)} at 16 concurrent; goal ≤ +15: ${extra <= 15 ? 'met' : 'NOT met'}); ` +
       `CPU ×${(median(figures.extscope.seqCpu) / median(figures.node.seqCpu)).toFixed(2)} the bare proxy's, ×${(median(figures.extscope.seqCpu) / median(figures.nginx.seqCpu)).toFixed(2)} nginx's`,
   );
-  // Beside it, what the bare node:http proxy and nginx add: the floor a Node.js proxy sits on here.
+  // Beside it, what the bare node:http proxy, the bare TCP relay and nginx add: the floors a Node.js proxy sits on here.
   const added = (name) => signed(quantile(sorted[name], 0.5) - quantile(sorted.direct, 0.5), 3);
   console.log(
-    `  extscope added p50 over direct: ${signed(addedP50, 3)} ms (goal ≤ +0.100: ${addedP50 <= 0.1 ? 'met' : 'NOT met'}); the bare node proxy adds ${added('node')} ms, nginx ${added('nginx')} ms`,
+    `  extscope added p50 over direct: ${signed(addedP50, 3)} ms (goal ≤ +0.100: ${addedP50 <= 0.1 ? 'met' : 'NOT met'}); the bare node proxy adds ${added('node')} ms, the bare TCP relay ${added('tcp')} ms, nginx ${added('nginx')} ms`,
   );
 }
 
