@@ -151,6 +151,15 @@ export const SERIES_RANGES: readonly PlanRange[] = CELL_RANGES.filter(([table]) 
 /** The same over the instance cells' rollups, which have a daily level too. */
 export const INSTANCE_CELL_RANGES: readonly PlanRange[] = CELL_RANGES.map(([table, ...rest]) => [`instance_${table}`, ...rest] as const);
 
+/**
+ * The plan's hours when it is one range of whole hours and nothing else: how the open part of a long range is read (it
+ * starts at the open hour, closed-range-cache.ts), which a reader may read from the hour out (only what is in it).
+ */
+export function onlyHours(plan: BucketPlan): { from: number; to: number } | undefined {
+  const rest = [plan.days, plan.hours[1], ...plan.minutes];
+  return isEmpty(plan.hours[0]) || rest.some((range) => !isEmpty(range)) ? undefined : plan.hours[0];
+}
+
 /** The ranges the plan's parameters leave non-empty: a statement leaves the others out (each would cost a seek per row). */
 export function presentRanges(ranges: readonly PlanRange[], parameters: Readonly<Record<string, unknown>>): PlanRange[] {
   return ranges.filter(([, , from, to]) => (parameters[to] as number) > (parameters[from] as number));

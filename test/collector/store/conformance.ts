@@ -18,6 +18,7 @@ import type { CellTotal, InstanceCellTotal } from '../../../collector/model/reco
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
 import type { RetentionConfig, StoreRoles } from '../../../collector/store/store.js';
 import { readInstanceMatrix } from '../../../collector/analysis/read-matrix.js';
+import { OVERFLOW_VALUE } from '../../../contract/index.js';
 import type { InstanceGrouping } from '../../../collector/analysis/matrix.js';
 
 export interface StoreOpenOptions {
@@ -718,6 +719,84 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(week.view.rows.reduce((sum, row) => sum + row.requests, 0)).toBe(3 * 280 + 7 * (0 + 1 + 2) + 3 * 14 + 3 * 3);
       expect(week.view.rows.reduce((sum, row) => sum + row.serverUnknown, 0)).toBe(9);
       expect(week.view.rows.flatMap((row) => row.extensions).reduce((sum, cell) => sum + cell.required, 0)).toBe(3);
+    });
+
+    it('rows by instance past the row limit when few instances are active in the open hour: the busiest rows and _OTHER are those of the full read, the open hour ranking them; whole hours read per instance cell as per series', async () => {
+      // Twenty instances over two days, each less busy than the one before; in the last hours only i-05 (in two of
+      // them), i-12, which becomes the busiest, then i-03.
+      const fleet = Array.from({ length: 20 }, (_, index) => `i-${String(index + 1).padStart(2, '0')}`);
+      const send = async (instance: string, minute: number, busy: number): Promise<void> => {
+        now = T0 + (minute + 2) * MS_PER_MINUTE;
+        // An outcome per instance: this suite's stream identities leave the resource out.
+        const window = { start: minute - 1, time: minute, outcome: `outcome-${instance}` };
+        await store.ingest.applyMetrics(
+          batch(
+            [
+              { ...window, value: busy },
+              { ...window, value: 2, declaration: 'none' },
+              { ...window, value: busy, extension: { id: TASKS, client: true, server: minute % 2 === 0 } },
+              { ...window, value: 1, extension: { id: UI, client: true, server: false } },
+            ],
+            instance,
+          ),
+        );
+      };
+      for (let dayIndex = 0; dayIndex < 2; dayIndex++)
+        for (const [index, instance] of fleet.entries()) await send(instance, dayIndex * 1440 + 10 + index, (fleet.length - index) * 10 + dayIndex);
+      const lastHour = 2 * 1440;
+      await send('i-05', lastHour - 30, 7);
+      await send('i-05', lastHour + 20, 4);
+      await send('i-12', lastHour + 30, 500);
+      now = T0 + (lastHour + 50) * MS_PER_MINUTE;
+      const week = { fromMs: now - 7 * MS_PER_DAY, toMs: now };
+      const limits = { rows: 4, extensions: 5 };
+      const compare = async (what: string): Promise<void> => {
+        const busiest = await readInstanceMatrix(store.reader, week, 'instance', limits);
+        const full = await readInstanceMatrix(store.reader, { ...week, clients: true }, 'instance', limits);
+        expect(busiest.view, what).toEqual(full.view);
+        expect(
+          busiest.view.rows.map((row) => row.instance),
+          what,
+        ).toEqual(['i-12', 'i-01', 'i-02', OVERFLOW_VALUE]);
+        expect(busiest.view.rows.at(-1)?.summedRows, what).toBe(17);
+      };
+      // Twice: the second read answers the closed part from what the first kept, and reads the open hour again.
+      await compare('first read');
+      await compare('second read');
+      // The open hour moves on: i-03 in the next one.
+      await send('i-03', lastHour + 70, 1000);
+      now = T0 + (lastHour + 80) * MS_PER_MINUTE;
+      const moved = await readInstanceMatrix(store.reader, { fromMs: now - 7 * MS_PER_DAY, toMs: now }, 'instance', limits);
+      expect(moved.view).toEqual((await readInstanceMatrix(store.reader, { fromMs: now - 7 * MS_PER_DAY, toMs: now, clients: true }, 'instance', limits)).view);
+      expect(moved.view.rows.map((row) => row.instance)).toEqual(['i-03', 'i-12', 'i-01', OVERFLOW_VALUE]);
+
+      // Whole hours (the last three, i-05 in two of them): the request cells, and every cell of listed instances, as
+      // the series hold them per instance.
+      const hours = { fromMs: T0 + (lastHour - 60) * MS_PER_MINUTE, toMs: T0 + (lastHour + 120) * MS_PER_MINUTE };
+      const perInstance = (cellsRead: readonly InstanceCellTotal[]): string[] => {
+        const sums = new Map<string, number>();
+        for (const cell of cellsRead) {
+          const key = `${cell.instanceId} ${cell.kind} ${cell.clientDeclaration} ${cell.extensionId} ${cell.clientDeclared} ${cell.serverDeclared}`;
+          sums.set(key, (sums.get(key) ?? 0) + cell.count);
+        }
+        return [...sums].map(([key, count]) => `${key}: ${count}`).sort();
+      };
+      const requests = await store.reader.instanceCellTotals({ ...hours, requestsOnly: true });
+      const series = (await store.reader.instanceCellTotals({ ...hours, clients: true })).cells;
+      expect(perInstance(requests.cells)).toEqual(perInstance(series.filter((cell) => cell.kind === SeriesKind.Requests)));
+      expect(perInstance(requests.cells)).toEqual([
+        'i-03 0 declared null null null: 1000',
+        'i-03 0 none null null null: 2',
+        'i-05 0 declared null null null: 11',
+        'i-05 0 none null null null: 4',
+        'i-12 0 declared null null null: 500',
+        'i-12 0 none null null null: 2',
+      ]);
+      expect(requests.cells.length).toBe(6);
+      const refs = (await store.reader.instanceCellTotals({ ...week, requestsOnly: true })).cells.map((cell) => cell.instanceRef);
+      const listed = await store.reader.instanceCellTotals({ ...hours, instanceRefs: [...new Set(refs)] });
+      expect(perInstance(listed.cells)).toEqual(perInstance(series));
+      expect(perInstance(listed.cells)).toContain(`i-05 1 null ${TASKS} true true: 11`);
     });
 
     it('a retried delta point adds nothing, in one batch, in another, and after reopening', async () => {

@@ -11,6 +11,7 @@ import {
   type PlanOptions,
   type PlanRange,
   SERIES_RANGES,
+  onlyHours,
   planBuckets,
   planParameters,
   presentRanges,
@@ -79,6 +80,17 @@ function records<T>(rows: Record<string, unknown>[], flags: readonly DimColumn[]
   return rows as T[];
 }
 
+/**
+ * Instance cells read from the hour out: how many rows hours hold (up to `@cap`), where a chunk of an hour's ids ends,
+ * and per read the statement and how many seeks the same read from the instances out makes.
+ */
+interface HourFirstRead {
+  rows: Database.Statement;
+  end: Database.Statement;
+  requests: { cells: Database.Statement; seeks: Database.Statement };
+  listed: { cells: Database.Statement; seeks: Database.Statement };
+}
+
 /** One chunk's rows (`@after` < id ≤ `@upto`), and where a chunk of {@link READ_CHUNK} ids from `@after` ends. */
 interface ChunkedRead {
   rows: RangeSums;
@@ -118,6 +130,7 @@ export class RollupsReader {
   private readonly instanceCells: ChunkedRead;
   private readonly requestCells: ChunkedRead;
   private readonly listedInstanceCells: RangeSums;
+  private readonly hourFirst: HourFirstRead;
   private readonly steps: { all: Map<string, Database.Statement>; service: Map<string, Database.Statement> };
   private readonly unknownCells: RangeSums;
   private readonly unknownSteps: Map<string, Database.Statement>;
@@ -216,6 +229,32 @@ export class RollupsReader {
       'json_each(@refs) r CROSS JOIN instances i ON i.id = r.value CROSS JOIN instance_cells c ON c.instance_ref = i.id',
       '1',
     );
+    // The same reads from the hour out (migration 12's index), for the open part of a long range: only the instance
+    // cells active in it. Each hour in chunks of instance cell ids, as the index orders them.
+    const hourCells = (where: string): Database.Statement =>
+      db.prepare(`
+      SELECT c.kind AS kind, ${INSTANCE_CELL_COLUMNS.map((column) =>
+        INSTANCE_CELL_TABLE_COLUMNS.includes(column) ? `c.${column.column} AS ${column.key}` : `NULL AS ${column.key}`,
+      ).join(', ')},
+             i.service AS service, i.instance_id AS instanceId, i.build_key AS build, c.instance_ref AS instanceRef, c.id AS cellRef, h.count AS count
+      FROM instance_cell_hour h CROSS JOIN instance_cells c ON c.id = h.instance_cell_id CROSS JOIN instances i ON i.id = c.instance_ref
+      WHERE h.hour = @hour AND h.instance_cell_id > @after AND h.instance_cell_id <= @upto AND h.count > 0 AND ${instanceCellWhere} AND ${where}`);
+    this.hourFirst = {
+      rows: db.prepare('SELECT count(*) FROM (SELECT 1 FROM instance_cell_hour WHERE hour >= @from AND hour < @to LIMIT @cap)').pluck(),
+      end: db
+        .prepare(
+          `SELECT max(instance_cell_id) FROM (SELECT instance_cell_id FROM instance_cell_hour WHERE hour = @hour AND instance_cell_id > @after ORDER BY instance_cell_id LIMIT ${READ_CHUNK})`,
+        )
+        .pluck(),
+      requests: {
+        cells: hourCells('c.kind = 0'),
+        seeks: db.prepare(`SELECT count(*) FROM instances i WHERE ${instanceCellWhere}`).pluck(),
+      },
+      listed: {
+        cells: hourCells('c.instance_ref IN (SELECT value FROM json_each(@refs))'),
+        seeks: db.prepare('SELECT count(*) FROM json_each(@refs) r CROSS JOIN instance_cells c ON c.instance_ref = r.value').pluck(),
+      },
+    };
     // Requests answered before any server instance existed: the cells do not keep the server's declaration, the
     // series do. There are few such series (answers no server saw) among very many, and no index finds them, so this
     // connection keeps their ids in a table of its own (TEMP: not part of the schema, gone with the connection),
@@ -339,6 +378,29 @@ export class RollupsReader {
     const plan = this.plan(query, !bySeries);
     const parameters = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null, client: query.clientName ?? null };
     const cells: InstanceCellTotal[] = [];
+    const hours = bySeries ? undefined : onlyHours(plan);
+    const hourRead =
+      hours === undefined
+        ? undefined
+        : query.instanceRefs !== undefined
+          ? this.hourFirst.listed
+          : query.requestsOnly === true
+            ? this.hourFirst.requests
+            : undefined;
+    if (hours !== undefined && hourRead !== undefined) {
+      const withRefs = query.instanceRefs === undefined ? parameters : { ...parameters, refs: JSON.stringify(query.instanceRefs) };
+      // From the hour out when it holds fewer rows than the instances' cells would be seeks: the open hour, in a fleet
+      // of which a few instances are active at a time. One seek per instance cell otherwise, as any other range.
+      const seeks = hourRead.seeks.get(withRefs) as number;
+      if ((this.hourFirst.rows.get({ ...hours, cap: seeks }) as number) < seeks) {
+        return {
+          fromMs: plan.fromMs,
+          toMs: plan.toMs,
+          resolution: plan.resolution,
+          cells: await this.fromHours(hourRead.cells, hours, withRefs, query.signal),
+        };
+      }
+    }
     if (!bySeries && query.instanceRefs !== undefined) {
       for (let start = 0; start < query.instanceRefs.length; start += LISTED_CHUNK) {
         const refs = JSON.stringify(query.instanceRefs.slice(start, start + LISTED_CHUNK));
@@ -352,6 +414,36 @@ export class RollupsReader {
       await chunked(read, parameters, cells, query.signal, INSTANCE_FLAG_COLUMNS);
     }
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells };
+  }
+
+  /**
+   * Instance cell totals over `hours` from the hour out: each hour's rows in chunks of instance cell ids (a turn of the
+   * event loop between them), a cell active in several hours summed into one total.
+   */
+  private async fromHours(
+    statement: Database.Statement,
+    hours: { from: number; to: number },
+    parameters: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<InstanceCellTotal[]> {
+    const byCell = new Map<number, InstanceCellTotal>();
+    for (let hour = hours.from; hour < hours.to; hour++) {
+      for (let after = 0; ;) {
+        const upto = this.hourFirst.end.get({ hour, after }) as number | null;
+        if (upto === null) break;
+        const rows = statement.all({ ...parameters, hour, after, upto }) as Record<string, unknown>[];
+        for (const { cellRef, ...row } of rows) {
+          const [cell] = records<InstanceCellTotal>([row], INSTANCE_FLAG_COLUMNS) as [InstanceCellTotal];
+          const seen = byCell.get(cellRef as number);
+          if (seen === undefined) byCell.set(cellRef as number, cell);
+          else seen.count = Math.min(seen.count + cell.count, MAX_STORED_COUNT);
+        }
+        after = upto;
+        await yieldToEventLoop();
+        signal?.throwIfAborted();
+      }
+    }
+    return [...byCell.values()];
   }
 
   /** The part of {@link stepTotals} answered before any server instance existed, from the coarsest series rollup the step allows. */
