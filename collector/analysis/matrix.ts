@@ -123,16 +123,19 @@ export function instanceLabel(service: string | null, instanceId: string | null)
 
 type RowIdentity = Pick<MatrixRow, 'client' | 'name' | 'version' | 'service' | 'build' | 'instance'>;
 
-/** The row a cell total (or a `-32021` count) belongs to, as a key. */
-function rowKey(source: RowSource, group: Grouping): string {
+/**
+ * The row a cell total (or a `-32021` count) belongs to, as two keys (the second null when one names it): looked up in
+ * a map of maps, no key text made per cell (ten thousand per read by instance). Null and every text are distinct keys.
+ */
+function rowKeys(source: RowSource, group: Grouping): [string | null, string | null] {
   const service = source.service ?? null;
-  if (group === 'service') return JSON.stringify([service]);
-  if (group === 'build') return JSON.stringify([source.build ?? null]);
-  if (group === 'instance') return JSON.stringify([service, source.instanceId ?? null]);
-  return JSON.stringify([source.clientName, group === 'client' ? null : source.clientVersion]);
+  if (group === 'service') return [service, null];
+  if (group === 'build') return [source.build ?? null, null];
+  if (group === 'instance') return [service, source.instanceId ?? null];
+  return [source.clientName, group === 'client' ? null : source.clientVersion];
 }
 
-/** Whether two cell totals (or `-32021` counts) belong to one row: the fields {@link rowKey} is made of, compared. */
+/** Whether two cell totals (or `-32021` counts) belong to one row: the fields {@link rowKeys} are made of, compared. */
 function sameRow(a: RowSource, b: RowSource, group: Grouping): boolean {
   if (group === 'service') return (a.service ?? null) === (b.service ?? null);
   if (group === 'build') return (a.build ?? null) === (b.build ?? null);
@@ -145,28 +148,40 @@ function sameRow(a: RowSource, b: RowSource, group: Grouping): boolean {
  * instance), so most cells need no key made (thousands per read).
  */
 class RowIndex<E> {
-  readonly rows = new Map<string, E>();
-  private last: { source: RowSource; row: E } | undefined;
+  /** Every row, in the order first met. */
+  readonly rows: E[] = [];
+  private readonly byKeys = new Map<string | null, Map<string | null, E>>();
+  // Two fields, not one object: no allocation per row met.
+  private lastSource: RowSource | undefined;
+  private lastRow: E | undefined;
 
   constructor(private readonly group: Grouping) {}
 
   /** The row of `source`, made by `make` when there is none yet. */
   of(source: RowSource, make: () => E): E {
-    if (this.last !== undefined && sameRow(this.last.source, source, this.group)) return this.last.row;
-    const key = rowKey(source, this.group);
-    let row = this.rows.get(key);
-    if (row === undefined) this.rows.set(key, (row = make()));
-    this.last = { source, row };
+    if (this.lastSource !== undefined && sameRow(this.lastSource, source, this.group)) return this.lastRow as E;
+    const [first, second] = rowKeys(source, this.group);
+    let rows = this.byKeys.get(first);
+    if (rows === undefined) this.byKeys.set(first, (rows = new Map()));
+    let row = rows.get(second);
+    if (row === undefined) {
+      rows.set(second, (row = make()));
+      this.rows.push(row);
+    }
+    this.lastSource = source;
+    this.lastRow = row;
     return row;
   }
 
   /** The row of `source` if there is one. */
   find(source: RowSource): E | undefined {
-    return this.last !== undefined && sameRow(this.last.source, source, this.group) ? this.last.row : this.rows.get(rowKey(source, this.group));
+    if (this.lastSource !== undefined && sameRow(this.lastSource, source, this.group)) return this.lastRow;
+    const [first, second] = rowKeys(source, this.group);
+    return this.byKeys.get(first)?.get(second);
   }
 }
 
-/** The identifying fields of the row {@link rowKey} names: made once per row, not once per cell (thousands per read). */
+/** The identifying fields of the row {@link rowKeys} name: made once per row, not once per cell (thousands per read). */
 function rowIdentity(source: RowSource, group: Grouping): RowIdentity {
   const service = source.service ?? null;
   if (group === 'service') return { client: service ?? UNKNOWN_SERVICE, name: null, version: null, service };
@@ -340,12 +355,12 @@ export function buildMatrix(
     const all: Entry = { row: emptyRow(otherIdentity(group)), counts: new Map() };
     idTotals = new Map();
     fill({ entryOf: () => all, existing: () => all }, idTotals, whole.cells, whole.serverUnknown, whole.required);
-    for (const entry of rows.values()) addEntry(all, entry, -1);
+    for (const entry of rows) addEntry(all, entry, -1);
     unread = all;
   }
-  const unreadRows = whole === undefined ? 0 : whole.rows - rows.size;
+  const unreadRows = whole === undefined ? 0 : whole.rows - rows.length;
 
-  let entries = [...rows.values()].sort((a, b) => byBusiest(a.row, b.row));
+  let entries = [...rows].sort((a, b) => byBusiest(a.row, b.row));
   if (entries.length + unreadRows > limits.rows || unreadRows > 0) {
     const kept = entries.slice(0, Math.max(0, limits.rows - 1));
     const rest = entries.slice(kept.length);
@@ -382,7 +397,7 @@ export function buildMatrix(
       extensions: extensions.map((id) => matrixCell(id, (id === OVERFLOW_VALUE && other !== undefined ? other : counts.get(id)) ?? zero(), row)),
     };
   });
-  return { extensions, rows: view, rowsTotal: rows.size + unreadRows, extensionsTotal: idTotals.size };
+  return { extensions, rows: view, rowsTotal: rows.length + unreadRows, extensionsTotal: idTotals.size };
 }
 
 /**
@@ -396,27 +411,27 @@ export function busiestRows<T extends CellTotal & RowSource>(
   group: Grouping,
   limit: number,
 ): { rows: number; cells: T[] } | undefined {
-  const index = new RowIndex<{ requests: number; first: T; cells: T[] }>(group);
+  // A row's first cell apart from the others: most rows have one request cell, and need no list.
+  const index = new RowIndex<{ requests: number; first: T; more: T[] | undefined }>(group);
   const rows = index.rows;
   for (const cell of requestCells) {
     if (cell.kind !== SeriesKind.Requests) continue;
-    const row = index.of(cell, () => ({ requests: 0, first: cell, cells: [] }));
+    const row = index.of(cell, () => ({ requests: 0, first: cell, more: undefined }));
     row.requests += cell.count;
-    row.cells.push(cell);
+    if (row.first !== cell) (row.more ??= []).push(cell);
   }
-  if (rows.size <= limit) return undefined;
+  if (rows.length <= limit) return undefined;
   const keep = Math.max(0, limit - 1);
   // Only rows at least as busy as the `keep`-th busiest can be kept: those alone are labelled and sorted (of ten
   // thousand instances, a few hundred).
-  const all = [...rows.values()];
-  const counts = Float64Array.from(all, (row) => row.requests).sort();
+  const counts = Float64Array.from(rows, (row) => row.requests).sort();
   const least = keep === 0 ? Number.POSITIVE_INFINITY : (counts[counts.length - keep] as number);
-  const busiest = all
+  const busiest = rows
     .filter((row) => row.requests >= least)
-    .map((row) => ({ requests: row.requests, client: rowIdentity(row.first, group).client, cells: row.cells }))
+    .map((row) => ({ requests: row.requests, client: rowIdentity(row.first, group).client, cells: [row.first, ...(row.more ?? [])] }))
     .sort(byBusiest)
     .slice(0, keep);
-  return { rows: rows.size, cells: busiest.flatMap((row) => row.cells) };
+  return { rows: rows.length, cells: busiest.flatMap((row) => row.cells) };
 }
 
 /** Every client name and version seen, with its requests, by label. */
