@@ -53,6 +53,11 @@ export interface CellTotal {
   serverDeclared: boolean | null;
   negotiated: boolean | null;
   count: number;
+  /**
+   * The stored cell's id, set by the reads of the matrix cells themselves (not those from series or instance cells):
+   * the same cell in every read of one store, so a long range's kept part finds a cell by it (closed-range-cache.ts).
+   */
+  cellId?: number;
 }
 
 export interface CellTotals {

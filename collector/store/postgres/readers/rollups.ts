@@ -232,7 +232,7 @@ export class RollupsReader {
     let statement = this.byCell.get(key);
     if (statement === undefined) {
       statement = preparedRead(`
-        SELECT kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
+        SELECT id::float8 AS "cellId", kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT c.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'cell_id', 'c.id', from, to)).join(' + ') || '0'} AS n
           FROM cells c
           WHERE (@service::text IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service::text)

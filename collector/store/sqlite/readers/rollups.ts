@@ -142,14 +142,18 @@ export class RollupsReader {
     db: Database.Database,
     private readonly planOptions: () => Omit<PlanOptions, 'useDays'>,
   ) {
+    // Each cell's sum is computed once: with its OFFSET the subquery is not flattened into the query around it (which
+    // would seek every range again for the count of each row that passes `n > 0`), and it carries the id alone, so the
+    // cells whose sum is zero (most of them in a short range) cost no copy of their columns.
     const byCell = (where: string): RangeSums =>
       new RangeSums(CELL_RANGES, { column: 'cell_id', id: 'c.id' }, (n) =>
         db.prepare(`
-      SELECT kind, ${selected(CELL_COLUMNS)}, min(n, ${MAX_STORED_COUNT}) AS count FROM (
-        SELECT c.*, ${n} AS n
+      SELECT t.id AS cellId, kind, ${selected(CELL_COLUMNS)}, min(t.n, ${MAX_STORED_COUNT}) AS count FROM (
+        SELECT c.id, ${n} AS n
         FROM cells c
         WHERE ${where} AND c.id > @after AND c.id <= @upto
-      ) WHERE n > 0`),
+        LIMIT -1 OFFSET 0
+      ) AS t CROSS JOIN cells ON cells.id = t.id WHERE t.n > 0`),
       );
     // Each chunk's end first, from the index alone (cells_by_service keeps equal keys in id order).
     const chunkEnd = (where: string): Database.Statement =>
