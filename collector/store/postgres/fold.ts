@@ -83,6 +83,15 @@ export const FOLD_BEFORE_READ = {
   ),
 };
 
+/**
+ * What a read sends ahead of its statement instead of {@link FOLD_BEFORE_READ} while nothing was pending
+ * (folded-reads.ts): whether any increment is pending, in a statement that writes nothing.
+ */
+export const PENDING_BEFORE_READ = {
+  name: 'extscope-pending-before-read',
+  text: 'SELECT EXISTS (SELECT 1 FROM pending_increments) AS pending',
+};
+
 /** Whether a fold that moved `moved` rows may have left more (it moves at most one batch). */
 export const foldLeftMore = (moved: number): boolean => moved >= FOLD_BATCH;
 

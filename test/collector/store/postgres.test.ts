@@ -149,32 +149,45 @@ describe('PostgreSQL store with several collectors on one database', () => {
     await Promise.all(stores.map((store) => store.lifecycle.close()));
   });
 
-  it("a read's statements carry the fold: a matrix read sees another collector's export at once, in three statements whether anything was pending or not", async () => {
+  it("a read's statements carry the fold while exports come, and a look for pending increments once a read found none: a matrix read sees another collector's export at once, in three statements unless one came after such a read", async () => {
     const url = await databases.create();
     const [writer, reader] = await Promise.all([open(url), open(url)]);
     const range = { fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 };
-    // Every statement (or batch of them) any connection sends while `read` runs.
-    const roundTrips = async (read: () => Promise<unknown>): Promise<number> => {
+    // What goes ahead of each statement (or batch of them) any connection sends while `read` runs: the fold, the look
+    // for pending increments, or nothing (a statement sent alone).
+    const sent = async (read: () => Promise<unknown>): Promise<string[]> => {
       const spy = vi.spyOn(pg.Client.prototype, 'query');
       try {
         await read();
-        return spy.mock.calls.length;
+        return spy.mock.calls.map(([query]) => (query as { ahead?: { name: string } }).ahead?.name ?? 'alone');
       } finally {
         spy.mockRestore();
       }
     };
-    const matrix = () => readMatrix(reader.reader, range, 'client');
+    let expected = 0;
+    const matrix = async () => {
+      const { view } = await readMatrix(reader.reader, range, 'client');
+      expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['a', expected]]);
+    };
+    // The cells, those answered before any server existed and the -32021 trend, all at once.
+    const folding = ['extscope-fold-before-read', 'extscope-fold-before-read', 'extscope-fold-before-read'];
+    const looking = ['extscope-pending-before-read', 'extscope-pending-before-read', 'extscope-pending-before-read'];
     try {
       for (let minute = 1; minute <= 3; minute++) {
         await writer.ingest.applyMetrics(batch([point('a', Temporality.Delta, minute - 1, minute, 5)]));
-        // Pending on the writer's side: the reader's first statement folds it, and its cells count it.
-        const pending = await roundTrips(async () => {
-          const { view } = await matrix();
-          expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['a', 5 * minute]]);
-        });
-        // The cells, those answered before any server existed and the -32021 trend (all at once, each with the fold).
-        expect(pending).toBe(3);
-        expect(await roundTrips(matrix)).toBe(3);
+        expected += 5;
+        // Pending on the writer's side. A reader that has not yet found nothing pending folds it in each statement's
+        // round trip; one whose last read found none looks, finds it, folds it and sends the statements again.
+        const pending = await sent(matrix);
+        if (minute === 1) expect(pending).toEqual(folding);
+        else {
+          // The three looks, then the fold and the three statements again, each sent alone.
+          expect(pending.slice(0, 3)).toEqual(looking);
+          expect(pending.filter((ahead) => ahead === 'alone').length).toBeGreaterThanOrEqual(4);
+        }
+        // Folded: the next read still carries the fold (exports may be coming), finds nothing, and the one after looks.
+        expect(await sent(matrix)).toEqual(folding);
+        expect(await sent(matrix)).toEqual(looking);
       }
       expect(reader.reader.behind()).toBe(false);
     } finally {
