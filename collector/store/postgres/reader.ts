@@ -16,12 +16,10 @@ import { TrendsReader } from './readers/trends.js';
  */
 export function postgresReader(core: PostgresCore): RollupReader {
   const { clock, retention } = core.options;
-  // Without the clock: ranges ending now are read from the minutes (see common/bucket-plan.ts).
+  // With the clock: a range ending now may read the day or hour under way from its own row (common/bucket-plan.ts;
+  // each statement checks that nothing is stored after the minute under way, readers/rollups.ts).
   const folded = new FoldedReads(core.pool, core.fold);
-  const rollups = new RollupsReader(folded, () => {
-    const { nowMs: _now, ...horizons } = readHorizons(clock(), retention);
-    return horizons;
-  });
+  const rollups = new RollupsReader(folded, () => readHorizons(clock(), retention));
   const rows = {
     instances: (query: Parameters<RollupReader['instances']>[0]) => storeRead(() => core.snapshot((db) => readInstances(db, query))),
     examples: (query: Parameters<RollupReader['examples']>[0]) => storeRead(() => readExamples(core.pool, query)),

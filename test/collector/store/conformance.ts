@@ -382,6 +382,35 @@ export function storeConformance(name: string, backend: () => StoreBackend): voi
       expect(cells((await store.reader.cellTotals({ fromMs: T0 + 2 * MS_PER_MINUTE, toMs: T0 + 3 * MS_PER_MINUTE })).cells)).toEqual(['alpha@1.0 declared: 4']);
     });
 
+    it('a range ending now counts the minutes so far from the hour under way, and a point dated ahead of the clock only once its minute has come', async () => {
+      // The clock half-way through minute 30: a point of minute 29, then one dated minute 40 (the sender's clock is ahead).
+      now = T0 + 30.5 * MS_PER_MINUTE;
+      await store.ingest.applyMetrics(batch([{ start: 28, time: 29, value: 2 }]));
+      await store.ingest.applyMetrics(batch([{ start: 39, time: 40, value: 5 }]));
+      const requests = (list: readonly { kind: number; count: number }[]): number =>
+        list.filter((cell) => cell.kind === SeriesKind.Requests).reduce((sum, cell) => sum + cell.count, 0);
+      // Ranges ending now, under two days (minutes at the edges) and longer (whole hours), read each way there is.
+      const reads = async (): Promise<number[]> => {
+        const counts: number[] = [];
+        for (const fromMs of [now - 6 * MS_PER_HOUR, now - 3 * MS_PER_DAY]) {
+          const range = { fromMs, toMs: now };
+          counts.push(
+            requests((await store.reader.cellTotals(range)).cells),
+            requests((await store.reader.cellTotals({ ...range, service: 'svc' })).cells),
+            requests((await store.reader.cellTotals({ ...range, instance: 'i-1' })).cells),
+            requests((await store.reader.instanceCellTotals(range)).cells),
+            requests((await store.reader.instanceCellTotals({ ...range, requestsOnly: true })).cells),
+            requests((await store.reader.instanceCellTotals({ ...range, clients: true })).cells),
+          );
+        }
+        return counts;
+      };
+      // Under two days the range is minutes up to now: the point ahead is not in it. Longer ranges are whole hours.
+      expect(await reads()).toEqual([2, 2, 2, 2, 2, 2, 7, 7, 7, 7, 7, 7]);
+      now = T0 + 41.5 * MS_PER_MINUTE;
+      expect(await reads()).toEqual([7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]);
+    });
+
     it('a long range read again shows a late point into a closed hour, a point of the hour under way and a new cell; a retried late point adds nothing; an hour later the range ending now moves on exactly', async () => {
       // Three days of points, then two hours of today (the second one under way). Minutes after T0.
       const today = 3 * 1440;

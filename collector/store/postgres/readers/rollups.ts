@@ -1,8 +1,9 @@
 import { CELL_LEVELS, SERIES_LEVELS, stepLevel } from '../../common/rollup-levels.js';
 import { DECLARATION } from '../../../../contract/index.js';
 import type { CellTotals, StepTotal, CellTotal, InstanceCellTotal, InstanceCellTotals } from '../../../model/records.js';
-import { MS_PER_MINUTE } from '../../../model/time.js';
+import { MS_PER_MINUTE, NANOS_PER_MINUTE } from '../../../model/time.js';
 import {
+  type BucketPlan,
   CELL_RANGES,
   INSTANCE_CELL_RANGES,
   type PlanOptions,
@@ -23,6 +24,58 @@ const CLOSED_BUCKETS = preparedRead(READ_CLOSED_BUCKETS);
 
 const sum = (table: string, bucket: string, owner: string, id: string, from: string, to: string): string =>
   `(SELECT ${safeSum('count')} FROM ${table} WHERE ${owner} = ${id} AND ${bucket} >= @${from}::bigint AND ${bucket} < @${to}::bigint)`;
+
+/** SQL: a row's sum over `ranges` (`owner` = `id`), their parameters named with `prefix`. */
+const sums = (ranges: readonly PlanRange[], owner: string, id: string, prefix = ''): string =>
+  ranges.map(([table, bucket, from, to]) => sum(table, bucket, owner, id, `${prefix}${from}`, `${prefix}${to}`)).join(' + ') || '0';
+
+/** A read's buckets, and the SQL summing a row's counts over them. */
+interface PlannedSums {
+  plan: BucketPlan;
+  parameters: Record<string, unknown>;
+  /** Which ranges the statement sums (one statement per shape). */
+  key: string;
+  /** No range to sum: nothing to read. */
+  empty: boolean;
+  /** SQL: a row's sum, `owner` = `id`. */
+  sum(owner: string, id: string): string;
+}
+
+/**
+ * The plan of a range over `ranges` (common/bucket-plan.ts). A range that reaches the minute under way is planned both
+ * ways: up to the end of the hour or day under way, read from its own row (a seek per row fewer), which holds only
+ * while nothing is stored after the minute under way (a point dated ahead of the clock, another host's); and as it
+ * is. The statement picks the way itself from the newest point logged (one seek, evaluated once), where SQLite's
+ * reader asks first: a round trip fewer.
+ */
+function plannedSums(fromMs: number, toMs: number, options: PlanOptions, ranges: readonly PlanRange[]): PlannedSums {
+  const { nowMs, ...asItIs } = options;
+  const plan = planBuckets(fromMs, toMs, asItIs);
+  const parameters: Record<string, unknown> = planParameters(plan);
+  const present = presentRanges(ranges, parameters);
+  const single: PlannedSums = {
+    plan,
+    parameters,
+    key: present.map((range) => range[2]).join(','),
+    empty: present.length === 0,
+    sum: (owner, id) => sums(present, owner, id),
+  };
+  if (nowMs === undefined) return single;
+  const endingNow = planParameters(planBuckets(fromMs, toMs, options));
+  if (Object.entries(endingNow).every(([name, value]) => parameters[name] === value)) return single;
+  const nowPresent = presentRanges(ranges, endingNow);
+  for (const [name, value] of Object.entries(endingNow)) parameters[`now_${name}`] = value;
+  // Nothing logged that ends after the minute under way.
+  parameters['nowEndNs'] = ((BigInt(Math.floor(nowMs / MS_PER_MINUTE)) + 1n) * NANOS_PER_MINUTE).toString();
+  return {
+    plan,
+    parameters,
+    key: `${single.key};now:${nowPresent.map((range) => range[2]).join(',')}`,
+    empty: present.length === 0 && nowPresent.length === 0,
+    sum: (owner, id) =>
+      `(CASE WHEN (SELECT coalesce(max(end_ns), 0) FROM point_log) < @nowEndNs::bigint THEN ${sums(nowPresent, owner, id, 'now_')} ELSE ${sums(present, owner, id)} END)`,
+  };
+}
 
 const FLAG_COLUMNS = CELL_COLUMNS.filter((column) => column.flag);
 const INSTANCE_FLAG_COLUMNS = INSTANCE_CELL_COLUMNS.filter((column) => column.flag);
@@ -107,25 +160,23 @@ export class RollupsReader {
     // One statement each, run to its end: a read whose asker has gone is not started.
     query.signal?.throwIfAborted();
     const byInstance = query.instance !== undefined;
-    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance });
-    const parameters: Record<string, unknown> = { ...planParameters(plan), service: query.service ?? null, instance: query.instance ?? null };
-    const ranges = presentRanges(byInstance ? SERIES_RANGES : CELL_RANGES, parameters);
-    const statement = byInstance ? this.seriesStatement(ranges) : this.cellStatement(ranges);
+    const narrowed = { service: query.service ?? null, instance: query.instance ?? null };
+    const planned = plannedSums(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance }, byInstance ? SERIES_RANGES : CELL_RANGES);
+    const { plan } = planned;
+    const statement = byInstance ? this.seriesStatement(planned) : this.cellStatement(planned);
     // The same range from the series rollups (no daily level: the same buckets, split differently).
-    const seriesPlan = byInstance ? plan : planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false });
-    const unknownParameters: Record<string, unknown> = { ...planParameters(seriesPlan), service: query.service ?? null, instance: query.instance ?? null };
-    const unknownRanges = presentRanges(SERIES_RANGES, unknownParameters);
+    const unknown = plannedSums(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false }, SERIES_RANGES);
     // Both at once, on two pooled connections: the read waits for one round trip, not two.
-    const [rows, unknown] = await Promise.all([
-      ranges.length === 0 ? [] : statement.all<Record<string, unknown>>(this.db, parameters),
-      unknownRanges.length === 0 ? [] : this.unknownStatement(unknownRanges).all<Record<string, unknown>>(this.db, unknownParameters),
+    const [rows, unknownRows] = await Promise.all([
+      planned.empty ? [] : statement.all<Record<string, unknown>>(this.db, { ...planned.parameters, ...narrowed }),
+      unknown.empty ? [] : this.unknownStatement(unknown).all<Record<string, unknown>>(this.db, { ...unknown.parameters, ...narrowed }),
     ]);
     return {
       fromMs: plan.fromMs,
       toMs: plan.toMs,
       resolution: plan.resolution,
       cells: records<CellTotal>(rows, FLAG_COLUMNS),
-      serverUnknown: records<CellTotal>(unknown, FLAG_COLUMNS),
+      serverUnknown: records<CellTotal>(unknownRows, FLAG_COLUMNS),
     };
   }
 
@@ -144,23 +195,23 @@ export class RollupsReader {
   async instanceCellTotals(query: InstanceCellQuery): Promise<InstanceCellTotals> {
     query.signal?.throwIfAborted();
     const bySeries = needsClients(query);
-    const plan = planBuckets(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !bySeries });
+    const planned = plannedSums(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !bySeries }, bySeries ? SERIES_RANGES : INSTANCE_CELL_RANGES);
+    const { plan } = planned;
     const parameters: Record<string, unknown> = {
-      ...planParameters(plan),
+      ...planned.parameters,
       service: query.service ?? null,
       instance: query.instance ?? null,
       client: query.clientName ?? null,
     };
-    const ranges = presentRanges(bySeries ? SERIES_RANGES : INSTANCE_CELL_RANGES, parameters);
     const narrowed = bySeries ? 'all' : query.instanceRefs !== undefined ? 'listed' : query.requestsOnly === true ? 'requests' : 'all';
     if (narrowed === 'listed') parameters['refs'] = [...(query.instanceRefs ?? [])];
-    const statement = bySeries ? this.perInstanceStatement(ranges) : this.instanceCellStatement(ranges, narrowed);
-    const rows = ranges.length === 0 ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
+    const statement = bySeries ? this.perInstanceStatement(planned) : this.instanceCellStatement(planned, narrowed);
+    const rows = planned.empty ? [] : await statement.all<Record<string, unknown>>(this.db, parameters);
     return { fromMs: plan.fromMs, toMs: plan.toMs, resolution: plan.resolution, cells: records<InstanceCellTotal>(rows, INSTANCE_FLAG_COLUMNS) };
   }
 
-  private perInstanceStatement(ranges: readonly PlanRange[]): NamedStatement {
-    const key = ranges.map((range) => range[2]).join(',');
+  private perInstanceStatement(planned: PlannedSums): NamedStatement {
+    const { key } = planned;
     let statement = this.perInstance.get(key);
     if (statement === undefined) {
       const columns = INSTANCE_CELL_COLUMNS.map((column) =>
@@ -170,7 +221,7 @@ export class RollupsReader {
         SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, instance_ref AS "instanceRef",
                LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT s.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
-            ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
+            ${planned.sum('series_id', 's.id')} AS n
           FROM instances i JOIN series s ON s.instance_ref = i.id
           WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
             AND (@client::text IS NULL OR s.client_name = @client::text)
@@ -182,8 +233,8 @@ export class RollupsReader {
   }
 
   /** Every instance cell, the request cells alone (what rows are ranked by), or the listed instances' (`@refs`). */
-  private instanceCellStatement(ranges: readonly PlanRange[], narrowed: 'all' | 'requests' | 'listed'): NamedStatement {
-    const key = `${narrowed}:${ranges.map((range) => range[2]).join(',')}`;
+  private instanceCellStatement(planned: PlannedSums, narrowed: 'all' | 'requests' | 'listed'): NamedStatement {
+    const key = `${narrowed}:${planned.key}`;
     let statement = this.instanceCells.get(key);
     if (statement === undefined) {
       const columns = INSTANCE_CELL_COLUMNS.map((column) =>
@@ -194,7 +245,7 @@ export class RollupsReader {
         SELECT kind, ${columns}, service_name AS service, instance_name AS "instanceId", build_name AS build, instance_ref AS "instanceRef",
                LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
           SELECT c.*, i.service AS service_name, i.instance_id AS instance_name, i.build_key AS build_name,
-            ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'instance_cell_id', 'c.id', from, to)).join(' + ')} AS n
+            ${planned.sum('instance_cell_id', 'c.id')} AS n
           FROM instances i JOIN instance_cells c ON c.instance_ref = i.id
           WHERE (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)${where}
           OFFSET 0
@@ -204,13 +255,13 @@ export class RollupsReader {
     return statement;
   }
 
-  private unknownStatement(ranges: readonly PlanRange[]): NamedStatement {
-    const key = ranges.map((range) => range[2]).join(',');
+  private unknownStatement(planned: PlannedSums): NamedStatement {
+    const { key } = planned;
     let statement = this.unknownCells.get(key);
     if (statement === undefined) {
       statement = preparedRead(`
         SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-          SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ')} AS n
+          SELECT s.*, ${planned.sum('series_id', 's.id')} AS n
           FROM ${UNKNOWN_SERIES}
           WHERE ${UNKNOWN_WHERE} AND (@instance::text IS NULL OR i.instance_id = @instance::text) AND (@service::text IS NULL OR i.service = @service::text)
           OFFSET 0
@@ -227,13 +278,13 @@ export class RollupsReader {
     return this.stepRows(this.unknownSteps.get(level.table) as NamedStatement, level.minutes, query);
   }
 
-  private cellStatement(ranges: readonly PlanRange[]): NamedStatement {
-    const key = ranges.map((range) => range[2]).join(',');
+  private cellStatement(planned: PlannedSums): NamedStatement {
+    const { key } = planned;
     let statement = this.byCell.get(key);
     if (statement === undefined) {
       statement = preparedRead(`
         SELECT id::float8 AS "cellId", kind, ${selected(CELL_COLUMNS)}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-          SELECT c.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'cell_id', 'c.id', from, to)).join(' + ') || '0'} AS n
+          SELECT c.*, ${planned.sum('cell_id', 'c.id')} AS n
           FROM cells c
           WHERE (@service::text IS NULL AND c.scope = 1) OR (c.scope = 0 AND c.service = @service::text)
           OFFSET 0
@@ -244,13 +295,13 @@ export class RollupsReader {
   }
 
   /** A series has every cell column (and more); an extension series' declaration state is left out, as its cell does. */
-  private seriesStatement(ranges: readonly PlanRange[]): NamedStatement {
-    const key = ranges.map((range) => range[2]).join(',');
+  private seriesStatement(planned: PlannedSums): NamedStatement {
+    const { key } = planned;
     let statement = this.bySeries.get(key);
     if (statement === undefined) {
       statement = preparedRead(`
         SELECT kind, ${SERIES_CELL_COLUMNS}, LEAST(n, ${MAX_STORED_COUNT})::bigint AS count FROM (
-          SELECT s.*, ${ranges.map(([table, bucket, from, to]) => sum(table, bucket, 'series_id', 's.id', from, to)).join(' + ') || '0'} AS n
+          SELECT s.*, ${planned.sum('series_id', 's.id')} AS n
           FROM instances i JOIN series s ON s.instance_ref = i.id
           WHERE i.instance_id = @instance::text AND (@service::text IS NULL OR i.service = @service::text)
           OFFSET 0
