@@ -10,6 +10,8 @@
  * horizons, as ten minutes outlast two of the default ones, and an alert whose re-sends stopped would end in
  * Alertmanager within the run. That is what real time adds; the state machine itself is judged over thirty minutes of
  * the fleet's traffic on an injected clock, with the same rules, in test/collector/alerting/demo-steadiness.test.ts.
+ * Before the steady run, the wait for the alerts to fire: up to the fleet's first whole minute and 15 s (below), so
+ * the file takes 1-2 minutes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -24,6 +26,13 @@ const STEADY_MS = 45_000;
 /** Shorter than the demo's evaluation interval (5 s): a re-send at every evaluation. */
 const RESEND_SECONDS = 1;
 const POLL_MS = 5000;
+/**
+ * acme-desktop 1.5.0 rolls out this long after the fleet starts (the demo's default is 20 s). The client regression
+ * and missing-capability conditions read whole elapsed minutes, so those alerts wait for the first minute boundary
+ * after enough of the fleet's traffic (missing capability 15 s more, its `for`): the sooner 1.5.0 has its five
+ * requests, the more often that is the first boundary the fleet crosses, and not the one a minute later.
+ */
+const UPGRADE_AFTER_MS = 5000;
 /** The demo's drift alerts: each has a cause that persists for as long as the fleet runs. */
 const EXPECTED = ['advertisement_skew', 'client_regression', 'missing_capability'];
 
@@ -83,7 +92,12 @@ describe('alert steadiness: the demo delivering to a real Alertmanager for 45 s 
 
       demo = spawn(process.execPath, ['scripts/demo.mjs', '--port', '0', '--duration', String((STEADY_MS + 5 * MINUTE) / 1000)], {
         cwd: ROOT,
-        env: { ...process.env, EXTSCOPE_ALERTMANAGER_URL: alertmanager.url, EXTSCOPE_ALERTMANAGER_RESEND_SECONDS: String(RESEND_SECONDS) },
+        env: {
+          ...process.env,
+          EXTSCOPE_ALERTMANAGER_URL: alertmanager.url,
+          EXTSCOPE_ALERTMANAGER_RESEND_SECONDS: String(RESEND_SECONDS),
+          DEMO_UPGRADE_AFTER_MS: String(UPGRADE_AFTER_MS),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       demo.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-20_000)));
@@ -91,7 +105,7 @@ describe('alert steadiness: the demo delivering to a real Alertmanager for 45 s 
       exited = new Promise((resolve) => demo!.once('exit', (code) => resolve(code)));
       const url = await until('the demo collector', 60_000, async () => /collector on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]);
 
-      // The drift alerts fire (the client upgrade starts 20 s in) and reach Alertmanager.
+      // The drift alerts fire (the client upgrade starts UPGRADE_AFTER_MS in) and reach Alertmanager.
       await until(`the alerts ${EXPECTED.join(', ')} firing in Alertmanager`, 3 * MINUTE, async () => {
         const names = new Set((await alertmanager.alerts()).map((alert) => alert.labels['alertname']));
         return EXPECTED.every((name) => names.has(name)) ? true : undefined;
