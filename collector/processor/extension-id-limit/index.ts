@@ -79,13 +79,19 @@ export class ExtensionIdLimit implements MetricsConsumer<MetricsBatch> {
     const fresh = new Map<string, Fresh>();
     for (const { resource, counters } of batch.resources) {
       const instance = JSON.stringify([resource.service, resource.instanceId]);
+      // The points of a resource nearly all carry one time: its (instance, hour) is looked up once per time seen.
+      let entryTimeNs: bigint | undefined;
+      let entry: Fresh | undefined;
       for (const point of counters) {
         const id = extensionIdOf(point);
         if (id === undefined) continue;
-        const hour = Number(point.timeNs / NANOS_PER_HOUR);
-        const key = `${hour}:${instance}`;
-        let entry = fresh.get(key);
-        if (entry === undefined) fresh.set(key, (entry = { instance, hour, known: this.known.get(key), ids: new Set(), points: new Map() }));
+        if (entry === undefined || point.timeNs !== entryTimeNs) {
+          const hour = Number(point.timeNs / NANOS_PER_HOUR);
+          const key = `${hour}:${instance}`;
+          entry = fresh.get(key);
+          if (entry === undefined) fresh.set(key, (entry = { instance, hour, known: this.known.get(key), ids: new Set(), points: new Map() }));
+          entryTimeNs = point.timeNs;
+        }
         if (entry.known?.has(id) === true) continue;
         entry.ids.add(id);
         let points = entry.points.get(id);

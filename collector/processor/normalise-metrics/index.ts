@@ -213,7 +213,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
       if (cache.size >= DIMS_CACHE_SIZE) cache.clear();
       cache.set(streamAttributes, dims);
     }
-    if (temporality === Temporality.Delta) context.deltaIncrement(`${metricKey}\u0000${streamAttributes}`, timeNs, value, where);
+    if (temporality === Temporality.Delta) context.deltaIncrement(metricKey, streamAttributes, timeNs, value, where);
     return { dims, streamScope: metricKey, streamAttributes, attributes, temporality, startNs, timeNs, value };
   }
 

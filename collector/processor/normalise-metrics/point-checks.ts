@@ -13,12 +13,24 @@ export interface PointWindow {
   dedupWindowMs: number;
 }
 
+/** One stream's delta increments in one minute of an export; `next`: another minute of the same stream. */
+interface MinuteTotal {
+  minute: bigint;
+  total: number;
+  next: MinuteTotal | undefined;
+}
+
 /** Per-export bookkeeping shared by the point readers: time checks, ignored and refused points. */
 export class PointContext {
   private readonly maxTimeNs: bigint;
   private readonly minTimeNs: bigint;
-  /** Delta increments of this export per stream and minute, against {@link MAX_COUNT_PER_STREAM_MINUTE}. */
-  private readonly perStreamMinute = new Map<string, number>();
+  /**
+   * Delta increments of this export per stream and minute, against {@link MAX_COUNT_PER_STREAM_MINUTE}: by the
+   * stream's scope, then its attributes (both strings the caller already holds), then a short chain of minutes
+   * (nearly always one). No key is built per point: joining the two into a new string, and hashing it, cost more
+   * than the rest of the check.
+   */
+  private readonly perStreamMinute = new Map<string, Map<string, MinuteTotal>>();
   /** What the sender is told, once per reason. */
   private readonly messages = new Map<RejectedReason, string>();
   /** The service of the resource being read: refused points are counted under it. */
@@ -56,16 +68,22 @@ export class PointContext {
   }
 
   /** A delta increment: refuses the export when it, or its stream's sum in its minute, is beyond the bound. */
-  deltaIncrement(stream: string, timeNs: bigint, value: number, where: string): void {
-    const key = `${stream}\u0000${timeNs / NANOS_PER_MINUTE}`;
-    const total = (this.perStreamMinute.get(key) ?? 0) + value;
+  deltaIncrement(streamScope: string, streamAttributes: string, timeNs: bigint, value: number, where: string): void {
+    const minute = timeNs / NANOS_PER_MINUTE;
+    let streams = this.perStreamMinute.get(streamScope);
+    if (streams === undefined) this.perStreamMinute.set(streamScope, (streams = new Map()));
+    const first = streams.get(streamAttributes);
+    let entry = first;
+    while (entry !== undefined && entry.minute !== minute) entry = entry.next;
+    const total = (entry?.total ?? 0) + value;
     if (total > MAX_COUNT_PER_STREAM_MINUTE) {
       throw new PermanentError(
         `${where}: ${total} requests in one minute of one stream; the limit is ${MAX_COUNT_PER_STREAM_MINUTE} (more than an MCP server can answer)`,
         'count_too_large',
       );
     }
-    this.perStreamMinute.set(key, total);
+    if (entry !== undefined) entry.total = total;
+    else streams.set(streamAttributes, { minute, total, next: first });
   }
 
   /** Refuses `points` points of the current service (partial success); the sender is told why, once per reason. */
