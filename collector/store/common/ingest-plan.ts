@@ -120,10 +120,20 @@ export class IngestPlan {
     let deltaRows = 0;
     const changed = new StreamStarts<StateWrite>();
     const writes: StateWrite[] = [];
+    // An export's points nearly all carry one time: its minute is divided out once per time seen, not per point.
+    let minuteNs: bigint | undefined;
+    let minute = 0;
+    const minuteOf = (timeNs: bigint): number => {
+      if (timeNs !== minuteNs) {
+        minuteNs = timeNs;
+        minute = Number(timeNs / NANOS_PER_MINUTE);
+      }
+      return minute;
+    };
     for (const entry of entries) {
       const { point, stream } = entry;
       if (point.temporality === Temporality.Delta) {
-        log.push(logRow(point, stream, point.value));
+        log.push(logRow(point, stream, point.value, minuteOf(point.timeNs)));
         this.labels.set(stream.seriesId, entry);
         deltaRows++;
         continue;
@@ -149,7 +159,7 @@ export class IngestPlan {
       this.tally.applied++;
       if (converted.increment > 0) {
         // Its identity is unique too (the state only moves forward), so it cannot collide in the log.
-        log.push(logRow(point, stream, converted.increment));
+        log.push(logRow(point, stream, converted.increment, minuteOf(point.timeNs)));
         this.labels.set(stream.seriesId, entry);
       }
     }
@@ -175,12 +185,12 @@ export class IngestPlan {
   }
 }
 
-function logRow(point: CounterPoint, stream: StreamRef, value: number): LogRow {
+function logRow(point: CounterPoint, stream: StreamRef, value: number, minute: number): LogRow {
   return {
     endNs: point.timeNs,
     streamId: stream.streamId,
     startNs: point.startNs,
-    minute: Number(point.timeNs / NANOS_PER_MINUTE),
+    minute,
     seriesId: stream.seriesId,
     cellId: stream.cellId,
     allCellId: stream.allCellId,

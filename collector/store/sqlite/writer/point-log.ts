@@ -21,12 +21,22 @@ export class PointLog {
 
   /** Inserts the rows; returns how many were new, and hands each new row's series and increment to `added`. */
   insert(logRows: readonly LogRow[], added: (seriesId: number, value: number) => void): number {
-    const rows: (bigint | number)[] = [];
-    for (const row of logRows) rows.push(row.endNs, row.streamId, row.startNs, row.minute, row.seriesId, row.cellId, row.allCellId, row.value);
     let inserted = 0;
-    for (let offset = 0; offset < rows.length; offset += LOG_CHUNK * LOG_COLUMNS) {
-      const chunk = rows.slice(offset, offset + LOG_CHUNK * LOG_COLUMNS);
-      const count = chunk.length / LOG_COLUMNS;
+    for (let offset = 0; offset < logRows.length; offset += LOG_CHUNK) {
+      const count = Math.min(LOG_CHUNK, logRows.length - offset);
+      // Each chunk's parameters straight from the rows, in one array of its final length.
+      const chunk = new Array<bigint | number>(count * LOG_COLUMNS);
+      for (let index = 0, at = 0; index < count; index++) {
+        const row = logRows[offset + index] as LogRow;
+        chunk[at++] = row.endNs;
+        chunk[at++] = row.streamId;
+        chunk[at++] = row.startNs;
+        chunk[at++] = row.minute;
+        chunk[at++] = row.seriesId;
+        chunk[at++] = row.cellId;
+        chunk[at++] = row.allCellId;
+        chunk[at++] = row.value;
+      }
       let statement = this.inserts.get(count);
       if (statement === undefined) {
         const values = Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
@@ -39,7 +49,10 @@ export class PointLog {
       // 220-390 ms against 140-190 ms without (same machine, runs alternated).
       const { changes, lastInsertRowid } = statement.run(chunk);
       if (changes === count) {
-        for (let row = 0; row < chunk.length; row += LOG_COLUMNS) added(Number(chunk[row + 4]), Number(chunk[row + 7]));
+        for (let index = 0; index < count; index++) {
+          const row = logRows[offset + index] as LogRow;
+          added(row.seriesId, row.value);
+        }
       } else if (changes > 0) {
         // Some were a retry's: the new ones are the last rows inserted. New rows of a rowid table take the rowids
         // after the largest one, in order, and nothing else writes the log inside this transaction.
