@@ -61,6 +61,21 @@ const stop = async (child) => {
   await new Promise((resolve) => child.once('exit', resolve));
 };
 
+/**
+ * `value` with every object's keys sorted: heavy reads are written by JSON.stringify (in the objects' own key order),
+ * another build's by its schema's serializer, so answers are compared by their values.
+ */
+const sorted = (value) =>
+  Array.isArray(value)
+    ? value.map(sorted)
+    : value !== null && typeof value === 'object'
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((key) => [key, sorted(value[key])]),
+        )
+      : value;
+
 const reuse = process.env.BENCH_REUSE?.split(' ');
 const dir = reuse === undefined ? mkdtempSync(join(tmpdir(), 'extscope-bench-matrix-')) : undefined;
 const dbPath = reuse?.[0] ?? join(dir, 'matrix.db');
@@ -225,17 +240,6 @@ try {
       if (answer.status !== 200) throw new Error(`${target}: rows by instance, up to 5,000: HTTP ${answer.status} ${answer.body}`);
       const wide = JSON.parse(answer.body.toString());
       const apart = byInstance[target].rows.filter((row) => row.summedRows === undefined);
-      // Keys sorted: a large answer is written by the streaming serializer, in its own key order.
-      const sorted = (value) =>
-        Array.isArray(value)
-          ? value.map(sorted)
-          : value !== null && typeof value === 'object'
-            ? Object.fromEntries(
-                Object.keys(value)
-                  .sort()
-                  .map((key) => [key, sorted(value[key])]),
-              )
-            : value;
       checkSame(
         `${target}: the ${apart.length} busiest rows by instance, against a read of up to 5,000 rows`,
         sorted(apart),
@@ -261,8 +265,8 @@ try {
       );
     }
     for (const target of names.slice(1)) {
-      checkSame(`${target} and ${names[0]} 7-day matrix rows`, byClient[target].rows, byClient[names[0]].rows);
-      checkSame(`${target} and ${names[0]} 7-day matrix rows by instance`, byInstance[target].rows, byInstance[names[0]].rows);
+      checkSame(`${target} and ${names[0]} 7-day matrix rows`, sorted(byClient[target].rows), sorted(byClient[names[0]].rows));
+      checkSame(`${target} and ${names[0]} 7-day matrix rows by instance`, sorted(byInstance[target].rows), sorted(byInstance[names[0]].rows));
     }
   } finally {
     agent.destroy();
