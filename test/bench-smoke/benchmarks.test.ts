@@ -13,49 +13,61 @@ const BENCH = fileURLToPath(new URL('../bench/', import.meta.url));
 const PG = process.env['EXTSCOPE_TEST_PG'] ?? 'postgres://root@127.0.0.1:5432/test';
 
 /**
- * Every entry point (a few in more than one mode), in two lanes that run side by side, each one benchmark at a time:
- * the exit benchmark, whose agents have a bounded time to send their last export, runs before the lanes load both
- * cores, and valgrind's run and the database benchmarks are in different lanes.
+ * Every entry point (a few in more than one mode), two at a time, in this order: the exit benchmark first and alone
+ * (its agents have a bounded time to send their last export, so it runs before two benchmarks load both cores), then
+ * the longest first, by what each takes alone at smoke size (seconds, beside each; valgrind's run, whose time moves
+ * most with the machine's load, before the others). Whichever pair is running, the next starts as soon as one ends,
+ * so the file lasts about half their sum whatever the load does to each; two fixed lanes, balanced on paper, ended
+ * half a minute apart on a loaded machine.
  */
-const LANES: [string, string[]][][] = [
-  [
-    ['agent-exit.mjs', []],
-    // One mode under valgrind (a minute of the file's time; its stdio mode shares workers/inmemory-server.mjs).
-    ['agent-instructions.mjs', ['entry']],
-    ['agent-http.mjs', ['loopback']],
-    ['agent-http.mjs', ['entry']],
-    ['agent-stdio.mjs', []],
-    ['compare-sentry.mjs', []],
-    ['wrap-proxy.mjs', []],
-    ['alert-delivery.mjs', []],
-  ],
-  [
-    ['agent-path.mjs', []],
-    ['agent-cost.mjs', []],
-    ['matrix.mjs', ['--backend', 'both']],
-    ['ingest.mjs', ['--backend', 'both']],
-    ['agent-overhead.mjs', []],
-    ['alert-evaluation.mjs', []],
-    ['dashboard.mjs', []],
-    ['ingest-stall.mjs', []],
-    ['server-unknown-matrix.mjs', []],
-    // npm pack of agent/ installed into an empty project (the registry's packages, as a user gets them). In this
-    // lane so that the two take about as long: the other holds the two longest (valgrind's and compare-sentry.mjs).
-    ['agent-install.mjs', []],
-  ],
+const BENCHMARKS: [string, string[]][] = [
+  ['agent-exit.mjs', []], // 5
+  // One mode under valgrind (its stdio mode shares workers/inmemory-server.mjs).
+  ['agent-instructions.mjs', ['entry']], // 10
+  ['ingest.mjs', ['--backend', 'both']], // 17
+  ['dashboard.mjs', []], // 17
+  ['agent-overhead.mjs', []], // 12
+  ['compare-sentry.mjs', []], // 7
+  // npm pack of agent/ installed into an empty project (the registry's packages, as a user gets them).
+  ['agent-install.mjs', []], // 7
+  ['matrix.mjs', ['--backend', 'both']], // 5
+  ['alert-evaluation.mjs', []], // 5
+  ['wrap-proxy.mjs', []], // 4
+  ['ingest-stall.mjs', []], // 4
+  ['alert-delivery.mjs', []], // 3
+  ['agent-http.mjs', ['loopback']], // 2
+  ['agent-stdio.mjs', []], // 2
+  ['agent-http.mjs', ['entry']], // 1
+  ['agent-cost.mjs', []], // 1
+  ['server-unknown-matrix.mjs', []], // 0.3
+  ['agent-path.mjs', []], // 0.2
 ];
+/** The benchmark that runs alone, before the others. */
+const FIRST = 'agent-exit.mjs';
 /** Benchmarks with nothing to count exactly (latency under load, page timings): they only have to complete. */
 const UNCOUNTED = new Set(['alert-evaluation.mjs', 'dashboard.mjs', 'ingest-stall.mjs', 'wrap-proxy.mjs']);
 
-/** Runs `job` once every job queued on the same lane before it has settled. */
-const lanes = LANES.map(() => Promise.resolve());
-function inLane<T>(lane: number, job: () => Promise<T>): Promise<T> {
-  const result = (lanes[lane] ?? Promise.resolve()).then(job);
-  lanes[lane] = result.then(
-    () => undefined,
-    () => undefined,
-  );
-  return result;
+/** Two slots; `inSlots` takes `need` of them, first come first served, and gives them back when its job settles. */
+let freeSlots = 2;
+const queued: { need: number; start: () => void }[] = [];
+function startQueued(): void {
+  for (let next = queued[0]; next !== undefined && next.need <= freeSlots; next = queued[0]) {
+    queued.shift();
+    freeSlots -= next.need;
+    next.start();
+  }
+}
+async function inSlots<T>(need: number, job: () => Promise<T>): Promise<T> {
+  await new Promise<void>((start) => {
+    queued.push({ need, start });
+    startQueued();
+  });
+  try {
+    return await job();
+  } finally {
+    freeSlots += need;
+    startQueued();
+  }
 }
 
 function bench(file: string, args: string[], env: Record<string, string> = {}) {
@@ -69,7 +81,7 @@ function bench(file: string, args: string[], env: Record<string, string> = {}) {
 
 describe.concurrent('benchmarks at smoke size', () => {
   it('lists every entry point of test/bench', () => {
-    const listed = new Set(LANES.flat().map(([file]) => file));
+    const listed = new Set(BENCHMARKS.map(([file]) => file));
     expect(
       readdirSync(BENCH)
         .filter((name) => name.endsWith('.mjs'))
@@ -77,24 +89,18 @@ describe.concurrent('benchmarks at smoke size', () => {
     ).toEqual([...listed].sort());
   });
 
-  // Declared alternately from each lane: vitest starts a few concurrent tests at a time, in declaration order.
-  const longest = Math.max(...LANES.map((jobs) => jobs.length));
-  for (let index = 0; index < longest; index++) {
-    LANES.forEach((jobs, lane) => {
-      const job = jobs[index];
-      if (job === undefined) return;
-      const [file, args] = job;
-      // The time includes waiting for the lane's earlier benchmarks.
-      it(`${[file, ...args].join(' ')} completes with its exactness checks holding`, { timeout: 240_000 }, async () => {
-        const { stdout } = await inLane(lane, () => bench(file, args));
-        expect(stdout).not.toContain('MISMATCH');
-        if (!UNCOUNTED.has(file)) expect(stdout).toMatch(/^exactness: .*: (exact|identical)$/m);
-      });
+  // Declared in the order they are to start: vitest starts a few concurrent tests at a time, in declaration order, and
+  // each asks for its slots as it starts. The time includes waiting for a slot.
+  for (const [file, args] of BENCHMARKS) {
+    it(`${[file, ...args].join(' ')} completes with its exactness checks holding`, { timeout: 240_000 }, async () => {
+      const { stdout } = await inSlots(file === FIRST ? 2 : 1, () => bench(file, args));
+      expect(stdout).not.toContain('MISMATCH');
+      if (!UNCOUNTED.has(file)) expect(stdout).toMatch(/^exactness: .*: (exact|identical)$/m);
     });
   }
 
   it('a benchmark whose count is off by one exits non-zero', { timeout: 240_000 }, async () => {
-    const failed = await inLane(1, () => bench('agent-cost.mjs', [], { BENCH_BREAK_EXACTNESS: '1' })).then(
+    const failed = await inSlots(1, () => bench('agent-cost.mjs', [], { BENCH_BREAK_EXACTNESS: '1' })).then(
       () => undefined,
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
