@@ -17,20 +17,35 @@ const BRIEF_LOCK_WAIT_MS = 50;
 /** One key for every extscope replica on this database: folds run one at a time, so their row locks never cross. */
 export const FOLD_LOCK = "hashtextextended('extscope:fold', 0)";
 
-const sum = (expression: string): string => `LEAST(sum(${expression}), ${MAX_STORED_COUNT})::bigint`;
-const upsert = (table: string, owner: string, bucket: string, from: string, ownerColumn: string, bucketExpression: string): string => `
-  INSERT INTO ${table} (${owner}, ${bucket}, count)
-  SELECT ${ownerColumn}, ${bucketExpression}, ${sum('value')} FROM ${from} GROUP BY 1, 2 ORDER BY 1, 2
-  ON CONFLICT (${owner}, ${bucket}) DO UPDATE SET count = LEAST(${table}.count + excluded.count, ${MAX_STORED_COUNT})`;
+const clamp = (expression: string): string => `LEAST(${expression}, ${MAX_STORED_COUNT})::bigint`;
 
 /**
- * One CTE per rollup level: the series' levels sum the moved rows per series, the cells' levels per cell (both cells
- * of each row), the instance cells' levels per instance cell (of each row's series).
+ * What each owner's levels are summed from: the moved rows per series, per cell (both cells of each row), per
+ * instance cell (of each row's series).
  */
 const SOURCES = { series: ['moved', 'series_id'], cell: ['cells', 'owner'], instance_cell: ['instance_cells_moved', 'owner'] } as const;
+const OWNERS = Object.keys(SOURCES) as (keyof typeof SOURCES)[];
+
+/**
+ * Each owner's increments summed once per (owner, minute), unclamped: a minute level takes these sums as they are and
+ * a coarser one sums them again, rather than every level sorting and summing every moved row (a batch's rows share
+ * few cells: 6,200 cell rows sum to about 450).
+ */
+const MINUTE_SUMS = OWNERS.map((owner) => {
+  const [from, column] = SOURCES[owner];
+  return `${owner}_sums AS (SELECT ${column} AS owner, minute, sum(value) AS value FROM ${from} GROUP BY 1, 2)`;
+}).join(',\n  ');
+
+/** One CTE per rollup level: its (owner, bucket) sums added to the level's rows. */
 const ADDED = ROLLUP_LEVELS.map((rollup) => {
-  const [from, owner] = SOURCES[rollup.owner];
-  return `${rollup.table}_added AS (${upsert(rollup.table, rollup.ownerColumn, rollup.bucket, from, owner, bucketOf(rollup, 'minute'))})`;
+  const select =
+    rollup.minutes === 1
+      ? `SELECT owner, minute, ${clamp('value')} FROM ${rollup.owner}_sums`
+      : `SELECT owner, ${bucketOf(rollup, 'minute')}, ${clamp('sum(value)')} FROM ${rollup.owner}_sums GROUP BY 1, 2`;
+  return `${rollup.table}_added AS (
+    INSERT INTO ${rollup.table} (${rollup.ownerColumn}, ${rollup.bucket}, count)
+    ${select} ORDER BY 1, 2
+    ON CONFLICT (${rollup.ownerColumn}, ${rollup.bucket}) DO UPDATE SET count = ${clamp(`${rollup.table}.count + excluded.count`)})`;
 }).join(',\n  ');
 
 /**
@@ -43,7 +58,7 @@ const RECORD_CLOSED = `, closed_bumped AS (${BUMP_CLOSED}), open_hour_moved AS (
 /**
  * Moves a batch of pending increments into every rollup level (common/rollup-levels.ts) in one statement: the rows
  * are deleted from `pending_increments` and their sums added, per (owner, bucket), to the series' levels, to both
- * cells' levels and to the instance cell's levels. Data-modifying CTEs all run, once, in the statement's transaction: the move is
+ * cells' levels and to the instance cell's levels ({@link MINUTE_SUMS}). Data-modifying CTEs all run, once, in the statement's transaction: the move is
  * atomic. Rows committed after the statement began stay for the next fold.
  */
 const fold = (locked: string): string => `
@@ -53,6 +68,7 @@ const fold = (locked: string): string => `
   ),
   cells AS (SELECT cell_id AS owner, minute, value FROM moved UNION ALL SELECT all_cell_id, minute, value FROM moved),
   instance_cells_moved AS (SELECT s.instance_cell_id AS owner, m.minute, m.value FROM moved m JOIN series s ON s.id = m.series_id),
+  ${MINUTE_SUMS},
   ${ADDED}
   ${RECORD_CLOSED}
   SELECT count(*)::integer AS moved FROM moved`;
