@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
-import { ROOT, agentEnv, fixture, nodeArgs, rawStdioExchange } from '../support/processes.js';
+import { ROOT, agentEnv, fixture, nodeArgs, rawStdioExchange, stderrBesidesRecoveredExports } from '../support/processes.js';
 import { freePort } from '../support/counting-clients.js';
 import { bundleFixture } from './bundle.js';
 
@@ -99,7 +99,7 @@ describe('wire transparency: the same bytes on stdout with and without the agent
       expect(lines).toHaveLength(answers);
       for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
       expect(instrumented.stdout.equals(plain.stdout)).toBe(true);
-      expect(instrumented.stderr).toBe(plain.stderr);
+      expect(stderrBesidesRecoveredExports(instrumented.stderr)).toBe(plain.stderr);
 
       // And the agent did see them: every answered request is counted once.
       const server = script.startsWith('v1')
@@ -234,7 +234,7 @@ describe('wire transparency for servers with a bundled SDK copy (the wire fallba
       expect(instrumented.code).toBe(0);
       expect(instrumented.stdout.toString('utf8').trimEnd().split('\n')).toHaveLength(answers);
       expect(instrumented.stdout.equals(plain.stdout)).toBe(true);
-      expect(instrumented.stderr).toBe(plain.stderr);
+      expect(stderrBesidesRecoveredExports(instrumented.stderr)).toBe(plain.stderr);
       await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }) - before, { timeout: 10_000 }).toBe(answers);
     });
   }
@@ -269,7 +269,7 @@ describe('wire transparency for servers with a bundled SDK copy (the wire fallba
     const instrumented = await withArgs(true);
     expect(plain.stdout.length).toBeGreaterThan(200_000);
     expect(instrumented.stdout.equals(plain.stdout)).toBe(true);
-    expect(instrumented.stderr).toBe(plain.stderr);
+    expect(stderrBesidesRecoveredExports(instrumented.stderr)).toBe(plain.stderr);
     await expect.poll(() => sink.sum('extscope.requests', { 'extscope.server.name': server }) - before, { timeout: 10_000 }).toBe(5);
     expect(sink.sum('extscope.requests', { 'extscope.server.name': server, 'mcp.method.name': 'resources/read', 'extscope.outcome': 'complete' })).toBe(1);
     expect(
