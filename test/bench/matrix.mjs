@@ -10,7 +10,9 @@
 //   BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_KEEP (1: keep both databases and print where they
 //   are), BENCH_REUSE ("<file.db> <postgres url>", as printed by BENCH_KEEP: query those instead of loading anew),
 //   BENCH_BASELINE (another built checkout: its collector answers beside this one's on each backend, on a copy of
-//   the SQLite file and on the same PostgreSQL database, alternated with it: a paired before/after of a change)
+//   the SQLite file and on the same PostgreSQL database, alternated with it: a paired before/after of a change),
+//   BENCH_BASELINE_PG (the baseline's own PostgreSQL database, a copy of the one queried — `CREATE DATABASE b
+//   TEMPLATE a` —: a baseline with an older schema cannot share the database this build migrates)
 //
 // The data set is loaded into SQLite through the store's own write and fold path (lib/rollup-loader.mjs), then
 // moved with `extscope db copy`'s code: both collectors read the same rows.
@@ -116,7 +118,7 @@ try {
     const name = { sqlite: 'SQLite', postgres: 'PostgreSQL' }[backend];
     const db = backend === 'postgres' ? database.url : dbPath;
     if (BASELINE === undefined) return [{ name, db }];
-    const baselineDb = backend === 'postgres' ? db : `${dbPath}.baseline`;
+    const baselineDb = backend === 'postgres' ? (process.env.BENCH_BASELINE_PG ?? db) : `${dbPath}.baseline`;
     if (backend === 'sqlite') copyFileSync(dbPath, baselineDb);
     return [
       { name, db },
