@@ -330,52 +330,91 @@ function leadingStatement(connection: WireConnection, statement: { name: string;
   connection.execute({ portal: '', rows: undefined });
 }
 
+/** A prepared statement without parameters that returns rows (a read's fold, or its look for pending increments). */
+export interface AheadStatement {
+  name: string;
+  text: string;
+}
+
 /**
- * A statement sent after a transaction of its own that runs `ahead` (a prepared statement without parameters), all
- * in one batch of protocol messages ending in one Sync: one round trip. `ahead` commits before the statement runs, so
- * its locks are not held through the statement, which sees what it wrote. The server stops at the first error.
+ * Statements sent in one batch of protocol messages ending in one Sync: one round trip, however many. `ahead` (when
+ * given) runs first in a transaction of its own, which commits before the statements run: its locks are not held
+ * through them, and they see what it wrote. Each statement is its own prepared statement (parsed once per
+ * connection), bound and run in order; the server stops at the first error and skips the rest up to the Sync.
  */
-class LedQuery extends pg.Query {
+class PipelinedQuery extends pg.Query {
+  /** Which statement {@link prepare} is writing: node-postgres' own steps read the statement from the query itself. */
+  private writing = 0;
+
   constructor(
-    statement: Statement,
-    private readonly ahead: { name: string; text: string },
+    readonly statements: readonly Statement[],
+    readonly ahead: AheadStatement | undefined,
     callback: (error: Error | undefined, results: unknown) => void,
   ) {
-    // Extended even without parameters: a simple query would not send what goes ahead.
-    super({ ...statement, callback, queryMode: 'extended' } as pg.QueryConfig);
+    // Extended even without parameters: a simple query would not send what goes with it.
+    super({ ...(statements[0] as Statement), callback, queryMode: 'extended' } as pg.QueryConfig);
   }
 
   prepare(connection: WireConnection): void {
-    simpleStatement(connection, 'BEGIN');
-    leadingStatement(connection, this.ahead);
-    simpleStatement(connection, 'COMMIT');
-    (pg.Query.prototype as unknown as ExtendedQuery).prepare.call(this, connection);
+    if (this.ahead !== undefined) {
+      simpleStatement(connection, 'BEGIN');
+      leadingStatement(connection, this.ahead);
+      simpleStatement(connection, 'COMMIT');
+    }
+    for (this.writing = 0; this.writing < this.statements.length; this.writing++) {
+      const { name, text, values } = this.statements[this.writing] as Statement;
+      Object.assign(this, { name, text, values });
+      (pg.Query.prototype as unknown as ExtendedQuery).prepare.call(this, connection);
+    }
   }
 
-  /** Whether the transaction ahead committed (its three results are in). */
-  aheadCommitted(): boolean {
+  /** Called by `prepare` once a statement is bound: its Execute, and after the last one the one Sync. */
+  _getRows(connection: WireConnection, rows: number | undefined): void {
+    connection.execute({ portal: (this as unknown as ExtendedQuery).portal, rows });
+    if (this.writing === this.statements.length - 1) connection.sync();
+  }
+
+  /** The results in, each one's rows (a statement's whose answer was cut short by an error is not among them). */
+  completed(): pg.QueryResult[] {
     const results = (this as unknown as { _results: pg.QueryResult | pg.QueryResult[] })._results;
-    return Array.isArray(results) && results[2]?.command === 'COMMIT';
+    return (Array.isArray(results) ? results : [results]).filter((result) => result.command !== null && result.command !== undefined);
   }
 }
 
-/** What {@link led} answers: the rows `ahead` returned, and the statement's. */
-export interface LedResult<Row> {
+/** What {@link pipelined} answers: the rows `ahead` returned (none without it), and each statement's rows in order. */
+export interface PipelinedResult {
   ahead: Record<string, unknown>[];
-  rows: Row[];
+  rows: unknown[][];
 }
 
 /**
- * Runs `ahead` in a transaction of its own and then `statement`, in one round trip ({@link LedQuery}). On failure,
- * `aheadCommitted` says whether the failure was the statement's. The connection is left as the failure left it: the
- * caller discards it.
+ * A failure of {@link pipelined}: whether `ahead` committed (or there was none), and the rows of the statements
+ * answered before the one that failed. The statements after it were not run.
  */
-export function led<Row>(client: pg.ClientBase, ahead: { name: string; text: string }, statement: Statement): Promise<LedResult<Row>> {
+export interface PipelineFailure extends Error {
+  aheadCommitted: boolean;
+  answered: unknown[][];
+}
+
+/**
+ * Runs `ahead` in a transaction of its own and then `statements`, in one round trip ({@link PipelinedQuery}). On
+ * failure the error says how far it went ({@link PipelineFailure}). The connection is left as the failure left it:
+ * the caller discards it.
+ */
+export function pipelined(client: pg.ClientBase, ahead: AheadStatement | undefined, statements: readonly Statement[]): Promise<PipelinedResult> {
+  const edges = ahead === undefined ? 0 : 3;
   return new Promise((resolve, reject) => {
-    const query: LedQuery = new LedQuery(statement, ahead, (error, results) => {
-      if (error !== undefined && error !== null) return reject(Object.assign(error, { aheadCommitted: query.aheadCommitted() }));
-      const all = results as pg.QueryResult[];
-      resolve({ ahead: (all[1] as pg.QueryResult).rows as Record<string, unknown>[], rows: (all[3] as pg.QueryResult).rows as Row[] });
+    const query: PipelinedQuery = new PipelinedQuery(statements, ahead, (error) => {
+      const completed = query.completed();
+      if (error !== undefined && error !== null) {
+        const aheadCommitted = ahead === undefined || completed[2]?.command === 'COMMIT';
+        const answered = aheadCommitted ? completed.slice(edges).map((result) => result.rows as unknown[]) : [];
+        return reject(Object.assign(error, { aheadCommitted, answered }));
+      }
+      resolve({
+        ahead: ahead === undefined ? [] : ((completed[1] as pg.QueryResult).rows as Record<string, unknown>[]),
+        rows: completed.slice(edges).map((result) => result.rows as unknown[]),
+      });
     });
     client.query(query);
   });

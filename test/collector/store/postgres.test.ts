@@ -3,7 +3,7 @@ import { findMigrationsDir, loadMigrations } from '../../../collector/store/comm
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type CounterPoint, type MetricsBatch, SeriesKind, Temporality } from '../../../collector/model/batches.js';
 import { MS_PER_MINUTE, msToNanos } from '../../../collector/model/time.js';
-import { createPool, inBatchedTransaction, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
+import { type Statement, createPool, inBatchedTransaction, inTransaction, redactUrl } from '../../../collector/store/postgres/connection.js';
 import { openPostgresStore } from '../../../collector/store/postgres/index.js';
 import { SchemaTooNewError, type StoreRoles, StoreUnavailableError } from '../../../collector/store/store.js';
 import { httpStatusOf } from '../../../collector/model/errors.js';
@@ -13,6 +13,9 @@ import { deliveryLogConformance } from '../alerting/delivery/delivery-log-confor
 import { type StoreBackend, storeConformance } from './conformance.js';
 import { testDatabases } from './postgres-server.js';
 import { readMatrix } from '../../../collector/analysis/read-matrix.js';
+import { FoldSchedule } from '../../../collector/store/common/fold-schedule.js';
+import { PostgresFolder } from '../../../collector/store/postgres/fold.js';
+import { FoldedReads } from '../../../collector/store/postgres/folded-reads.js';
 
 storeConformance('PostgreSQL', (): StoreBackend => {
   const databases = testDatabases('conf');
@@ -149,17 +152,20 @@ describe('PostgreSQL store with several collectors on one database', () => {
     await Promise.all(stores.map((store) => store.lifecycle.close()));
   });
 
-  it("a read's statements carry the fold while exports come, and a look for pending increments once a read found none: a matrix read sees another collector's export at once, in three statements unless one came after such a read", async () => {
+  it("a read's statements go in one round trip with the fold while exports come, and with a look for pending increments once a read found none: a matrix read sees another collector's export at once", async () => {
     const url = await databases.create();
     const [writer, reader] = await Promise.all([open(url), open(url)]);
     const range = { fromMs: T0 - MS_PER_MINUTE * 60 * 24, toMs: T0 + MS_PER_MINUTE * 60 };
-    // What goes ahead of each statement (or batch of them) any connection sends while `read` runs: the fold, the look
-    // for pending increments, or nothing (a statement sent alone).
+    // What each connection sends while `read` runs: a batch of the read's statements with what goes ahead of them
+    // (the fold, the look for pending increments, or nothing), or another statement (the schedule's fold).
     const sent = async (read: () => Promise<unknown>): Promise<string[]> => {
       const spy = vi.spyOn(pg.Client.prototype, 'query');
       try {
         await read();
-        return spy.mock.calls.map(([query]) => (query as { ahead?: { name: string } }).ahead?.name ?? 'alone');
+        return spy.mock.calls.map(([query]) => {
+          const { ahead, statements } = query as { ahead?: { name: string }; statements?: unknown[] };
+          return statements === undefined ? 'other' : `${ahead?.name ?? 'alone'} + ${statements.length}`;
+        });
       } finally {
         spy.mockRestore();
       }
@@ -169,21 +175,22 @@ describe('PostgreSQL store with several collectors on one database', () => {
       const { view } = await readMatrix(reader.reader, range, 'client');
       expect(view.rows.map((row) => [row.client, row.requests])).toEqual([['a', expected]]);
     };
-    // The cells, those answered before any server existed and the -32021 trend, all at once.
-    const folding = ['extscope-fold-before-read', 'extscope-fold-before-read', 'extscope-fold-before-read'];
-    const looking = ['extscope-pending-before-read', 'extscope-pending-before-read', 'extscope-pending-before-read'];
+    // The cells, those answered before any server existed and the -32021 trend: three statements in one round trip.
+    const folding = ['extscope-fold-before-read + 3'];
+    const looking = ['extscope-pending-before-read + 3'];
     try {
       for (let minute = 1; minute <= 3; minute++) {
         await writer.ingest.applyMetrics(batch([point('a', Temporality.Delta, minute - 1, minute, 5)]));
         expected += 5;
-        // Pending on the writer's side. A reader that has not yet found nothing pending folds it in each statement's
+        // Pending on the writer's side. A reader that has not yet found nothing pending folds it in the batch's
         // round trip; one whose last read found none looks, finds it, folds it and sends the statements again.
         const pending = await sent(matrix);
         if (minute === 1) expect(pending).toEqual(folding);
         else {
-          // The three looks, then the fold and the three statements again, each sent alone.
-          expect(pending.slice(0, 3)).toEqual(looking);
-          expect(pending.filter((ahead) => ahead === 'alone').length).toBeGreaterThanOrEqual(4);
+          // The look, then the schedule's fold, then the three statements again in one batch with nothing ahead.
+          expect(pending[0]).toEqual(looking[0]);
+          expect(pending.at(-1)).toBe('alone + 3');
+          expect(pending.slice(1, -1).every((what) => what === 'other')).toBe(true);
         }
         // Folded: the next read still carries the fold (exports may be coming), finds nothing, and the one after looks.
         expect(await sent(matrix)).toEqual(folding);
@@ -326,6 +333,44 @@ describe('PostgreSQL store with several collectors on one database', () => {
       );
       expect([stored.map((row) => row.v), open[0]?.n]).toEqual([[1, 2, 5], 0]);
     } finally {
+      await pool.end();
+    }
+  });
+
+  it('statements asked for in one turn go in one round trip on one connection, behind one look for pending increments; one that fails fails alone: those before it answer, those after it are sent again', async () => {
+    const url = await databases.create();
+    await (await open(url)).lifecycle.close();
+    const pool = createPool(url, 4, () => undefined);
+    const schedule = new FoldSchedule(new PostgresFolder(pool), () => undefined, undefined);
+    const reads = new FoldedReads(pool, schedule);
+    const spy = vi.spyOn(pg.Client.prototype, 'query');
+    const value = (v: number): Statement => ({ name: 'a-value', text: 'SELECT $1::integer AS v', values: [v] });
+    const answered = (answer: PromiseSettledResult<{ rows: unknown[] }>): unknown =>
+      answer.status === 'fulfilled' ? answer.value.rows : (answer.reason as { code?: string }).code;
+    try {
+      expect(await Promise.all([reads.query(value(1)), reads.query(value(2)), reads.query(value(3))])).toEqual([
+        { rows: [{ v: 1 }] },
+        { rows: [{ v: 2 }] },
+        { rows: [{ v: 3 }] },
+      ]);
+      // One connection's one query: the three statements with the fold ahead (nothing was pending yet).
+      expect(
+        spy.mock.calls.map(([query]) => [(query as { ahead?: { name: string } }).ahead?.name, (query as { statements?: unknown[] }).statements?.length]),
+      ).toEqual([['extscope-fold-before-read', 3]]);
+      spy.mockClear();
+      // The second of four fails (division by zero): the first answers, the last two are sent again, without a look ahead.
+      const failing: Statement = { text: 'SELECT 1 / $1::integer AS v', values: [0] };
+      const settled = await Promise.allSettled([reads.query(value(4)), reads.query(failing), reads.query(value(5)), reads.query(value(6))]);
+      expect(settled.map(answered)).toEqual([[{ v: 4 }], '22012', [{ v: 5 }], [{ v: 6 }]]);
+      expect(
+        spy.mock.calls.map(([query]) => [(query as { ahead?: { name: string } }).ahead?.name, (query as { statements?: unknown[] }).statements?.length]),
+      ).toEqual([
+        ['extscope-pending-before-read', 4],
+        [undefined, 2],
+      ]);
+      expect(schedule.failed).toBe(false);
+    } finally {
+      spy.mockRestore();
       await pool.end();
     }
   });
