@@ -202,6 +202,39 @@ describe('PostgreSQL store with several collectors on one database', () => {
     }
   });
 
+  it("a long range's open hour is read by the cells joined to their hours (which the planner may run from the hour out): every service's cells and one service's, exact, a point into the open hour seen by the next read", async () => {
+    const url = await databases.create();
+    const store = await open(url);
+    const week = { fromMs: T0 - 7 * 24 * 60 * MS_PER_MINUTE, toMs: T0 + 30 * MS_PER_MINUTE };
+    const statements = async (read: () => Promise<unknown>): Promise<string[]> => {
+      const spy = vi.spyOn(pg.Client.prototype, 'query');
+      try {
+        await read();
+        return spy.mock.calls.flatMap(([query]) => ((query as { statements?: { text: string }[] }).statements ?? []).map((statement) => statement.text));
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const requests = async (service?: string): Promise<Record<string, number>> =>
+      Object.fromEntries((await store.reader.cellTotals({ ...week, service })).cells.map((cell) => [cell.clientName ?? 'null', cell.count]).sort());
+    try {
+      // Closed hours (a day before) and the open hour, two clients.
+      await store.ingest.applyMetrics(batch([point('a', Temporality.Delta, -1441, -1440, 3), point('b', Temporality.Delta, -1441, -1440, 4)]));
+      await store.ingest.applyMetrics(batch([point('a', Temporality.Delta, 9, 10, 5)]));
+      expect(await requests()).toEqual({ a: 8, b: 4 });
+      // Read again: the closed part kept, the open hour read by the join.
+      const sent = await statements(async () => expect(await requests()).toEqual({ a: 8, b: 4 }));
+      expect(sent.filter((text) => text.includes('JOIN cell_hour b ON b.cell_id = c.id AND b.hour >= $'))).toHaveLength(1);
+      expect(await requests('svc')).toEqual({ a: 8, b: 4 });
+      expect(await requests('other')).toEqual({});
+      await store.ingest.applyMetrics(batch([point('b', Temporality.Delta, 19, 20, 6)]));
+      expect(await requests()).toEqual({ a: 8, b: 10 });
+      expect(await requests('svc')).toEqual({ a: 8, b: 10 });
+    } finally {
+      await store.lifecycle.close();
+    }
+  });
+
   it('the distinct-extension-id limit admits at most its number of ids per instance and hour over all collectors, and each collector counts what it sent past it', async () => {
     const url = await databases.create();
     const stores = await Promise.all([open(url), open(url), open(url)]);

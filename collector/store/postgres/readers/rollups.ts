@@ -9,6 +9,7 @@ import {
   type PlanOptions,
   type PlanRange,
   SERIES_RANGES,
+  onlyHours,
   planBuckets,
   planParameters,
   presentRanges,
@@ -37,6 +38,8 @@ interface PlannedSums {
   key: string;
   /** No range to sum: nothing to read. */
   empty: boolean;
+  /** The one range of whole hours the plan is, when it is only that (the open part of a long range): common/bucket-plan.ts `onlyHours`. */
+  hours: { from: number; to: number } | undefined;
   /** SQL: a row's sum, `owner` = `id`. */
   sum(owner: string, id: string): string;
 }
@@ -58,6 +61,7 @@ function plannedSums(fromMs: number, toMs: number, options: PlanOptions, ranges:
     parameters,
     key: present.map((range) => range[2]).join(','),
     empty: present.length === 0,
+    hours: onlyHours(plan),
     sum: (owner, id) => sums(present, owner, id),
   };
   if (nowMs === undefined) return single;
@@ -72,6 +76,7 @@ function plannedSums(fromMs: number, toMs: number, options: PlanOptions, ranges:
     parameters,
     key: `${single.key};now:${nowPresent.map((range) => range[2]).join(',')}`,
     empty: present.length === 0 && nowPresent.length === 0,
+    hours: undefined,
     sum: (owner, id) =>
       `(CASE WHEN (SELECT coalesce(max(end_ns), 0) FROM point_log) < @nowEndNs::bigint THEN ${sums(nowPresent, owner, id, 'now_')} ELSE ${sums(present, owner, id)} END)`,
   };
@@ -114,6 +119,7 @@ const OLDEST = preparedRead(`
  */
 export class RollupsReader {
   private readonly byCell = new Map<string, NamedStatement>();
+  private readonly hourCells = new Map<string, NamedStatement>();
   private readonly bySeries = new Map<string, NamedStatement>();
   private readonly perInstance = new Map<string, NamedStatement>();
   private readonly instanceCells = new Map<string, NamedStatement>();
@@ -163,10 +169,14 @@ export class RollupsReader {
     const narrowed = { service: query.service ?? null, instance: query.instance ?? null };
     const planned = plannedSums(query.fromMs, query.toMs, { ...this.planOptions(), useDays: !byInstance }, byInstance ? SERIES_RANGES : CELL_RANGES);
     const { plan } = planned;
-    const statement = byInstance ? this.seriesStatement(planned) : this.cellStatement(planned);
+    const statement = byInstance
+      ? this.seriesStatement(planned)
+      : planned.hours !== undefined
+        ? this.hourCellStatement(query.service !== undefined)
+        : this.cellStatement(planned);
     // The same range from the series rollups (no daily level: the same buckets, split differently).
     const unknown = plannedSums(query.fromMs, query.toMs, { ...this.planOptions(), useDays: false }, SERIES_RANGES);
-    // Both at once, on two pooled connections: the read waits for one round trip, not two.
+    // Both at once: they go in one round trip (folded-reads.ts).
     const [rows, unknownRows] = await Promise.all([
       planned.empty ? [] : statement.all<Record<string, unknown>>(this.db, { ...planned.parameters, ...narrowed }),
       unknown.empty ? [] : this.unknownStatement(unknown).all<Record<string, unknown>>(this.db, { ...unknown.parameters, ...narrowed }),
@@ -290,6 +300,27 @@ export class RollupsReader {
           OFFSET 0
         ) AS t WHERE n > 0`);
       this.byCell.set(key, statement);
+    }
+    return statement;
+  }
+
+  /**
+   * The cells over whole hours alone (the open part of a long range, closed-range-cache.ts), as a join the planner
+   * may run from the hour out (the hours' rows by the index of migration 015, joined to the cells by hash) or one
+   * seek per cell (the primary key), whichever its estimates make cheaper: all services' cells are about a thousand
+   * seeks where the open hour holds a few thousand rows in one range, one service's a hundred. One statement for
+   * each narrowing, so that the plan PostgreSQL keeps for a prepared statement fits the one it serves.
+   */
+  private hourCellStatement(oneService: boolean): NamedStatement {
+    const key = oneService ? 'service' : 'all';
+    let statement = this.hourCells.get(key);
+    if (statement === undefined) {
+      statement = preparedRead(`
+        SELECT c.id::float8 AS "cellId", c.kind AS kind, ${selected(CELL_COLUMNS, 'c.')}, ${safeSum('b.count')} AS count
+        FROM cells c JOIN cell_hour b ON b.cell_id = c.id AND b.hour >= @h0::bigint AND b.hour < @h1::bigint
+        WHERE ${oneService ? 'c.scope = 0 AND c.service = @service::text' : 'c.scope = 1'}
+        GROUP BY c.id HAVING sum(b.count) > 0`);
+      this.hourCells.set(key, statement);
     }
     return statement;
   }
