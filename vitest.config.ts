@@ -47,6 +47,7 @@ export const UNIT_TESTS = [
   'test/collector/store/overflow-rule.test.ts',
   'test/collector/store/sqlite.test.ts',
   'test/collector/version.test.ts',
+  'test/collector/warm-up.test.ts',
   'test/contract/*.test.ts',
   'test/dashboard/page/*.test.ts',
   'test/e2e/replicas-compose.test.ts',

@@ -35,6 +35,7 @@ import { otlpReceiver } from './receiver/otlp/plugin.js';
 import { OtlpGrpcReceiver } from './receiver/otlp-grpc/receiver.js';
 import { openStore } from './store/open.js';
 import type { IngestStore, StoreRoles } from './store/store.js';
+import { warmUp } from './warm-up.js';
 
 export interface RunningCollector {
   /** e.g. `http://127.0.0.1:4318` (the port actually bound, also when asked for port 0). */
@@ -219,6 +220,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     // With several replicas on one database, one of them evaluates and notifies; another takes over when it stops.
     exclusive: (work) => store.lifecycle.leadership().runExclusive('alerts', work),
   });
+  // Once the retention pass at start is over (whether this replica ran it or another one holds the job), the last 7
+  // days are read once, so that the first page opened finds that range's closed part kept (warm-up.ts).
+  const warming = new AbortController();
+  let warmUpStarted = false;
+  const startWarmUp = (): void => {
+    if (warmUpStarted) return;
+    warmUpStarted = true;
+    void warmUp(store.reader, clock, warming.signal).then((seconds) => seconds !== undefined && selfMetrics.warmUpFinished(seconds));
+  };
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([
     { start: async () => undefined, shutdown: () => store.lifecycle.close() },
@@ -237,9 +247,12 @@ export async function startCollector(options: CollectorOptions): Promise<Running
             await store.lifecycle.maintain();
             selfMetrics.maintenanceFinished((performance.now() - started) / 1000);
           })
-          .then(() => undefined),
+          .then(() => undefined)
+          .finally(startWarmUp),
       log,
     ),
+    // Stops the warm-up's read at its next chunk, before the store closes.
+    { start: async () => undefined, shutdown: async () => warming.abort() },
     alerting,
     {
       async start() {

@@ -51,6 +51,7 @@ export class SelfMetrics {
   private readonly fleet: FleetMetrics;
   private readonly deliveries: Counter<'receiver' | 'result'>;
   private readonly maintenance: Histogram;
+  private readonly warmUp: Histogram;
 
   constructor(private readonly sources: SelfMetricsSources) {
     const { reader, lifecycle, ingest, idOverflow, clock, staleAfterMs } = sources;
@@ -198,6 +199,12 @@ export class SelfMetrics {
       buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
       registers,
     });
+    this.warmUp = new Histogram({
+      name: 'extscope_collector_warm_up_duration_seconds',
+      help: 'Time the read of the last 7 days made once the retention pass at start is over took (its closed part is then kept for the first page opened)',
+      buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+      registers,
+    });
   }
 
   /**
@@ -240,6 +247,11 @@ export class SelfMetrics {
   /** A retention pass this collector ran (with several replicas, the one holding the job). */
   maintenanceFinished(seconds: number): void {
     this.maintenance.observe(seconds);
+  }
+
+  /** The warm-up read at start finished (warm-up.ts). */
+  warmUpFinished(seconds: number): void {
+    this.warmUp.observe(seconds);
   }
 
   /** Delivery's report (see collector/alerting/delivery/telemetry.ts); receiver names come from configuration, not from senders. */

@@ -161,6 +161,23 @@ describe('operations', () => {
     }
   });
 
+  it('reads the last 7 days once the retention pass at start is over, and /metrics times that read', async () => {
+    const collector = await startTestCollector(temp.dir);
+    try {
+      let text = '';
+      for (let attempt = 0; attempt < 100 && !/extscope_collector_warm_up_duration_seconds_count 1\n/.test(text); attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        text = await (await fetch(`${collector.url}/metrics`)).text();
+      }
+      expect(text).toMatch(/extscope_collector_warm_up_duration_seconds_count 1\n/);
+      expect(text).toMatch(/extscope_collector_warm_up_duration_seconds_sum \d/);
+      // Started once the pass was over, and made once: the pass runs again every minute, the warm-up does not.
+      expect(text).toMatch(/extscope_collector_maintenance_duration_seconds_count 1\n/);
+    } finally {
+      await collector.close();
+    }
+  });
+
   it('/metrics exposes ingest health and the requests applied as a counter (a retried export not counted twice)', async () => {
     const collector = await startTestCollector(temp.dir);
     try {

@@ -99,6 +99,14 @@ interface Entry {
   size: number;
 }
 
+/** A closed part being read: its bounds, the generation it is read under, and the entry it becomes. */
+interface Reading {
+  generation: number;
+  fromMs: number;
+  closedToMs: number;
+  entry: Promise<Entry>;
+}
+
 const entryOf = (
   generation: number,
   fromMs: number,
@@ -122,6 +130,8 @@ const entryOf = (
  */
 export class ClosedRangeCache {
   private readonly entries = new Map<string, Entry>();
+  /** Closed parts being read, per key: a read of the same part meanwhile waits for it rather than summing again. */
+  private readonly reading = new Map<string, Reading>();
   private size = 0;
   /** The open hour the last read found: where the next read's open part likely starts. */
   private lastOpenHour: number | null | undefined;
@@ -162,8 +172,7 @@ export class ClosedRangeCache {
     ]);
     let entry = this.entries.get(key);
     if (entry?.generation !== state.generation || entry.fromMs > fromMs || entry.closedToMs > closedToMs || entry.closedToMs <= fromMs) {
-      const totals = await readRange(fromMs, closedToMs);
-      entry = entryOf(state.generation, fromMs, closedToMs, totals.cells, totals.serverUnknown);
+      entry = await this.closedPart(key, { generation: state.generation, fromMs, closedToMs }, () => readRange(fromMs, closedToMs));
     } else if (entry.fromMs < fromMs || entry.closedToMs < closedToMs) {
       // Moved on: both edges read in whole hours, closed, under the generation the kept part was read under.
       const gone = entry.fromMs < fromMs ? await readRange(entry.fromMs, fromMs) : undefined;
@@ -179,6 +188,29 @@ export class ClosedRangeCache {
     const answer: RangeTotals = { fromMs, toMs, resolution: 'hour', cells: merged(entry.cells, open?.cells) };
     if (entry.serverUnknown !== undefined) answer.serverUnknown = merged(entry.serverUnknown, open?.serverUnknown);
     return answer as T;
+  }
+
+  /**
+   * The closed part [fromMs, closedToMs) read under `generation`: the one another read of `key` is reading now if it
+   * is that part (the same buckets under the same generation: what this read would sum), else read here. Another
+   * read's failure (its request aborted, say) is not this one's: it then reads the part itself.
+   */
+  private async closedPart(key: string, part: Omit<Reading, 'entry'>, read: () => Answer<RangeTotals>): Promise<Entry> {
+    const under = this.reading.get(key);
+    if (under !== undefined && under.generation === part.generation && under.fromMs === part.fromMs && under.closedToMs === part.closedToMs) {
+      const shared = await under.entry.catch(() => undefined);
+      if (shared !== undefined) return shared;
+    }
+    const reading: Reading = {
+      ...part,
+      entry: Promise.resolve(read()).then((totals) => entryOf(part.generation, part.fromMs, part.closedToMs, totals.cells, totals.serverUnknown)),
+    };
+    this.reading.set(key, reading);
+    try {
+      return await reading.entry;
+    } finally {
+      if (this.reading.get(key) === reading) this.reading.delete(key);
+    }
   }
 
   /** Kept as the most recently used, within the limits. */

@@ -56,6 +56,20 @@ export function roundTrips(child) {
 }
 
 /**
+ * The warm-up read a collector makes once its retention pass at start is over (the last 7 days, collector/warm-up.ts):
+ * `{ done, seconds }` as `/metrics` says now, or undefined from a build that does not report it.
+ */
+export async function warmUpState(url) {
+  const name = 'extscope_collector_warm_up_duration_seconds';
+  const text = await (await fetch(`${url}/metrics`)).text();
+  if (!text.includes(name)) return undefined;
+  const count = new RegExp(`^${name}_count (\\d+)$`, 'm').exec(text);
+  const sum = new RegExp(`^${name}_sum (\\S+)$`, 'm').exec(text);
+  const done = count !== null && Number(count[1]) >= 1;
+  return { done, seconds: done && sum !== null ? Number(sum[1]) : undefined };
+}
+
+/**
  * Waits (at most ten minutes) for the retention pass a collector runs at start, so that the reads measured are not
  * made beside it (they wait between its chunks; it drops old buckets series by series, seconds at 10,000 instances;
  * it runs again hourly). Resolves with the pass's seconds, or undefined from a build that does not report it on

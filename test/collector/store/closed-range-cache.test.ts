@@ -140,6 +140,48 @@ describe('closed range cache', () => {
     ]);
   });
 
+  it('reads at once of the same closed part sum it once; a read of it that fails does not fail the others, which read it themselves', async () => {
+    const counts = new Map([
+      [HOUR0 - 30, [cell('a', 1)]],
+      [HOUR0, [cell('b', 2)]],
+    ]);
+    const state: ClosedBuckets = { generation: 0, openHour: HOUR0 };
+    const { asked, read } = fakeReader(counts);
+    // The closed part's read answers once it is let go, as a read in chunks answers some turns later.
+    const gates: (() => void)[] = [];
+    let failNext = false;
+    const slow = async (range: InstanceCellQuery): Promise<CellTotals> => {
+      if (range.toMs === HOUR0 * MS_PER_HOUR) await new Promise<void>((resolve) => gates.push(resolve));
+      if (failNext && range.toMs === HOUR0 * MS_PER_HOUR) {
+        failNext = false;
+        throw new Error('aborted');
+      }
+      return read(range);
+    };
+    const cache = new ClosedRangeCache(() => state);
+    const letGo = async (): Promise<void> => {
+      for (let turn = 0; turn < 100 && gates.length === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+      gates.shift()?.();
+    };
+    const both = Promise.all([cache.read('cells', week, slow), cache.read('cells', week, slow)]);
+    await letGo();
+    for (const answer of await both) expect(summed(answer.cells)).toEqual(['a: 1', 'b: 2']);
+    expect(asked.filter(([, to]) => to === 0)).toEqual([[-7 * 24, 0]]);
+    // Under a new generation, the first read of the part fails: the one waiting for it reads the part itself.
+    state.generation = 1;
+    failNext = true;
+    const failing = cache.read('cells', week, slow);
+    const waiting = cache.read('cells', week, slow);
+    await letGo();
+    await expect(failing).rejects.toThrow('aborted');
+    await letGo();
+    expect(summed((await waiting).cells)).toEqual(['a: 1', 'b: 2']);
+    expect(asked.filter(([, to]) => to === 0)).toEqual([
+      [-7 * 24, 0],
+      [-7 * 24, 0],
+    ]);
+  });
+
   it('keeps a bounded number of parts and cells, the least recently used going first', async () => {
     const counts = new Map([[HOUR0 - 1, [cell('a', 1), cell('b', 1), cell('c', 1)]]]);
     const { asked, read } = fakeReader(counts);
