@@ -93,21 +93,39 @@ interface HourFirstRead {
 
 /**
  * One chunk's rows (`@after` < id ≤ `@upto`), and where a chunk of {@link READ_CHUNK} ids from `@after` ends. `json`:
- * the statement answers the chunk's rows as one JSON array (one value, {@link JSON_ROWS}).
+ * the statement answers the chunk's rows as one JSON value ({@link JsonRows}), the rows' keys in its order.
  */
 interface ChunkedRead {
   rows: RangeSums;
   end: Database.Statement;
-  json?: true;
+  json?: readonly string[];
 }
 
 /**
- * A statement's rows as one JSON array of objects keyed `keys` (each `[key, expression]`), one value: the driver
- * builds an object per row one property at a time, which a read of tens of thousands of cells felt (about a third of
- * the 7-day matrix's first read on a fleet of 83,101 cells); parsing the array is cheaper.
+ * A statement's rows as one value, a JSON array of arrays of `columns` (each `[key, expression]`): the driver builds
+ * an object per row one property at a time, which a read of tens of thousands of cells felt (about a third of the
+ * 7-day matrix's first read on a fleet of 83,101 cells); parsing the array is cheaper. Arrays rather than objects:
+ * SQLite writes no key per value, and the parse reads none (that read's closed part, 83,101 cells, took about a tenth
+ * less CPU, the objects built here included).
  */
-const JSON_ROWS = (keys: readonly (readonly [string, string])[]): string =>
-  `json_group_array(json_object(${keys.map(([key, expression]) => `'${key}', ${expression}`).join(', ')}))`;
+class JsonRows {
+  readonly keys: readonly string[];
+  readonly sql: string;
+
+  constructor(columns: readonly (readonly [key: string, expression: string])[]) {
+    this.keys = columns.map(([key]) => key);
+    this.sql = `json_group_array(json_array(${columns.map(([, expression]) => expression).join(', ')}))`;
+  }
+}
+
+/** The rows of a {@link JsonRows} value, each an object keyed as the statement's columns. */
+function parsedRows(value: string, keys: readonly string[]): Record<string, unknown>[] {
+  return (JSON.parse(value) as unknown[][]).map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let index = 0; index < keys.length; index++) row[keys[index] as string] = values[index];
+    return row;
+  });
+}
 
 async function chunked<T extends CellTotal>(
   read: ChunkedRead,
@@ -122,8 +140,7 @@ async function chunked<T extends CellTotal>(
     if (upto === null) return;
     const statement = read.rows.for(parameters);
     const chunk = { ...parameters, after, upto };
-    const rows =
-      read.json === true ? (JSON.parse(statement.get(chunk) as string) as Record<string, unknown>[]) : (statement.all(chunk) as Record<string, unknown>[]);
+    const rows = read.json === undefined ? (statement.all(chunk) as Record<string, unknown>[]) : parsedRows(statement.get(chunk) as string, read.json);
     for (const cell of records<T>(rows, flags)) into.push(cell);
     after = upto;
     await yieldToEventLoop();
@@ -161,12 +178,18 @@ export class RollupsReader {
     // Each cell's sum is computed once: with its OFFSET the subquery is not flattened into the query around it (which
     // would seek every range again for the count of each row that passes `n > 0`), and it carries the id alone, so the
     // cells whose sum is zero (most of them in a short range) cost no copy of their columns.
+    const cellRows = new JsonRows([
+      ['cellId', 't.id'],
+      ['kind', 'kind'],
+      ...CELL_COLUMNS.map((column) => [column.key, column.column] as const),
+      ['count', `min(t.n, ${MAX_STORED_COUNT})`],
+    ]);
     const byCell = (where: string): RangeSums =>
       new RangeSums(CELL_RANGES, { column: 'cell_id', id: 'c.id' }, (n) =>
         db
           .prepare(
             `
-      SELECT ${JSON_ROWS([['cellId', 't.id'], ['kind', 'kind'], ...CELL_COLUMNS.map((column) => [column.key, column.column] as const), ['count', `min(t.n, ${MAX_STORED_COUNT})`]])} FROM (
+      SELECT ${cellRows.sql} FROM (
         SELECT c.id, ${n} AS n
         FROM cells c
         WHERE ${where} AND c.id > @after AND c.id <= @upto
@@ -180,8 +203,8 @@ export class RollupsReader {
       db.prepare(`SELECT max(id) FROM (SELECT c.id FROM cells c WHERE ${where} AND c.id > @after ORDER BY c.id LIMIT ${READ_CHUNK})`).pluck();
     const ALL = 'c.scope = 1 AND c.service IS NULL';
     const ONE = 'c.scope = 0 AND c.service = @service';
-    this.allCells = { rows: byCell(ALL), end: chunkEnd(ALL), json: true };
-    this.serviceCells = { rows: byCell(ONE), end: chunkEnd(ONE), json: true };
+    this.allCells = { rows: byCell(ALL), end: chunkEnd(ALL), json: cellRows.keys };
+    this.serviceCells = { rows: byCell(ONE), end: chunkEnd(ONE), json: cellRows.keys };
     this.instanceRefs = db.prepare('SELECT id FROM instances WHERE instance_id = @instance AND (@service IS NULL OR service = @service)').pluck();
     // A series has every cell column (and more); extension series keep their declaration state, which a
     // cell of theirs does not: it is left out here too.
