@@ -306,7 +306,7 @@ export class RollupsReader {
 
   /**
    * The cells over whole hours alone (the open part of a long range, closed-range-cache.ts), as a join the planner
-   * may run from the hour out (the hours' rows by the index of migration 015, joined to the cells by hash) or one
+   * may run from the hour out (the hours' rows by the index of migration 016, joined to the cells by hash) or one
    * seek per cell (the primary key), whichever its estimates make cheaper: all services' cells are about a thousand
    * seeks where the open hour holds a few thousand rows in one range, one service's a hundred. One statement for
    * each narrowing, so that the plan PostgreSQL keeps for a prepared statement fits the one it serves.

@@ -1,4 +1,4 @@
--- extscope collector schema for PostgreSQL, version 15.
+-- extscope collector schema for PostgreSQL, version 16.
 --
 -- The cells' hours by hour: the open part of a long range (the hour under way, read at every request while the closed
 -- part is kept) is then read from the hour out, its rows in one range, instead of one seek per cell into the primary
