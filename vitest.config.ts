@@ -15,6 +15,7 @@ export const UNIT_TESTS = [
   'test/agent/patches/serve-stdio.test.ts',
   'test/agent/patches/server-connect.test.ts',
   'test/agent/patches/transport-tap.test.ts',
+  'test/agent/proxy/*.test.ts',
   'test/agent/record/*.test.ts',
   'test/agent/run/*.test.ts',
   'test/agent/semconv.test.ts',

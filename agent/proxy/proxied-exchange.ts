@@ -1,13 +1,6 @@
 import type { HttpExchange } from '../wire/http-exchange.js';
 import { type DecodedReader, type DecodedSink, type Hold, decodedReader } from './decoded-reader.js';
 
-/** What the request's body does to the proxy's reading of it (called by `forward`, which streams the same bytes). */
-export interface RequestTap {
-  requestChunk(chunk: Buffer): void;
-  /** The body ended whole. */
-  requestEnded(): void;
-}
-
 /**
  * One {@link HttpExchange} as the proxy sees it, in the order the recorder needs: the request body is read (it may
  * still be decoding) before the server is said to have received it, and that before its answer ends. Events that
@@ -19,7 +12,7 @@ export interface RequestTap {
  * (a compressed one through a decoder), and nothing waits on a promise, so an exchange costs no closure or
  * microtask beyond Node's own.
  */
-export class ProxiedExchange implements RequestTap {
+export class ProxiedExchange {
   private bodyDone = false;
   private bodyValue: unknown;
   /** What came before the body was read (an answer that began or ended first): run once it is. */
@@ -47,6 +40,7 @@ export class ProxiedExchange implements RequestTap {
     return this.settledPromise;
   }
 
+  /** A chunk of the request's body (its payload, as it came: still encoded when it was). */
   requestChunk(chunk: Buffer): void {
     try {
       if (this.requestDecoder !== undefined) this.requestDecoder.write(chunk);
@@ -56,6 +50,7 @@ export class ProxiedExchange implements RequestTap {
     }
   }
 
+  /** The body ended whole. */
   requestEnded(): void {
     if (this.requestDecoder === undefined) this.readBody();
     else this.requestDecoder.end(this.readBody);
