@@ -102,10 +102,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     log,
     ownUrl: '',
     now: Date.now(),
-    connect: (): Socket =>
-      secure
-        ? tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] })
-        : net.connect({ host, port, noDelay: true }),
+    connect: (): Socket => {
+      if (!secure) return net.connect({ host, port, noDelay: true });
+      const socket = tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] });
+      socket.setNoDelay(true);
+      return socket;
+    },
     flow: (head: Head, valve: Valve): ProxiedExchange =>
       new ProxiedExchange(
         new HttpExchange(sessions, recording, { sessionId: head.sessionId, protocolVersion: head.protocolVersion }, exchangeOptions),

@@ -1,17 +1,15 @@
 import type { Socket } from 'node:net';
-import type { ByteBudget, KeptBytes } from '../wire/byte-budget.js';
+import type { ByteBudget } from '../wire/byte-budget.js';
 import { BodyFraming, FramingError } from './body-framing.js';
-import { Valve } from './valve.js';
+import { RelayedExchange, Told } from './relayed-exchange.js';
+import { answerHeadRewritten, requestHeadRewritten } from './head-rewrites.js';
 import { BodyKind, type Head, HeadError, MAX_HEAD_BYTES, requestHead, responseHead, responseHasBody } from './http-head.js';
 import type { ProxyDeadlines } from './options.js';
 import type { ProxiedExchange } from './proxied-exchange.js';
 import type { UpstreamTarget } from './upstream-target.js';
+import { Valve } from './valve.js';
 
-/** Request bytes up to this size are kept until the upstream answers, to send them again once (see `upstreamClosed`). */
-const RESEND_LIMIT = 1024 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
-/** A `Host` header that can name the proxy in a rewritten `Location` (anything else: the listening address). */
-const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /** What every relayed connection shares: the proxy's settings, the recorder, and a clock the deadline sweep sets. */
 export interface RelayContext {
@@ -29,44 +27,6 @@ export interface RelayContext {
   readonly now: number;
   /** The client connection closed (everything in flight on it ended). */
   closed(connection: RelayedConnection): void;
-}
-
-/** What the recorder is told of an exchange, in the order it happened (see `RelayedConnection.records`). */
-const enum Told {
-  RequestChunk,
-  RequestEnded,
-  Answered,
-  AnswerChunk,
-  AnswerEnded,
-  AnswerCut,
-}
-
-/** One request and its answer, in flight on a connection. */
-class RelayedExchange {
-  requestDone = false;
-  answer: Head | undefined = undefined;
-  /** The request's bytes as sent upstream, kept to send again until an answer begins (`undefined`: not kept). */
-  resend: (Buffer | string)[] | undefined = [];
-  resendBytes = 0;
-
-  constructor(
-    readonly head: Head,
-    readonly flow: ProxiedExchange | undefined,
-    readonly kept: KeptBytes,
-  ) {}
-
-  keep(piece: Buffer | string): void {
-    if (this.resend === undefined) return;
-    this.resendBytes += piece.length;
-    if (this.resendBytes <= RESEND_LIMIT && this.kept.resize(this.resendBytes)) this.resend.push(piece);
-    else this.letGo();
-  }
-
-  letGo(): void {
-    if (this.resend === undefined) return;
-    this.resend = undefined;
-    this.kept.release();
-  }
 }
 
 /**
@@ -234,7 +194,7 @@ export class RelayedConnection {
     }
     const exchange = new RelayedExchange(head, head.first === 'POST' ? context.flow(head, this.valve) : undefined, context.budget.account());
     this.exchanges.push(exchange);
-    this.sendBody(exchange, rewritten(head, path, context.upstream));
+    this.sendBody(exchange, requestHeadRewritten(head, path, context.upstream));
     this.requestBody.start(head.body, head.length);
     if (head.body === BodyKind.None) this.requestEnded(exchange);
     else this.sending = exchange;
@@ -366,7 +326,7 @@ export class RelayedConnection {
       const consumed = bytes === chunk ? end + 4 : end + 4 - this.answerHeadPart!.length + pos;
       const partial = this.answerHeadPart !== undefined;
       this.answerHeadPart = undefined;
-      const location = head.location ? this.locationsRewritten(head, exchange.head) : undefined;
+      const location = head.location ? answerHeadRewritten(head, exchange.head, this.context.upstream, this.context.ownUrl) : undefined;
       if (partial || location !== undefined) {
         // The head does not pass as the bytes of this chunk: what came before it goes, then the head as it is sent.
         if (pos > unsent) this.toClient(chunk.subarray(unsent, pos));
@@ -435,27 +395,6 @@ export class RelayedConnection {
   private toClient(piece: Buffer | string): void {
     if (typeof piece === 'string') this.client.write(piece, 'latin1');
     else this.client.write(piece);
-  }
-
-  private locationsRewritten(head: Head, request: Head): string | undefined {
-    const host = request.host;
-    const origin = host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : this.context.ownUrl;
-    const { text } = head;
-    let out = '';
-    let changed = false;
-    let pos = 0;
-    for (let next = text.indexOf('\r\n', pos); next > pos; next = text.indexOf('\r\n', pos)) {
-      const colon = text.indexOf(':', pos);
-      const name = colon > pos && colon < next ? text.slice(pos, colon).toLowerCase() : '';
-      if (name === 'location' || name === 'content-location') {
-        const value = text.slice(colon + 1, next).trim();
-        const moved = this.context.upstream.rewrite(value, origin);
-        changed ||= moved !== value;
-        out += `${text.slice(pos, colon + 1)} ${moved}\r\n`;
-      } else out += text.slice(pos, next + 2);
-      pos = next + 2;
-    }
-    return changed ? `${out}\r\n` : undefined;
   }
 
   private readonly clientDrained = (): void => {
@@ -592,14 +531,3 @@ export class RelayedConnection {
 }
 
 const noop = (): void => {};
-
-/** The request's head as sent upstream: its target under the upstream's base path, `Host` naming the upstream, and the upstream's credentials if it has none. */
-function rewritten(head: Head, path: string, upstream: UpstreamTarget): string {
-  const { text } = head;
-  const targetEnd = head.targetStart + head.target.length;
-  let out = `${text.slice(0, head.targetStart)}${path}`;
-  if (head.hostStart >= 0) out += `${text.slice(targetEnd, head.hostStart)}Host: ${upstream.url.host}${text.slice(head.hostEnd, text.length - 2)}`;
-  else out += `${text.slice(targetEnd, text.length - 2)}Host: ${upstream.url.host}\r\n`;
-  if (upstream.authorization !== undefined && !head.authorization) out += `Authorization: ${upstream.authorization}\r\n`;
-  return `${out}\r\n`;
-}
