@@ -1,7 +1,9 @@
 // Every benchmark entry point, run end to end at smoke size (BENCH_SMOKE=1: seconds each): it completes, and its
 // exactness checks hold (a mismatch exits non-zero). The figures a smoke run prints mean nothing and are not read.
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -98,6 +100,26 @@ describe.concurrent('benchmarks at smoke size', () => {
       if (!UNCOUNTED.has(file)) expect(stdout).toMatch(/^exactness: .*: (exact|identical)$/m);
     });
   }
+
+  it(
+    "ingest.mjs with BENCH_HEAP_DIR prints both collectors' allocation and collections and writes their allocation profiles",
+    { timeout: 240_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'extscope-heap-'));
+      try {
+        // The baseline is this checkout itself: what matters is that both collectors' lines come back.
+        const { stdout } = await inSlots(1, () => bench('ingest.mjs', ['--backend', 'sqlite'], { BENCH_HEAP_DIR: dir, BENCH_BASELINE: ROOT }));
+        const lines = stdout.match(
+          /^ +per 1,000 exports: allocated \d+ MB \(sampled; \d+ MB live at the end\); collections .*; CPU by thread main \d+\.\d\d s/gm,
+        );
+        expect(lines).toHaveLength(2);
+        expect(readdirSync(dir).filter((name) => name.endsWith('.heapprofile'))).toHaveLength(2);
+        expect(stdout).toMatch(/^exactness: .*: exact$/m);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('a benchmark whose count is off by one exits non-zero', { timeout: 240_000 }, async () => {
     const failed = await inSlots(1, () => bench('agent-cost.mjs', [], { BENCH_BREAK_EXACTNESS: '1' })).then(

@@ -14,7 +14,9 @@
 //   BENCH_BASELINE (another built checkout run beside this one: SQLite and one PostgreSQL replica each, paired; and its
 //   OTLP decoder beside this one's, in process; BENCH_DECODE_ONLY=1: only the decoders),
 //   BENCH_REPLICAS (1,2,3: the PostgreSQL variants), BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
-//   lib/pinning.mjs). On PostgreSQL it also samples what the backends wait on (lib/pg-waits.mjs).
+//   lib/pinning.mjs), BENCH_HEAP_DIR (each collector's allocation, collections and threads' CPU over the timed rounds,
+//   its allocation profile written there: lib/heap-probe.mjs; BENCH_HEAP_SURVIVORS=1: of what outlived a scavenge). On PostgreSQL it also samples what the backends wait
+//   on (lib/pg-waits.mjs).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -24,7 +26,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { backendsFrom } from './lib/backends.mjs';
-import { baselineCli, roundTrips, startCollectorChild } from './lib/collector-child.mjs';
+import { baselineCli, heapStart, heapStop, roundTrips, startCollectorChild } from './lib/collector-child.mjs';
 import { checkExact } from './lib/exactness.mjs';
 import { fleet, rng } from './lib/fleet.mjs';
 import { alternated } from './lib/interleaved.mjs';
@@ -37,6 +39,8 @@ import { size } from './lib/smoke.mjs';
 
 const backends = backendsFrom(process.argv.slice(2));
 const ROUND_TRIP_PROBE = new URL('./lib/pg-round-trip-probe.mjs', import.meta.url).href;
+const HEAP_PROBE = new URL('./lib/heap-probe.mjs', import.meta.url).href;
+const HEAP_DIR = process.env.BENCH_HEAP_DIR;
 const withPostgres = backends.includes('postgres');
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? size(withPostgres ? 200 : 500, 25));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? size(withPostgres ? 6 : 12, 2));
@@ -283,8 +287,9 @@ async function throughCollectors(data, db, replicas, database = undefined, cli =
         nodeArgs: [
           ...(process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]),
           ...(onPostgres ? ['--import', ROUND_TRIP_PROBE] : []),
+          ...(HEAP_DIR === undefined ? [] : ['--import', HEAP_PROBE]),
         ],
-        ipc: onPostgres,
+        ipc: onPostgres || HEAP_DIR !== undefined,
       }),
     ),
   );
@@ -305,6 +310,7 @@ async function throughCollectors(data, db, replicas, database = undefined, cli =
     const waits = database === undefined ? undefined : sampleWaits(db, database);
     // In two parts, the rounds before the hour turns and those from then on, so that each has its round trips.
     const statementsBefore = await statements();
+    if (HEAP_DIR !== undefined) await Promise.all(children.map(({ child }) => heapStart(child)));
     const early = await sendAll(agent, urls, data.bodies.slice(0, data.beforeHour));
     const statementsAtHour = await statements();
     const late = await sendAll(agent, urls, data.bodies.slice(data.beforeHour));
@@ -315,7 +321,9 @@ async function throughCollectors(data, db, replicas, database = undefined, cli =
     const counted = await visible();
     const seconds = (performance.now() - started) / 1000;
     const cpu = await spent();
+    const heap = HEAP_DIR === undefined ? undefined : await Promise.all(children.map(({ child }) => heapStop(child)));
     return {
+      heap,
       warmupSeconds,
       seconds,
       cpu,
@@ -557,6 +565,7 @@ for (const name of Object.keys(variants)) {
     console.log(
       `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s; this build at ${((100 * seconds[name]) / seconds[head]).toFixed(1)} % of the baseline's rate (${BASELINE}); CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s`,
     );
+    if (results[name][0].heap !== undefined) console.log(`${''.padEnd(26)} ${heapLine(results[name])}`);
     continue;
   }
   const baseline = name.includes('SQLite') ? 'raw SQLite, equivalent' : 'raw pg loop (same rows)';
@@ -575,6 +584,28 @@ for (const name of Object.keys(variants)) {
     `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s${extra}${cpu}${trips}`,
   );
   if (results[name][0].waits !== undefined) console.log(`${''.padEnd(26)} ${waitsLine(results[name])}`);
+  if (results[name][0].heap !== undefined) console.log(`${''.padEnd(26)} ${heapLine(results[name])}`);
+}
+/**
+ * The collectors' allocation, collections and CPU by thread per 1,000 exports (medians; the collections' time is
+ * what their pauses took on the main thread, the threads' CPU includes V8's helpers: concurrent marking, compiling).
+ */
+function heapLine(runs) {
+  const per = (value) => (1000 * value) / data.bodies.length;
+  const sum = (run, pick) => run.heap.reduce((total, heap) => total + (pick(heap) ?? 0), 0);
+  const kinds = [...new Set(runs.flatMap((run) => run.heap.flatMap((heap) => Object.keys(heap.collections))))].sort();
+  const threads = [...new Set(runs.flatMap((run) => run.heap.flatMap((heap) => Object.keys(heap.threads))))].sort();
+  const collections = kinds.map((kind) => {
+    const count = median(runs.map((run) => per(sum(run, (heap) => heap.collections[kind]?.count))));
+    const ms = median(runs.map((run) => per(sum(run, (heap) => heap.collections[kind]?.ms))));
+    return `${kind} ${count.toFixed(0)} (${ms.toFixed(0)} ms)`;
+  });
+  const cpu = threads
+    .map((thread) => [thread, median(runs.map((run) => per(sum(run, (heap) => heap.threads[thread]))))])
+    .filter(([, seconds]) => seconds >= 0.005)
+    .map(([thread, seconds]) => `${thread} ${seconds.toFixed(2)} s`);
+  const live = median(runs.map((run) => sum(run, (heap) => heap.live) / 1e6)).toFixed(0);
+  return `per 1,000 exports: allocated ${median(runs.map((run) => per(sum(run, (heap) => heap.allocated)) / 1e6)).toFixed(0)} MB (sampled${process.env.BENCH_HEAP_SURVIVORS === '1' ? ': only what outlived a scavenge' : ''}; ${live} MB live at the end); collections ${collections.join(', ')}; CPU by thread ${cpu.join(', ')} (the main thread and all others; profiles in ${HEAP_DIR})`;
 }
 /** Sampled backend time per 1,000 exports (medians): waiting on heavyweight locks, on lightweight ones, active. */
 function waitsLine(runs) {

@@ -42,17 +42,32 @@ export async function ready(url) {
   throw new Error(`${url}/readyz did not answer ready within a minute`);
 }
 
-/** Resolves with the round trips to PostgreSQL a collector child made so far (started with `ipc` and `--import` lib/pg-round-trip-probe.mjs). */
-export function roundTrips(child) {
+/** Sends `message` to a collector child started with `ipc` and resolves with the `field` of the first answer that has it. */
+function ask(child, message, field) {
   return new Promise((resolve) => {
-    const answer = (message) => {
-      if (typeof message?.pgRoundTrips !== 'number') return;
+    const answer = (reply) => {
+      if (reply?.[field] === undefined) return;
       child.off('message', answer);
-      resolve(message.pgRoundTrips);
+      resolve(reply[field]);
     };
     child.on('message', answer);
-    child.send('pg-round-trips');
+    child.send(message);
   });
+}
+
+/** Resolves with the round trips to PostgreSQL a collector child made so far (started with `ipc` and `--import` lib/pg-round-trip-probe.mjs). */
+export function roundTrips(child) {
+  return ask(child, 'pg-round-trips', 'pgRoundTrips');
+}
+
+/** Starts measuring allocation, collections and threads' CPU in a child started with `ipc` and `--import` lib/heap-probe.mjs. */
+export function heapStart(child) {
+  return ask(child, 'heap-start', 'heapStarted');
+}
+
+/** Stops it: resolves with `{ allocated, collections, threads }` since {@link heapStart} (lib/heap-probe.mjs). */
+export function heapStop(child) {
+  return ask(child, 'heap-stop', 'heap');
 }
 
 /**
