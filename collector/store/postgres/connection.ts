@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { type BinaryElementType, BINARY_ELEMENT_TYPES, binaryArray } from './binary-arrays.js';
 import { StoreUnavailableError } from '../store.js';
 
 /** int8 columns (ids, counts, milliseconds) as numbers: every such value the store keeps is below 2^53. Nanosecond columns are read as text. */
@@ -195,15 +196,23 @@ async function attempted<T>(pool: pg.Pool, transaction: (client: pg.PoolClient) 
   }
 }
 
-/** Turns `@name` placeholders into `$n` (named parameters keep long statements readable); the same name is the same `$n`. */
-function named(sql: string): { text: string; order: string[] } {
+/**
+ * Turns `@name` placeholders into `$n` (named parameters keep long statements readable); the same name is the same
+ * `$n`. A placeholder cast to an array of a type {@link binaryArray} writes (`@name::bigint[]`) is sent in binary.
+ */
+function named(sql: string): { text: string; order: string[]; arrays: (BinaryElementType | undefined)[] } {
   const order: string[] = [];
-  const text = sql.replace(/@(\w+)/g, (_match, name: string) => {
+  const arrays: (BinaryElementType | undefined)[] = [];
+  const text = sql.replace(/@(\w+)(::(\w+)\[\])?/g, (_match, name: string, cast: string | undefined, type: string | undefined) => {
     let index = order.indexOf(name);
     if (index < 0) index = order.push(name) - 1;
-    return `$${index + 1}`;
+    if (type !== undefined && Object.hasOwn(BINARY_ELEMENT_TYPES, type)) {
+      if (arrays[index] !== undefined && arrays[index] !== type) throw new Error(`@${name} is cast to ${arrays[index]}[] and to ${type}[]`);
+      arrays[index] = type as BinaryElementType;
+    }
+    return `$${index + 1}${cast ?? ''}`;
   });
-  return { text, order };
+  return { text, order, arrays };
 }
 
 /**
@@ -213,12 +222,13 @@ function named(sql: string): { text: string; order: string[] } {
 export class NamedStatement {
   private readonly text: string;
   private readonly order: string[];
+  private readonly arrays: (BinaryElementType | undefined)[];
 
   constructor(
     sql: string,
     private readonly prepared?: string,
   ) {
-    ({ text: this.text, order: this.order } = named(sql));
+    ({ text: this.text, order: this.order, arrays: this.arrays } = named(sql));
   }
 
   async all<Row>(db: StatementRunner, values: Record<string, unknown>): Promise<Row[]> {
@@ -231,7 +241,11 @@ export class NamedStatement {
     return {
       ...(this.prepared === undefined ? {} : { name: this.prepared }),
       text: this.text,
-      values: this.order.map((name) => values[name] ?? null),
+      values: this.order.map((name, index) => {
+        const value = values[name] ?? null;
+        const type = this.arrays[index];
+        return type !== undefined && Array.isArray(value) ? binaryArray(type, value) : value;
+      }),
     };
   }
 }

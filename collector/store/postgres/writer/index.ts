@@ -5,7 +5,7 @@ import type { ApplyResult } from '../../../model/records.js';
 import { type AdvertisementPlan, type AdvertisingState, mergeAdvertisements, planAdvertisements } from '../../common/advertisement-plan.js';
 import { INSTANCE_UPSERT_COLUMNS, instanceValues } from '../../common/columns.js';
 import { type InstanceEnding, nextEnding } from '../../common/ending-rule.js';
-import { identityHash, instanceKey, streamKey } from '../../common/identity.js';
+import { identityHash, instanceKey } from '../../common/identity.js';
 import {
   IngestPlan,
   type LogRow,
@@ -21,6 +21,7 @@ import { type BatchedTransaction, type Queryable, inBatchedTransaction, inTransa
 import { DimensionLimit } from './dimension-limit.js';
 import { GroupCommit } from './group-commit.js';
 import { type NewStream, createStreams, lockSchema1Rekeying, schema1Stream } from './identities.js';
+import { type KnownStream, KnownStreams } from './known-streams.js';
 import { type StateKey, loadExport, loadStates } from './load.js';
 import { ResourceLimit } from './resource-limit.js';
 import { type InstanceWrite, writeExport } from './write.js';
@@ -40,6 +41,9 @@ const INSTANCE_ATTEMPTS = 3;
  * arriving meanwhile wait for the next one and share it (group-commit.ts).
  */
 const GROUP_LIMITS = { inFlight: 2, maxWeight: 5000 };
+
+/** Stream keys remembered (their hashes, the series last stored for them), as many as the SQLite writer's stream cache holds. */
+const KNOWN_STREAMS = 200_000;
 
 /** An export waiting to be written: when it arrived, and where each of its resources is stored. */
 interface PendingExport {
@@ -62,7 +66,7 @@ interface CountedPoint {
   point: PlannedPoint['point'];
   resource: ResourceIdentity;
   instanceHex: string;
-  hash: Buffer;
+  stream: KnownStream;
 }
 
 /** A log row's identity (unique in `point_log`) as text. */
@@ -71,7 +75,8 @@ const logKey = (streamId: number, endNs: string, startNs: string): string => `${
 /**
  * Applies metrics batches as the ingest plan decides (common/ingest-plan.ts), made safe for several replicas
  * writing at once: the state the plan needs is loaded under row locks, nothing is taken from this process's memory
- * (no id caches: another replica's retention may delete what a cache would still name).
+ * (no id caches: another replica's retention may delete what a cache would still name; what a stream key hashes to,
+ * and a series' dimensions once the database names that series again, are kept: known-streams.ts).
  *
  * Exports that arrive while a transaction is in flight are written together in the next one (group commit,
  * group-commit.ts): each is planned on its own, in arrival order, from the state the ones before it in the group
@@ -95,6 +100,7 @@ export class MetricsWriter {
   private readonly dimensionLimit: DimensionLimit;
   private readonly resourceLimit: ResourceLimit;
   private readonly groups: GroupCommit<PendingExport, PromiseSettledResult<ApplyResult>>;
+  private readonly knownStreams = new KnownStreams(KNOWN_STREAMS);
 
   constructor(
     private readonly pool: pg.Pool,
@@ -176,7 +182,7 @@ export class MetricsWriter {
     const resources: GroupResource[] = [];
     const positions: { exportIndex: number; resourceIndex: number }[] = [];
     const counted: CountedPoint[][] = group.map(() => []);
-    const streamHashes = new Map<string, Buffer>();
+    const streams = new Map<string, KnownStream>();
     const stateKeys = new Map<string, StateKey>();
     const instanceHashes = new Map<string, Buffer>();
     group.forEach((pending, exportIndex) => {
@@ -188,16 +194,15 @@ export class MetricsWriter {
         resources.push({ exportIndex, resourceBatch, resource, hex });
         for (const point of resourceBatch.counters) {
           if (!needsStream(point)) continue;
-          const hash = identityHash(streamKey(point.streamScope, point.streamAttributes));
-          const streamHex = hash.toString('hex');
-          streamHashes.set(streamHex, hash);
-          if (point.temporality !== Temporality.Delta) stateKeys.set(`${streamHex}:${point.startNs}`, { streamHash: hash, startNs: point.startNs });
-          (counted[exportIndex] as CountedPoint[]).push({ point, resource, instanceHex: hex, hash });
+          const stream = this.knownStreams.get(point.streamScope, point.streamAttributes);
+          streams.set(stream.hex, stream);
+          if (point.temporality !== Temporality.Delta) stateKeys.set(`${stream.hex}:${point.startNs}`, { streamHash: stream.hash, startNs: point.startNs });
+          (counted[exportIndex] as CountedPoint[]).push({ point, resource, instanceHex: hex, stream });
         }
         positions.push({ exportIndex, resourceIndex });
       });
     });
-    const loaded = await loadExport(transaction, [...instanceHashes.values()], [...streamHashes.values()], [...stateKeys.values()]);
+    const loaded = await loadExport(transaction, [...instanceHashes.values()], [...streams.values()], [...stateKeys.values()]);
     const notStored = positions.filter((_entry, index) => !loaded.instances.has((resources[index] as GroupResource).hex));
     if (notStored.length > 0) throw new MissingInstances(notStored);
 
@@ -211,12 +216,14 @@ export class MetricsWriter {
     };
     const plans = group.map(() => new IngestPlan());
     const log: LogRow[] = [];
-    // Which export each log row is from, when there are several: a row another export of the group logs first is a duplicate.
+    /** Which export each row of `log` is from. */
+    const logOwners: number[] = [];
+    // When there are several exports, a row another export of the group logs first is a duplicate.
     const owners = group.length === 1 ? undefined : new Map<string, number>();
     const planned = plans.map((plan, exportIndex) => {
-      const entries = (counted[exportIndex] as CountedPoint[]).map(({ point, hash, resource }): PlannedPoint => ({
+      const entries = (counted[exportIndex] as CountedPoint[]).map(({ point, stream, resource }): PlannedPoint => ({
         point,
-        stream: loaded.streams.get(hash.toString('hex')) as StreamRef,
+        stream: loaded.streams.get(stream.hex) as StreamRef,
         service: resource.service,
       }));
       const points = plan.points(entries, states);
@@ -236,16 +243,20 @@ export class MetricsWriter {
           owners.set(key, exportIndex);
         }
         log.push(row);
+        logOwners.push(exportIndex);
       }
       return points;
     });
-    const inserted = await writeExport(transaction, now, stateWrites, this.instanceWrites(group, resources, loaded.instances), log);
+    const taken = await writeExport(transaction, now, stateWrites, this.instanceWrites(group, resources, loaded.instances), log);
     const insertedBy = group.map(() => 0);
-    for (const row of inserted) {
-      const exportIndex = owners === undefined ? 0 : (owners.get(logKey(row.stream_id, row.end_ns, row.start_ns)) as number);
-      (plans[exportIndex] as IngestPlan).added(row.series_id, row.value);
+    const take = (exportIndex: number, seriesId: number, value: number): void => {
+      (plans[exportIndex] as IngestPlan).added(seriesId, value);
       insertedBy[exportIndex] = (insertedBy[exportIndex] as number) + 1;
-    }
+    };
+    if (taken.rows === undefined) log.forEach((row, index) => take(logOwners[index] as number, row.seriesId, row.value));
+    else
+      for (const [streamId, endNs, startNs, seriesId, value] of taken.rows)
+        take(owners === undefined ? 0 : (owners.get(logKey(streamId, endNs, startNs)) as number), seriesId, value);
     return plans.map((plan, exportIndex) => {
       plan.logged(planned[exportIndex] as PointsPlan, insertedBy[exportIndex] as number);
       return plan.result();
@@ -254,12 +265,11 @@ export class MetricsWriter {
 
   /** Streams not stored yet: created (or re-keyed from schema 1), and their cumulative states loaded and locked. */
   private async createMissing(db: Queryable, counted: readonly CountedPoint[], loaded: Awaited<ReturnType<typeof loadExport>>): Promise<void> {
-    const fresh = new Map<string, NewStream>();
-    for (const { point, resource, instanceHex, hash } of counted) {
-      const hex = hash.toString('hex');
-      if (loaded.streams.has(hex) || fresh.has(hex)) continue;
+    const fresh = new Map<string, NewStream & { known: KnownStream }>();
+    for (const { point, resource, instanceHex, stream } of counted) {
+      if (loaded.streams.has(stream.hex) || fresh.has(stream.hex)) continue;
       const instance = loaded.instances.get(instanceHex);
-      fresh.set(hex, { point, instanceId: instance?.id as number, service: resource.service, hash });
+      fresh.set(stream.hex, { point, instanceId: instance?.id as number, service: resource.service, hash: stream.hash, known: stream });
     }
     if (fresh.size === 0) return;
     const create: NewStream[] = [];
@@ -270,11 +280,11 @@ export class MetricsWriter {
       else loaded.streams.set(hex, legacy);
     }
     await createStreams(db, this.dimensionLimit, create, loaded.streams);
+    for (const [hex, { known }] of fresh) known.stored = loaded.streams.get(hex);
     const keys = new Map<string, { streamId: number; startNs: bigint }>();
-    for (const { point, hash } of counted) {
-      const hex = hash.toString('hex');
-      if (point.temporality === Temporality.Delta || !fresh.has(hex)) continue;
-      const streamId = (loaded.streams.get(hex) as StreamRef).streamId;
+    for (const { point, stream } of counted) {
+      if (point.temporality === Temporality.Delta || !fresh.has(stream.hex)) continue;
+      const streamId = (loaded.streams.get(stream.hex) as StreamRef).streamId;
       keys.set(`${streamId}:${point.startNs}`, { streamId, startNs: point.startNs });
     }
     await loadStates(db, loaded.states, [...keys.values()]);

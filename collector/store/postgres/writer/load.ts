@@ -1,7 +1,8 @@
 import { SERIES_COLUMNS, storedDims } from '../../common/columns.js';
 import type { CumulativeState } from '../../common/cumulative-rule.js';
 import { type StreamRef, StreamStarts } from '../../common/ingest-plan.js';
-import type { BatchedTransaction, Queryable } from '../connection.js';
+import { type BatchedTransaction, NamedStatement, type Queryable } from '../connection.js';
+import type { KnownStream } from './known-streams.js';
 
 /** An instance row as an export finds it, locked until the export's transaction ends. */
 interface LockedInstance {
@@ -37,7 +38,8 @@ const STREAM_FIELDS = ['kind', ...SERIES_COLUMNS.map((column) => column.column)]
 /**
  * Everything an export reads, in one statement (one round trip): its instance rows, locked FOR NO KEY UPDATE in key
  * order (an export of the same instance on another replica waits for this one's commit, and retention, which locks
- * them first, cannot drop their series meanwhile); its streams with their series; and the cumulative state of every
+ * them first, cannot drop their series meanwhile); its streams with their series (the series' dimensions only where
+ * the series is not the one the collector names, see known-streams.ts); and the cumulative state of every
  * (stream, start time) it brings, created if absent (end −1, value 0: read back as no state) and locked by the
  * upsert, in (stream, start) order. The upsert's no-op update returns the row as the last commit left it (a plain
  * read in the same statement would see the statement's snapshot, older than the commit it waited for).
@@ -47,53 +49,68 @@ const STREAM_FIELDS = ['kind', ...SERIES_COLUMNS.map((column) => column.column)]
  * a hundred keys it chose to scan every stream and every series and join them (25–30 ms an export at 12,550
  * streams, growing with the fleet) over a hundred lookups in pages it had in memory (about 1 ms).
  */
-const LOAD = `
+const LOAD = new NamedStatement(
+  `
   WITH i AS (
     SELECT encode(key_hash, 'hex') AS h, id, advertised_ms, advertise_gen, ended_ms, clock_ms FROM instances
-    WHERE key_hash = ANY($1::bytea[]) ORDER BY key_hash FOR NO KEY UPDATE
+    WHERE key_hash = ANY(@instances::bytea[]) ORDER BY key_hash FOR NO KEY UPDATE
   ), s AS (
-    SELECT k.h AS key_hash, f.* FROM unnest($2::bytea[]) AS k (h) CROSS JOIN LATERAL (
-      SELECT s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, json_build_object(${STREAM_FIELDS}) AS dims
+    SELECT k.h AS key_hash, k.n, f.* FROM unnest(@streams::bytea[], @known_series::bigint[]) WITH ORDINALITY AS k (h, known, n) CROSS JOIN LATERAL (
+      SELECT s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, CASE WHEN r.id <> k.known THEN json_build_object(${STREAM_FIELDS}) END AS dims
       FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = k.h LIMIT 1
     ) AS f
   ), c AS (
     INSERT INTO cumulative_state AS c (stream_id, start_ns, end_ns, value)
-    SELECT s.stream_id, k.st, -1, 0 FROM unnest($3::bytea[], $4::bigint[]) AS k (h, st) JOIN s ON s.key_hash = k.h ORDER BY 1, 2
+    SELECT s.stream_id, k.st, -1, 0 FROM unnest(@state_streams::bytea[], @state_starts::bigint[]) AS k (h, st) JOIN s ON s.key_hash = k.h ORDER BY 1, 2
     ON CONFLICT (stream_id, start_ns) DO UPDATE SET end_ns = c.end_ns
     RETURNING c.stream_id, c.start_ns::text AS start_ns, c.end_ns::text AS end_ns, c.value
   )
   SELECT (SELECT json_agg(i) FROM i) AS instances,
-         (SELECT json_agg(json_build_object('h', encode(key_hash, 'hex'), 'stream_id', stream_id, 'series_id', series_id,
-            'cell_id', cell_id, 'all_cell_id', all_cell_id, 'dims', dims)) FROM s) AS streams,
-         (SELECT json_agg(c) FROM c) AS states`;
+         (SELECT json_agg(json_build_array(n, stream_id, series_id, cell_id, all_cell_id, dims)) FROM s) AS streams,
+         (SELECT json_agg(c) FROM c) AS states`,
+  'extscope-load-export',
+);
 
-/** Begins the export's transaction and loads (and locks) what it needs (one round trip); see {@link LOAD}. `states`: unique keys. */
+/** A stream as {@link LOAD} returns it: its position in the keys sent, its ids, its series' dimensions unless known. */
+type LoadedStream = [position: number, streamId: number, seriesId: number, cellId: number, allCellId: number, dims: Record<string, unknown> | null];
+
+/**
+ * Begins the export's transaction and loads (and locks) what it needs (one round trip); see {@link LOAD}. `streams`:
+ * unique keys, each told what it last stored (see {@link KnownStream}); `states`: unique keys.
+ */
 export async function loadExport(
   transaction: BatchedTransaction,
   instanceHashes: readonly Buffer[],
-  streamHashes: readonly Buffer[],
+  streams: readonly KnownStream[],
   states: readonly StateKey[],
 ): Promise<Loaded> {
   const rows = await transaction.first<{
     instances: (LockedInstance & { h: string })[] | null;
-    streams: { h: string; stream_id: number; series_id: number; cell_id: number; all_cell_id: number; dims: Record<string, unknown> }[] | null;
+    streams: LoadedStream[] | null;
     states: StateRow[] | null;
-  }>({
-    name: 'extscope-load-export',
-    text: LOAD,
-    values: [instanceHashes, streamHashes, states.map((key) => key.streamHash), states.map((key) => key.startNs.toString())],
-  });
+  }>(
+    LOAD.statement({
+      instances: instanceHashes,
+      streams: streams.map((stream) => stream.hash),
+      known_series: streams.map((stream) => stream.stored?.seriesId ?? 0),
+      state_streams: states.map((key) => key.streamHash),
+      state_starts: states.map((key) => key.startNs),
+    }),
+  );
   const row = rows[0];
   const loaded: Loaded = { instances: new Map(), streams: new Map(), states: new StreamStarts() };
   for (const instance of row?.instances ?? []) loaded.instances.set(instance.h, instance);
-  for (const stream of row?.streams ?? []) {
-    loaded.streams.set(stream.h, {
-      streamId: stream.stream_id,
-      seriesId: stream.series_id,
-      cellId: stream.cell_id,
-      allCellId: stream.all_cell_id,
-      dims: storedDims(stream.dims),
-    });
+  for (const [position, streamId, seriesId, cellId, allCellId, dims] of row?.streams ?? []) {
+    const known = streams[position - 1] as KnownStream;
+    const stored = {
+      streamId,
+      seriesId,
+      cellId,
+      allCellId,
+      dims: dims === null ? (known.stored as StreamRef).dims : storedDims(dims),
+    };
+    known.stored = stored;
+    loaded.streams.set(known.hex, stored);
   }
   addStates(loaded.states, row?.states ?? []);
   return loaded;

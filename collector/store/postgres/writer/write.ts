@@ -21,8 +21,9 @@ const UPDATED_COLUMNS = INSTANCE_UPSERT_COLUMNS.filter((column) => column !== 's
  * touches: the cumulative states it moved; its instance rows (last seen, resource values, the advertising
  * generation); what the instances advertise, each row written only when it changes; and its increments, logged
  * under their identities (a retry's are there already) and, those that are new, appended to `pending_increments`
- * for the fold (fold.ts), so that no export writes a row another export of the same minute writes. Returns the
- * increments the log took, with their identities.
+ * for the fold (fold.ts), so that no export writes a row another export of the same minute writes. Returns how many
+ * increments the log took and, only when that is not all of them, which (the rows as text cost the collector more
+ * to read than the rest of the export).
  */
 const WRITE = new NamedStatement(
   `
@@ -66,8 +67,12 @@ const WRITE = new NamedStatement(
     RETURNING end_ns, stream_id, start_ns, minute, series_id, cell_id, all_cell_id, value
   ), pending AS (
     INSERT INTO pending_increments (minute, series_id, cell_id, all_cell_id, value) SELECT minute, series_id, cell_id, all_cell_id, value FROM logged
+  ), taken AS (
+    SELECT count(*)::integer AS n FROM logged
   )
-  SELECT stream_id, end_ns::text AS end_ns, start_ns::text AS start_ns, series_id, value FROM logged`,
+  SELECT n AS taken, CASE WHEN n < cardinality(@l0::bigint[]) THEN
+    (SELECT coalesce(json_agg(json_build_array(stream_id, end_ns::text, start_ns::text, series_id, value)), '[]') FROM logged)
+  END AS rows FROM taken`,
   'extscope-write-export',
 );
 
@@ -76,21 +81,30 @@ function columns(prefix: string, rows: readonly (readonly unknown[])[], width: n
   return Object.fromEntries(Array.from({ length: width }, (_unused, column) => [`${prefix}${column}`, rows.map((row) => row[column])]));
 }
 
-/** Writes an export as {@link WRITE} says, and commits (one round trip); returns the increments the log took (new ones only). */
-export function writeExport(
+/**
+ * What the log took of an export's rows: all of them (nearly always: `rows` undefined), or, when some were there
+ * already (a retry's) or came twice, those it took: their identities (stream, end, start), series and increments.
+ */
+export interface Taken {
+  taken: number;
+  rows: [streamId: number, endNs: string, startNs: string, seriesId: number, value: number][] | undefined;
+}
+
+/** Writes an export as {@link WRITE} says, and commits (one round trip); says which of `log` the log took. */
+export async function writeExport(
   transaction: BatchedTransaction,
   now: number,
   states: readonly StateWrite[],
   instances: readonly InstanceWrite[],
   log: readonly LogRow[],
-): Promise<{ stream_id: number; end_ns: string; start_ns: string; series_id: number; value: number }[]> {
+): Promise<Taken> {
   const advertised = instances.flatMap(({ id, advertisements }) => (advertisements?.advertised ?? []).map((row) => [id, ...row]));
   const counts = instances.flatMap(({ id, advertisements }) => (advertisements?.counts ?? []).map((row) => [id, ...row]));
-  return transaction.last(
+  const [row] = await transaction.last<{ taken: number; rows: Taken['rows'] | null }>(
     WRITE.statement({
       state_stream: states.map((write) => write.streamId),
-      state_start: states.map((write) => write.startNs.toString()),
-      state_end: states.map((write) => write.state.endNs.toString()),
+      state_start: states.map((write) => write.startNs),
+      state_end: states.map((write) => write.state.endNs),
       state_value: states.map((write) => write.state.value),
       now,
       instance: instances.map((instance) => instance.id),
@@ -101,11 +115,15 @@ export function writeExport(
       clock_ms: instances.map((instance) => instance.ending.clockMs),
       ...columns('a', advertised, 8),
       ...columns('c', counts, 7),
-      ...columns(
-        'l',
-        log.map((row) => [row.endNs.toString(), row.streamId, row.startNs.toString(), row.minute, row.seriesId, row.cellId, row.allCellId, row.value]),
-        8,
-      ),
+      l0: log.map((entry) => entry.endNs),
+      l1: log.map((entry) => entry.streamId),
+      l2: log.map((entry) => entry.startNs),
+      l3: log.map((entry) => entry.minute),
+      l4: log.map((entry) => entry.seriesId),
+      l5: log.map((entry) => entry.cellId),
+      l6: log.map((entry) => entry.allCellId),
+      l7: log.map((entry) => entry.value),
     }),
   );
+  return { taken: row?.taken ?? 0, rows: row?.rows ?? undefined };
 }
