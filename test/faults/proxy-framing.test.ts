@@ -13,8 +13,10 @@ import { type ListeningChild, startProxyProcess } from '../support/servers.js';
  * written a few bytes at a time (its event split across packets) when the client accepts only `text/event-stream`.
  * `/empty` answers 204, `/head` a body (not sent for HEAD), `/upgrade` switches to an echo of the bytes that follow.
  */
-async function byteStableUpstream(): Promise<{ url: URL; close(): Promise<void> }> {
+async function byteStableUpstream(): Promise<{ url: URL; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
   const server = http.createServer((request, response) => {
+    requests++;
     response.sendDate = false;
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -51,6 +53,7 @@ async function byteStableUpstream(): Promise<{ url: URL; close(): Promise<void> 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`),
+    requests: () => requests,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -182,6 +185,23 @@ describe('extscope proxy: the framing it reads as the bytes pass', () => {
     expect(echoed).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n[^]*\r\n\r\nfirst second$/);
     await proxy.stop();
     await expect.poll(() => requests('kinds'), { timeout: 10_000 }).toBe(2);
+  });
+
+  it('refuses a request that could be read two ways (400) and a head over 16 KiB (431), and sends neither upstream', async () => {
+    const upstream = await byteStableUpstream();
+    cleanups.push(() => upstream.close());
+    const proxy = await proxyFor(upstream.url, 'framing-refused');
+    // Read by its length, the smuggled GET is a body; read as chunked, it is a second request: neither is relayed.
+    const smuggled = await exchange(Number(proxy.url.port), [
+      'POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 33\r\n\r\n0\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\n',
+    ]);
+    expect(smuggled).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    const large = await exchange(Number(proxy.url.port), [`GET /empty HTTP/1.1\r\nHost: x\r\nX-Large: ${'a'.repeat(17 * 1024)}\r\n\r\n`]);
+    expect(large).toBe('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
+    expect(upstream.requests()).toBe(0);
+    const after = await exchange(Number(proxy.url.port), ['GET /empty HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n']);
+    expect(after).toMatch(/^HTTP\/1\.1 204 No Content\r\n/);
+    expect(upstream.requests()).toBe(1);
   });
 
   it('sends a request again, once, on a fresh connection when the upstream closed its kept-alive one as the request came', async () => {
