@@ -22,60 +22,133 @@ export type BinaryElementType = keyof typeof BINARY_ELEMENT_TYPES;
 const HEADER = 20;
 const TWO_32 = 4_294_967_296;
 
-/** `values` as a binary array of `type` (numbers, bigints or decimal strings for the integer types; strings for text; Buffers for bytea). */
+/**
+ * `values` as a binary array of `type`: numbers, bigints or decimal strings for the integer types; strings for text;
+ * Buffers for bytea; null or undefined for NULL. One writer per kind of element, each looping by index over one
+ * kind of value (no iterator, no value boxed): an export's arrays are encoded at every export.
+ */
 export function binaryArray(type: BinaryElementType, values: readonly unknown[]): Buffer {
-  const width = type === 'bigint' ? 8 : type === 'integer' ? 4 : type === 'smallint' ? 2 : 0;
-  let size = values.length === 0 ? 12 : HEADER;
-  let nulls = 0;
-  for (const value of values) {
-    if (value === null || value === undefined) {
-      nulls = 1;
-      size += 4;
-    } else size += 4 + (width > 0 ? width : type === 'text' ? Buffer.byteLength(value as string) : (value as Buffer).length);
+  switch (type) {
+    case 'bigint':
+      return int8Array(values);
+    case 'integer':
+    case 'smallint':
+      return smallIntegerArray(values, type);
+    case 'text':
+      return textArray(values);
+    case 'bytea':
+      return byteaArray(values);
   }
-  const buffer = Buffer.allocUnsafe(size);
-  buffer.writeInt32BE(values.length === 0 ? 0 : 1, 0);
-  buffer.writeInt32BE(nulls, 4);
-  buffer.writeInt32BE(BINARY_ELEMENT_TYPES[type], 8);
-  if (values.length === 0) return buffer;
-  buffer.writeInt32BE(values.length, 12);
-  buffer.writeInt32BE(1, 16);
+}
+
+/** The buffer for an array of `count` elements taking `bytes` after their length words, its header written. */
+function allocate(type: BinaryElementType, count: number, nulls: boolean, bytes: number): { buffer: Buffer; view: DataView } {
+  const buffer = Buffer.allocUnsafe((count === 0 ? 12 : HEADER) + 4 * count + bytes);
+  const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.length);
+  view.setInt32(0, count === 0 ? 0 : 1);
+  view.setInt32(4, nulls ? 1 : 0);
+  view.setInt32(8, BINARY_ELEMENT_TYPES[type]);
+  if (count > 0) {
+    view.setInt32(12, count);
+    view.setInt32(16, 1);
+  }
+  return { buffer, view };
+}
+
+function nullCount(values: readonly unknown[]): number {
+  let nulls = 0;
+  for (let index = 0; index < values.length; index++) if (values[index] === null || values[index] === undefined) nulls++;
+  return nulls;
+}
+
+function int8Array(values: readonly unknown[]): Buffer {
+  const nulls = nullCount(values);
+  const { buffer, view } = allocate('bigint', values.length, nulls > 0, 8 * (values.length - nulls));
   let offset = HEADER;
-  for (const value of values) {
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
     if (value === null || value === undefined) {
-      offset = buffer.writeInt32BE(-1, offset);
-    } else if (width === 8) {
-      offset = buffer.writeInt32BE(8, offset);
-      offset = writeInt64(buffer, value, offset);
-    } else if (width > 0) {
-      offset = buffer.writeInt32BE(width, offset);
-      const number = integer(value);
-      offset = width === 4 ? buffer.writeInt32BE(number, offset) : buffer.writeInt16BE(number, offset);
-    } else if (type === 'text') {
-      const length = buffer.write(value as string, offset + 4, 'utf8');
-      buffer.writeInt32BE(length, offset);
-      offset += 4 + length;
-    } else {
-      const bytes = value as Buffer;
-      offset = buffer.writeInt32BE(bytes.length, offset);
-      offset += bytes.copy(buffer, offset);
+      view.setInt32(offset, -1);
+      offset += 4;
+      continue;
     }
+    view.setInt32(offset, 8);
+    if (typeof value === 'number') {
+      // In two halves: no BigInt made per value.
+      if (!Number.isSafeInteger(value)) throw new TypeError(`not an integer: ${value}`);
+      view.setInt32(offset + 4, Math.floor(value / TWO_32));
+      view.setUint32(offset + 8, value >>> 0);
+    } else view.setBigInt64(offset + 4, typeof value === 'bigint' ? value : BigInt(value as string));
+    offset += 12;
   }
   return buffer;
 }
 
-/** A 64-bit integer, big-endian: a safe-integer number in two halves (no BigInt made per value), else as a BigInt. */
-function writeInt64(buffer: Buffer, value: unknown, offset: number): number {
-  if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) throw new TypeError(`not an integer: ${value}`);
-    buffer.writeInt32BE(Math.floor(value / TWO_32), offset);
-    return buffer.writeUInt32BE(value >>> 0, offset + 4);
+function smallIntegerArray(values: readonly unknown[], type: 'integer' | 'smallint'): Buffer {
+  const width = type === 'integer' ? 4 : 2;
+  const nulls = nullCount(values);
+  const { buffer, view } = allocate(type, values.length, nulls > 0, width * (values.length - nulls));
+  let offset = HEADER;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    if (value === null || value === undefined) {
+      view.setInt32(offset, -1);
+      offset += 4;
+      continue;
+    }
+    const number = typeof value === 'number' ? value : Number(value);
+    if (!Number.isSafeInteger(number)) throw new TypeError(`not an integer: ${String(value)}`);
+    view.setInt32(offset, width);
+    if (width === 4) view.setInt32(offset + 4, number);
+    else view.setInt16(offset + 4, number);
+    offset += 4 + width;
   }
-  return buffer.writeBigInt64BE(typeof value === 'bigint' ? value : BigInt(value as string), offset);
+  return buffer;
 }
 
-function integer(value: unknown): number {
-  const number = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(number)) throw new TypeError(`not an integer: ${String(value)}`);
-  return number;
+function textArray(values: readonly unknown[]): Buffer {
+  let nulls = 0;
+  let bytes = 0;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    if (value === null || value === undefined) nulls++;
+    else bytes += Buffer.byteLength(value as string);
+  }
+  const { buffer, view } = allocate('text', values.length, nulls > 0, bytes);
+  let offset = HEADER;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    if (value === null || value === undefined) {
+      view.setInt32(offset, -1);
+      offset += 4;
+      continue;
+    }
+    const length = buffer.write(value as string, offset + 4);
+    view.setInt32(offset, length);
+    offset += 4 + length;
+  }
+  return buffer;
+}
+
+function byteaArray(values: readonly unknown[]): Buffer {
+  let nulls = 0;
+  let bytes = 0;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    if (value === null || value === undefined) nulls++;
+    else bytes += (value as Buffer).length;
+  }
+  const { buffer, view } = allocate('bytea', values.length, nulls > 0, bytes);
+  let offset = HEADER;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index] as Buffer | null | undefined;
+    if (value === null || value === undefined) {
+      view.setInt32(offset, -1);
+      offset += 4;
+      continue;
+    }
+    view.setInt32(offset, value.length);
+    offset += 4 + value.copy(buffer, offset + 4);
+  }
+  return buffer;
 }

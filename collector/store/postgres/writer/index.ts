@@ -69,8 +69,26 @@ interface CountedPoint {
   stream: KnownStream;
 }
 
-/** A log row's identity (unique in `point_log`) as text. */
-const logKey = (streamId: number, endNs: string, startNs: string): string => `${streamId}:${endNs}:${startNs}`;
+/**
+ * Which export of a group logs each row first, by the row's identity in `point_log` (stream, start, end): by stream
+ * and start, then a short list of ends, with no key text made per row.
+ */
+class LogOwners {
+  private readonly byStart = new StreamStarts<{ endNs: bigint; owner: number }[]>();
+
+  /** Records `owner` for the row unless an export logged it first; whether `owner` is the first. */
+  claim(streamId: number, startNs: bigint, endNs: bigint, owner: number): boolean {
+    const ends = this.byStart.get(streamId, startNs);
+    if (ends === undefined) this.byStart.add(streamId, startNs, [{ endNs, owner }]);
+    else if (ends.some((entry) => entry.endNs === endNs)) return false;
+    else ends.push({ endNs, owner });
+    return true;
+  }
+
+  owner(streamId: number, startNs: bigint, endNs: bigint): number {
+    return this.byStart.get(streamId, startNs)?.find((entry) => entry.endNs === endNs)?.owner as number;
+  }
+}
 
 /**
  * Applies metrics batches as the ingest plan decides (common/ingest-plan.ts), made safe for several replicas
@@ -219,7 +237,7 @@ export class MetricsWriter {
     /** Which export each row of `log` is from. */
     const logOwners: number[] = [];
     // When there are several exports, a row another export of the group logs first is a duplicate.
-    const owners = group.length === 1 ? undefined : new Map<string, number>();
+    const owners = group.length === 1 ? undefined : new LogOwners();
     const planned = plans.map((plan, exportIndex) => {
       const entries = (counted[exportIndex] as CountedPoint[]).map(({ point, stream, resource }): PlannedPoint => ({
         point,
@@ -237,11 +255,7 @@ export class MetricsWriter {
         }
       }
       for (const row of points.log) {
-        if (owners !== undefined) {
-          const key = logKey(row.streamId, row.endNs.toString(), row.startNs.toString());
-          if (owners.has(key)) continue;
-          owners.set(key, exportIndex);
-        }
+        if (owners !== undefined && !owners.claim(row.streamId, row.startNs, row.endNs, exportIndex)) continue;
         log.push(row);
         logOwners.push(exportIndex);
       }
@@ -256,7 +270,7 @@ export class MetricsWriter {
     if (taken.rows === undefined) log.forEach((row, index) => take(logOwners[index] as number, row.seriesId, row.value));
     else
       for (const [streamId, endNs, startNs, seriesId, value] of taken.rows)
-        take(owners === undefined ? 0 : (owners.get(logKey(streamId, endNs, startNs)) as number), seriesId, value);
+        take(owners === undefined ? 0 : owners.owner(streamId, BigInt(startNs), BigInt(endNs)), seriesId, value);
     return plans.map((plan, exportIndex) => {
       plan.logged(planned[exportIndex] as PointsPlan, insertedBy[exportIndex] as number);
       return plan.result();
