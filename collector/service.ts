@@ -227,7 +227,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const startWarmUp = (): void => {
     if (warmUpStarted) return;
     warmUpStarted = true;
-    void warmUp(store.reader, clock, warming.signal).then((seconds) => seconds !== undefined && selfMetrics.warmUpFinished(seconds));
+    const failed = (error: unknown): void => log.warn({ err: error }, 'warm-up: reading the last 7 days failed; the first read of that range sums it itself');
+    void warmUp(store.reader, clock, warming.signal, failed).then((seconds) => seconds !== undefined && selfMetrics.warmUpFinished(seconds));
   };
   // Shut down in reverse: the server stops taking exports (and drains) first, the store closes last.
   const components = lifecycle([

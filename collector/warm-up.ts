@@ -15,15 +15,21 @@ export const WARM_RANGE_MS = MS_PER_WEEK;
  * made meanwhile waits for rather than summing the week again. Nothing is answered from it that a read would not
  * answer: a kept part is used only while no closed bucket has changed since it was read. Resolves with the seconds it
  * took, or undefined when it stopped (`signal`, the collector shutting down) or failed: the first read then sums the
- * week itself, as it would have.
+ * week itself, as it would have. A failure is handed to `failed` (the operator hears of it); a stop is not one.
  */
-export async function warmUp(reader: Pick<RollupReader, 'cellTotals'>, clock: () => number, signal: AbortSignal): Promise<number | undefined> {
+export async function warmUp(
+  reader: Pick<RollupReader, 'cellTotals'>,
+  clock: () => number,
+  signal: AbortSignal,
+  failed: (error: unknown) => void,
+): Promise<number | undefined> {
   const started = performance.now();
   const now = clock();
   try {
     await reader.cellTotals({ fromMs: now - WARM_RANGE_MS, toMs: now, signal });
     return (performance.now() - started) / 1000;
-  } catch {
+  } catch (error) {
+    if (!signal.aborted) failed(error);
     return undefined;
   }
 }

@@ -18,7 +18,7 @@
 //   its allocation profile written there: lib/heap-probe.mjs; BENCH_HEAP_SURVIVORS=1: of what outlived a scavenge). On PostgreSQL it also samples what the backends wait
 //   on (lib/pg-waits.mjs).
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,6 +41,8 @@ const backends = backendsFrom(process.argv.slice(2));
 const ROUND_TRIP_PROBE = new URL('./lib/pg-round-trip-probe.mjs', import.meta.url).href;
 const HEAP_PROBE = new URL('./lib/heap-probe.mjs', import.meta.url).href;
 const HEAP_DIR = process.env.BENCH_HEAP_DIR;
+// The collectors write their profiles there: made here, once, rather than failing in a child at the run's end.
+if (HEAP_DIR !== undefined) mkdirSync(HEAP_DIR, { recursive: true });
 const withPostgres = backends.includes('postgres');
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? size(withPostgres ? 200 : 500, 25));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? size(withPostgres ? 6 : 12, 2));

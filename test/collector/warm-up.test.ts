@@ -13,13 +13,21 @@ describe('warm-up', () => {
       },
     };
     const signal = new AbortController().signal;
-    const seconds = await warmUp(reader, () => 1_000_000_000_000, signal);
+    const seconds = await warmUp(
+      reader,
+      () => 1_000_000_000_000,
+      signal,
+      (error) => {
+        throw error;
+      },
+    );
     expect(seconds).toBeGreaterThanOrEqual(0);
     expect(WARM_RANGE_MS).toBe(7 * 24 * 3_600_000);
     expect(asked).toEqual([{ fromMs: 1_000_000_000_000 - WARM_RANGE_MS, toMs: 1_000_000_000_000, signal }]);
   });
 
-  it('a read that stops (the collector shutting down) or fails resolves undefined, never rejects', async () => {
+  it('a read that stops (the collector shutting down) or fails resolves undefined, never rejects; only the failure is reported', async () => {
+    const reported: unknown[] = [];
     const stopping = new AbortController();
     const stopped = warmUp(
       {
@@ -31,11 +39,14 @@ describe('warm-up', () => {
       },
       Date.now,
       stopping.signal,
+      (error) => reported.push(error),
     );
     stopping.abort();
     await expect(stopped).resolves.toBeUndefined();
+    expect(reported).toEqual([]);
     await expect(
-      warmUp({ cellTotals: () => Promise.reject(new Error('database is closed')) }, Date.now, new AbortController().signal),
+      warmUp({ cellTotals: () => Promise.reject(new Error('database is closed')) }, Date.now, new AbortController().signal, (error) => reported.push(error)),
     ).resolves.toBeUndefined();
+    expect(reported).toEqual([new Error('database is closed')]);
   });
 });
