@@ -75,7 +75,11 @@ const body = JSON.stringify({
     },
   },
 });
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+// Idle kept-alive connections are dropped after 4 s, as undici drops its own: a Node.js server announces 5 s
+// (`Keep-Alive: timeout=5`) and closes an idle connection about 6 s after its last answer, and a request sent on it
+// just then is reset (direct, through the bare proxies; `extscope proxy` sends it again on a fresh connection).
+// Without a timeout, Node.js's agent keeps idle connections with no limit.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16, timeout: 4000 });
 const headers = {
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',

@@ -4,7 +4,8 @@
 import http from 'node:http';
 
 const upstreamPort = Number(process.argv[2]);
-const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 256 });
+// Idle upstream connections dropped before the upstream closes them (see the client's agent in wrap-proxy.mjs).
+const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 256, timeout: 4000 });
 const server = http.createServer((request, response) => {
   const headers = { ...request.headers, host: `127.0.0.1:${upstreamPort}` };
   delete headers.connection;

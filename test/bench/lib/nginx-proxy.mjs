@@ -1,6 +1,7 @@
 // nginx as a plain reverse proxy in front of one HTTP upstream, the figure `wrap-proxy.mjs` sets `extscope proxy`
-// beside: one process (no master), kept-alive upstream connections, no buffering (SSE answers stream as they
-// come), no access log. Its pid, logs and temporary paths in a directory of its own.
+// beside: one process (no master), kept-alive upstream connections (idle ones dropped after 4 s, before a Node.js
+// upstream closes them: a POST sent on one as it closes is not retried but answered 502), no buffering (SSE
+// answers stream as they come), no access log. Its pid, logs and temporary paths in a directory of its own.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -34,7 +35,7 @@ events { worker_connections 1024; }
 http {
 ${temp}
   access_log off;
-  upstream mcp { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+  upstream mcp { server 127.0.0.1:${upstreamPort}; keepalive 64; keepalive_timeout 4s; }
   server {
     listen 127.0.0.1:${port};
     location / {
