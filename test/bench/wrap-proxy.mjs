@@ -50,13 +50,29 @@ function cpuMicros(pid) {
   return nanos / 1000;
 }
 
+/** What this run started and has not stopped yet: stopped when it exits, a failed run included. */
+const running = new Set();
+process.on('exit', () => {
+  for (const started of running) started.stop();
+});
+function tracked(started) {
+  const { stop } = started;
+  running.add(started);
+  started.stop = () => {
+    running.delete(started);
+    stop();
+  };
+  return started;
+}
+
 async function listening(args, stream = 'stdout', pattern = /\{"port":\s*(\d+)\}/) {
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const started = tracked({ child, port: 0, stop: () => child.kill('SIGTERM') });
   let text = '';
   for await (const chunk of child[stream]) {
     text += chunk;
     const match = pattern.exec(text);
-    if (match) return { child, port: Number(match[1]), stop: () => child.kill('SIGTERM') };
+    if (match) return Object.assign(started, { port: Number(match[1]) });
   }
   throw new Error(`no port from ${args.join(' ')}`);
 }
@@ -138,7 +154,7 @@ async function proxyRun(label, upstreamScript) {
     ),
     node: await listening(['test/bench/lib/bare-proxy.mjs', String(upstream.port)]),
     tcp: await listening(['test/bench/lib/bare-tcp-relay.mjs', String(upstream.port)]),
-    nginx: await startNginxProxy(upstream.port),
+    nginx: tracked(await startNginxProxy(upstream.port)),
   };
   const ports = { direct: upstream.port, ...Object.fromEntries(PROXIES.map((name) => [name, proxies[name].port])) };
   const variants = ['direct', ...PROXIES];
