@@ -35,9 +35,8 @@ export function binaryArray(type: BinaryElementType, values: readonly unknown[])
     case 'smallint':
       return smallIntegerArray(values, type);
     case 'text':
-      return textArray(values);
     case 'bytea':
-      return byteaArray(values);
+      return bytesArray(values, type);
   }
 }
 
@@ -106,15 +105,17 @@ function smallIntegerArray(values: readonly unknown[], type: 'integer' | 'smalli
   return buffer;
 }
 
-function textArray(values: readonly unknown[]): Buffer {
+/** Text (strings, as UTF-8) or bytea (Buffers): each element its byte length and its bytes. */
+function bytesArray(values: readonly unknown[], type: 'text' | 'bytea'): Buffer {
+  const text = type === 'text';
   let nulls = 0;
   let bytes = 0;
   for (let index = 0; index < values.length; index++) {
     const value = values[index];
     if (value === null || value === undefined) nulls++;
-    else bytes += Buffer.byteLength(value as string);
+    else bytes += text ? Buffer.byteLength(value as string) : (value as Buffer).length;
   }
-  const { buffer, view } = allocate('text', values.length, nulls > 0, bytes);
+  const { buffer, view } = allocate(type, values.length, nulls > 0, bytes);
   let offset = HEADER;
   for (let index = 0; index < values.length; index++) {
     const value = values[index];
@@ -123,32 +124,9 @@ function textArray(values: readonly unknown[]): Buffer {
       offset += 4;
       continue;
     }
-    const length = buffer.write(value as string, offset + 4);
+    const length = text ? buffer.write(value as string, offset + 4) : (value as Buffer).copy(buffer, offset + 4);
     view.setInt32(offset, length);
     offset += 4 + length;
-  }
-  return buffer;
-}
-
-function byteaArray(values: readonly unknown[]): Buffer {
-  let nulls = 0;
-  let bytes = 0;
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index];
-    if (value === null || value === undefined) nulls++;
-    else bytes += (value as Buffer).length;
-  }
-  const { buffer, view } = allocate('bytea', values.length, nulls > 0, bytes);
-  let offset = HEADER;
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index] as Buffer | null | undefined;
-    if (value === null || value === undefined) {
-      view.setInt32(offset, -1);
-      offset += 4;
-      continue;
-    }
-    view.setInt32(offset, value.length);
-    offset += 4 + value.copy(buffer, offset + 4);
   }
   return buffer;
 }
