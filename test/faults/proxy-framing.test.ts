@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
 import { agentEnv } from '../support/processes.js';
-import { type ListeningChild, startProxyProcess } from '../support/servers.js';
+import { type ListeningChild, startProxyProcess, toolsCall } from '../support/servers.js';
 
 /**
  * An upstream whose answers are the same bytes every time (no Date header), so what reaches a client through the
@@ -61,22 +61,6 @@ async function byteStableUpstream(): Promise<{ url: URL; requests: () => number;
   };
 }
 
-const rpc = (id: number, client: string): string =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: {
-      name: 'echo',
-      arguments: {},
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' },
-        'io.modelcontextprotocol/clientCapabilities': { extensions: {} },
-      },
-    },
-  });
-
 const post = (body: string, extra = ''): string =>
   `POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
@@ -128,7 +112,7 @@ describe('extscope proxy: the framing it reads as the bytes pass', () => {
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'framing-pipelined');
     // Three requests in one write, the last closing the connection: a JSON answer with a length, a chunked one, another.
-    const pipelined = [post(rpc(2, 'pipelined')) + post(rpc(3, 'pipelined')) + post(rpc(4, 'pipelined'), 'Connection: close\r\n')];
+    const pipelined = [post(toolsCall(2, 'pipelined')) + post(toolsCall(3, 'pipelined')) + post(toolsCall(4, 'pipelined'), 'Connection: close\r\n')];
     const direct = await exchange(Number(upstream.url.port), pipelined);
     const through = await exchange(Number(proxy.url.port), pipelined);
     expect(direct.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(3);
@@ -144,7 +128,7 @@ describe('extscope proxy: the framing it reads as the bytes pass', () => {
     const upstream = await byteStableUpstream();
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'framing-split');
-    const body = rpc(5, 'split');
+    const body = toolsCall(5, 'split');
     // The body in two chunks, with a chunk extension and a trailer; sent in pieces that cut the chunk size lines.
     const chunked =
       'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n' +
@@ -169,12 +153,12 @@ describe('extscope proxy: the framing it reads as the bytes pass', () => {
     const upstream = await byteStableUpstream();
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'framing-kinds');
-    const kinds = ['HEAD /head HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\n' + post(rpc(6, 'kinds'), 'Connection: close\r\n')];
+    const kinds = ['HEAD /head HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\n' + post(toolsCall(6, 'kinds'), 'Connection: close\r\n')];
     const direct = await exchange(Number(upstream.url.port), kinds);
     const through = await exchange(Number(proxy.url.port), kinds);
     expect(direct).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Content-Length: 5\r\n[^]*\r\n\r\nHTTP\/1\.1 204 No Content\r\n/i);
     expect(through).toBe(direct);
-    const old = [`POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${rpc(8, 'kinds').length}\r\n\r\n${rpc(8, 'kinds')}`];
+    const old = [`POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${toolsCall(8, 'kinds').length}\r\n\r\n${toolsCall(8, 'kinds')}`];
     const oldThrough = await exchange(Number(proxy.url.port), old);
     expect(oldThrough).toBe(await exchange(Number(upstream.url.port), old));
     expect(oldThrough).toContain('answer 8');
@@ -239,7 +223,7 @@ describe('extscope proxy: the framing it reads as the bytes pass', () => {
           response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
         });
         request.on('error', reject);
-        request.end(rpc(id, 'stale'));
+        request.end(toolsCall(id, 'stale'));
       });
     expect(await call(1)).toMatchObject({ status: 200, body: expect.stringContaining('"id":1') });
     expect(await call(2)).toMatchObject({ status: 200, body: expect.stringContaining('"id":2') });

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/counting-clients.js';
 import { type OtlpSink, startOtlpSink } from '../support/otlp-sink.js';
 import { ROOT, agentEnv } from '../support/processes.js';
-import { type ListeningChild, startProxyProcess } from '../support/servers.js';
+import { type ListeningChild, startProxyProcess, toolsCall } from '../support/servers.js';
 
 interface Seen {
   method: string;
@@ -85,22 +85,6 @@ async function proxyFor(upstreamUrl: URL, service: string, upstreamArg?: string)
   return proxy;
 }
 
-const rpc = (id: number, client: string) =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: {
-      name: 'echo',
-      arguments: {},
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' },
-        'io.modelcontextprotocol/clientCapabilities': { extensions: {} },
-      },
-    },
-  });
-
 function post(url: URL, body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -134,7 +118,7 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
     const upstream = await recordingUpstream();
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'door-absolute');
-    const body = rpc(1, 'absolute');
+    const body = toolsCall(1, 'absolute');
     const answer = await raw(
       Number(proxy.url.port),
       `POST http://169.254.169.254/mcp HTTP/1.1\r\nHost: 169.254.169.254\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
@@ -150,8 +134,8 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
     const upstream = await recordingUpstream('/base');
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'door-base', `http://user:p%40ss@${upstream.url.host}/base/`);
-    expect((await post(proxy.url, rpc(1, 'base'))).status).toBe(200);
-    expect((await post(proxy.url, rpc(2, 'base'), { authorization: 'Bearer own' })).status).toBe(200);
+    expect((await post(proxy.url, toolsCall(1, 'base'))).status).toBe(200);
+    expect((await post(proxy.url, toolsCall(2, 'base'), { authorization: 'Bearer own' })).status).toBe(200);
     const moved = await post(new URL('/moved', proxy.url), '{}');
     const elsewhere = await post(new URL('/elsewhere', proxy.url), '{}');
     expect(upstream.seen.map(({ url, headers }) => ({ url, authorization: headers.authorization }))).toEqual([
@@ -173,12 +157,12 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
     const upstream = await recordingUpstream();
     cleanups.push(() => upstream.close());
     const proxy = await proxyFor(upstream.url, 'door-non-mcp');
-    const redirected = await post(new URL('/mcp/', proxy.url), rpc(1, 'non-mcp'));
+    const redirected = await post(new URL('/mcp/', proxy.url), toolsCall(1, 'non-mcp'));
     expect(redirected.status).toBe(307);
     expect(redirected.headers.location).toBe(`${proxy.url.origin}/mcp`);
-    const missing = await post(new URL('/other', proxy.url), rpc(2, 'non-mcp'));
+    const missing = await post(new URL('/other', proxy.url), toolsCall(2, 'non-mcp'));
     expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: 'Not Found' });
-    expect((await post(proxy.url, rpc(3, 'non-mcp'))).status).toBe(200);
+    expect((await post(proxy.url, toolsCall(3, 'non-mcp'))).status).toBe(200);
     // The proxy exports its last counts as it stops.
     await proxy.stop();
     await expect.poll(() => sink.sum('extscope.requests', { 'extscope.client.name': 'non-mcp' }), { timeout: 10_000 }).toBe(1);
@@ -188,7 +172,7 @@ describe('extscope proxy: what it forwards, where, and what it counts', () => {
   it('logs one line on stderr when it answers 502', async () => {
     const port = await freePort();
     const proxy = await proxyFor(new URL(`http://127.0.0.1:${port}/mcp`), 'door-502');
-    const answer = await post(proxy.url, rpc(1, 'unreachable'));
+    const answer = await post(proxy.url, toolsCall(1, 'unreachable'));
     expect(answer.status).toBe(502);
     await expect
       .poll(() => proxy.stderr(), { timeout: 5_000 })

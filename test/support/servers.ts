@@ -65,3 +65,20 @@ export function startProxyProcess(
   const args = [`${ROOT}/dist/bin/extscope.js`, 'proxy', '--listen', '127.0.0.1:0', '--upstream', options.upstream ?? upstream.origin, ...(options.args ?? [])];
   return startListening(process.execPath, args, env, path, 60_000, { stream: 'stderr', pattern: /listening on http:\/\/127\.0\.0\.1:(\d+)/ });
 }
+
+/** A 2026-era `tools/call` of the fixtures' `echo` tool from `client`, declaring no extensions: the JSON-RPC body. */
+export const toolsCall = (id: number, client: string): string =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'echo',
+      arguments: {},
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': { extensions: {} },
+      },
+    },
+  });
