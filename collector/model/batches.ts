@@ -3,7 +3,6 @@
  * string already length-checked. Nothing here refers to HTTP or to a storage backend.
  */
 import type { ExtensionDims, RequestDims, ResourceKey } from '../../contract/index.js';
-import type { KeyValue } from '../otlp/messages.js';
 import type { RejectedPoints } from './rejections.js';
 
 /** The resource attributes that identify an instance (`service.*`, `host.name`, the MCP server's serverInfo). */
@@ -47,8 +46,12 @@ export interface CounterPoint {
    */
   streamScope: string;
   streamAttributes: string;
-  /** The point's attributes as received (a store that still holds streams keyed the older way re-derives that key). */
-  attributes: readonly KeyValue[];
+  /**
+   * The attribute part of the stream's key as schema 1 made it (processor/normalise-metrics/stream-key-v1.ts): a
+   * store that still holds streams keyed that way finds them by it. Not the attributes as received: the point
+   * outlives the decoded request (while the store applies it), and they would keep its objects reachable.
+   */
+  schema1Attributes: string;
   temporality: Temporality;
   startNs: bigint;
   timeNs: bigint;

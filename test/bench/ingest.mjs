@@ -15,7 +15,8 @@
 //   OTLP decoder beside this one's, in process; BENCH_DECODE_ONLY=1: only the decoders),
 //   BENCH_REPLICAS (1,2,3: the PostgreSQL variants), BENCH_PG_DATABASE or BENCH_PG (lib/postgres-db.mjs), BENCH_PIN=1 (PostgreSQL on one core, the rest on the other:
 //   lib/pinning.mjs), BENCH_HEAP_DIR (each collector's allocation, collections and threads' CPU over the timed rounds,
-//   its allocation profile written there: lib/heap-probe.mjs; BENCH_HEAP_SURVIVORS=1: of what outlived a scavenge). On PostgreSQL it also samples what the backends wait
+//   its allocation profile written there: lib/heap-probe.mjs; BENCH_HEAP_SURVIVORS=1: of what outlived a scavenge; BENCH_HEAP_CPU=1: its
+//   CPU profile over the timed rounds too). On PostgreSQL it also samples what the backends wait
 //   on (lib/pg-waits.mjs).
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';

@@ -20,6 +20,7 @@ import { ContractValues } from '../contract-values.js';
 import { AttributeReader } from './attributes.js';
 import { PointContext, type PointWindow, countPoints, countValue, gaugeValue } from './point-checks.js';
 import { StreamIdentity } from './stream-identity.js';
+import { schema1StreamAttributes } from './stream-key-v1.js';
 
 export interface NormaliseMetricsConfig {
   maxAttributeLength: number;
@@ -38,8 +39,14 @@ const CUMULATIVE_WITHOUT_START =
   'a restart that gets the same pid could not be told apart (set service.instance.id, or send start times)';
 /** Data points read between two turns of the event loop: a large export does not hold up other requests meanwhile. */
 export const NORMALISE_STEP_POINTS = 1000;
-/** Validated dimensions remembered per kind (the same streams arrive every export); cleared when full. */
-const DIMS_CACHE_SIZE = 100_000;
+/** Streams remembered per kind (the same streams arrive every export); cleared when full. */
+const STREAMS_CACHE_SIZE = 100_000;
+
+/** What a stream's canonical attributes are read to, once: its validated dimensions and its schema-1 key part. */
+interface KnownStream {
+  dims: SeriesDims;
+  schema1Attributes: string;
+}
 
 /**
  * OTLP metrics → the extscope contract, then the next consumer. Validates everything before anything is
@@ -54,7 +61,7 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
   private readonly extensions: AttributeReader<typeof METRICS.extensionRequests.attributes>;
   private readonly advertisedAttributes: AttributeReader<typeof METRICS.advertised.attributes>;
   private readonly countAttributes: AttributeReader<typeof METRICS.advertisedCount.attributes>;
-  private readonly dimsCache = [new Map<string, SeriesDims>(), new Map<string, SeriesDims>()] as const;
+  private readonly streamsCache = [new Map<string, KnownStream>(), new Map<string, KnownStream>()] as const;
   private readonly identity = new StreamIdentity();
   private sinceYield = 0;
 
@@ -69,14 +76,26 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
     this.countAttributes = new AttributeReader(METRICS.advertisedCount.name, METRICS.advertisedCount.attributes, this.values);
   }
 
-  async consumeMetrics(request: ExportMetricsServiceRequest): Promise<MetricsOutcome> {
+  /**
+   * Not an async function itself: V8 keeps an async function's parameters reachable until it returns, and the
+   * decoded request, a large tree of objects, would then be copied by every scavenge while the store applies the
+   * batch (round trips long on PostgreSQL). The batch keeps nothing of it either (see {@link counter}).
+   */
+  consumeMetrics(request: ExportMetricsServiceRequest): Promise<MetricsOutcome> {
+    return this.normalised(request).then((batch) => this.handOn(batch));
+  }
+
+  private async normalised(request: ExportMetricsServiceRequest): Promise<MetricsBatch> {
     const steps = this.normalise(request);
     let step = steps.next();
     while (step.done !== true) {
       await yieldToEventLoop();
       step = steps.next();
     }
-    const batch = step.value;
+    return step.value;
+  }
+
+  private async handOn(batch: MetricsBatch): Promise<MetricsOutcome> {
     const outcome = await this.next.consumeMetrics(batch);
     const rejections = [...batch.rejections];
     for (const item of outcome.rejections) addRejected(rejections, item.reason, item.service, item.points);
@@ -205,16 +224,18 @@ export class NormaliseMetrics implements MetricsConsumer<ExportMetricsServiceReq
     const attributes = point.attributes ?? [];
     // By name, with typed values: the same attributes in any order are the same stream, "1" and 1 are not.
     const streamAttributes = this.identity.of(attributes);
-    const cache = this.dimsCache[kind];
-    let dims = cache.get(streamAttributes);
-    if (dims === undefined) {
-      // The same canonical attributes validate the same way: only a stream not seen yet is read and checked.
-      dims = kind === SeriesKind.Requests ? this.requestDims(attributes, where) : this.extensionDims(attributes, where);
-      if (cache.size >= DIMS_CACHE_SIZE) cache.clear();
-      cache.set(streamAttributes, dims);
+    const cache = this.streamsCache[kind];
+    let known = cache.get(streamAttributes);
+    if (known === undefined) {
+      // The same canonical attributes validate the same way (and make the same schema-1 key): only a stream not
+      // seen yet is read and checked.
+      const dims = kind === SeriesKind.Requests ? this.requestDims(attributes, where) : this.extensionDims(attributes, where);
+      known = { dims, schema1Attributes: schema1StreamAttributes(attributes) };
+      if (cache.size >= STREAMS_CACHE_SIZE) cache.clear();
+      cache.set(streamAttributes, known);
     }
     if (temporality === Temporality.Delta) context.deltaIncrement(metricKey, streamAttributes, timeNs, value, where);
-    return { dims, streamScope: metricKey, streamAttributes, attributes, temporality, startNs, timeNs, value };
+    return { dims: known.dims, streamScope: metricKey, streamAttributes, schema1Attributes: known.schema1Attributes, temporality, startNs, timeNs, value };
   }
 
   private requestDims(attributes: NonNullable<NumberDataPoint['attributes']>, where: string): SeriesDims {

@@ -3,7 +3,8 @@
 // with the objects already collected kept in the profile, so its total estimates every byte allocated, not what
 // survives; the profile is written to BENCH_HEAP_DIR (open it in Chrome's DevTools, Memory tab) for where it was
 // allocated. The parent starts and stops it over the child's IPC channel (`heapStart` / `heapStop` in
-// collector-child.mjs).
+// collector-child.mjs). BENCH_HEAP_CPU=1: a CPU profile of the main thread over the same rounds is written beside it
+// (BENCH_PROFILE_DIR profiles the collector's whole life, its warm-up round and shutdown included).
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -65,9 +66,15 @@ process.on('message', (message) => {
     // then have to mark), by where it was allocated.
     const survivors = process.env.BENCH_HEAP_SURVIVORS === '1';
     post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
+    if (process.env.BENCH_HEAP_CPU === '1') {
+      post('Profiler.enable');
+      post('Profiler.start');
+    }
     process.send?.({ heapStarted: true });
   } else if (message === 'heap-stop') {
     const { profile } = post('HeapProfiler.stopSampling');
+    if (process.env.BENCH_HEAP_CPU === '1')
+      writeFileSync(join(process.env.BENCH_HEAP_DIR ?? '.', `collector-${process.pid}.cpuprofile`), JSON.stringify(post('Profiler.stop').profile));
     const threads = Object.fromEntries(Object.entries(threadSeconds()).map(([name, seconds]) => [name, seconds - (threadsAtStart[name] ?? 0)]));
     observer.disconnect();
     let allocated = 0;

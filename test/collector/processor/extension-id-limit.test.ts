@@ -18,7 +18,7 @@ function batch(instance: string, ids: string[], hour = HOUR): MetricsBatch {
       dims: { kind: SeriesKind.Extension, extensionId: id },
       streamScope: '',
       streamAttributes: id,
-      attributes: [],
+      schema1Attributes: '',
       temporality: Temporality.Delta,
       startNs: hour * NANOS_PER_HOUR,
       timeNs: hour * NANOS_PER_HOUR + 1n,

@@ -6,6 +6,7 @@ import { PermanentError } from '../../../collector/model/errors.js';
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../../collector/model/time.js';
 import type { ExportMetricsServiceRequest } from '../../../collector/otlp/messages.js';
 import { NormaliseMetrics } from '../../../collector/processor/normalise-metrics/index.js';
+import { schema1StreamAttributes } from '../../../collector/processor/normalise-metrics/stream-key-v1.js';
 import { CUMULATIVE, type Json, attribute, extensionPoint, metricsRequest, msToNs, processEnded } from '../helpers/otlp.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12, 0);
@@ -116,5 +117,31 @@ describe('normalise-metrics, as the contract tables say', () => {
         metricsRequest({ resource: { instance: 'i-1' }, other: [processEnded(t + msToNs(2 * MS_PER_MINUTE))] }) as ExportMetricsServiceRequest,
       ),
     ).rejects.toThrow(/extscope.process.ended: a data point is dated .* ahead of the collector's clock/);
+  });
+
+  it("hands on a batch that reaches none of the decoded request's objects, its points carrying their schema-1 key part instead", async () => {
+    const { processor, batches } = normaliser();
+    const objects = (root: unknown): Set<object> => {
+      const seen = new Set<object>();
+      const walk = (value: unknown): void => {
+        if (typeof value !== 'object' || value === null || seen.has(value)) return;
+        seen.add(value);
+        for (const item of value instanceof Map ? [...value.keys(), ...value.values()] : Object.values(value)) walk(item);
+      };
+      walk(root);
+      return seen;
+    };
+    const requests = [pointWith('extscope.outcome', { stringValue: 'complete' }), pointWith('extscope.outcome', { stringValue: 'complete' })];
+    for (const request of requests) await processor.consumeMetrics(request);
+    for (const [index, request] of requests.entries()) {
+      const decoded = objects(request);
+      const reached = [...objects(batches[index])].filter((object) => decoded.has(object));
+      expect(reached, `export ${index + 1}`).toEqual([]);
+      const attributes = (request.resourceMetrics?.[0]?.scopeMetrics?.[0]?.metrics?.[0]?.sum?.dataPoints?.[0]?.attributes ?? []) as Parameters<
+        typeof schema1StreamAttributes
+      >[0];
+      // The second export's stream is known already: its key part comes from what the first one's attributes made.
+      expect(batches[index]?.resources[0]?.counters[0]?.schema1Attributes, `export ${index + 1}`).toBe(schema1StreamAttributes(attributes));
+    }
   });
 });

@@ -97,7 +97,7 @@ function counter(spec: PointSpec): CounterPoint {
     // Stream identity as the processors form it; any text unique per stream will do for a store.
     streamScope: `resource\u0000scope\u0000${d.kind}\u0000${temporality}`,
     streamAttributes: JSON.stringify(d),
-    attributes: [],
+    schema1Attributes: '',
     temporality,
     startNs: at(spec.start),
     timeNs: at(spec.time),

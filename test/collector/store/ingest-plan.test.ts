@@ -33,7 +33,7 @@ function point(temporality: Temporality, minute: number, value: number, startMin
     dims: dims(),
     streamScope: 's',
     streamAttributes: 'a',
-    attributes: [],
+    schema1Attributes: '',
     temporality,
     startNs: BigInt(startMinute) * NANOS_PER_MINUTE,
     timeNs: BigInt(minute) * NANOS_PER_MINUTE,

@@ -84,7 +84,7 @@ function batch(client: string, temporality: Temporality, minute: number, value: 
             dims,
             streamScope: `scope\u0000${temporality}`,
             streamAttributes: JSON.stringify(dims),
-            attributes: [],
+            schema1Attributes: '',
             temporality,
             startNs: msToNanos(T0 + startMinute * MS_PER_MINUTE),
             timeNs: msToNanos(T0 + minute * MS_PER_MINUTE),

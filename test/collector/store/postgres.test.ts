@@ -74,7 +74,7 @@ function point(client: string, temporality: Temporality, start: number, time: nu
     dims,
     streamScope: `resource\u0000scope\u0000${temporality}`,
     streamAttributes: JSON.stringify(dims),
-    attributes: [],
+    schema1Attributes: '',
     temporality,
     startNs: msToNanos(T0 + start * MS_PER_MINUTE),
     timeNs: msToNanos(T0 + time * MS_PER_MINUTE),

@@ -2,7 +2,6 @@ import type { CounterPoint, SeriesDims } from '../../../model/batches.js';
 import { CELL_COLUMNS, INSTANCE_CELL_TABLE_COLUMNS, SERIES_COLUMNS, seriesDimsSql, storedDims, storedInstanceCellDims } from '../../common/columns.js';
 import { CellScope, cellKey, identityHash, instanceCellKey, seriesKey, streamKey } from '../../common/identity.js';
 import { KEY_VERSION, type StreamRef, cellValues, instanceCellValues, seriesValues } from '../../common/ingest-plan.js';
-import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import type { Queryable } from '../connection.js';
 import type { DimensionLimit } from './dimension-limit.js';
 
@@ -194,7 +193,7 @@ async function insertOrFind<Entry extends Owned>(
  * transaction. Only while such streams remain; the caller holds {@link lockSchema1Rekeying}.
  */
 export async function schema1Stream(db: Queryable, point: CounterPoint, hash: Buffer): Promise<StreamRef | undefined> {
-  const legacy = identityHash(streamKey(point.streamScope, schema1StreamAttributes(point.attributes)));
+  const legacy = identityHash(streamKey(point.streamScope, point.schema1Attributes));
   const { rows } = await db.query<{ stream_id: number; series_id: number; cell_id: number; all_cell_id: number } & Record<string, unknown>>(
     `SELECT s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, ${seriesDimsSql('r')}
      FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = $1 AND s.key_version = 1`,

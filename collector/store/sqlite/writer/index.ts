@@ -25,7 +25,6 @@ import {
   seriesValues,
 } from '../../common/ingest-plan.js';
 import type { ResourceLimits } from '../../common/resource-limits.js';
-import { schema1StreamAttributes } from '../../common/stream-key-v1.js';
 import { AdvertisedWriter } from './advertised.js';
 import { CumulativeStates } from './cumulative.js';
 import { DimensionLimit } from './dimension-limit.js';
@@ -248,7 +247,7 @@ export class MetricsWriter {
   /** A stream that schema 1 keyed by attribute position, re-keyed by name (in the apply transaction). */
   private schema1Stream(point: CounterPoint, hash: Buffer): StreamRef | undefined {
     if (this.schema1Streams === 0) return undefined;
-    const legacy = identityHash(streamKey(point.streamScope, schema1StreamAttributes(point.attributes)));
+    const legacy = identityHash(streamKey(point.streamScope, point.schema1Attributes));
     const stream = streamRef(this.statements.selectSchema1Stream.get(legacy));
     if (stream === undefined) return undefined;
     this.statements.rekeyStream.run(hash, stream.streamId);

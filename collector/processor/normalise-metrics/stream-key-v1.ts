@@ -4,8 +4,9 @@ import { canonicalValue, scalarBoolean, scalarString } from '../../otlp/values.j
 /**
  * The stream key of schema version 1, frozen: the contract's attributes by position (these sixteen, in this
  * order; strings first, then flags), then every other attribute sorted. Databases written before schema 2
- * hold streams keyed this way; it is only computed for a stream not found by its current key while such
- * streams remain, and the row found is re-keyed. Never change this file: it must reproduce old keys exactly.
+ * hold streams keyed this way; the normaliser computes it once per stream (its points carry it), and a store
+ * looks a stream up by it only when the stream is not found by its current key while such streams remain, and
+ * re-keys the row found. Never change this file: it must reproduce old keys exactly.
  */
 const SLOTS = [
   'extscope.server.name',
