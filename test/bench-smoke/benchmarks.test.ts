@@ -36,6 +36,7 @@ const BENCHMARKS: [string, string[]][] = [
   ['alert-evaluation.mjs', []], // 5
   ['wrap-proxy.mjs', []], // 4
   ['ingest-stall.mjs', []], // 4
+  ['ingest-replay.mjs', []], // 3
   ['alert-delivery.mjs', []], // 3
   ['agent-http.mjs', ['loopback']], // 2
   ['agent-stdio.mjs', []], // 2

@@ -25,11 +25,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { MetricsRequest } from '../../dist/collector/otlp/proto-root.js';
 import { backendsFrom } from './lib/backends.mjs';
 import { baselineCli, heapStart, heapStop, roundTrips, startCollectorChild } from './lib/collector-child.mjs';
 import { checkExact } from './lib/exactness.mjs';
-import { fleet, rng } from './lib/fleet.mjs';
+import { ingestBodies } from './lib/ingest-bodies.mjs';
 import { alternated } from './lib/interleaved.mjs';
 import { median } from './lib/paired-stats.mjs';
 import { sampleWaits } from './lib/pg-waits.mjs';
@@ -54,191 +53,6 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 1);
 const REPLICAS = (process.env.BENCH_REPLICAS ?? '1,2,3').split(',').map(Number);
 const TEMPORALITY = process.env.BENCH_TEMPORALITY ?? 'delta';
 const CUMULATIVE = TEMPORALITY === 'cumulative';
-/**
- * The steady rounds cross a UTC hour in their middle: rounds from HOUR_ROUND on fall in the next hour, where every
- * instance's first export of the hour has its extension ids admitted again (the distinct-id limit's sets are per
- * hour), so the figures include that as a running fleet's do. The hour is the latest one the rounds fit before now.
- */
-const HOUR_ROUND = Math.floor(ROUNDS / 2) + 1;
-const HOUR_MS = 3_600_000;
-const HOUR_START_MS = Math.floor((Date.now() - (ROUNDS - HOUR_ROUND + 2) * 60_000) / HOUR_MS) * HOUR_MS;
-/** When round `round`'s minute ends: round HOUR_ROUND's is the hour's first minute. */
-const roundEndMs = (round) => HOUR_START_MS + (round - HOUR_ROUND + 1) * 60_000;
-/** Running totals per stream (cumulative), and the one start time of every sender process. */
-const totals = new Map();
-const processStartNs = String(BigInt(roundEndMs(0) - 2 * 60_000) * 1_000_000n);
-
-const kv = (key, value) => ({ key, value: typeof value === 'boolean' ? { boolValue: value } : { stringValue: value } });
-
-/** One agent collection of one instance for one minute: its active streams with non-zero increments. */
-function collection(instance, round, random, rows, streamIds, cellIds) {
-  const endMs = roundEndMs(round);
-  const start = String(BigInt(endMs - 60_000) * 1_000_000n);
-  const time = String(BigInt(endMs) * 1_000_000n);
-  const minute = Math.floor(endMs / 60_000);
-  const requests = [];
-  const extensions = [];
-  let total = 0;
-  const add = (list, attributes, count, cell) => {
-    const key = `${instance.instanceId}|${list === requests ? 'r' : 'e'}|${JSON.stringify(attributes)}`;
-    const total = (totals.get(key) ?? 0) + count;
-    totals.set(key, total);
-    list.push(
-      CUMULATIVE
-        ? { attributes, startTimeUnixNano: processStartNs, timeUnixNano: time, asInt: String(total) }
-        : { attributes, startTimeUnixNano: start, timeUnixNano: time, asInt: String(count) },
-    );
-    let id = streamIds.get(key);
-    if (id === undefined) streamIds.set(key, (id = streamIds.size + 1));
-    const cellId = (key) => {
-      let value = cellIds.get(key);
-      if (value === undefined) cellIds.set(key, (value = cellIds.size + 1));
-      return value;
-    };
-    rows.push([id, cellId(`${instance.service}|${cell}`), minute, count, BigInt(time), BigInt(start), cellId(`*|${cell}`)]);
-  };
-  // About six of the instance's ten client versions are active in a given minute (all of them, with errors
-  // too, in the warm-up round, so that it creates every stream the instance will ever report).
-  const warmup = round === 0;
-  for (const client of instance.clients) {
-    if (!warmup && random() < 0.4) continue;
-    const base = [
-      kv('extscope.server.name', instance.serverName),
-      kv('extscope.server.version', '2.3.1'),
-      kv('mcp.method.name', 'tools/call'),
-      kv('extscope.era', 'modern'),
-      kv('mcp.protocol.version', '2026-07-28'),
-      kv('extscope.client.name', client.name),
-      kv('extscope.client.version', client.version),
-      kv('extscope.client.declaration', 'declared'),
-      kv('extscope.server.declaration', 'declared'),
-    ];
-    const calls = 1 + Math.floor(random() * 40);
-    const errors = warmup || random() < 0.3 ? 1 + Math.floor(random() * 3) : 0;
-    const who = `${client.name}|${client.version}`;
-    add(requests, [...base, kv('extscope.outcome', 'complete')], calls, `${who}|declared`);
-    if (errors > 0) add(requests, [...base, kv('extscope.outcome', 'tool_error')], errors, `${who}|declared`);
-    total += calls + errors;
-    const advertised = new Set(instance.advertised);
-    const ids = new Set([...client.declared, ...instance.advertised]);
-    for (const id of ids) {
-      const clientDeclared = client.declared.includes(id);
-      const serverDeclared = advertised.has(id);
-      add(
-        extensions,
-        [
-          ...base,
-          kv('extscope.outcome', 'complete'),
-          kv('extscope.extension.id', id),
-          kv('extscope.extension.client_declared', clientDeclared),
-          kv('extscope.extension.server_declared', serverDeclared),
-          kv('extscope.extension.negotiated', clientDeclared && serverDeclared),
-          kv('extscope.extension.required', false),
-        ],
-        calls + errors,
-        `${who}|${id}|${clientDeclared}|${serverDeclared}`,
-      );
-    }
-  }
-  const gaugeTime = time;
-  const advertisedPoints = instance.advertised.map((id, index) => ({
-    attributes: [
-      kv('extscope.server.name', instance.serverName),
-      kv('extscope.server.version', '2.3.1'),
-      kv('extscope.extension.id', id),
-      kv('extscope.extension.fingerprint', `f${index}a4c9e0d71b2f3`),
-    ],
-    timeUnixNano: gaugeTime,
-    asInt: '1',
-  }));
-  return {
-    total,
-    counterPoints: requests.length + extensions.length,
-    gaugePoints: advertisedPoints.length + 1,
-    resourceMetrics: {
-      resource: {
-        attributes: [
-          kv('service.name', instance.service),
-          kv('service.version', '2.3.1'),
-          kv('service.instance.id', instance.instanceId),
-          kv('host.name', instance.host),
-          kv('extscope.server.name', instance.serverName),
-          kv('extscope.server.version', '2.3.1'),
-          kv('telemetry.sdk.language', 'nodejs'),
-          kv('telemetry.sdk.name', 'opentelemetry'),
-          kv('telemetry.sdk.version', '2.12.0'),
-          kv('process.runtime.name', 'nodejs'),
-        ],
-      },
-      scopeMetrics: [
-        {
-          scope: { name: 'extscope', version: '0.1.0' },
-          metrics: [
-            { name: 'extscope.requests', unit: '{request}', sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: requests } },
-            {
-              name: 'extscope.extension.requests',
-              unit: '{request}',
-              sum: { aggregationTemporality: CUMULATIVE ? 2 : 1, isMonotonic: true, dataPoints: extensions },
-            },
-            { name: 'extscope.server.extension.advertised', unit: '{extension}', gauge: { dataPoints: advertisedPoints } },
-            {
-              name: 'extscope.server.extensions',
-              unit: '{extension}',
-              gauge: {
-                dataPoints: [
-                  {
-                    attributes: [kv('extscope.server.name', instance.serverName), kv('extscope.server.version', '2.3.1')],
-                    timeUnixNano: gaugeTime,
-                    asInt: String(advertisedPoints.length),
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    },
-  };
-}
-
-function build() {
-  const { instances } = fleet({ services: Math.max(1, Math.round(INSTANCES / 25)), perService: Math.min(25, INSTANCES) });
-  const random = rng(7);
-  const streamIds = new Map();
-  const cellIds = new Map();
-  const bodies = [];
-  const rowBatches = [];
-  let counterPoints = 0;
-  let gaugePoints = 0;
-  let requestsSent = 0;
-  let warmup;
-  // Round 0 is the warm-up: the first export of every stream creates its series (a one-time cost per stream,
-  // reported separately); rounds 1.. are the steady state of a running fleet.
-  for (let round = 0; round <= ROUNDS; round++) {
-    if (round === 1) {
-      warmup = { bodies: bodies.splice(0), rowBatches: rowBatches.splice(0), counterPoints, gaugePoints, requestsSent };
-      counterPoints = 0;
-      gaugePoints = 0;
-      requestsSent = 0;
-    }
-    for (let first = 0; first < instances.length; first += BATCH) {
-      const rows = [];
-      const resources = [];
-      for (const instance of instances.slice(first, first + BATCH)) {
-        const export_ = collection(instance, round, random, rows, streamIds, cellIds);
-        counterPoints += export_.counterPoints;
-        gaugePoints += export_.gaugePoints;
-        requestsSent += export_.total;
-        resources.push(export_.resourceMetrics);
-      }
-      bodies.push(Buffer.from(MetricsRequest.encode(MetricsRequest.fromObject({ resourceMetrics: resources })).finish()));
-      rowBatches.push(rows);
-    }
-  }
-  // The steady bodies sent before the hour turns: rounds 1 to HOUR_ROUND − 1.
-  const beforeHour = (HOUR_ROUND - 1) * Math.ceil(instances.length / BATCH);
-  return { warmup, bodies, beforeHour, rowBatches, counterPoints, gaugePoints, requestsSent, streams: streamIds.size };
-}
 
 function post(agent, url, body) {
   return new Promise((resolve, reject) => {
@@ -484,7 +298,7 @@ async function rawPostgres(data) {
   }
 }
 
-const data = build();
+const data = ingestBodies({ instances: INSTANCES, rounds: ROUNDS, batch: BATCH, cumulative: CUMULATIVE });
 const bytes = data.bodies.reduce((sum, body) => sum + body.length, 0);
 const expected = data.warmup.requestsSent + data.requestsSent;
 console.log(
@@ -566,7 +380,7 @@ for (const name of Object.keys(variants)) {
   if (name.endsWith(', baseline')) {
     const head = name.slice(0, -', baseline'.length);
     console.log(
-      `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s; this build at ${((100 * seconds[name]) / seconds[head]).toFixed(1)} % of the baseline's rate (${BASELINE}); CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s`,
+      `${name.padEnd(26)} ${seconds[name].toFixed(2).padStart(6)} s  ${rate(data.counterPoints, seconds[name]).padStart(9)} counter points/s; this build at ${((100 * seconds[name]) / seconds[head]).toFixed(1)} % of the baseline's rate (${BASELINE}); CPU per 1,000 exports: collectors ${perThousand(results[name], 'collectors')} s, PostgreSQL ${perThousand(results[name], 'database')} s; ${pairedLine(results[head], results[name])}`,
     );
     if (results[name][0].heap !== undefined) console.log(`${''.padEnd(26)} ${heapLine(results[name])}`);
     continue;
@@ -578,7 +392,7 @@ for (const name of Object.keys(variants)) {
   const trips =
     results[name][0].statementsSent === undefined
       ? ''
-      : `; round trips to PostgreSQL per steady export ${median(results[name].map((run) => run.statementsSent.all / data.bodies.length)).toFixed(2)}, over the rounds from the hour's turn on ${median(results[name].map((run) => run.statementsSent.fromHour / (data.bodies.length - data.beforeHour))).toFixed(2)} (every statement the collectors sent over the timed rounds, the fold's and the distinct-id limit's included; rounds ${HOUR_ROUND} to ${ROUNDS} of ${ROUNDS} are in the next hour)`;
+      : `; round trips to PostgreSQL per steady export ${median(results[name].map((run) => run.statementsSent.all / data.bodies.length)).toFixed(2)}, over the rounds from the hour's turn on ${median(results[name].map((run) => run.statementsSent.fromHour / (data.bodies.length - data.beforeHour))).toFixed(2)} (every statement the collectors sent over the timed rounds, the fold's and the distinct-id limit's included; rounds ${data.hourRound} to ${ROUNDS} of ${ROUNDS} are in the next hour)`;
   const cpu =
     results[name][0].cpu === undefined
       ? ''
@@ -588,6 +402,14 @@ for (const name of Object.keys(variants)) {
   );
   if (results[name][0].waits !== undefined) console.log(`${''.padEnd(26)} ${waitsLine(results[name])}`);
   if (results[name][0].heap !== undefined) console.log(`${''.padEnd(26)} ${heapLine(results[name])}`);
+}
+/**
+ * This build against the baseline repeat by repeat (the two runs of a repeat are measured in the same rotation, so
+ * minutes apart at most): the median of the per-repeat ratios of the rate and of the collectors' and database's CPU.
+ */
+function pairedLine(mine, theirs) {
+  const ratio = (pick) => (100 * median(mine.map((run, index) => pick(run, theirs[index])))).toFixed(1);
+  return `paired by repeat (median of ${mine.length} ratios): rate ${ratio((run, base) => base.seconds / run.seconds)} %, collectors' CPU ${ratio((run, base) => run.cpu.collectors / base.cpu.collectors)} %, collectors' and PostgreSQL's CPU ${ratio((run, base) => run.cpu.total / base.cpu.total)} % of the baseline's`;
 }
 /**
  * The collectors' allocation, collections and CPU by thread per 1,000 exports (medians; the collections' time is
