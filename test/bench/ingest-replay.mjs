@@ -2,7 +2,7 @@
 // through each build's decode → normalise → distinct-id limit → SQLite apply → fold, in a process of its own per run,
 // without HTTP (workers/ingest-replay.mjs), the builds alternating ABBA… BENCH_PAIRS times. What it reports is the
 // median over the pairs of this build's CPU divided by the baseline's (all threads, and the main thread), with the
-// 95 % interval of that median, and the same for the wall time of each stage: a per-pair ratio cancels most of a
+// 95 % interval of that median, and the same for the main thread's CPU in each stage: a per-pair ratio cancels most of a
 // shared machine's drift, which whole HTTP runs minutes apart do not.
 //
 //   npm run build && node test/bench/ingest-replay.mjs
@@ -102,7 +102,7 @@ console.log(
 );
 for (const stage of Object.keys(runs.baseline[0].stages)) {
   console.log(
-    `  ${`${stage} (wall)`.padEnd(38)} this checkout ${seconds('this checkout', (run) => perThousand(run, 1000 * run.stages[stage]))} s, ` +
+    `  ${`${stage} (main thread)`.padEnd(38)} this checkout ${seconds('this checkout', (run) => perThousand(run, 1000 * run.stages[stage]))} s, ` +
       `baseline ${seconds('baseline', (run) => perThousand(run, 1000 * run.stages[stage]))} s; this checkout takes ${paired((run) => run.stages[stage])}`,
   );
 }
