@@ -21,10 +21,10 @@ export class HeadError extends Error {
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// A CR or LF that is not part of a CRLF, or another control character: refused, as Node's parser refuses them, so
-// that the upstream and the proxy never disagree on where a header (and so a message) ends.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const BAD_BYTES = /\r(?!\n)|(?<!\r)\n|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+/** `TOKEN_CHAR[c]` is 1 for each character of a token (RFC 9110 §5.6.2), read a character at a time. */
+const TOKEN_CHAR = new Uint8Array(128);
+for (const c of "!#$%&'*+.^_`|~-0123456789") TOKEN_CHAR[c.charCodeAt(0)] = 1;
+for (let c = 0x41; c <= 0x5a; c++) TOKEN_CHAR[c] = TOKEN_CHAR[c | 0x20] = 1;
 const DIGITS = /^\d{1,15}$/;
 
 /**
@@ -76,6 +76,7 @@ export function requestHead(text: string): Head {
   else if (version === 'HTTP/1.0') head.minor = 0;
   else throw new HeadError(400, 'unsupported HTTP version');
   if (!TOKEN.test(head.first)) throw new HeadError(400, 'malformed method');
+  if (controlIn(text, space + 1, second)) throw new HeadError(400, 'a control character in the head');
   fields(head, lineEnd + 2, true);
   return head;
 }
@@ -90,32 +91,41 @@ export function responseHead(text: string): Head {
   head.first = text.slice(9, 12);
   head.status = Number(head.first);
   if (!/^[1-9]\d\d$/.test(head.first) || (lineEnd > 12 && text.charCodeAt(12) !== 32)) throw new HeadError(502, 'malformed status line');
+  if (controlIn(text, 12, lineEnd)) throw new HeadError(502, 'a control character in the head');
   fields(head, lineEnd + 2, false);
   return head;
 }
 
-/** Reads the header fields from `start`; sets the framing a request or a response has by them. */
+/**
+ * Reads the header fields from `start`; sets the framing a request or a response has by them. One pass over the
+ * characters: each name must be a token ending at its colon (no whitespace before it, no folded line: RFC 9112
+ * §5.1, §5.2, either could be read two ways), and a value holds no control character but a tab, and no CR or LF
+ * that is not its line's CRLF (refused as Node's parser refuses them, so that the upstream and the proxy never
+ * disagree on where a header, and so a message, ends). Only the names read here are compared, by their length
+ * first: most headers are passed by without a string made of their name or their value.
+ */
 function fields(head: Head, start: number, request: boolean): void {
   const { text } = head;
   const fail = request ? 400 : 502;
-  if (BAD_BYTES.test(text)) throw new HeadError(fail, 'a control character in the head');
   let lengths = 0;
   let encodings: string | undefined;
   let connection: string | undefined;
   let upgrade = false;
   let pos = start;
-  for (;;) {
-    const next = text.indexOf('\r\n', pos);
-    if (next === pos) break;
-    const colon = text.indexOf(':', pos);
-    if (colon <= pos || colon > next) throw new HeadError(fail, 'malformed header line');
-    const name = text.slice(pos, colon);
-    // No whitespace before the colon, no folded line (RFC 9112 §5.1, §5.2): either could be read two ways.
-    if (!TOKEN.test(name)) throw new HeadError(fail, 'malformed header name');
-    // Only the names read here are lower-cased: most headers are passed by without a string made of their value.
-    switch (name.length) {
+  // `text` ends with its empty line (its only one), so every scan below meets a CR before it runs out.
+  const last = text.length - 2;
+  while (pos < last) {
+    let colon = pos;
+    let c = text.charCodeAt(colon);
+    while (c < 128 && TOKEN_CHAR[c] === 1) c = text.charCodeAt(++colon);
+    if (c !== 58 || colon === pos) throw new HeadError(fail, colon === pos ? 'malformed header line' : 'malformed header name');
+    let next = colon + 1;
+    for (c = text.charCodeAt(next); c !== 13; c = text.charCodeAt(++next))
+      if (c < 32 ? c !== 9 : c === 127) throw new HeadError(fail, 'a control character in the head');
+    if (text.charCodeAt(next + 1) !== 10) throw new HeadError(fail, 'a control character in the head');
+    switch (colon - pos) {
       case 4:
-        if (request && name.toLowerCase() === 'host') {
+        if (request && named(text, pos, 'host')) {
           if (head.hostStart >= 0) throw new HeadError(400, 'more than one Host header');
           head.hostStart = pos;
           head.hostEnd = next;
@@ -123,47 +133,47 @@ function fields(head: Head, start: number, request: boolean): void {
         }
         break;
       case 7:
-        if (name.toLowerCase() === 'upgrade') upgrade = true;
+        if (named(text, pos, 'upgrade')) upgrade = true;
         break;
       case 8:
-        if (!request && name.toLowerCase() === 'location') head.location = true;
+        if (!request && named(text, pos, 'location')) head.location = true;
         break;
       case 10:
-        if (name.toLowerCase() === 'connection') connection = connection === undefined ? value(text, colon, next) : `${connection},${value(text, colon, next)}`;
+        if (named(text, pos, 'connection')) connection = connection === undefined ? value(text, colon, next) : `${connection},${value(text, colon, next)}`;
         break;
       case 12:
-        if (!request && name.toLowerCase() === 'content-type') head.contentType = value(text, colon, next);
+        if (!request && named(text, pos, 'content-type')) head.contentType = value(text, colon, next);
         break;
       case 13:
-        if (request && name.toLowerCase() === 'authorization') head.authorization = true;
+        if (request && named(text, pos, 'authorization')) head.authorization = true;
         break;
-      case 14: {
-        const lower = name.toLowerCase();
-        if (lower === 'content-length') {
+      case 14:
+        if (named(text, pos, 'content-length')) {
           const length = value(text, colon, next);
           if (!DIGITS.test(length) || (lengths++ > 0 && Number(length) !== head.length)) throw new HeadError(fail, 'invalid Content-Length');
           head.length = Number(length);
-        } else if (lower === 'mcp-session-id') head.sessionId = head.sessionId === undefined ? value(text, colon, next) : undefined;
+        } else if (named(text, pos, 'mcp-session-id')) head.sessionId = head.sessionId === undefined ? value(text, colon, next) : undefined;
         break;
-      }
-      case 16: {
-        const lower = name.toLowerCase();
-        if (lower === 'content-encoding') head.contentEncoding = value(text, colon, next);
-        else if (!request && lower === 'content-location') head.location = true;
+      case 16:
+        if (named(text, pos, 'content-encoding')) head.contentEncoding = value(text, colon, next);
+        else if (!request && named(text, pos, 'content-location')) head.location = true;
         break;
-      }
       case 17:
-        if (name.toLowerCase() === 'transfer-encoding')
-          encodings = encodings === undefined ? value(text, colon, next) : `${encodings},${value(text, colon, next)}`;
+        if (named(text, pos, 'transfer-encoding')) encodings = encodings === undefined ? value(text, colon, next) : `${encodings},${value(text, colon, next)}`;
         break;
       case 20:
-        if (request && name.toLowerCase() === 'mcp-protocol-version') head.protocolVersion = value(text, colon, next);
+        if (request && named(text, pos, 'mcp-protocol-version')) head.protocolVersion = value(text, colon, next);
         break;
     }
     pos = next + 2;
   }
   const tokens = connection?.toLowerCase();
-  head.close = tokens === undefined ? head.minor === 0 : head.minor === 0 ? !tokens.includes('keep-alive') : /(?:^|,)\s*close\s*(?:,|$)/.test(tokens);
+  head.close =
+    tokens === undefined
+      ? head.minor === 0
+      : head.minor === 0
+        ? !tokens.includes('keep-alive')
+        : tokens !== 'keep-alive' && /(?:^|,)\s*close\s*(?:,|$)/.test(tokens);
   head.upgrade = upgrade && tokens !== undefined && /(?:^|,)\s*upgrade\s*(?:,|$)/.test(tokens);
   if (encodings !== undefined) {
     // Transfer-Encoding with Content-Length is how requests are smuggled past a proxy (RFC 9112 §6.1): refused.
@@ -174,6 +184,21 @@ function fields(head: Head, start: number, request: boolean): void {
     if (head.minor === 0 && request) throw new HeadError(400, 'Transfer-Encoding in HTTP/1.0');
   } else if (lengths > 0) head.body = head.length > 0 ? BodyKind.Length : BodyKind.None;
   else head.body = request ? BodyKind.None : BodyKind.UntilClose;
+}
+
+/** Whether the name at `pos` (as long as `lower`) is `lower`, in any case: `lower` is letters and `-` only. */
+function named(text: string, pos: number, lower: string): boolean {
+  for (let i = 0; i < lower.length; i++) if ((text.charCodeAt(pos + i) | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
+/** Whether `text` holds a control character other than a tab between `from` and `to`. */
+function controlIn(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 32 ? c !== 9 : c === 127) return true;
+  }
+  return false;
 }
 
 function value(text: string, colon: number, end: number): string {

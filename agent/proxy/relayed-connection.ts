@@ -18,8 +18,8 @@ export interface RelayContext {
   readonly budget: ByteBudget;
   /** A new connection to the upstream (plain or TLS). */
   connect(): Socket;
-  /** The recording of a request (MCP POSTs only), or `undefined` for one not read. */
-  flow(head: Head, valve: Valve): ProxiedExchange | undefined;
+  /** The recording of an MCP POST. */
+  flow(head: Head, valve: Valve): ProxiedExchange;
   log(line: string): void;
   /** The proxy's own URL, for a `Location` rewrite when the client's `Host` cannot name it. */
   readonly ownUrl: string;
@@ -61,13 +61,17 @@ export class RelayedConnection {
   private closed = false;
   private holdingForUpstream = false;
   private holdingForClient = false;
-  /** A client chunk is being read: the upstream connection is corked at its first write, uncorked after the chunk. */
+  /**
+   * A client chunk is being read: what it sends upstream (a rewritten head, the body after it) is gathered in
+   * `batch` and goes to `batchTarget` in one write once the chunk was read, before anything is recorded.
+   */
   private batching = false;
-  private corked: Socket | undefined;
+  private readonly batch: (Buffer | string)[] = [];
+  private batchTarget: Socket | undefined;
   /**
    * What the recorder is to be told, as flat triples (what, exchange, payload), told once the bytes they came in
-   * were written on: reading an exchange (parsing its JSON, counting) never holds its bytes back, and the order
-   * of what the recorder hears is the order it happened in. One array for the connection, reused.
+   * were written on: reading an exchange (making its recording, parsing its JSON, counting) never holds its bytes
+   * back, and the order of what the recorder hears is the order it happened in. One array for the connection, reused.
    */
   private readonly records: (Told | RelayedExchange | Buffer | undefined)[] = [];
   private readonly valve: Valve;
@@ -127,8 +131,7 @@ export class RelayedConnection {
       this.refuse(error instanceof HeadError && error.status === 431 ? '431 Request Header Fields Too Large' : '400 Bad Request', undefined);
     } finally {
       this.batching = false;
-      if (this.corked !== undefined) this.corked.uncork();
-      this.corked = undefined;
+      this.sendBatch();
       this.tell();
     }
     const upstream = this.upstream;
@@ -145,7 +148,7 @@ export class RelayedConnection {
     while (pos < chunk.length && !this.ending) {
       const sending = this.sending;
       if (sending !== undefined) {
-        const end = this.requestBody.read(chunk, pos, sending.flow === undefined ? undefined : this.requestPayload);
+        const end = this.requestBody.read(chunk, pos, sending.recorded ? this.requestPayload : undefined);
         this.sendBody(sending, pos === 0 && end === chunk.length ? chunk : chunk.subarray(pos, end));
         pos = end;
         if (this.requestBody.done) this.requestEnded(sending);
@@ -192,8 +195,10 @@ export class RelayedConnection {
       this.refuse('400 Bad Request', 'extscope proxy: the request target must be a path (or an absolute http URL, whose path is used)\n');
       return;
     }
-    const exchange = new RelayedExchange(head, head.first === 'POST' ? context.flow(head, this.valve) : undefined, context.budget.account());
+    // MCP POSTs are recorded; their recording is made once the head went on (see `tell`).
+    const exchange = new RelayedExchange(head, head.first === 'POST', context.budget.account());
     this.exchanges.push(exchange);
+    this.record(Told.Began, exchange, undefined);
     this.sendBody(exchange, requestHeadRewritten(head, path, context.upstream));
     this.requestBody.start(head.body, head.length);
     if (head.body === BodyKind.None) this.requestEnded(exchange);
@@ -209,7 +214,7 @@ export class RelayedConnection {
   private readonly answerPayload = (payload: Buffer): void => this.record(Told.AnswerChunk, this.exchanges[0]!, payload);
 
   private record(what: Told, exchange: RelayedExchange, payload: Buffer | undefined): void {
-    if (exchange.flow !== undefined) this.records.push(what, exchange, payload);
+    if (exchange.recorded) this.records.push(what, exchange, payload);
   }
 
   /** Tells the recorder what was recorded (the bytes it came in went on already). */
@@ -217,8 +222,10 @@ export class RelayedConnection {
     const { records } = this;
     for (let i = 0; i < records.length; i += 3) {
       const exchange = records[i + 1] as RelayedExchange;
-      const flow = exchange.flow!;
+      const flow = (exchange.flow ??= this.context.flow(exchange.head, this.valve));
       switch (records[i] as Told) {
+        case Told.Began:
+          break;
         case Told.RequestChunk:
           flow.requestChunk(records[i + 2] as Buffer);
           break;
@@ -254,12 +261,18 @@ export class RelayedConnection {
 
   private toUpstream(piece: Buffer | string): void {
     const upstream = this.upstreamSocket();
-    if (this.batching && this.corked === undefined) {
-      this.corked = upstream;
-      upstream.cork();
-    }
-    if (typeof piece === 'string') upstream.write(piece, 'latin1');
-    else upstream.write(piece);
+    if (!this.batching) return write(upstream, piece);
+    if (this.batchTarget !== upstream) this.sendBatch();
+    this.batchTarget = upstream;
+    this.batch.push(piece);
+  }
+
+  private sendBatch(): void {
+    const target = this.batchTarget;
+    this.batchTarget = undefined;
+    // A connection destroyed meanwhile (the request was refused) takes nothing more.
+    if (target !== undefined && !target.destroyed) send(target, this.batch);
+    this.batch.length = 0;
   }
 
   private upstreamSocket(): Socket {
@@ -300,7 +313,7 @@ export class RelayedConnection {
       const exchange = this.exchanges[0];
       if (exchange === undefined) throw new FramingError('an answer to no request');
       if (exchange.answer !== undefined) {
-        pos = this.answerBody.read(chunk, pos, exchange.flow === undefined ? undefined : this.answerPayload);
+        pos = this.answerBody.read(chunk, pos, exchange.recorded ? this.answerPayload : undefined);
         if (this.answerBody.done) {
           if (pos > unsent) this.toClient(chunk.subarray(unsent, pos));
           unsent = pos;
@@ -393,8 +406,7 @@ export class RelayedConnection {
   }
 
   private toClient(piece: Buffer | string): void {
-    if (typeof piece === 'string') this.client.write(piece, 'latin1');
-    else this.client.write(piece);
+    write(this.client, piece);
   }
 
   private readonly clientDrained = (): void => {
@@ -454,7 +466,7 @@ export class RelayedConnection {
       if (answer !== undefined) flow.answerEnded(false, answer.status, answer.sessionId);
       else {
         if (!exchange.requestDone) flow.bodyRead(undefined);
-        flow.abandoned(exchange.requestDone && upstream !== undefined && upstream.writableLength === 0);
+        flow.abandoned(exchange.requestDone && upstream !== undefined && upstream.writableLength === 0 && this.batchTarget !== upstream);
       }
     }
     this.sending = undefined;
@@ -500,9 +512,7 @@ export class RelayedConnection {
       // Only once: a second close before an answer is a failure.
       const pieces = first.resend;
       first.resend = undefined;
-      again.cork();
-      for (const piece of pieces) this.toUpstream(piece);
-      again.uncork();
+      send(again, pieces);
       first.kept.release();
       return;
     }
@@ -531,3 +541,25 @@ export class RelayedConnection {
 }
 
 const noop = (): void => {};
+
+/**
+ * Writes `pieces` (strings are latin1: one byte a character) as one write: one buffer made of them when there are
+ * several, so that a request's rewritten head and its body leave in one system call, as they came in one chunk.
+ */
+function send(socket: Socket, pieces: readonly (Buffer | string)[]): void {
+  if (pieces.length <= 1) {
+    if (pieces.length === 1) write(socket, pieces[0]!);
+    return;
+  }
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  const bytes = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const piece of pieces) at += typeof piece === 'string' ? bytes.write(piece, at, 'latin1') : piece.copy(bytes, at);
+  socket.write(bytes);
+}
+
+function write(socket: Socket, piece: Buffer | string): void {
+  if (typeof piece === 'string') socket.write(piece, 'latin1');
+  else socket.write(piece);
+}

@@ -6,6 +6,8 @@ import type { ProxiedExchange } from './proxied-exchange.js';
 const RESEND_LIMIT = 1024 * 1024;
 /** What the recorder is told of an exchange, in the order it happened (see `RelayedConnection.records`). */
 export const enum Told {
+  /** The request's head went on: its recording is made. */
+  Began,
   RequestChunk,
   RequestEnded,
   Answered,
@@ -22,9 +24,13 @@ export class RelayedExchange {
   resend: (Buffer | string)[] | undefined = [];
   resendBytes = 0;
 
+  /** The recording of an exchange that is `recorded`, made once its head went on. */
+  flow: ProxiedExchange | undefined = undefined;
+
   constructor(
     readonly head: Head,
-    readonly flow: ProxiedExchange | undefined,
+    /** An MCP POST: what it sends and what it gets are recorded. */
+    readonly recorded: boolean,
     readonly kept: KeptBytes,
   ) {}
 
