@@ -122,6 +122,18 @@ describe.concurrent('benchmarks at smoke size', () => {
     },
   );
 
+  it(
+    'matrix.mjs with BENCH_PG_ORDER=time rewrites the PostgreSQL rollups by bucket, and both stores answer the same rows exactly',
+    { timeout: 240_000 },
+    async () => {
+      const { stdout } = await inSlots(1, () => bench('matrix.mjs', ['--backend', 'both'], { BENCH_PG_ORDER: 'time' }));
+      expect(stdout).toMatch(/^ +PostgreSQL rollup tables rewritten by bucket \(as a running collector writes them\) in \d+ s$/m);
+      expect(stdout).toMatch(/^exactness: PostgreSQL: requests in the 7-day matrix of those loaded: \d+ of \d+: exact$/m);
+      expect(stdout).toMatch(/^exactness: PostgreSQL and SQLite 7-day matrix rows: identical$/m);
+      expect(stdout).not.toContain('MISMATCH');
+    },
+  );
+
   it('a benchmark whose count is off by one exits non-zero', { timeout: 240_000 }, async () => {
     const failed = await inSlots(1, () => bench('agent-cost.mjs', [], { BENCH_BREAK_EXACTNESS: '1' })).then(
       () => undefined,

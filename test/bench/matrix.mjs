@@ -12,7 +12,10 @@
 //   BENCH_BASELINE (another built checkout: its collector answers beside this one's on each backend, on a copy of
 //   the SQLite file and on the same PostgreSQL database, alternated with it: a paired before/after of a change),
 //   BENCH_BASELINE_PG (the baseline's own PostgreSQL database, a copy of the one queried — `CREATE DATABASE b
-//   TEMPLATE a` —: a baseline with an older schema cannot share the database this build migrates)
+//   TEMPLATE a` —: a baseline with an older schema cannot share the database this build migrates),
+//   BENCH_PG_ORDER (`time`: the PostgreSQL rollup tables rewritten by bucket after the copy, as a running collector
+//   writes them, rather than by owner as `db copy` inserts them: lib/rollup-time-order.mjs; a reused database keeps
+//   the layout it was loaded with)
 //
 // The data set is loaded into SQLite through the store's own write and fold path (lib/rollup-loader.mjs), then
 // moved with `extscope db copy`'s code: both collectors read the same rows.
@@ -28,6 +31,7 @@ import { checkExact, checkSame } from './lib/exactness.mjs';
 import { fleet } from './lib/fleet.mjs';
 import { createBenchDatabase, pg } from './lib/postgres-db.mjs';
 import { loadRollups } from './lib/rollup-loader.mjs';
+import { orderRollupsByTime } from './lib/rollup-time-order.mjs';
 import { size } from './lib/smoke.mjs';
 
 const backends = backendsFrom(process.argv.slice(2));
@@ -36,6 +40,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? size(50, 3));
 const CLIENTS_PER_SERVICE = Number(process.env.BENCH_CLIENTS_PER_SERVICE ?? size(10, 3));
 const DAYS = size(7, 1);
 const BASELINE = process.env.BENCH_BASELINE;
+const PG_ORDER = process.env.BENCH_PG_ORDER ?? 'copy';
+if (PG_ORDER !== 'copy' && PG_ORDER !== 'time') throw new Error(`BENCH_PG_ORDER: "copy" or "time", not ${JSON.stringify(PG_ORDER)}`);
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? size(500, 50));
 const PER_SERVICE = 25;
 
@@ -109,6 +115,13 @@ try {
       console.log(
         `        copied to PostgreSQL (db copy) and analysed in ${((performance.now() - started) / 1000).toFixed(0)} s; database ${(Number(rows[0].bytes) / 1e6).toFixed(0)} MB`,
       );
+      if (PG_ORDER === 'time') {
+        started = performance.now();
+        await orderRollupsByTime(database.url);
+        console.log(
+          `        PostgreSQL rollup tables rewritten by bucket (as a running collector writes them) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+        );
+      }
     }
   } else console.log(`matrix: re-querying ${dbPath} and ${database?.url ?? '(no PostgreSQL)'}`);
 
