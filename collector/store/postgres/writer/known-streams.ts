@@ -5,8 +5,9 @@ import type { StreamRef } from '../../common/ingest-plan.js';
  * A stream key as this collector has seen it: its hash (a function of the key alone, computed once rather than at
  * every export of the stream), and the stream the database last named for it. Nothing of `stored` is taken without
  * the database: every export loads its streams' ids again (another replica's retention may have dropped them), and
- * only a series' dimensions are reused, when the load names the same series (they never change: the series' key is
- * made from them), so that the load sends them only for a series this collector has not seen.
+ * only a series' cells and dimensions are reused, when the load names the same series (they never change: the
+ * series' key is made from them), so that the load reads and sends them only for a series this collector has not
+ * seen.
  */
 export interface KnownStream {
   hash: Buffer;

@@ -47,7 +47,10 @@ const STREAM_FIELDS = ['kind', ...SERIES_COLUMNS.map((column) => column.column)]
  * The streams are looked up one key at a time (a lateral subquery with LIMIT 1: by the streams' and the series'
  * unique indexes, whatever the planner estimates): PostgreSQL's default costs assume pages read from disk, so with
  * a hundred keys it chose to scan every stream and every series and join them (25–30 ms an export at 12,550
- * streams, growing with the fleet) over a hundred lookups in pages it had in memory (about 1 ms).
+ * streams, growing with the fleet) over a hundred lookups in pages it had in memory (about 1 ms). A stream that names
+ * the series the collector knows for it skips the series' lookup (a CASE runs its subquery only when it is needed):
+ * a series' cells and dimensions never change (its key is made from them), and its id is never given to another
+ * series. That was a third of the load's CPU (0.30 against 0.21 ms for 72 known streams).
  */
 const LOAD = new NamedStatement(
   `
@@ -56,8 +59,10 @@ const LOAD = new NamedStatement(
     WHERE key_hash = ANY(@instances::bytea[]) ORDER BY key_hash FOR NO KEY UPDATE
   ), s AS (
     SELECT k.h AS key_hash, k.n, f.* FROM unnest(@streams::bytea[], @known_series::bigint[]) WITH ORDINALITY AS k (h, known, n) CROSS JOIN LATERAL (
-      SELECT s.id AS stream_id, s.series_id, r.cell_id, r.all_cell_id, CASE WHEN r.id <> k.known THEN json_build_object(${STREAM_FIELDS}) END AS dims
-      FROM streams s JOIN series r ON r.id = s.series_id WHERE s.key_hash = k.h LIMIT 1
+      SELECT s.id AS stream_id, s.series_id, CASE WHEN s.series_id <> k.known THEN (
+        SELECT json_build_array(r.cell_id, r.all_cell_id, json_build_object(${STREAM_FIELDS})) FROM series r WHERE r.id = s.series_id
+      ) END AS series
+      FROM streams s WHERE s.key_hash = k.h LIMIT 1
     ) AS f
   ), c AS (
     INSERT INTO cumulative_state AS c (stream_id, start_ns, end_ns, value)
@@ -66,13 +71,16 @@ const LOAD = new NamedStatement(
     RETURNING c.stream_id, c.start_ns::text AS start_ns, c.end_ns::text AS end_ns, c.value
   )
   SELECT (SELECT json_agg(i) FROM i) AS instances,
-         (SELECT json_agg(json_build_array(n, stream_id, series_id, cell_id, all_cell_id, dims)) FROM s) AS streams,
+         (SELECT json_agg(json_build_array(n, stream_id, series_id, series)) FROM s) AS streams,
          (SELECT json_agg(c) FROM c) AS states`,
   'extscope-load-export',
 );
 
-/** A stream as {@link LOAD} returns it: its position in the keys sent, its ids, its series' dimensions unless known. */
-type LoadedStream = [position: number, streamId: number, seriesId: number, cellId: number, allCellId: number, dims: Record<string, unknown> | null];
+/**
+ * A stream as {@link LOAD} returns it: its position in the keys sent, its ids, and its series' cells and dimensions
+ * unless the series is the one the collector knows for it.
+ */
+type LoadedStream = [position: number, streamId: number, seriesId: number, series: [cellId: number, allCellId: number, dims: Record<string, unknown>] | null];
 
 /**
  * Begins the export's transaction and loads (and locks) what it needs (one round trip); see {@link LOAD}. `streams`:
@@ -100,15 +108,13 @@ export async function loadExport(
   const row = rows[0];
   const loaded: Loaded = { instances: new Map(), streams: new Map(), states: new StreamStarts() };
   for (const instance of row?.instances ?? []) loaded.instances.set(instance.h, instance);
-  for (const [position, streamId, seriesId, cellId, allCellId, dims] of row?.streams ?? []) {
+  for (const [position, streamId, seriesId, series] of row?.streams ?? []) {
     const known = streams[position - 1] as KnownStream;
-    const stored = {
-      streamId,
-      seriesId,
-      cellId,
-      allCellId,
-      dims: dims === null ? (known.stored as StreamRef).dims : storedDims(dims),
-    };
+    const last = known.stored as StreamRef;
+    const stored =
+      series === null
+        ? { streamId, seriesId, cellId: last.cellId, allCellId: last.allCellId, dims: last.dims }
+        : { streamId, seriesId, cellId: series[0], allCellId: series[1], dims: storedDims(series[2]) };
     known.stored = stored;
     loaded.streams.set(known.hex, stored);
   }
