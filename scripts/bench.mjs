@@ -29,6 +29,8 @@ const ON_DEMAND = [
   ['server-unknown-matrix.mjs'],
   ['alert-evaluation.mjs'],
   ['wrap-proxy.mjs'],
+  // Without BENCH_BASELINE it pairs this checkout with itself: the noise floor of its ratios.
+  ['ingest-replay.mjs'],
 ];
 
 const runs = process.argv.includes('--all') ? [...AUTHORITATIVE, ...ON_DEMAND] : AUTHORITATIVE;
