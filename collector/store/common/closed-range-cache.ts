@@ -1,5 +1,5 @@
 import type { CellTotal, InstanceCellTotal, Resolution } from '../../model/records.js';
-import { MS_PER_HOUR } from '../../model/time.js';
+import { MS_PER_HOUR, MS_PER_MINUTE } from '../../model/time.js';
 import { HOURLY_ABOVE_MS, type InstanceCellQuery } from '../query/filters.js';
 import type { ClosedBuckets } from './closed-buckets.js';
 
@@ -104,7 +104,9 @@ interface Reading {
   generation: number;
   fromMs: number;
   closedToMs: number;
-  entry: Promise<Entry>;
+  /** The buckets the part is read in: a part the store answers in others is not kept (undefined). */
+  resolution: Resolution;
+  entry: Promise<Entry | undefined>;
 }
 
 const entryOf = (
@@ -119,14 +121,17 @@ const entryOf = (
 };
 
 /**
- * Long-range cell reads that reuse what has not changed. A range read in whole hours (longer than two days) is split
- * at the open hour (closed-buckets.ts): the closed part's totals are kept, per query and range length, and answered
- * again while the store's closed-bucket generation is the one they were read under; the open part is read every
- * time and added. When the range has moved on (a range ending now, an hour later) the kept part is moved with it:
- * the hours it no longer covers are read and taken away, the hours closed since are read and added. Bounded: a few
- * entries, and a cap on the totals kept over all of them (least recently used go first). Same buckets and sums as
- * one read of the whole range: every part ends on an hour, and the levels hold the same counts however a range is
- * split.
+ * Cell reads that reuse what has not changed. A range is split at the open hour (closed-buckets.ts): the closed
+ * part's totals are kept, per query, range length and resolution, and answered again while the store's
+ * closed-bucket generation is the one they were read under; the open part is read every time and added. When the
+ * range has moved on (a range ending now, a minute or an hour later) the kept part is moved with it: the buckets it
+ * no longer covers are read and taken away, the hours closed since are read and added. A range of two days or less
+ * is read in whole minutes (its closed hours kept as well: a 24-hour read then reads the hour under way rather than
+ * each cell's 24 hours), a longer one in whole hours; a part the store answers in other buckets (a short range
+ * reaching back past the minute rollups, answered in whole hours) is not kept, and the range is read as it is.
+ * Bounded: a few entries, and a cap on the totals kept over all of them (least recently used go first). Same buckets
+ * and sums as one read of the whole range: the parts split it at an hour, and the levels hold the same counts
+ * however a range is split.
  */
 export class ClosedRangeCache {
   private readonly entries = new Map<string, Entry>();
@@ -143,10 +148,11 @@ export class ClosedRangeCache {
 
   /** `read` answers any range of `query`; `what` names the read (its answers are kept apart from other reads'). */
   async read<T extends RangeTotals<CellTotal>>(what: string, query: InstanceCellQuery, read: (range: InstanceCellQuery) => Answer<T>): Promise<T> {
-    if (query.toMs - query.fromMs <= HOURLY_ABOVE_MS) return read(query);
-    // Widened to whole hours as the store's bucket plan widens a range this long.
-    const fromMs = Math.floor(query.fromMs / MS_PER_HOUR) * MS_PER_HOUR;
-    const toMs = Math.ceil(query.toMs / MS_PER_HOUR) * MS_PER_HOUR;
+    // Widened to whole hours as the store's bucket plan widens a range this long, to whole minutes otherwise.
+    const resolution: Resolution = query.toMs - query.fromMs > HOURLY_ABOVE_MS ? 'hour' : 'minute';
+    const unit = resolution === 'hour' ? MS_PER_HOUR : MS_PER_MINUTE;
+    const fromMs = Math.floor(query.fromMs / unit) * unit;
+    const toMs = Math.max(fromMs + unit, Math.ceil(query.toMs / unit) * unit);
     const closedTo = (openHour: number | null): number => (openHour === null ? fromMs : Math.min(openHour * MS_PER_HOUR, toMs));
     const readRange = (from: number, to: number): Answer<T> => read({ ...query, fromMs: from, toMs: to });
     // The open part is read beside the state, from the open hour last seen (it moves once an hour): where the reads
@@ -168,15 +174,19 @@ export class ClosedRangeCache {
       query.requestsOnly,
       query.instanceRefs,
       query.perService,
-      Math.round((query.toMs - query.fromMs) / MS_PER_HOUR),
+      resolution,
+      Math.round((toMs - fromMs) / unit),
     ]);
     let entry = this.entries.get(key);
     if (entry?.generation !== state.generation || entry.fromMs > fromMs || entry.closedToMs > closedToMs || entry.closedToMs <= fromMs) {
-      entry = await this.closedPart(key, { generation: state.generation, fromMs, closedToMs }, () => readRange(fromMs, closedToMs));
+      entry = await this.closedPart(key, { generation: state.generation, fromMs, closedToMs, resolution }, () => readRange(fromMs, closedToMs));
+      // A short range the store answers in whole hours (one reaching back past the minute rollups) is read as it is.
+      if (entry === undefined) return read(query);
     } else if (entry.fromMs < fromMs || entry.closedToMs < closedToMs) {
-      // Moved on: both edges read in whole hours, closed, under the generation the kept part was read under.
+      // Moved on: both edges read in the range's buckets, closed, under the generation the kept part was read under.
       const gone = entry.fromMs < fromMs ? await readRange(entry.fromMs, fromMs) : undefined;
       const closed = entry.closedToMs < closedToMs ? await readRange(entry.closedToMs, closedToMs) : undefined;
+      if ((gone !== undefined && gone.resolution !== resolution) || (closed !== undefined && closed.resolution !== resolution)) return read(query);
       const cells = merged(kept(merged(entry.cells, gone?.cells, -1)), closed?.cells);
       const serverUnknown =
         entry.serverUnknown === undefined ? undefined : merged(kept(merged(entry.serverUnknown, gone?.serverUnknown, -1)), closed?.serverUnknown);
@@ -185,7 +195,7 @@ export class ClosedRangeCache {
     this.keep(key, entry);
     const open =
       closedToMs >= toMs ? undefined : closedToMs === likelyClosedToMs && likelyOpen !== undefined ? await likelyOpen : await readRange(closedToMs, toMs);
-    const answer: RangeTotals = { fromMs, toMs, resolution: 'hour', cells: merged(entry.cells, open?.cells) };
+    const answer: RangeTotals = { fromMs, toMs, resolution, cells: merged(entry.cells, open?.cells) };
     if (entry.serverUnknown !== undefined) answer.serverUnknown = merged(entry.serverUnknown, open?.serverUnknown);
     return answer as T;
   }
@@ -195,15 +205,23 @@ export class ClosedRangeCache {
    * is that part (the same buckets under the same generation: what this read would sum), else read here. Another
    * read's failure (its request aborted, say) is not this one's: it then reads the part itself.
    */
-  private async closedPart(key: string, part: Omit<Reading, 'entry'>, read: () => Answer<RangeTotals>): Promise<Entry> {
+  private async closedPart(key: string, part: Omit<Reading, 'entry'>, read: () => Answer<RangeTotals>): Promise<Entry | undefined> {
     const under = this.reading.get(key);
-    if (under !== undefined && under.generation === part.generation && under.fromMs === part.fromMs && under.closedToMs === part.closedToMs) {
+    if (
+      under !== undefined &&
+      under.generation === part.generation &&
+      under.fromMs === part.fromMs &&
+      under.closedToMs === part.closedToMs &&
+      under.resolution === part.resolution
+    ) {
       const shared = await under.entry.catch(() => undefined);
       if (shared !== undefined) return shared;
     }
     const reading: Reading = {
       ...part,
-      entry: Promise.resolve(read()).then((totals) => entryOf(part.generation, part.fromMs, part.closedToMs, totals.cells, totals.serverUnknown)),
+      entry: Promise.resolve(read()).then((totals) =>
+        totals.resolution === part.resolution ? entryOf(part.generation, part.fromMs, part.closedToMs, totals.cells, totals.serverUnknown) : undefined,
+      ),
     };
     this.reading.set(key, reading);
     try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CellTotal, CellTotals } from '../../../collector/model/records.js';
-import { MS_PER_HOUR } from '../../../collector/model/time.js';
+import { MS_PER_HOUR, MS_PER_MINUTE } from '../../../collector/model/time.js';
 import type { ClosedBuckets } from '../../../collector/store/common/closed-buckets.js';
 import { ClosedRangeCache } from '../../../collector/store/common/closed-range-cache.js';
 import type { InstanceCellQuery } from '../../../collector/store/query/filters.js';
@@ -138,6 +138,65 @@ describe('closed range cache', () => {
       [1, 2],
       [-7 * 24 + 1, 2],
     ]);
+  });
+
+  it('a range of a day at minutes keeps its closed hours and minutes: a minute later it reads the minute it left and the hour under way, and answers what one read of the range answers', async () => {
+    const MINUTE0 = HOUR0 * 60;
+    // Counts per minute; the store answers two days or less in whole minutes, and a range reaching back before
+    // `horizon` in whole hours (as past the minute rollups).
+    const counts = new Map([
+      [MINUTE0 - 24 * 60 + 30, [cell('gone', 1)]],
+      [MINUTE0 - 24 * 60 + 31, [cell('a', 2)]],
+      [MINUTE0 - 61, [cell('a', 4)]],
+      [MINUTE0 - 1, [cell('b', 8)]],
+      [MINUTE0 + 5, [cell('b', 16)]],
+      [MINUTE0 + 40, [cell('c', 32)]],
+    ]);
+    let horizon = 0;
+    const asked: [number, number][] = [];
+    const read = (range: InstanceCellQuery): CellTotals => {
+      const hourly = range.fromMs < horizon;
+      const unit = hourly ? MS_PER_HOUR : MS_PER_MINUTE;
+      const fromMs = Math.floor(range.fromMs / unit) * unit;
+      const toMs = Math.ceil(range.toMs / unit) * unit;
+      asked.push([fromMs / MS_PER_MINUTE - MINUTE0, toMs / MS_PER_MINUTE - MINUTE0]);
+      const cells: CellTotal[] = [];
+      for (const [minute, list] of counts) if (minute * MS_PER_MINUTE >= fromMs && minute * MS_PER_MINUTE < toMs) cells.push(...list);
+      return { fromMs, toMs, resolution: hourly ? 'hour' : 'minute', cells, serverUnknown: [] };
+    };
+    const state: ClosedBuckets = { generation: 0, openHour: HOUR0 };
+    const cache = new ClosedRangeCache(() => state);
+    const endingAt = (minute: number) => ({ fromMs: (minute - 24 * 60) * MS_PER_MINUTE + 1, toMs: minute * MS_PER_MINUTE + 1 });
+    const first = await cache.read('cells', endingAt(MINUTE0 + 30), read);
+    expect(first).toMatchObject({ fromMs: (MINUTE0 + 30 - 24 * 60) * MS_PER_MINUTE, toMs: (MINUTE0 + 31) * MS_PER_MINUTE, resolution: 'minute' });
+    expect(summed(first.cells)).toEqual(['a: 6', 'b: 24', 'gone: 1']);
+    expect(asked).toEqual([
+      [30 - 24 * 60, 0],
+      [0, 31],
+    ]);
+    // The same minute: only the hour under way.
+    await cache.read('cells', endingAt(MINUTE0 + 30), read);
+    expect(asked.slice(2)).toEqual([[0, 31]]);
+    // A minute later: the minute the range left is taken away, nothing else of the closed part is read.
+    const later = await cache.read('cells', endingAt(MINUTE0 + 31), read);
+    expect(asked.slice(3)).toEqual([
+      [0, 32],
+      [30 - 24 * 60, 31 - 24 * 60],
+    ]);
+    expect(later).toMatchObject({ fromMs: (MINUTE0 + 31 - 24 * 60) * MS_PER_MINUTE, toMs: (MINUTE0 + 32) * MS_PER_MINUTE, resolution: 'minute' });
+    expect(summed(later.cells)).toEqual(summed(read({ fromMs: later.fromMs, toMs: later.toMs }).cells));
+    expect(summed(later.cells)).toEqual(['a: 6', 'b: 24']);
+    // A late point into a closed minute bumps the generation: it shows in the next read.
+    counts.set(MINUTE0 - 30, [cell('late', 64)]);
+    state.generation = 1;
+    expect(summed((await cache.read('cells', endingAt(MINUTE0 + 31), read)).cells)).toEqual(['a: 6', 'b: 24', 'late: 64']);
+    // A range the store answers in whole hours is read as it is, not kept.
+    horizon = (MINUTE0 - 23 * 60) * MS_PER_MINUTE;
+    asked.length = 0;
+    const hourly = await cache.read('cells', { fromMs: (MINUTE0 - 24 * 60 + 10) * MS_PER_MINUTE, toMs: (MINUTE0 + 10) * MS_PER_MINUTE }, read);
+    expect(hourly).toMatchObject({ fromMs: (MINUTE0 - 24 * 60) * MS_PER_MINUTE, resolution: 'hour' });
+    expect(asked.at(-1)).toEqual([-24 * 60, 60]);
+    expect(summed(hourly.cells)).toEqual(['a: 6', 'b: 24', 'c: 32', 'gone: 1', 'late: 64']);
   });
 
   it('reads at once of the same closed part sum it once; a read of it that fails does not fail the others, which read it themselves', async () => {
