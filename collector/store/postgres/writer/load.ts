@@ -110,13 +110,13 @@ export async function loadExport(
   for (const instance of row?.instances ?? []) loaded.instances.set(instance.h, instance);
   for (const [position, streamId, seriesId, series] of row?.streams ?? []) {
     const known = streams[position - 1] as KnownStream;
-    const last = known.stored as StreamRef;
-    const stored =
-      series === null
-        ? { streamId, seriesId, cellId: last.cellId, allCellId: last.allCellId, dims: last.dims }
-        : { streamId, seriesId, cellId: series[0], allCellId: series[1], dims: storedDims(series[2]) };
-    known.stored = stored;
-    loaded.streams.set(known.hex, stored);
+    const last = known.stored;
+    // The stream as last stored, nearly always (the same series, whose cells and dimensions the load did not send):
+    // kept rather than made again at every export (a new object held by the long-lived cache is one every scavenge
+    // copies until it is promoted).
+    if (series !== null) known.stored = { streamId, seriesId, cellId: series[0], allCellId: series[1], dims: storedDims(series[2]) };
+    else if (last?.streamId !== streamId) known.stored = { ...(last as StreamRef), streamId, seriesId };
+    loaded.streams.set(known.hex, known.stored as StreamRef);
   }
   addStates(loaded.states, row?.states ?? []);
   return loaded;
