@@ -158,6 +158,11 @@ export class ClosedRangeCache {
     // The open part is read beside the state, from the open hour last seen (it moves once an hour): where the reads
     // are round trips, one fewer. Read again when the state says otherwise; what it read then is not used.
     const likelyClosedToMs = this.lastOpenHour === undefined ? undefined : closedTo(this.lastOpenHour);
+    // A range inside the open hour last seen (the last quarter of an hour, say) is read as it is, without the state:
+    // nothing of it was closed then, and a read of the whole range is exact whatever has closed since. One reaching
+    // past that hour asks for the state, so the open hour seen moves on with the clock.
+    const lastOpenHour = this.lastOpenHour ?? undefined;
+    if (lastOpenHour !== undefined && fromMs >= lastOpenHour * MS_PER_HOUR && toMs <= (lastOpenHour + 1) * MS_PER_HOUR) return read(query);
     const likelyOpen =
       likelyClosedToMs !== undefined && likelyClosedToMs > fromMs && likelyClosedToMs < toMs ? Promise.resolve(readRange(likelyClosedToMs, toMs)) : undefined;
     likelyOpen?.catch(() => undefined);

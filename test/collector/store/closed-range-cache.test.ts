@@ -165,7 +165,11 @@ describe('closed range cache', () => {
       return { fromMs, toMs, resolution: hourly ? 'hour' : 'minute', cells, serverUnknown: [] };
     };
     const state: ClosedBuckets = { generation: 0, openHour: HOUR0 };
-    const cache = new ClosedRangeCache(() => state);
+    let stateReads = 0;
+    const cache = new ClosedRangeCache(() => {
+      stateReads++;
+      return state;
+    });
     const endingAt = (minute: number) => ({ fromMs: (minute - 24 * 60) * MS_PER_MINUTE + 1, toMs: minute * MS_PER_MINUTE + 1 });
     const first = await cache.read('cells', endingAt(MINUTE0 + 30), read);
     expect(first).toMatchObject({ fromMs: (MINUTE0 + 30 - 24 * 60) * MS_PER_MINUTE, toMs: (MINUTE0 + 31) * MS_PER_MINUTE, resolution: 'minute' });
@@ -190,6 +194,12 @@ describe('closed range cache', () => {
     counts.set(MINUTE0 - 30, [cell('late', 64)]);
     state.generation = 1;
     expect(summed((await cache.read('cells', endingAt(MINUTE0 + 31), read)).cells)).toEqual(['a: 6', 'b: 24', 'late: 64']);
+    // A range inside the open hour last seen is read as it is, without asking which buckets are closed.
+    const reads = stateReads;
+    asked.length = 0;
+    expect(summed((await cache.read('cells', { fromMs: (MINUTE0 + 5) * MS_PER_MINUTE, toMs: (MINUTE0 + 20) * MS_PER_MINUTE }, read)).cells)).toEqual(['b: 16']);
+    expect(asked).toEqual([[5, 20]]);
+    expect(stateReads).toBe(reads);
     // A range the store answers in whole hours is read as it is, not kept.
     horizon = (MINUTE0 - 23 * 60) * MS_PER_MINUTE;
     asked.length = 0;
