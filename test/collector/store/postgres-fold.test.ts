@@ -5,7 +5,7 @@ import { FoldSchedule } from '../../../collector/store/common/fold-schedule.js';
 import { FOLD_BEFORE_READ, PostgresFolder } from '../../../collector/store/postgres/fold.js';
 import { ROLLUP_LEVELS } from '../../../collector/store/common/rollup-levels.js';
 import { openPostgresStore } from '../../../collector/store/postgres/index.js';
-import { testDatabases } from './postgres-server.js';
+import { testDatabases, updatesInTransaction } from './postgres-server.js';
 
 const databases = testDatabases('fold');
 const T0 = Date.UTC(2026, 2, 2, 10, 0);
@@ -77,18 +77,11 @@ describe('PostgreSQL pending fold between replicas', () => {
       await client.query('BEGIN');
       const { rows: folded } = await client.query<{ moved: number }>(FOLD_BEFORE_READ.text);
       const updated = ROLLUP_LEVELS.filter((level) => !(level.owner === 'series' && level.bucket === 'minute')).map((level) => level.table);
-      const { rows } = await client.query<{ table: string; updated: string; hot: string; pages: number }>(
-        `SELECT relname AS table, pg_stat_get_xact_tuples_updated(oid) AS updated, pg_stat_get_xact_tuples_hot_updated(oid) AS hot,
-           (pg_relation_size(oid) / current_setting('block_size')::int)::int AS pages
-         FROM pg_class WHERE relname = ANY($1::text[]) ORDER BY relname`,
-        [updated],
-      );
+      const rows = await updatesInTransaction(client, updated);
       await client.query('COMMIT');
       expect(folded[0]?.moved).toBe(n);
       const rowsOf = (table: string): number => (table.startsWith('cell_') ? 2 * n : n);
-      expect(rows.map((row) => [row.table, Number(row.updated), Number(row.hot)])).toEqual(
-        [...updated].sort().map((table) => [table, rowsOf(table), rowsOf(table)]),
-      );
+      expect(rows.map((row) => [row.table, row.updated, row.hot])).toEqual([...updated].sort().map((table) => [table, rowsOf(table), rowsOf(table)]));
       for (const row of rows) expect(row.pages, row.table).toBeGreaterThanOrEqual(3);
     } finally {
       await client.end();

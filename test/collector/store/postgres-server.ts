@@ -51,3 +51,22 @@ export function testDatabases(label: string): TestDatabases {
     },
   };
 }
+
+/** A table's row updates in the transaction under way: how many, how many stayed on their page (HOT), its pages. */
+export interface TableUpdates {
+  table: string;
+  updated: number;
+  hot: number;
+  pages: number;
+}
+
+/** What `tables` had updated so far in the client's open transaction, by table name. */
+export async function updatesInTransaction(client: pg.ClientBase, tables: readonly string[]): Promise<TableUpdates[]> {
+  const { rows } = await client.query<{ table: string; updated: string; hot: string; pages: number }>(
+    `SELECT relname AS table, pg_stat_get_xact_tuples_updated(oid) AS updated, pg_stat_get_xact_tuples_hot_updated(oid) AS hot,
+       (pg_relation_size(oid) / current_setting('block_size')::int)::int AS pages
+     FROM pg_class WHERE relname = ANY($1::text[]) ORDER BY relname`,
+    [tables],
+  );
+  return rows.map((row) => ({ table: row.table, updated: Number(row.updated), hot: Number(row.hot), pages: row.pages }));
+}

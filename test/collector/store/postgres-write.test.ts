@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AdvertisementPlan } from '../../../collector/store/common/advertisement-plan.js';
 import { openPostgresStore } from '../../../collector/store/postgres/index.js';
 import { type InstanceWrite, writeStatement } from '../../../collector/store/postgres/writer/write.js';
-import { testDatabases } from './postgres-server.js';
+import { testDatabases, updatesInTransaction } from './postgres-server.js';
 
 const databases = testDatabases('write');
 const T0 = Date.UTC(2026, 2, 2, 10, 0);
@@ -87,14 +87,9 @@ describe('PostgreSQL export write', () => {
         [],
       ),
     );
-    const { rows } = await client.query<{ table: string; updated: string; hot: string; pages: number }>(
-      `SELECT relname AS table, pg_stat_get_xact_tuples_updated(oid) AS updated, pg_stat_get_xact_tuples_hot_updated(oid) AS hot,
-         (pg_relation_size(oid) / current_setting('block_size')::int)::int AS pages
-       FROM pg_class WHERE relname = ANY($1::text[]) ORDER BY relname`,
-      [tables],
-    );
+    const rows = await updatesInTransaction(client, tables);
     await client.query('COMMIT');
-    expect(rows.map((row) => [row.table, Number(row.updated), Number(row.hot)])).toEqual(tables.map((table) => [table, rowsOf[table], rowsOf[table]]));
+    expect(rows.map((row) => [row.table, row.updated, row.hot])).toEqual(tables.map((table) => [table, rowsOf[table], rowsOf[table]]));
     for (const row of rows) expect(row.pages, row.table).toBeGreaterThanOrEqual(2);
   });
 });
